@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Builds ferry and runs its whole test suite (unit and multi-process tests).
+# Usage: scripts/test.sh [--sanitize address|thread]
+#   --sanitize address  the whole suite under ASan+UBSan (build-address/)
+#   --sanitize thread   the threaded ring/pool tests under TSan (build-thread/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sanitize=""
+if [ "${1:-}" = "--sanitize" ]; then sanitize="${2:?--sanitize needs address or thread}"; fi
+
+scripts/build.sh ${sanitize:+--sanitize "$sanitize"}
+dir="build${sanitize:+-$sanitize}"
+
+label_args=()
+[ "$sanitize" = "thread" ] && label_args=(-L tsan)
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 600 "${label_args[@]}"

@@ -1,0 +1,85 @@
+#include "test_domain.hpp"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+#include "ferry/transport/names.hpp"
+
+namespace ferry::test {
+
+namespace {
+std::string unique_domain_name() {
+  static std::atomic<unsigned> counter{0};
+  std::random_device rd;
+  const unsigned n = counter.fetch_add(1, std::memory_order_relaxed);
+  return std::string(kTestDomainPrefix) + std::to_string(::getpid()) + "-" + std::to_string(n) +
+         "-" + std::to_string(rd() % 100000);
+}
+}  // namespace
+
+TestDomain::TestDomain() : name_(unique_domain_name()) {
+  runtime_dir_ = std::filesystem::temp_directory_path() / ("ferry-test-" + name_);
+  std::filesystem::create_directories(runtime_dir_);
+  std::filesystem::permissions(runtime_dir_, std::filesystem::perms::owner_all);
+}
+
+TestDomain::~TestDomain() {
+  transport::remove_domain_objects(name_);
+  std::error_code ec;
+  std::filesystem::remove_all(runtime_dir_, ec);
+}
+
+Child::Child(const std::function<int()>& body) {
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    int code = 1;
+    try {
+      code = body();
+    } catch (...) {
+      code = 99;
+    }
+    std::_Exit(code);  // skip the parent's atexit handlers and doctest state
+  }
+}
+
+Child::Child(Child&& other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
+
+Child::~Child() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+void Child::kill(int signal) {
+  if (pid_ > 0) ::kill(pid_, signal);
+}
+
+int Child::wait(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (true) {
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) break;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  pid_ = -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace ferry::test
