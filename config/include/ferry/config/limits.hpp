@@ -1,0 +1,41 @@
+#pragma once
+// The numeric limits of a configuration, in one place so that messages,
+// the loader and the runtime agree on them.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ferry::config {
+
+// Samples up to this size travel inline in the ring slots (copy path); a
+// larger sample must go through the loaned-memory pool, so when `pool:` is
+// given it needs a size class at least that big.
+inline constexpr std::uint64_t kMaxInlineSample = 4096;
+
+// Largest type or bytes topic accepted. Bigger is almost surely a typo (an
+// extra digit in an array length) and would not fit /dev/shm anyway.
+inline constexpr std::uint64_t kMaxSampleSize = std::uint64_t{1} << 30;  // 1 GiB
+
+// Opaque types may ask for an alignment up to a page (power of two).
+inline constexpr std::uint64_t kMaxAlign = 4096;
+
+inline constexpr std::size_t kMaxTopicNameLength = 128;
+inline constexpr std::size_t kMaxTypeNameLength = 128;
+inline constexpr std::size_t kMaxDomainNameLength = 32;
+
+// Ring capacity: a power of two in [1, kMaxCapacity].
+inline constexpr std::uint32_t kMaxCapacity = 65536;
+inline constexpr std::uint32_t kMaxPublishers = 1024;
+inline constexpr std::uint32_t kMaxSubscribers = 1024;
+inline constexpr std::uint32_t kMaxLoans = 65536;
+inline constexpr std::uint32_t kMaxHeld = 65536;
+
+// Every *_ms value is at most one day: longer is a unit mistake.
+inline constexpr std::uint32_t kMaxMillis = 86'400'000;
+
+// Pool: chunks per class (chunk indices are 32-bit), and the smallest chunk
+// the planner uses (a cache line).
+inline constexpr std::uint64_t kMaxPoolChunks = 0xFFFF'FFFF;
+inline constexpr std::uint64_t kMinChunkSize = 64;
+
+}  // namespace ferry::config
