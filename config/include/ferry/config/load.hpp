@@ -1,0 +1,33 @@
+#pragma once
+// Reading a configuration file (DESIGN 1.2).
+//
+// Messages are "FILE:LINE:COL: what is wrong; what was expected" with 1-based
+// positions, the column counting bytes (e.g. "demo.yaml:14:35: unknown key
+// 'capasity' in topic 'robot/pose'; did you mean 'capacity'?"). Positions
+// point at the offending value, or at its key when the key itself is wrong
+// or the value is missing. A file that cannot be read has no
+// position: "FILE: cannot read: No such file or directory; expected a
+// readable YAML file".
+
+#include <filesystem>
+#include <string_view>
+#include <vector>
+
+#include "ferry/config/config.hpp"
+#include "ferry/config/diagnostic.hpp"
+#include "ferry/config/error.hpp"
+
+namespace ferry::config {
+
+// Throw ConfigError carrying every problem found; what() is the first one.
+[[nodiscard]] Config load_file(const std::filesystem::path& path);
+[[nodiscard]] Config load_string(std::string_view text,
+                                 std::string_view name_for_errors = "<string>");
+
+// Every problem found (for `ferry config check`), in source order; empty
+// when the configuration is valid. Never throws ConfigError.
+[[nodiscard]] std::vector<Diagnostic> check_file(const std::filesystem::path& path);
+[[nodiscard]] std::vector<Diagnostic> check_string(std::string_view text,
+                                                   std::string_view name_for_errors = "<string>");
+
+}  // namespace ferry::config

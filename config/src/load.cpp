@@ -1,0 +1,219 @@
+// load_*/check_*: parse the YAML, run the section readers in dependency
+// order (types before topics), collect every problem.
+
+#include "ferry/config/load.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <tuple>
+
+#include "ferry/config/limits.hpp"
+#include "ferry/config/names.hpp"
+#include "ferry/config/units.hpp"
+#include "readers.hpp"
+#include "suggest.hpp"
+#include "yaml_parse.hpp"
+#include "yaml_reader.hpp"
+
+namespace ferry::config {
+
+namespace {
+using detail::Entry;
+using detail::quote;
+using detail::Reader;
+
+const std::vector<std::string_view> kTopKeys{"domain", "liveness", "pool",  "defaults",
+                                             "strict", "types",    "topics"};
+const std::vector<std::string_view> kLivenessKeys{"heartbeat_ms", "timeout_ms"};
+const std::vector<std::string_view> kPoolKeys{"chunk_size", "count"};
+constexpr std::string_view kPoolExample = "{ chunk_size: 4KiB, count: 1024 }";
+
+void read_domain(Reader& r, const Entry& e, Config& config) {
+  const auto name = r.string(e);
+  if (!name) return;
+  if (!is_valid_domain_name(*name)) {
+    r.error(e.value_pos,
+            "invalid domain " + quote(*name) + "; expected 1 to 32 letters, digits, '_' or '-'");
+    return;
+  }
+  config.domain = *name;
+}
+
+void read_liveness(Reader& r, const Entry& e, Config& config) {
+  if (!r.expect_map(e.value, e.value_pos, "'liveness'", "{ heartbeat_ms: 100, timeout_ms: 1000 }"))
+    return;
+  const auto entries = r.entries(e.value, "in 'liveness'", kLivenessKeys);
+  const Entry* heartbeat = detail::find(entries, "heartbeat_ms");
+  const Entry* timeout = detail::find(entries, "timeout_ms");
+  Liveness& l = config.liveness;
+  if (heartbeat) {
+    const auto v = r.integer(*heartbeat, 1, kMaxMillis);
+    if (!v) return;
+    l.heartbeat_ms = static_cast<std::uint32_t>(*v);
+  }
+  if (timeout) {
+    const auto v = r.integer(*timeout, 1, kMaxMillis);
+    if (!v) return;
+    l.timeout_ms = static_cast<std::uint32_t>(*v);
+  }
+  if (l.timeout_ms > l.heartbeat_ms) return;
+  const std::string values = "timeout_ms " + std::to_string(l.timeout_ms) +
+                             (timeout ? "" : " (the default)") +
+                             " is not greater than heartbeat_ms " + std::to_string(l.heartbeat_ms) +
+                             (heartbeat ? "" : " (the default)");
+  r.error(timeout ? timeout->value_pos : heartbeat->value_pos,
+          values + "; expected a timeout of several heartbeats (e.g. 10 x heartbeat_ms)");
+}
+
+void read_pool(Reader& r, const Entry& e, Config& config) {
+  if (!r.expect_list(e.value, e.value_pos, "'pool'", "[" + std::string(kPoolExample) + "]")) return;
+  std::vector<std::pair<PoolClass, SourcePos>> classes;
+  std::size_t index = 0;
+  for (const YAML::Node& item : e.value) {
+    ++index;
+    const SourcePos pos = item.IsNull() ? e.value_pos : detail::pos_of(item);
+    const std::string what = "pool class " + std::to_string(index);
+    if (!r.expect_map(item, pos, what, kPoolExample)) continue;
+    const auto entries = r.entries(item, "in " + what, kPoolKeys);
+    const Entry* chunk = detail::find(entries, "chunk_size");
+    const Entry* count = detail::find(entries, "count");
+    if (!chunk || !count) {
+      r.error(pos, what + " has no '" + std::string(chunk ? "count" : "chunk_size") +
+                       "'; expected " + std::string(kPoolExample));
+      continue;
+    }
+    const auto size = r.size(*chunk, 1, kMaxSampleSize);
+    const auto n = r.integer(*count, 1, kMaxPoolChunks);
+    if (!size || !n) continue;
+    const auto same =
+        std::ranges::find(classes, *size, [](const auto& c) { return c.first.chunk_size; });
+    if (same != classes.end()) {
+      r.error(chunk->value_pos, "duplicate pool class with chunk_size " + format_size(*size) +
+                                    "; first declared at " + detail::to_string(same->second) +
+                                    " (expected one class per chunk size: add up the counts)");
+      continue;
+    }
+    classes.emplace_back(PoolClass{*size, *n}, chunk->value_pos);
+  }
+  if (index == 0)
+    r.error(e.value_pos, "'pool' has no size classes; expected a list like [" +
+                             std::string(kPoolExample) +
+                             "], or no 'pool' to size it from the topics");
+  for (const auto& c : classes) config.pool.push_back(c.first);
+  std::ranges::sort(config.pool, {}, &PoolClass::chunk_size);
+}
+
+void read_root(Reader& r, const YAML::Node& root, Config& config) {
+  const auto entries = r.entries(root, "at the top level", kTopKeys);
+  if (const Entry* e = detail::find(entries, "domain")) read_domain(r, *e, config);
+  if (const Entry* e = detail::find(entries, "liveness")) read_liveness(r, *e, config);
+  if (const Entry* e = detail::find(entries, "pool")) read_pool(r, *e, config);
+  if (const Entry* e = detail::find(entries, "defaults"))
+    config.defaults = detail::read_defaults(r, *e);
+  if (const Entry* e = detail::find(entries, "strict"))
+    config.strict = r.boolean(*e).value_or(false);
+  std::vector<TypeDecl> decls;
+  if (const Entry* e = detail::find(entries, "types")) decls = detail::read_types(r, *e);
+  std::vector<Diagnostic> schema_errors;
+  config.schema = build_schema(decls, config.source, schema_errors);
+  for (Diagnostic& d : schema_errors) r.error({d.line, d.column}, std::move(d.message));
+  if (const Entry* e = detail::find(entries, "topics"))
+    config.topics =
+        detail::read_topics(r, *e, {config.schema, decls, config.defaults, config.pool});
+}
+
+// Parses `text` into `config`; every problem goes to `out`.
+void parse(std::string_view text, Config& config, std::vector<Diagnostic>& out) {
+  Reader r(config.source, out);
+  const auto parsed = detail::parse_yaml(text);
+  if (!parsed) {
+    r.error(parsed.error().pos,
+            "YAML syntax error: " + parsed.error().what +
+                "; expected well-formed YAML (check brackets, quotes, colons and indentation)");
+    return;
+  }
+  if (parsed->second_document) {
+    r.error(*parsed->second_document,
+            "a second YAML document ('---'); expected one document per configuration file");
+  }
+  if (parsed->root.IsNull()) {
+    r.error({1, 1},
+            "the configuration is empty; expected a map with keys such as 'types' and "
+            "'topics'");
+    return;
+  }
+  const YAML::Node& root = parsed->root;
+  if (!root.IsMap()) {
+    r.error(detail::pos_of(root), std::string("the top level is ") +
+                                      (root.IsSequence() ? "a list" : "a single value") +
+                                      "; expected a map with keys " + detail::join(kTopKeys));
+    return;
+  }
+  read_root(r, root, config);
+}
+
+std::vector<Diagnostic> check(std::string_view text, std::string_view name, Config& config) {
+  config.source = std::string(name);
+  std::vector<Diagnostic> out;
+  parse(text, config, out);
+  // Sections are read in dependency order; report in source order.
+  std::ranges::stable_sort(out, [](const Diagnostic& a, const Diagnostic& b) {
+    return std::tie(a.line, a.column) < std::tie(b.line, b.column);
+  });
+  return out;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+};
+
+// The file's text, or a diagnostic without position.
+std::optional<std::string> read_file(const std::filesystem::path& path,
+                                     std::vector<Diagnostic>& out) {
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  std::string text;
+  int err = file ? 0 : errno;
+  if (file) {
+    char buffer[65536];
+    std::size_t n = 0;
+    while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
+    if (std::ferror(file.get())) err = errno != 0 ? errno : EIO;
+  }
+  if (err == 0) return text;
+  out.push_back(Diagnostic{
+      path.string(), 0, 0,
+      "cannot read: " + std::string(std::strerror(err)) + "; expected a readable YAML file"});
+  return std::nullopt;
+}
+}  // namespace
+
+std::vector<Diagnostic> check_string(std::string_view text, std::string_view name_for_errors) {
+  Config config;
+  return check(text, name_for_errors, config);
+}
+
+std::vector<Diagnostic> check_file(const std::filesystem::path& path) {
+  std::vector<Diagnostic> out;
+  const auto text = read_file(path, out);
+  if (!text) return out;
+  return check_string(*text, path.string());
+}
+
+Config load_string(std::string_view text, std::string_view name_for_errors) {
+  Config config;
+  auto errors = check(text, name_for_errors, config);
+  if (!errors.empty()) throw ConfigError(std::move(errors));
+  return config;
+}
+
+Config load_file(const std::filesystem::path& path) {
+  std::vector<Diagnostic> out;
+  const auto text = read_file(path, out);
+  if (!text) throw ConfigError(std::move(out));
+  return load_string(*text, path.string());
+}
+
+}  // namespace ferry::config
