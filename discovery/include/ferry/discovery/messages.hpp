@@ -1,0 +1,267 @@
+#pragma once
+// The messages of the ferryd control protocol, as plain structs. Encoding and
+// decoding live in protocol.hpp; this header only says what each message
+// carries. Every request from a client gets exactly one reply (its specific
+// reply or Error) with the same request id; Matched and Unmatched are
+// notifications from the daemon and carry request id 0.
+//
+// Adding a message: a struct with a new MessageType value and kType, an entry
+// in Message, and its field list in src/codec.cpp. Never renumber.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace ferry::discovery {
+
+// Wire value of the header's type field. Values are stable forever.
+enum class MessageType : std::uint16_t {
+  hello = 1,
+  welcome = 2,
+  create_publisher = 3,
+  create_subscriber = 4,
+  port_created = 5,
+  destroy_port = 6,
+  port_destroyed = 7,
+  matched = 8,
+  unmatched = 9,
+  error = 10,
+  list_topics = 11,
+  topic_list = 12,
+  ping = 13,
+  pong = 14,
+};
+
+// Full-queue policy of a topic (DESIGN 1.3).
+enum class Policy : std::uint8_t { block = 0, drop_new = 1, drop_oldest = 2 };
+
+// Why a pair of ports was unmatched.
+enum class UnmatchReason : std::uint8_t {
+  port_destroyed = 0,  // the peer destroyed its port
+  peer_closed = 1,     // the peer's socket closed (exit or crash)
+  peer_timed_out = 2,  // the peer's heartbeat stopped
+};
+
+// Code carried by an Error reply.
+enum class ErrorCode : std::uint16_t {
+  malformed_message = 1,    // the daemon could not decode the request
+  unsupported_version = 2,  // Hello or header with another protocol version
+  not_registered = 3,       // a request before Hello
+  already_registered = 4,   // a second Hello on one connection
+  invalid_argument = 5,     // e.g. an empty or malformed topic or node name
+  unknown_topic = 6,        // undeclared topic under `strict: true`
+  type_mismatch = 7,        // type name, size or alignment differs from the topic's
+  limit_exceeded = 8,       // max_publishers / max_subscribers
+  permission_denied = 9,    // refused by the topic's `allow:`
+  unknown_port = 10,        // DestroyPort of a port this node does not own
+  node_expired = 11,        // the node was declared dead; its ports are gone
+  resource_exhausted = 12,  // shared memory or pool space ran out
+  internal = 13,            // a daemon bug; the message says what
+};
+
+[[nodiscard]] std::string_view to_string(MessageType type) noexcept;
+[[nodiscard]] std::string_view to_string(Policy policy) noexcept;
+[[nodiscard]] std::string_view to_string(UnmatchReason reason) noexcept;
+[[nodiscard]] std::string_view to_string(ErrorCode code) noexcept;
+
+// ---- session ---------------------------------------------------------------
+
+// Client -> daemon, first message on a connection.
+struct Hello {
+  static constexpr MessageType kType = MessageType::hello;
+  std::uint16_t protocol_version = 0;
+  std::string node_name;  // <= kMaxNodeName
+  std::int32_t pid = 0;   // > 0; the daemon compares it with SO_PEERCRED
+  bool operator==(const Hello&) const = default;
+};
+
+// Daemon -> client, reply to Hello.
+struct Welcome {
+  static constexpr MessageType kType = MessageType::welcome;
+  std::uint64_t node_id = 0;
+  std::string domain;  // <= kMaxDomainName
+  std::uint32_t heartbeat_ms = 0;
+  std::uint32_t timeout_ms = 0;
+  std::string registry_shm;          // <= kMaxShmName
+  std::uint32_t heartbeat_slot = 0;  // this node's heartbeat word in the registry
+  bool operator==(const Welcome&) const = default;
+};
+
+// ---- ports -----------------------------------------------------------------
+
+// What the port's type must be; the daemon checks it against the topic.
+struct PortRequest {
+  std::string topic;      // <= kMaxTopicName
+  std::string type_name;  // <= kMaxTypeName
+  std::uint64_t type_size = 0;
+  std::uint32_t type_align = 0;
+  bool operator==(const PortRequest&) const = default;
+};
+
+struct CreatePublisher : PortRequest {
+  static constexpr MessageType kType = MessageType::create_publisher;
+  bool operator==(const CreatePublisher&) const = default;
+};
+
+struct CreateSubscriber : PortRequest {
+  static constexpr MessageType kType = MessageType::create_subscriber;
+  bool operator==(const CreateSubscriber&) const = default;
+};
+
+struct TopicLimits {
+  std::uint32_t max_publishers = 0;
+  std::uint32_t max_subscribers = 0;
+  std::uint32_t max_loans = 0;  // unpublished loans per publisher
+  std::uint32_t max_held = 0;   // samples a subscriber holds at once
+  std::uint32_t history = 0;    // samples handed to a late subscriber
+  bool operator==(const TopicLimits&) const = default;
+};
+
+// A topic's effective configuration, as the daemon resolved it.
+struct TopicConfig {
+  Policy policy = Policy::drop_oldest;
+  std::uint32_t capacity = 1;  // slots per queue; a power of two
+  std::uint32_t slot_size = 0;
+  std::uint32_t block_timeout_ms = 0;
+  TopicLimits limits;
+  std::uint64_t sample_size = 0;  // fixed-size types
+  std::uint64_t max_size = 0;     // `bytes` topics
+  bool operator==(const TopicConfig&) const = default;
+};
+
+// Daemon -> client, reply to CreatePublisher / CreateSubscriber.
+struct PortCreated {
+  static constexpr MessageType kType = MessageType::port_created;
+  std::uint64_t port_id = 0;
+  TopicConfig topic;
+  // A subscriber's doorbell word (empty name for a publisher).
+  std::string doorbell_shm;  // <= kMaxShmName
+  std::uint64_t doorbell_offset = 0;
+  bool operator==(const PortCreated&) const = default;
+};
+
+// Client -> daemon.
+struct DestroyPort {
+  static constexpr MessageType kType = MessageType::destroy_port;
+  std::uint64_t port_id = 0;
+  bool operator==(const DestroyPort&) const = default;
+};
+
+// Daemon -> client, reply to DestroyPort.
+struct PortDestroyed {
+  static constexpr MessageType kType = MessageType::port_destroyed;
+  std::uint64_t port_id = 0;
+  bool operator==(const PortDestroyed&) const = default;
+};
+
+// Daemon -> client notification (request id 0): `port_id` (ours) now shares
+// the ring `ring_shm` with `peer_port_id`. A publisher also gets the
+// subscriber's doorbell, to wake it; a subscriber gets an empty doorbell name.
+struct Matched {
+  static constexpr MessageType kType = MessageType::matched;
+  std::uint64_t port_id = 0;
+  std::uint64_t peer_port_id = 0;
+  std::string peer_node;  // <= kMaxNodeName
+  std::int32_t peer_pid = 0;
+  std::string ring_shm;      // <= kMaxShmName
+  std::string doorbell_shm;  // <= kMaxShmName
+  std::uint64_t doorbell_offset = 0;
+  bool operator==(const Matched&) const = default;
+};
+
+// Daemon -> client notification (request id 0): the pair is gone.
+struct Unmatched {
+  static constexpr MessageType kType = MessageType::unmatched;
+  std::uint64_t port_id = 0;
+  std::uint64_t peer_port_id = 0;
+  UnmatchReason reason = UnmatchReason::port_destroyed;
+  bool operator==(const Unmatched&) const = default;
+};
+
+// Daemon -> client: the reply to a failed request, or (request id 0) an
+// unsolicited error such as node_expired before the daemon closes.
+struct Error {
+  static constexpr MessageType kType = MessageType::error;
+  ErrorCode code = ErrorCode::internal;
+  std::string message;  // <= kMaxErrorMessage; one sentence for the user
+  bool operator==(const Error&) const = default;
+};
+
+// ---- introspection (the ferry CLI) -------------------------------------------
+
+// Client -> daemon. Topics are returned in pages that fit one datagram:
+// ask again with start = previous start + entries received until `total` is
+// reached. A non-empty `topic` asks for that topic only.
+struct ListTopics {
+  static constexpr MessageType kType = MessageType::list_topics;
+  std::uint32_t start = 0;
+  std::string topic;  // <= kMaxTopicName; empty: all topics
+  bool operator==(const ListTopics&) const = default;
+};
+
+struct PortInfo {
+  std::uint64_t port_id = 0;
+  std::string node;  // <= kMaxNodeName
+  std::int32_t pid = 0;
+  bool operator==(const PortInfo&) const = default;
+};
+
+// One (publisher, subscriber) queue and the ring segment holding it.
+struct QueueInfo {
+  std::uint64_t publisher_port_id = 0;
+  std::uint64_t subscriber_port_id = 0;
+  std::string ring_shm;  // <= kMaxShmName
+  bool operator==(const QueueInfo&) const = default;
+};
+
+struct TopicInfo {
+  std::string name;       // <= kMaxTopicName
+  std::string type_name;  // <= kMaxTypeName
+  Policy policy = Policy::drop_oldest;
+  std::uint32_t capacity = 1;  // a power of two
+  std::uint64_t sample_size = 0;
+  std::vector<PortInfo> publishers;
+  std::vector<PortInfo> subscribers;
+  std::vector<QueueInfo> queues;
+  bool operator==(const TopicInfo&) const = default;
+};
+
+// Daemon -> client, reply to ListTopics: topics [start, start + size) of `total`.
+struct TopicList {
+  static constexpr MessageType kType = MessageType::topic_list;
+  std::uint32_t total = 0;
+  std::uint32_t start = 0;
+  std::vector<TopicInfo> topics;
+  bool operator==(const TopicList&) const = default;
+};
+
+// ---- keep-alive --------------------------------------------------------------
+
+struct Ping {
+  static constexpr MessageType kType = MessageType::ping;
+  bool operator==(const Ping&) const = default;
+};
+
+struct Pong {
+  static constexpr MessageType kType = MessageType::pong;
+  bool operator==(const Pong&) const = default;
+};
+
+using Message =
+    std::variant<Hello, Welcome, CreatePublisher, CreateSubscriber, PortCreated, DestroyPort,
+                 PortDestroyed, Matched, Unmatched, Error, ListTopics, TopicList, Ping, Pong>;
+
+[[nodiscard]] MessageType type_of(const Message& message) noexcept;
+
+// True for the daemon's notifications, which always carry request id 0.
+[[nodiscard]] constexpr bool is_notification(MessageType type) noexcept {
+  return type == MessageType::matched || type == MessageType::unmatched;
+}
+
+// An Error whose message is cut (at a UTF-8 boundary) to kMaxErrorMessage
+// and has NUL bytes replaced, so that it always encodes.
+[[nodiscard]] Error make_error(ErrorCode code, std::string_view message);
+
+}  // namespace ferry::discovery

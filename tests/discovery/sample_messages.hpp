@@ -1,0 +1,41 @@
+#pragma once
+// One filled-in instance of every message type, for round-trip and fuzz tests.
+
+#include <string>
+#include <vector>
+
+#include "ferry/discovery/messages.hpp"
+
+namespace ferry::discovery::test {
+
+inline std::vector<Message> sample_messages() {
+  TopicConfig config{Policy::block, 64, 128, 500, TopicLimits{1, 8, 4, 16, 1}, 40, 0};
+  TopicInfo pose{"robot/pose",
+                 "Pose",
+                 Policy::drop_oldest,
+                 16,
+                 40,
+                 {PortInfo{1, "planner", 101}},
+                 {PortInfo{2, "viewer", 102}, PortInfo{3, "logger", 103}},
+                 {QueueInfo{1, 2, "ferry.demo.ring.1-2"}, QueueInfo{1, 3, "ferry.demo.ring.1-3"}}};
+  TopicInfo logs{"logs/text", "bytes", Policy::drop_new, 4, 0, {}, {}, {}};
+  return {
+      Hello{1, "planner", 4242},
+      Welcome{7, "demo", 100, 1000, "ferry.demo.registry", 3},
+      CreatePublisher{{"robot/pose", "Pose", 40, 8}},
+      CreateSubscriber{{"camera/frames", "camera/Frame", 3110408, 4}},
+      PortCreated{11, config, "ferry.demo.doorbells", 192},
+      DestroyPort{11},
+      PortDestroyed{11},
+      Matched{11, 12, "viewer", 4343, "ferry.demo.ring.11-12", "ferry.demo.doorbells", 256},
+      Unmatched{11, 12, UnmatchReason::peer_timed_out},
+      Error{ErrorCode::type_mismatch,
+            "topic 'robot/pose' has type Pose (40 bytes, align 8), the port asked for Pose2"},
+      ListTopics{0, ""},
+      TopicList{2, 0, {pose, logs}},
+      Ping{},
+      Pong{},
+  };
+}
+
+}  // namespace ferry::discovery::test

@@ -1,0 +1,140 @@
+// A small seeded fuzz test: valid datagrams mutated at random, and random
+// bytes behind a valid header. Decoding must never crash (ASan/UBSan builds
+// watch for it), and whatever it accepts must re-encode to the very same
+// bytes (the format is canonical: one message, one encoding).
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "ferry/discovery/protocol.hpp"
+#include "raw_datagram.hpp"
+#include "sample_messages.hpp"
+
+using namespace ferry::discovery;
+
+namespace {
+
+using Bytes = std::vector<std::byte>;
+
+constexpr int kIterations = 100'000;
+
+class Mutator {
+ public:
+  explicit Mutator(std::uint64_t seed) : rng_(seed) {}
+
+  std::size_t below(std::size_t n) {
+    return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+  }
+  std::byte any_byte() { return static_cast<std::byte>(below(256)); }
+
+  // Values that sit on the edges of the format's checks.
+  std::byte edge_byte() {
+    static constexpr unsigned char kEdges[] = {0x00, 0x01, 0x02, 0x7F, 0x80,
+                                               0xFF, 0x0F, 0x10, 0x40};
+    return static_cast<std::byte>(kEdges[below(sizeof(kEdges))]);
+  }
+
+  void mutate(Bytes& d) {
+    switch (below(8)) {
+      case 0:  // flip one bit
+        if (!d.empty()) d[below(d.size())] ^= static_cast<std::byte>(1u << below(8));
+        break;
+      case 1:  // overwrite a byte
+        if (!d.empty()) d[below(d.size())] = any_byte();
+        break;
+      case 2:  // an edge value, where lengths and counts live
+        if (!d.empty()) d[below(d.size())] = edge_byte();
+        break;
+      case 3:  // insert bytes
+        for (std::size_t i = 0, n = 1 + below(8); i < n; ++i) {
+          d.insert(d.begin() + static_cast<std::ptrdiff_t>(below(d.size() + 1)), any_byte());
+        }
+        break;
+      case 4:  // erase bytes
+        for (std::size_t i = 0, n = 1 + below(8); i < n && !d.empty(); ++i) {
+          d.erase(d.begin() + static_cast<std::ptrdiff_t>(below(d.size())));
+        }
+        break;
+      case 5:  // truncate
+        d.resize(below(d.size() + 1));
+        break;
+      case 6:  // append garbage
+        for (std::size_t i = 0, n = 1 + below(32); i < n; ++i) d.push_back(any_byte());
+        break;
+      case 7:  // a u16 length/count set to 0 or 0xFFFF
+        if (d.size() >= 2) {
+          const std::size_t at = below(d.size() - 1);
+          const std::byte v = below(2) == 0 ? std::byte{0} : std::byte{0xFF};
+          d[at] = v;
+          d[at + 1] = v;
+        }
+        break;
+    }
+  }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+}  // namespace
+
+TEST_CASE("randomly mutated datagrams never crash the decoder and decode canonically") {
+  const auto samples = test::sample_messages();
+  std::vector<Bytes> seeds;
+  for (const Message& m : samples) {
+    seeds.push_back(encode(m, is_notification(type_of(m)) ? 0 : 1).value());
+  }
+
+  Mutator mutator{0xF3221};  // fixed seed: a failure reproduces
+  std::map<DecodeErrorCode, int> errors;
+  int accepted = 0;
+  for (int i = 0; i < kIterations; ++i) {
+    Bytes d = seeds[mutator.below(seeds.size())];
+    for (std::size_t n = 0, count = 1 + mutator.below(4); n < count; ++n) mutator.mutate(d);
+    // Most of the time keep the header consistent so that mutations reach
+    // the body checks rather than stopping at the length check.
+    if (mutator.below(4) != 0) test::fix_body_length(d);
+
+    const auto decoded = decode(d);
+    if (!decoded) {
+      ++errors[decoded.error().code];
+      REQUIRE_FALSE(decoded.error().message.empty());
+      continue;
+    }
+    ++accepted;
+    const auto again = encode(decoded->message, decoded->request_id);
+    REQUIRE_MESSAGE(again.has_value(), again.error().message);
+    REQUIRE(*again == d);
+  }
+  MESSAGE("accepted " << accepted << " of " << kIterations);
+  CHECK(accepted > 0);
+  // The mutations reach every layer of checks.
+  for (const auto code : {DecodeErrorCode::truncated_header, DecodeErrorCode::bad_magic,
+                          DecodeErrorCode::unsupported_version, DecodeErrorCode::length_mismatch,
+                          DecodeErrorCode::unknown_type, DecodeErrorCode::truncated_body,
+                          DecodeErrorCode::string_too_long, DecodeErrorCode::invalid_string,
+                          DecodeErrorCode::invalid_enum, DecodeErrorCode::invalid_value,
+                          DecodeErrorCode::trailing_bytes}) {
+    CAPTURE(static_cast<int>(code));
+    CHECK(errors[code] > 0);
+  }
+}
+
+TEST_CASE("random bodies behind a valid header of every type never crash the decoder") {
+  Mutator mutator{0xFE77};
+  for (int i = 0; i < kIterations / 4; ++i) {
+    test::RawBody body;
+    for (std::size_t n = 0, size = mutator.below(200); n < size; ++n) {
+      body.u8(std::to_integer<unsigned>(mutator.below(3) == 0 ? mutator.edge_byte()
+                                                              : mutator.any_byte()));
+    }
+    const auto type = static_cast<std::uint16_t>(1 + mutator.below(16));
+    const auto d = body.datagram(type, test::RawBody::Header{}.with_request_id(0));
+    const auto decoded = decode(d);
+    if (decoded) REQUIRE(encode(decoded->message, 0).value() == d);
+  }
+}
