@@ -1,0 +1,113 @@
+#pragma once
+// RAII AF_UNIX SOCK_SEQPACKET socket: one datagram is one message, the kernel
+// keeps boundaries and order, and a closed peer is seen at once. Every socket
+// is non-blocking and close-on-exec; calls that can wait take a timeout and
+// use poll(), so the daemon's event loop and a client's blocking call share
+// one implementation.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <filesystem>
+#include <span>
+#include <string>
+
+#include "ferry/discovery/limits.hpp"
+
+namespace ferry::discovery {
+
+enum class SocketErrorCode : std::uint8_t {
+  path_too_long,   // the path does not fit sockaddr_un
+  already_served,  // listen: a live server answers on the path
+  not_a_socket,    // listen: the path exists and is not a socket
+  not_running,     // connect: nobody listens on the path
+  timeout,         // nothing happened within the timeout
+  closed,          // the peer closed the connection
+  oversized,       // recv: a datagram larger than the buffer / send: larger than kMaxMessageSize
+  system,          // a system call failed; `sys_errno` says why
+};
+
+struct SocketError {
+  SocketErrorCode code;
+  int sys_errno = 0;    // errno of the failed call, 0 when none
+  std::string message;  // one sentence: what failed, on which path, strerror
+};
+
+// The peer process as the kernel saw it when it connected.
+struct PeerCredentials {
+  pid_t pid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+class UnixSeqpacketSocket {
+ public:
+  using Millis = std::chrono::milliseconds;
+
+  // Binds and listens on `path` (mode 0600). A socket file left by a dead
+  // server is replaced; a live server (one that accepts connections, or
+  // holds `<path>.lock`) gives already_served. The lock file stays beside
+  // the socket for as long as this socket lives and is flock()ed, so two
+  // servers starting together cannot both win.
+  [[nodiscard]] static std::expected<UnixSeqpacketSocket, SocketError> listen(
+      const std::filesystem::path& path, int backlog = 128);
+
+  // Connects to `path`, retrying while the server's backlog is full, up to
+  // `timeout`.
+  [[nodiscard]] static std::expected<UnixSeqpacketSocket, SocketError> connect(
+      const std::filesystem::path& path, Millis timeout);
+
+  // A connected pair (socketpair), for tests and in-process use.
+  [[nodiscard]] static std::expected<std::pair<UnixSeqpacketSocket, UnixSeqpacketSocket>,
+                                     SocketError>
+  pair();
+
+  UnixSeqpacketSocket() noexcept = default;
+  ~UnixSeqpacketSocket();
+  UnixSeqpacketSocket(UnixSeqpacketSocket&& other) noexcept;
+  UnixSeqpacketSocket& operator=(UnixSeqpacketSocket&& other) noexcept;
+  UnixSeqpacketSocket(const UnixSeqpacketSocket&) = delete;
+  UnixSeqpacketSocket& operator=(const UnixSeqpacketSocket&) = delete;
+
+  // Listening socket: the next pending connection, or timeout when none is
+  // waiting (never blocks).
+  [[nodiscard]] std::expected<UnixSeqpacketSocket, SocketError> accept();
+
+  // Sends one datagram (MSG_NOSIGNAL: a dead peer is `closed`, never
+  // SIGPIPE). When the peer's queue is full, waits up to `timeout` for room
+  // (0: do not wait), then gives timeout.
+  [[nodiscard]] std::expected<void, SocketError> send(std::span<const std::byte> datagram,
+                                                      Millis timeout = Millis{0});
+
+  // Receives one datagram into `buffer`; returns its size. Waits up to
+  // `timeout` (0: do not wait). A datagram larger than `buffer` is consumed
+  // and reported as oversized; a closed peer as closed.
+  [[nodiscard]] std::expected<std::size_t, SocketError> recv(std::span<std::byte> buffer,
+                                                             Millis timeout = Millis{0});
+
+  // SO_PEERCRED of a connected socket.
+  [[nodiscard]] std::expected<PeerCredentials, SocketError> peer_credentials() const;
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  // The bound path of a listening socket, empty otherwise.
+  [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+  // Closes the socket; a listening socket also removes its socket file
+  // (when it is still the one it bound) and releases its lock.
+  void close() noexcept;
+
+ private:
+  explicit UnixSeqpacketSocket(int fd) noexcept : fd_(fd) {}
+
+  int fd_ = -1;
+  int lock_fd_ = -1;            // listening socket: the flock()ed <path>.lock
+  std::filesystem::path path_;  // listening socket: the bound path
+  dev_t bound_dev_ = 0;         // the socket file we created, to remove only that one
+  ino_t bound_ino_ = 0;
+};
+
+}  // namespace ferry::discovery
