@@ -1,0 +1,118 @@
+#pragma once
+// Cross-process wait/notify: futex(2) and the doorbell word built on it.
+//
+// A DoorbellWord lives in shared memory. Any number of notifiers (producers
+// of several rings) may ring it; ONE waiter at a time (its owner, e.g. a
+// subscriber that has one ring per publisher) sleeps on it, so one sleep
+// covers all of that waiter's rings.
+//
+// The handshake (a Dekker pattern, so release/acquire is not enough):
+//   waiter:   sleeping = 1; fence(seq_cst); seen = seq; if (ready()) return;
+//             futex_wait(seq, seen, timeout); sleeping = 0
+//   notifier: (publish its index with release); fence(seq_cst);
+//             if (sleeping) { ++seq; futex_wake(seq) }
+// The two seq_cst fences are ordered one way or the other: either the
+// notifier's load sees sleeping == 1 and wakes, or the waiter's ready() sees
+// the published index and does not sleep. The waiter reads seq BEFORE
+// ready(), so a notification that lands between ready() and futex_wait makes
+// the kernel's compare fail (EAGAIN) instead of being lost. A notifier that
+// finds nobody sleeping makes no system call.
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+
+#include "ferry/transport/platform.hpp"
+
+namespace ferry::transport {
+
+enum class FutexResult : std::uint8_t {
+  Woken,         // woken by futex_wake (or spuriously): re-check the condition
+  ValueChanged,  // the word no longer held `expected` (EAGAIN)
+  TimedOut,      // the relative timeout elapsed
+  Interrupted,   // a signal arrived (EINTR)
+  Error,         // any other errno (EFAULT, EINVAL): a bug, treated like a wake-up
+};
+
+// FUTEX_WAIT on a word in shared memory, WITHOUT FUTEX_PRIVATE_FLAG so that a
+// waker in another process finds us. Sleeps while `word == expected`, at most
+// `timeout` (relative, CLOCK_MONOTONIC). A timeout <= 0 returns at once.
+FutexResult futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                       std::chrono::nanoseconds timeout) noexcept;
+
+// FUTEX_WAKE (shared): wakes up to `count` waiters; returns how many woke.
+int futex_wake(std::atomic<std::uint32_t>& word, int count = INT_MAX) noexcept;
+
+// One cache line in shared memory. Zero-initialised is the valid initial state.
+struct alignas(kCacheLine) DoorbellWord {
+  // Bumped by a notifier that saw `sleeping`; the futex word.
+  std::atomic<std::uint32_t> seq{0};
+  // 1 while the (single) waiter is in doorbell_wait; set/cleared by it only.
+  std::atomic<std::uint32_t> sleeping{0};
+  std::byte reserved[kCacheLine - 2 * sizeof(std::uint32_t)]{};
+};
+static_assert(sizeof(DoorbellWord) == kCacheLine);
+static_assert(alignof(DoorbellWord) == kCacheLine);
+static_assert(offsetof(DoorbellWord, seq) == 0);
+static_assert(offsetof(DoorbellWord, sleeping) == 4);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
+              "futex(2) needs the atomic to be exactly the 32-bit word");
+
+// Call after publishing (the release store of an index). No system call
+// unless the waiter announced that it sleeps.
+inline void doorbell_notify(DoorbellWord& bell) noexcept {
+  // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_wait
+  // (Dekker: orders our earlier index store before the load of `sleeping`).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // SYNC: relaxed; ordered by the fence above against the waiter's
+  // `sleeping` store, which precedes its fence.
+  if (bell.sleeping.load(std::memory_order_relaxed) != 0) {
+    // SYNC: release, pairs with the acquire load of `seq` in doorbell_wait:
+    // a waiter that reads the new seq also sees the index we published.
+    bell.seq.fetch_add(1, std::memory_order_release);
+    futex_wake(bell.seq);
+  }
+}
+
+enum class WaitResult : std::uint8_t {
+  Ready,     // ready() was true after announcing the sleep: did not sleep
+  Woken,     // slept and was woken (or the word moved, or a signal): re-check
+  TimedOut,  // slept for the whole timeout
+};
+
+// Sleeps until notified or `timeout` elapsed, unless `ready()` (the caller's
+// condition over its rings, e.g. "any ring has data") is already true after
+// the handshake. One waiter per doorbell at a time.
+template <class Ready>
+WaitResult doorbell_wait(DoorbellWord& bell, Ready&& ready, std::chrono::nanoseconds timeout) noexcept {
+  // SYNC: relaxed; published by the seq_cst fence below, pairs with the
+  // relaxed load of `sleeping` after the fence in doorbell_notify.
+  bell.sleeping.store(1, std::memory_order_relaxed);
+  // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_notify.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // SYNC: acquire, pairs with the release fetch_add in doorbell_notify. Read
+  // BEFORE ready(): a notification after this point changes seq, so the
+  // kernel refuses to sleep on the stale value.
+  const std::uint32_t seen = bell.seq.load(std::memory_order_acquire);
+  WaitResult result = WaitResult::Ready;
+  if (!ready()) {
+    result = futex_wait(bell.seq, seen, timeout) == FutexResult::TimedOut ? WaitResult::TimedOut
+                                                                           : WaitResult::Woken;
+  }
+  // SYNC: relaxed; a notifier reading a stale 1 only makes one useless wake.
+  bell.sleeping.store(0, std::memory_order_relaxed);
+  return result;
+}
+
+// Clears a stale `sleeping` flag left by a waiter that died in doorbell_wait
+// (otherwise every notify would make a useless system call). Only the
+// doorbell's owner calls it, when nobody of its own waits on the doorbell.
+inline void doorbell_reset_sleeping(DoorbellWord& bell) noexcept {
+  // SYNC: relaxed; the owner is the only writer and no waiter of its own is active.
+  bell.sleeping.store(0, std::memory_order_relaxed);
+}
+
+}  // namespace ferry::transport

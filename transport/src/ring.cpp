@@ -1,0 +1,312 @@
+#include "ferry/transport/ring.hpp"
+
+#include <new>
+
+namespace ferry::transport {
+
+using ring_layout::RingHeader;
+
+std::string_view to_string(RingError e) noexcept {
+  switch (e) {
+    case RingError::Full: return "ring is full";
+    case RingError::Empty: return "ring is empty";
+    case RingError::TooLarge: return "message is larger than the ring's slot payload";
+    case RingError::BufferTooSmall: return "buffer is smaller than the message (it stays in the ring)";
+    case RingError::CorruptSlot: return "a slot held an impossible length; it was skipped";
+    case RingError::CorruptIndices: return "ring indices are corrupt (tail - head > capacity)";
+    case RingError::Timeout: return "timed out waiting on the ring";
+    case RingError::InvalidGeometry:
+      return "invalid ring geometry (capacity must be a power of two, slot size a multiple of 8 >= 16)";
+    case RingError::BadLayout: return "memory does not hold a ring of this layout version";
+    case RingError::TooSmall: return "memory region is too small for the ring";
+    case RingError::Misaligned: return "ring memory is not 64-byte aligned";
+    case RingError::WrongMode: return "operation not available in this ring mode";
+    case RingError::Contended: return "the producer overwrote every message we tried to take; try again";
+  }
+  return "unknown ring error";
+}
+
+std::expected<void, RingError> validate_geometry(const RingGeometry& g) noexcept {
+  using namespace ring_layout;
+  if (g.capacity == 0 || g.capacity > kMaxCapacity || !std::has_single_bit(g.capacity)) {
+    return std::unexpected(RingError::InvalidGeometry);
+  }
+  if (g.slot_size < kMinSlotSize || g.slot_size > kMaxSlotSize || g.slot_size % 8 != 0) {
+    return std::unexpected(RingError::InvalidGeometry);
+  }
+  if (g.mode != RingMode::Spsc && g.mode != RingMode::Overwrite) {
+    return std::unexpected(RingError::InvalidGeometry);
+  }
+  return {};
+}
+
+std::size_t ring_bytes(const RingGeometry& g) noexcept {
+  if (!validate_geometry(g)) return 0;
+  return ring_layout::kSlotsOffset + static_cast<std::size_t>(g.capacity) * g.slot_size;
+}
+
+std::expected<void, RingError> format_ring(void* mem, std::size_t bytes, const RingGeometry& g,
+                                           std::uint32_t initial_index) noexcept {
+  if (auto ok = validate_geometry(g); !ok) return ok;
+  if (mem == nullptr || reinterpret_cast<std::uintptr_t>(mem) % kCacheLine != 0) {
+    return std::unexpected(RingError::Misaligned);
+  }
+  const std::size_t need = ring_bytes(g);
+  if (bytes < need) return std::unexpected(RingError::TooSmall);
+  auto* header = new (mem) RingHeader{};  // value-initialised: counters and doorbells zero
+  auto& geo = header->geometry;
+  geo.magic = kRingMagic;
+  geo.layout_version = kRingLayoutVersion;
+  geo.capacity = g.capacity;
+  geo.mask = g.capacity - 1;
+  geo.slot_size = g.slot_size;
+  geo.mode = static_cast<std::uint32_t>(g.mode);
+  geo.slots_offset = static_cast<std::uint32_t>(ring_layout::kSlotsOffset);
+  geo.total_bytes = need;
+  // SYNC: relaxed; nothing runs concurrently with format_ring, the memory is
+  // published afterwards (Segment::seal's release, or thread creation).
+  header->producer.tail.store(initial_index, std::memory_order_relaxed);
+  header->consumer.head.store(initial_index, std::memory_order_relaxed);
+  std::memset(static_cast<std::byte*>(mem) + ring_layout::kSlotsOffset, 0, need - ring_layout::kSlotsOffset);
+  return {};
+}
+
+RingStats read_ring_stats(const void* mem, std::size_t bytes) noexcept {
+  RingStats s;
+  if (mem == nullptr || bytes < kRingHeaderBytes ||
+      reinterpret_cast<std::uintptr_t>(mem) % kCacheLine != 0) {
+    return s;
+  }
+  const auto* header = static_cast<const RingHeader*>(mem);
+  const auto& geo = header->geometry;
+  if (geo.magic != kRingMagic || geo.layout_version != kRingLayoutVersion) return s;
+  s.valid = true;
+  s.capacity = geo.capacity;
+  s.slot_size = geo.slot_size;
+  s.mode = static_cast<RingMode>(geo.mode);
+  // SYNC: relaxed loads throughout: a monitoring snapshot, it orders nothing.
+  // tail first, then head: the consumer cannot pass a tail we already read,
+  // so backlog does not go negative with honest peers.
+  s.tail = header->producer.tail.load(std::memory_order_relaxed);
+  s.head = header->consumer.head.load(std::memory_order_relaxed);
+  s.backlog = s.tail - s.head;
+  s.pushed = header->producer.pushed.load(std::memory_order_relaxed);
+  s.dropped = header->producer.dropped.load(std::memory_order_relaxed);
+  s.overwritten = header->producer.overwritten.load(std::memory_order_relaxed);
+  s.timed_out = header->producer.timed_out.load(std::memory_order_relaxed);
+  s.max_backlog = header->producer.max_backlog.load(std::memory_order_relaxed);
+  s.popped = header->consumer.popped.load(std::memory_order_relaxed);
+  s.corrupt = header->consumer.corrupt.load(std::memory_order_relaxed);
+  return s;
+}
+
+namespace detail {
+
+std::expected<RingAttachment, RingError> attach_ring(void* mem, std::size_t bytes) noexcept {
+  if (mem == nullptr || reinterpret_cast<std::uintptr_t>(mem) % kCacheLine != 0) {
+    return std::unexpected(RingError::Misaligned);
+  }
+  if (bytes < ring_layout::kSlotsOffset) return std::unexpected(RingError::TooSmall);
+  auto* header = static_cast<RingHeader*>(mem);
+  // Each geometry field is read once, into this private copy, then checked;
+  // the handle never reads the shared geometry again.
+  ring_layout::GeometryLine geo;
+  std::memcpy(static_cast<void*>(&geo), &header->geometry, sizeof geo);
+  if (geo.magic != kRingMagic || geo.layout_version != kRingLayoutVersion) {
+    return std::unexpected(RingError::BadLayout);
+  }
+  const RingGeometry g{geo.capacity, geo.slot_size, static_cast<RingMode>(geo.mode)};
+  if (!validate_geometry(g) || geo.mask != geo.capacity - 1 ||
+      geo.slots_offset != ring_layout::kSlotsOffset || geo.total_bytes != ring_bytes(g)) {
+    return std::unexpected(RingError::BadLayout);
+  }
+  if (bytes < ring_bytes(g)) return std::unexpected(RingError::TooSmall);
+  RingAttachment a;
+  a.header = header;
+  a.slots = static_cast<std::byte*>(mem) + ring_layout::kSlotsOffset;
+  a.capacity = g.capacity;
+  a.mask = g.capacity - 1;
+  a.slot_size = g.slot_size;
+  a.mode = g.mode;
+  return a;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+
+std::expected<RingProducer, RingError> RingProducer::attach(void* mem, std::size_t bytes,
+                                                            DoorbellWord* data_doorbell) noexcept {
+  auto a = detail::attach_ring(mem, bytes);
+  if (!a) return std::unexpected(a.error());
+  RingHeader* header = a->header;
+  // SYNC: relaxed for our own index (we are its only writer; a previous
+  // producer's stores reached us through whatever handed us the ring).
+  const std::uint32_t tail = header->producer.tail.load(std::memory_order_relaxed);
+  // SYNC: acquire, pairs with the consumer's release store (or CAS) of head.
+  const std::uint32_t head = header->consumer.head.load(std::memory_order_acquire);
+  if (tail - head > a->capacity) return std::unexpected(RingError::CorruptIndices);
+  RingProducer p;
+  p.header_ = header;
+  p.slots_ = a->slots;
+  p.data_bell_ = data_doorbell != nullptr ? data_doorbell : &header->data_bell;
+  p.capacity_ = a->capacity;
+  p.mask_ = a->mask;
+  p.slot_size_ = a->slot_size;
+  p.payload_max_ = a->slot_size - static_cast<std::uint32_t>(ring_layout::kSlotHeaderBytes);
+  p.mode_ = a->mode;
+  p.tail_ = tail;
+  p.next_ = tail;
+  p.cached_head_ = head;
+  // Continue the counters of a previous producer.
+  // SYNC: relaxed; single-writer counters, we are now the writer.
+  p.pushed_ = header->producer.pushed.load(std::memory_order_relaxed);
+  p.dropped_ = header->producer.dropped.load(std::memory_order_relaxed);
+  p.overwritten_ = header->producer.overwritten.load(std::memory_order_relaxed);
+  p.timed_out_ = header->producer.timed_out.load(std::memory_order_relaxed);
+  p.max_backlog_ = header->producer.max_backlog.load(std::memory_order_relaxed);
+  // A previous producer killed while waiting for room left `sleeping` set:
+  // the consumer would make a useless futex_wake on every pop.
+  doorbell_reset_sleeping(header->space_bell);
+  return p;
+}
+
+std::expected<void, RingError> RingProducer::push_slow(std::span<const std::byte> msg, std::uint32_t flags,
+                                                       std::chrono::nanoseconds timeout) noexcept {
+  // The clock is read only here, when we are about to sleep.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    auto r = try_push(msg, flags);
+    if (r || r.error() != RingError::Full) return r;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      count_timed_out();
+      return std::unexpected(RingError::Timeout);
+    }
+    doorbell_wait(header_->space_bell, [this] { return has_room(); }, deadline - now);
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+std::expected<RingConsumer, RingError> RingConsumer::attach(void* mem, std::size_t bytes,
+                                                            DoorbellWord* data_doorbell) noexcept {
+  auto a = detail::attach_ring(mem, bytes);
+  if (!a) return std::unexpected(a.error());
+  RingHeader* header = a->header;
+  // SYNC: relaxed for our own index (we are its only writer in Spsc mode).
+  const std::uint32_t head = header->consumer.head.load(std::memory_order_relaxed);
+  // SYNC: acquire, pairs with the producer's release store of tail.
+  const std::uint32_t tail = header->producer.tail.load(std::memory_order_acquire);
+  if (tail - head > a->capacity) return std::unexpected(RingError::CorruptIndices);
+  RingConsumer c;
+  c.header_ = header;
+  c.slots_ = a->slots;
+  c.data_bell_ = data_doorbell != nullptr ? data_doorbell : &header->data_bell;
+  c.capacity_ = a->capacity;
+  c.mask_ = a->mask;
+  c.slot_size_ = a->slot_size;
+  c.payload_max_ = a->slot_size - static_cast<std::uint32_t>(ring_layout::kSlotHeaderBytes);
+  c.mode_ = a->mode;
+  c.head_ = head;
+  c.cached_tail_ = head;  // forces a fresh tail read on the first pop
+  // SYNC: relaxed; single-writer counters, we are now the writer.
+  c.popped_ = header->consumer.popped.load(std::memory_order_relaxed);
+  c.corrupt_ = header->consumer.corrupt.load(std::memory_order_relaxed);
+  // A consumer killed in futex_wait left `sleeping` set. An external doorbell
+  // is shared by the owner's other rings (one of which may be waiting right
+  // now): its owner resets it, not us.
+  if (data_doorbell == nullptr) doorbell_reset_sleeping(header->data_bell);
+  return c;
+}
+
+std::expected<std::uint32_t, RingError> RingConsumer::pop_slow(std::span<std::byte> out, std::uint32_t* flags,
+                                                               std::chrono::nanoseconds timeout) noexcept {
+  // The clock is read only here, when we are about to sleep.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    auto r = try_pop(out, flags);
+    if (r || r.error() != RingError::Empty) return r;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return std::unexpected(RingError::Timeout);
+    doorbell_wait(*data_bell_, [this] { return has_data(); }, deadline - now);
+  }
+}
+
+// Overwrite mode. Why a successful CAS means the copy is not torn:
+//  - The producer rewrites the slot of index h (for message h + capacity)
+//    only after it observed head > h: by winning its own discard CAS on h, or
+//    by reading (acquire: its CAS failure or head load) a head value at or
+//    after our successful CAS h -> h + 1.
+//  - If our CAS h -> h + 1 succeeds, the producer's discard CAS on h cannot
+//    also succeed (both expect h). So it observed head > h through our CAS,
+//    which is a release (acq_rel) RMW sequenced after our copy: our copy
+//    happens before the producer's rewrite, and a load never reads a store
+//    that it happens before. The copy holds message h only (it also cannot
+//    see an older message: our acquire load of tail > h synchronised with
+//    the release store that published h).
+//  - If the producer won instead, our CAS fails and the copy is thrown away.
+// All slot words are accessed with std::atomic_ref, so the speculative copy
+// racing the rewrite is not a data race (no UB, TSan-clean).
+std::expected<std::uint32_t, RingError> RingConsumer::try_pop_overwrite(std::span<std::byte> out,
+                                                                        std::uint32_t* flags) noexcept {
+  auto& head = header_->consumer.head;
+  bool head_past_tail = false;
+  for (std::uint32_t attempt = 0; attempt < kMaxClaimRetries; ++attempt) {
+    // Tail before head: head only grows, and tail - head <= capacity holds
+    // at every instant, so with this order t - h <= capacity unless the
+    // memory is corrupt, or h > t because the producer moved on meanwhile.
+    // SYNC: acquire, pairs with the producer's release store of tail: the
+    // slots before it are written.
+    const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
+    // SYNC: acquire, pairs with the producer's acq_rel discard CAS.
+    std::uint32_t h = head.load(std::memory_order_acquire);
+    const auto distance = static_cast<std::int32_t>(t - h);
+    if (distance == 0) return std::unexpected(RingError::Empty);
+    head_past_tail = distance < 0;
+    if (head_past_tail) continue;  // stale tail: read both again
+    if (static_cast<std::uint32_t>(distance) > capacity_) return std::unexpected(RingError::CorruptIndices);
+    const std::byte* slot = slot_at(h);
+    const ring_layout::SlotHeader hdr = detail::unpack_header(detail::load_word(slot));
+    if (hdr.length > payload_max_ || hdr.length > out.size()) {
+      // We act on this header without taking the message, so first make
+      // sure it was message h's and not a rewrite in progress (seqlock-style).
+      // SYNC: acquire fence, pairs with the release fence after the
+      // producer's discard CAS: if our header load read a rewrite, the head
+      // load below sees the CAS.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      // SYNC: relaxed; ordered by the fence above.
+      if (head.load(std::memory_order_relaxed) != h) continue;
+      if (hdr.length <= payload_max_) return std::unexpected(RingError::BufferTooSmall);
+      // Impossible length: skip the slot by taking it.
+      // SYNC: acq_rel, as the taking CAS below.
+      if (head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+        count_corrupt();
+        doorbell_notify(header_->space_bell);
+        return std::unexpected(RingError::CorruptSlot);
+      }
+      continue;
+    }
+    // Speculative copy, word by word (atomic loads; the slot payload is
+    // 8-aligned and a multiple of 8 long, so whole words stay inside it).
+    const std::byte* payload = slot + ring_layout::kSlotHeaderBytes;
+    const std::uint32_t length = hdr.length;
+    for (std::uint32_t off = 0; off < length; off += 8) {
+      const std::uint64_t w = detail::load_word(payload + off);
+      std::memcpy(out.data() + off, &w, std::min<std::uint32_t>(8, length - off));
+    }
+    // SYNC: acq_rel on success: release pairs with the producer's acquire
+    // (failed discard CAS or head load) so our copy happens before it reuses
+    // the slot (see above). Relaxed on failure: the copy is discarded.
+    if (head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      if (flags != nullptr) *flags = hdr.flags;
+      count_popped();
+      doorbell_notify(header_->space_bell);
+      return length;
+    }
+    // The producer discarded message h while we copied it: try the next one.
+  }
+  return std::unexpected(head_past_tail ? RingError::CorruptIndices : RingError::Contended);
+}
+
+}  // namespace ferry::transport
