@@ -561,3 +561,21 @@ TEST_CASE("ring stats can be read from a read-only mapping") {
   CHECK(s.backlog == 2);
   CHECK_FALSE(read_ring_stats(ro->payload(), 10).valid);
 }
+
+TEST_CASE("a producer that dies between writing a slot and publishing it leaves nothing visible") {
+  ShmRing r(kSmall);
+  {
+    auto dying = *RingProducer::attach(r.segment.payload(), r.segment.payload_size());
+    REQUIRE(dying.stage(bytes_of("half-done")).has_value());  // slot written, tail not stored
+    auto slot = dying.claim(8);                                  // and a claim never committed
+    REQUIRE(slot.has_value());
+  }  // the handle goes away as a killed process would: no publish
+  std::array<std::byte, 64> out{};
+  CHECK(r.consumer.try_pop(out).error() == RingError::Empty);
+  auto next = *RingProducer::attach(r.segment.payload(), r.segment.payload_size());
+  REQUIRE(next.try_push(bytes_of("whole")).has_value());
+  auto got = r.consumer.try_pop(out);
+  REQUIRE(got.has_value());
+  CHECK(string_of({out.data(), *got}) == "whole");
+  CHECK(r.consumer.try_pop(out).error() == RingError::Empty);
+}

@@ -241,9 +241,13 @@ void run_consumer_killed(KillWhen when) {
     CHECK(header.data_bell.sleeping.load() == 1);  // stale: its owner is dead
     shared.go.store(1, std::memory_order_release);
   }
-  // Nobody consumes for a while: the producer fills the ring and times out.
-  std::this_thread::sleep_for(300ms);
-  CHECK(shared.push_timeouts.load() > 0);
+  // Nobody consumes for a while: the producer fills the ring and times out
+  // (and keeps trying: it does not hang).
+  const auto timeout_deadline = std::chrono::steady_clock::now() + 20s;
+  while (shared.push_timeouts.load() < 2 && std::chrono::steady_clock::now() < timeout_deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  CHECK(shared.push_timeouts.load() >= 2);
 
   const std::uint64_t last_taken = shared.last_taken.load(std::memory_order_acquire);
   const RingStats at_kill = read_ring_stats(ring.payload(), ring.payload_size());
