@@ -733,6 +733,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
 
+  const bool progress = !opt.json && ::isatty(STDERR_FILENO) != 0;
   std::vector<std::int64_t> samples;
   samples.reserve(std::max(opt.spin_rounds, opt.sleep_rounds));
   for (int r = 0; r < opt.repeat; ++r) {
@@ -742,12 +743,12 @@ int main(int argc, char** argv) {
     for (auto& c : lat) {
       if (selected(c.transport)) c.runs.push_back(c.run(ctx, samples));
     }
-    if (!opt.json) {
+    if (progress) {
       std::fprintf(stderr, "  repeat %d/%d done\r", r + 1, opt.repeat);
       std::fflush(stderr);
     }
   }
-  if (!opt.json) std::fprintf(stderr, "                      \r");
+  if (progress) std::fprintf(stderr, "                      \r");
 
   // tput[0] / lat[0]: the spinning ring; [3]: the Unix socket.
   const double socket_tput = median_tput(tput[3]);
@@ -800,16 +801,21 @@ int main(int argc, char** argv) {
   for (const auto& c : tput) {
     if (c.runs.empty()) continue;
     const double m = median_tput(c);
-    std::printf("  %-50s %10s/s %9.1f   x %.1f%s\n", c.label, human_rate(m).c_str(), m * opt.size / 1e6,
-                socket_tput > 0 ? m / socket_tput : 0.0, failures(c.runs) ? "  (some runs FAILED)" : "");
+    char ratio[32] = "n/a";
+    if (socket_tput > 0) std::snprintf(ratio, sizeof ratio, "x %.1f", m / socket_tput);
+    std::printf("  %-50s %10s/s %9.1f   %s%s\n", c.label, human_rate(m).c_str(), m * opt.size / 1e6, ratio,
+                failures(c.runs) ? "  (some runs FAILED)" : "");
   }
   std::printf("\none-way latency (ping-pong, RTT/2)      p50       p90       p99     p99.9       max   p50 vs unix-socket\n");
   for (const auto& c : lat) {
     if (c.runs.empty()) continue;
     const Latency m = median_latency(c);
-    std::printf("  %-34s %9s %9s %9s %9s %9s   1/%.1f%s\n", c.label, human_ns(m.p50).c_str(), human_ns(m.p90).c_str(),
-                human_ns(m.p99).c_str(), human_ns(m.p999).c_str(), human_ns(m.max).c_str(),
-                m.p50 > 0 ? static_cast<double>(socket_lat.p50) / static_cast<double>(m.p50) : 0.0,
+    char ratio[32] = "n/a";
+    if (socket_lat.p50 > 0 && m.p50 > 0) {
+      std::snprintf(ratio, sizeof ratio, "1/%.1f", static_cast<double>(socket_lat.p50) / static_cast<double>(m.p50));
+    }
+    std::printf("  %-34s %9s %9s %9s %9s %9s   %s%s\n", c.label, human_ns(m.p50).c_str(), human_ns(m.p90).c_str(),
+                human_ns(m.p99).c_str(), human_ns(m.p999).c_str(), human_ns(m.max).c_str(), ratio,
                 failures(c.runs) ? "  (some runs FAILED)" : "");
   }
   std::printf("\n(latency rounds per run: %llu for spinning rings, %llu for sleeping transports; each sample\n"
