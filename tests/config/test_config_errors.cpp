@@ -106,7 +106,7 @@ TEST_CASE("a value of the wrong type says what was expected") {
   const char* word = "defaults: { max_held: lots }\n";
   CHECK(only_error(word) == at(word, "lots") +
                                 "wrong type for 'max_held': got 'lots'; expected an integer from 1 "
-                                "to 65536");
+                                "to 63");
   const char* strict = "strict: yes\n";
   CHECK(only_error(strict) ==
         "t.yaml:1:9: wrong type for 'strict': got 'yes'; expected true or false");

@@ -28,7 +28,9 @@ inline constexpr std::uint32_t kMaxCapacity = 65536;
 inline constexpr std::uint32_t kMaxPublishers = 1024;
 inline constexpr std::uint32_t kMaxSubscribers = 1024;
 inline constexpr std::uint32_t kMaxLoans = 65536;
-inline constexpr std::uint32_t kMaxHeld = 65536;
+// A subscriber tracks its held samples in one 64-bit word (one bit is its
+// "closed" mark), so it can hold at most 63 at once.
+inline constexpr std::uint32_t kMaxHeld = 63;
 
 // Every *_ms value is at most one day: longer is a unit mistake.
 inline constexpr std::uint32_t kMaxMillis = 86'400'000;

@@ -1,0 +1,69 @@
+#pragma once
+// ferryd's event loop: one thread, epoll over the listening socket, the
+// clients, a signalfd (SIGINT/SIGTERM) and a timer. It is never on the data
+// path: it matches ports, creates the rings and tells both sides.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ferry/config/config.hpp"
+#include "ferry/discovery/socket.hpp"
+#include "registry.hpp"
+#include "shm_factory.hpp"
+
+namespace ferry::discovery {
+
+struct DaemonOptions {
+  std::string domain;
+  std::string socket_path;
+  mode_t object_mode = 0600;  // 0660 with --group
+};
+
+class Daemon {
+ public:
+  Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacketSocket listener);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Serves until SIGINT or SIGTERM; then removes the domain's objects and
+  // socket. Returns the process exit code.
+  int run();
+
+ private:
+  struct Client {
+    UnixSeqpacketSocket socket;
+    std::uint64_t node_id = 0;  // 0 until Hello
+    pid_t pid = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::string name;
+    bool broken = false;  // a send failed: drop it after this event
+  };
+
+  void accept_clients();
+  // False when the client must be dropped.
+  bool serve(Client& client);
+  bool handle(Client& client, std::uint32_t request_id, const Message& message);
+  void drop(int fd, const std::string& why);
+  void drop_broken();
+  void send_to(Client& client, std::uint32_t request_id, const Message& message);
+  void deliver(const Outbox& out);
+  void shutdown();
+
+  DaemonOptions options_;
+  config::Liveness liveness_;
+  UnixSeqpacketSocket listener_;
+  ShmObjects shm_;
+  Registry registry_;
+  int epoll_fd_ = -1;
+  int signal_fd_ = -1;
+  std::map<int, Client> clients_;                // by socket fd
+  std::map<std::uint64_t, int> node_fds_;        // node id -> socket fd
+};
+
+}  // namespace ferry::discovery

@@ -1,0 +1,315 @@
+#include "registry.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "ferry/discovery/limits.hpp"
+#include "ferry/transport/names.hpp"
+
+namespace ferry::discovery {
+
+namespace {
+
+constexpr std::uint32_t kSlotHeader = 8;  // the ring slot's {length, flags}
+
+void erase_value(std::vector<std::uint64_t>& v, std::uint64_t value) {
+  v.erase(std::remove(v.begin(), v.end(), value), v.end());
+}
+
+// True when `who` names the uid (user name or number) or the gid (group name).
+bool names_peer(const std::string& who, uid_t uid, gid_t gid) {
+  if (who == std::to_string(uid)) return true;
+  char buf[4096];
+  passwd pw{};
+  passwd* pw_result = nullptr;
+  if (::getpwnam_r(who.c_str(), &pw, buf, sizeof buf, &pw_result) == 0 && pw_result != nullptr &&
+      pw.pw_uid == uid) {
+    return true;
+  }
+  group gr{};
+  group* gr_result = nullptr;
+  return ::getgrnam_r(who.c_str(), &gr, buf, sizeof buf, &gr_result) == 0 &&
+         gr_result != nullptr && gr.gr_gid == gid;
+}
+
+}  // namespace
+
+Registry::Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults,
+                   bool strict, ShmFactory& shm)
+    : domain_(std::move(domain)), defaults_(defaults), strict_(strict), shm_(shm) {
+  for (auto& t : declared) {
+    t.declared = true;
+    t.config.slot_size = slot_size_for(t.config);
+    std::string name = t.name;
+    topics_.emplace(std::move(name), TopicEntry{std::move(t), {}, {}});
+  }
+}
+
+std::uint32_t Registry::slot_size_for(const TopicConfig& config) {
+  const std::uint64_t payload = std::max(config.sample_size, config.max_size);
+  // Cache-line multiples keep consecutive slots from sharing a line.
+  return static_cast<std::uint32_t>((kSlotHeader + payload + 63) / 64 * 64);
+}
+
+std::uint64_t Registry::add_node(std::string name, pid_t pid) {
+  const std::uint64_t id = next_id_++;
+  nodes_.emplace(id, NodeEntry{std::move(name), pid, {}});
+  return id;
+}
+
+void Registry::remove_node(std::uint64_t node_id, UnmatchReason reason, Outbox& out) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return;
+  const std::vector<std::uint64_t> ports = it->second.ports;
+  for (std::uint64_t port : ports) remove_port(port, reason, out);
+  nodes_.erase(node_id);
+}
+
+Registry::TopicEntry* Registry::topic_for(const std::string& name, Error& error) {
+  auto it = topics_.find(name);
+  if (it != topics_.end()) return &it->second;
+  if (strict_) {
+    error = make_error(ErrorCode::unknown_topic,
+                       fmt::format("topic '{}' is not declared in the configuration and the domain "
+                                   "is strict; declare it under 'topics:'",
+                                   name));
+    return nullptr;
+  }
+  ServedTopic settings;
+  settings.name = name;
+  settings.config = defaults_;
+  return &topics_.emplace(name, TopicEntry{std::move(settings), {}, {}}).first->second;
+}
+
+std::optional<Error> Registry::check_type(const TopicEntry& topic, const PortRequest& request) const {
+  const ServedTopic& s = topic.settings;
+  if (s.type_name.empty()) return std::nullopt;  // an undeclared topic's first port fixes it
+  if (s.type_name != request.type_name || s.type_size != request.type_size ||
+      s.type_align != request.type_align) {
+    return make_error(
+        ErrorCode::type_mismatch,
+        fmt::format("type mismatch on topic '{}': the port's type is '{}' (size {}, alignment {}) "
+                    "but the topic's is '{}' (size {}, alignment {})",
+                    s.name, request.type_name, request.type_size, request.type_align, s.type_name,
+                    s.type_size, s.type_align));
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> Registry::check_allowed(const TopicEntry& topic, const Peer& peer,
+                                             bool publisher) const {
+  const auto& allowed = publisher ? topic.settings.allow_publish : topic.settings.allow_subscribe;
+  if (!allowed) return std::nullopt;
+  for (const auto& who : *allowed) {
+    if (names_peer(who, peer.uid, peer.gid)) return std::nullopt;
+  }
+  char buf[4096];
+  passwd pw{};
+  passwd* result = nullptr;
+  const std::string user = ::getpwuid_r(peer.uid, &pw, buf, sizeof buf, &result) == 0 && result
+                               ? std::string(pw.pw_name)
+                               : std::to_string(peer.uid);
+  return make_error(ErrorCode::permission_denied,
+                    fmt::format("user '{}' (uid {}) may not {} topic '{}' (see its 'allow:')", user,
+                                peer.uid, publisher ? "publish on" : "subscribe to",
+                                topic.settings.name));
+}
+
+std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool publisher,
+                                                        const PortRequest& request, Outbox& out) {
+  auto node = nodes_.find(peer.node_id);
+  if (node == nodes_.end()) {
+    return std::unexpected(make_error(ErrorCode::not_registered, "the node is not registered"));
+  }
+  if (request.topic.empty()) {
+    return std::unexpected(make_error(ErrorCode::invalid_argument, "the topic name is empty"));
+  }
+  Error error;
+  TopicEntry* topic = topic_for(request.topic, error);
+  if (topic == nullptr) return std::unexpected(error);
+  if (auto e = check_type(*topic, request)) return std::unexpected(*e);
+  if (auto e = check_allowed(*topic, peer, publisher)) return std::unexpected(*e);
+
+  auto& ports = publisher ? topic->publishers : topic->subscribers;
+  const std::uint32_t limit = publisher ? topic->settings.config.limits.max_publishers
+                                        : topic->settings.config.limits.max_subscribers;
+  if (ports.size() >= limit) {
+    return std::unexpected(make_error(
+        ErrorCode::limit_exceeded,
+        fmt::format("topic '{}' already has {} {}, its {} is {}", request.topic, ports.size(),
+                    publisher ? "publishers" : "subscribers",
+                    publisher ? "max_publishers" : "max_subscribers", limit)));
+  }
+
+  ServedTopic& s = topic->settings;
+  if (s.type_name.empty()) {  // the first port of an undeclared topic decides its type
+    s.type_name = request.type_name;
+    s.type_size = request.type_size;
+    s.type_align = request.type_align;
+    s.config.sample_size = request.type_size;
+    s.config.slot_size = slot_size_for(s.config);
+  }
+
+  const std::uint64_t port_id = next_id_++;
+  PortEntry entry{peer.node_id, publisher, request.topic, {}};
+  if (!publisher) {
+    entry.doorbell_shm = transport::shm_name(domain_, fmt::format("bell.{}", port_id));
+    if (auto made = shm_.create_doorbell(entry.doorbell_shm); !made) {
+      return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
+    }
+  }
+  PortCreated reply;
+  reply.port_id = port_id;
+  reply.topic = s.config;
+  reply.doorbell_shm = entry.doorbell_shm;
+  ports_.emplace(port_id, std::move(entry));
+  ports.push_back(port_id);
+  node->second.ports.push_back(port_id);
+
+  // Match with every port on the other side. When a ring cannot be made the
+  // port is refused whole; peers already matched are told it is gone.
+  const std::vector<std::uint64_t> others = publisher ? topic->subscribers : topic->publishers;
+  for (std::uint64_t other : others) {
+    auto made = publisher ? connect(port_id, other, out) : connect(other, port_id, out);
+    if (!made) {
+      remove_port(port_id, UnmatchReason::port_destroyed, out);
+      return std::unexpected(made.error());
+    }
+  }
+  return reply;
+}
+
+std::string Registry::ring_name(std::uint64_t pub, std::uint64_t sub) const {
+  return transport::shm_name(domain_, fmt::format("ring.{}.{}", pub, sub));
+}
+
+std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t sub, Outbox& out) {
+  const PortEntry& p = ports_.at(pub);
+  const PortEntry& s = ports_.at(sub);
+  const ServedTopic& topic = topics_.at(p.topic).settings;
+  const std::string ring = ring_name(pub, sub);
+  if (auto made = shm_.create_ring(ring, topic.config.capacity, topic.config.slot_size,
+                                   topic.config.policy);
+      !made) {
+    return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
+  }
+  queues_.emplace(std::make_pair(pub, sub), ring);
+  const NodeEntry& pub_node = nodes_.at(p.node_id);
+  const NodeEntry& sub_node = nodes_.at(s.node_id);
+
+  Matched to_pub;
+  to_pub.port_id = pub;
+  to_pub.peer_port_id = sub;
+  to_pub.peer_node = sub_node.name;
+  to_pub.peer_pid = sub_node.pid;
+  to_pub.ring_shm = ring;
+  to_pub.doorbell_shm = s.doorbell_shm;
+  out.emplace_back(p.node_id, to_pub);
+
+  Matched to_sub;
+  to_sub.port_id = sub;
+  to_sub.peer_port_id = pub;
+  to_sub.peer_node = pub_node.name;
+  to_sub.peer_pid = pub_node.pid;
+  to_sub.ring_shm = ring;
+  out.emplace_back(s.node_id, to_sub);
+  return {};
+}
+
+void Registry::disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t gone,
+                          UnmatchReason reason, Outbox& out) {
+  auto q = queues_.find({pub, sub});
+  if (q == queues_.end()) return;
+  // Unlinking the name is safe while both sides still map the ring: the
+  // subscriber drains what was published before it forgets the queue.
+  shm_.remove(q->second);
+  queues_.erase(q);
+  const std::uint64_t survivor = gone == pub ? sub : pub;
+  auto it = ports_.find(survivor);
+  if (it == ports_.end()) return;
+  Unmatched note;
+  note.port_id = survivor;
+  note.peer_port_id = gone;
+  note.reason = reason;
+  out.emplace_back(it->second.node_id, note);
+}
+
+void Registry::remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& out) {
+  auto it = ports_.find(port_id);
+  if (it == ports_.end()) return;
+  PortEntry port = it->second;
+  TopicEntry& topic = topics_.at(port.topic);
+  if (port.publisher) {
+    for (std::uint64_t sub : topic.subscribers) disconnect(port_id, sub, port_id, reason, out);
+    erase_value(topic.publishers, port_id);
+  } else {
+    for (std::uint64_t pub : topic.publishers) disconnect(pub, port_id, port_id, reason, out);
+    erase_value(topic.subscribers, port_id);
+    shm_.remove(port.doorbell_shm);
+  }
+  if (auto node = nodes_.find(port.node_id); node != nodes_.end()) {
+    erase_value(node->second.ports, port_id);
+  }
+  ports_.erase(port_id);
+  // An undeclared topic with no port left forgets its type (and disappears).
+  if (!topic.settings.declared && topic.publishers.empty() && topic.subscribers.empty()) {
+    topics_.erase(port.topic);
+  }
+}
+
+std::expected<PortDestroyed, Error> Registry::destroy_port(std::uint64_t node_id,
+                                                           std::uint64_t port_id, Outbox& out) {
+  auto it = ports_.find(port_id);
+  if (it == ports_.end() || it->second.node_id != node_id) {
+    return std::unexpected(make_error(ErrorCode::unknown_port,
+                                      fmt::format("port {} does not belong to this node", port_id)));
+  }
+  remove_port(port_id, UnmatchReason::port_destroyed, out);
+  return PortDestroyed{port_id};
+}
+
+TopicList Registry::list_topics(std::uint32_t start, const std::string& only) const {
+  TopicList list;
+  std::vector<const TopicEntry*> selected;
+  for (const auto& [name, entry] : topics_) {
+    if (only.empty() || name == only) selected.push_back(&entry);
+  }
+  list.total = static_cast<std::uint32_t>(selected.size());
+  list.start = start;
+  // Stay well inside one datagram: an entry is bounded by its port and queue lists.
+  std::size_t budget = kMaxMessageSize / 2;
+  for (std::size_t i = start; i < selected.size(); ++i) {
+    const TopicEntry& t = *selected[i];
+    TopicInfo info;
+    info.name = t.settings.name;
+    info.type_name = t.settings.bytes ? "bytes" : t.settings.type_name;
+    info.policy = t.settings.config.policy;
+    info.capacity = t.settings.config.capacity;
+    info.sample_size = t.settings.config.sample_size;
+    auto port_info = [&](std::uint64_t id) {
+      const PortEntry& p = ports_.at(id);
+      const NodeEntry& n = nodes_.at(p.node_id);
+      return PortInfo{id, n.name, n.pid};
+    };
+    for (auto id : t.publishers) info.publishers.push_back(port_info(id));
+    for (auto id : t.subscribers) info.subscribers.push_back(port_info(id));
+    for (auto pub : t.publishers) {
+      for (auto sub : t.subscribers) {
+        if (auto q = queues_.find({pub, sub}); q != queues_.end()) {
+          info.queues.push_back(QueueInfo{pub, sub, q->second});
+        }
+      }
+    }
+    const std::size_t cost = 512 + (info.publishers.size() + info.subscribers.size()) * 96 +
+                             info.queues.size() * (kMaxShmName + 24);
+    if (cost > budget && !list.topics.empty()) break;
+    budget -= std::min(budget, cost);
+    list.topics.push_back(std::move(info));
+  }
+  return list;
+}
+
+}  // namespace ferry::discovery

@@ -1,0 +1,117 @@
+#pragma once
+// ferryd's book of nodes, ports and queues, and the matching rules. Pure
+// bookkeeping: shared-memory objects are made through ShmFactory, and the
+// messages to send are returned, so that the daemon decides when they go out
+// (a port's reply always precedes its Matched notifications).
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ferry/discovery/messages.hpp"
+
+namespace ferry::discovery {
+
+// A topic as the daemon serves it: the declared (or default) configuration
+// and the type every port must have.
+struct ServedTopic {
+  std::string name;
+  bool declared = false;      // from the YAML; undeclared topics take `defaults`
+  std::string type_name;      // empty: not fixed yet (undeclared topic, no port)
+  std::uint64_t type_size = 0;
+  std::uint32_t type_align = 0;
+  bool bytes = false;         // `type: bytes` topic
+  TopicConfig config;         // policy, capacity, limits, sizes (slot_size filled by the daemon)
+  std::optional<std::vector<std::string>> allow_publish;    // nullopt: anyone may
+  std::optional<std::vector<std::string>> allow_subscribe;  // nullopt: anyone may
+};
+
+// Makes and removes the shared-memory objects of the domain.
+class ShmFactory {
+ public:
+  virtual ~ShmFactory() = default;
+  virtual std::expected<void, std::string> create_ring(const std::string& name,
+                                                       std::uint32_t capacity,
+                                                       std::uint32_t slot_size, Policy policy) = 0;
+  virtual std::expected<void, std::string> create_doorbell(const std::string& name) = 0;
+  virtual void remove(const std::string& name) = 0;
+};
+
+// Who asks: the node and the credentials of its socket.
+struct Peer {
+  std::uint64_t node_id = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+using Outbox = std::vector<std::pair<std::uint64_t /*node id*/, Message>>;
+
+class Registry {
+ public:
+  Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults,
+           bool strict, ShmFactory& shm);
+
+  std::uint64_t add_node(std::string name, pid_t pid);
+  // Removes the node and all its ports; their peers are told (`reason`).
+  void remove_node(std::uint64_t node_id, UnmatchReason reason, Outbox& out);
+
+  std::expected<PortCreated, Error> create_port(const Peer& peer, bool publisher,
+                                                const PortRequest& request, Outbox& out);
+  std::expected<PortDestroyed, Error> destroy_port(std::uint64_t node_id, std::uint64_t port_id,
+                                                   Outbox& out);
+
+  // Topics [start, ...) that fit in one reply; `only` non-empty: that topic.
+  [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only) const;
+
+  [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
+  [[nodiscard]] std::size_t port_count() const noexcept { return ports_.size(); }
+  [[nodiscard]] std::size_t queue_count() const noexcept { return queues_.size(); }
+
+  // Slot size of a ring for a topic: slot header plus the largest inline sample.
+  [[nodiscard]] static std::uint32_t slot_size_for(const TopicConfig& config);
+
+ private:
+  struct NodeEntry {
+    std::string name;
+    pid_t pid = 0;
+    std::vector<std::uint64_t> ports;
+  };
+  struct PortEntry {
+    std::uint64_t node_id = 0;
+    bool publisher = false;
+    std::string topic;
+    std::string doorbell_shm;  // subscribers only
+  };
+  struct TopicEntry {
+    ServedTopic settings;
+    std::vector<std::uint64_t> publishers;
+    std::vector<std::uint64_t> subscribers;
+  };
+
+  TopicEntry* topic_for(const std::string& name, Error& error);
+  std::optional<Error> check_type(const TopicEntry& topic, const PortRequest& request) const;
+  std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer, bool publisher) const;
+  std::expected<void, Error> connect(std::uint64_t pub, std::uint64_t sub, Outbox& out);
+  void disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t gone, UnmatchReason reason,
+                  Outbox& out);
+  void remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& out);
+  std::string ring_name(std::uint64_t pub, std::uint64_t sub) const;
+
+  std::string domain_;
+  TopicConfig defaults_;
+  bool strict_;
+  ShmFactory& shm_;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, NodeEntry> nodes_;
+  std::map<std::uint64_t, PortEntry> ports_;
+  std::map<std::string, TopicEntry> topics_;
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> queues_;  // (pub, sub) -> ring
+};
+
+}  // namespace ferry::discovery

@@ -1,0 +1,53 @@
+#include "served_topics.hpp"
+
+namespace ferry::discovery {
+
+Policy to_wire(config::Policy policy) noexcept {
+  switch (policy) {
+    case config::Policy::Block:
+      return Policy::block;
+    case config::Policy::DropNew:
+      return Policy::drop_new;
+    case config::Policy::DropOldest:
+      break;
+  }
+  return Policy::drop_oldest;
+}
+
+TopicConfig to_topic_config(const config::TopicSettings& s) {
+  TopicConfig c;
+  c.policy = to_wire(s.policy);
+  c.capacity = s.capacity;
+  c.block_timeout_ms = s.block_timeout_ms;
+  c.limits.max_publishers = s.max_publishers;
+  c.limits.max_subscribers = s.max_subscribers;
+  c.limits.max_loans = s.max_loans;
+  c.limits.max_held = s.max_held;
+  c.limits.history = s.history;
+  return c;
+}
+
+std::vector<ServedTopic> served_topics(const config::Config& config) {
+  std::vector<ServedTopic> served;
+  for (const config::Topic& t : config.topics) {
+    ServedTopic s;
+    s.name = t.name;
+    s.declared = true;
+    s.bytes = t.is_bytes();
+    s.type_name = t.is_bytes() ? std::string("ferry::Bytes") : t.type;
+    s.type_size = t.is_bytes() ? 0 : t.sample_size;
+    s.type_align = t.is_bytes() ? 1 : static_cast<std::uint32_t>(t.sample_align);
+    s.config = to_topic_config(t.settings);
+    if (t.is_bytes()) {
+      s.config.max_size = t.sample_size;
+    } else {
+      s.config.sample_size = t.sample_size;
+    }
+    s.allow_publish = t.allow.publish;
+    s.allow_subscribe = t.allow.subscribe;
+    served.push_back(std::move(s));
+  }
+  return served;
+}
+
+}  // namespace ferry::discovery

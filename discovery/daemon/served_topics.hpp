@@ -1,0 +1,15 @@
+#pragma once
+// From the loaded YAML to the topics ferryd serves.
+
+#include <vector>
+
+#include "ferry/config/config.hpp"
+#include "registry.hpp"
+
+namespace ferry::discovery {
+
+[[nodiscard]] Policy to_wire(config::Policy policy) noexcept;
+[[nodiscard]] TopicConfig to_topic_config(const config::TopicSettings& settings);
+[[nodiscard]] std::vector<ServedTopic> served_topics(const config::Config& config);
+
+}  // namespace ferry::discovery

@@ -1,0 +1,96 @@
+#include "ferry/discovery/client.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <array>
+
+#include "ferry/discovery/paths.hpp"
+#include "ferry/discovery/protocol.hpp"
+
+namespace ferry::discovery {
+
+std::string unreachable_message(std::string_view domain, std::string_view path,
+                                std::string_view why) {
+  return fmt::format(
+      "cannot reach ferryd for domain '{}' at {} ({}); start it with: ferryd --config FILE "
+      "--domain {}",
+      domain, path, why, domain);
+}
+
+std::expected<Client, std::string> Client::connect(std::string_view domain,
+                                                   std::string_view node_name, Millis timeout) {
+  auto path = discovery::socket_path(domain);
+  if (!path) return std::unexpected(path.error().message);
+  Client client;
+  client.socket_path_ = path->string();
+  auto socket = UnixSeqpacketSocket::connect(*path, timeout);
+  if (!socket) {
+    return std::unexpected(
+        unreachable_message(domain, client.socket_path_, socket.error().message));
+  }
+  client.socket_ = std::move(*socket);
+
+  Hello hello;
+  hello.protocol_version = kProtocolVersion;
+  hello.node_name = std::string(node_name);
+  hello.pid = static_cast<std::int32_t>(::getpid());
+  auto reply = client.request(hello, timeout);
+  if (!reply) return std::unexpected(reply.error());
+  if (const auto* error = std::get_if<Error>(&*reply)) {
+    return std::unexpected(fmt::format("ferryd refused node '{}': {}", node_name, error->message));
+  }
+  const auto* welcome = std::get_if<Welcome>(&*reply);
+  if (welcome == nullptr) {
+    return std::unexpected(
+        fmt::format("ferryd answered hello with {}, expected welcome", to_string(type_of(*reply))));
+  }
+  client.welcome_ = *welcome;
+  return client;
+}
+
+std::expected<std::uint32_t, std::string> Client::send(const Message& message) {
+  const std::uint32_t id = next_request_id_++;
+  if (next_request_id_ == 0) next_request_id_ = 1;  // 0 marks notifications
+  auto bytes = encode(message, id);
+  if (!bytes) return std::unexpected(bytes.error().message);
+  if (auto sent = socket_.send(*bytes, Millis{1000}); !sent) {
+    return std::unexpected(
+        fmt::format("cannot send to ferryd at {}: {}", socket_path_, sent.error().message));
+  }
+  return id;
+}
+
+std::expected<Message, std::string> Client::request(const Message& request, Millis timeout) {
+  auto id = send(request);
+  if (!id) return std::unexpected(id.error());
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::array<std::byte, kMaxMessageSize> buffer;
+  while (true) {
+    const auto left =
+        std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      return std::unexpected(fmt::format("ferryd at {} did not answer {} within {} ms",
+                                         socket_path_, to_string(type_of(request)),
+                                         timeout.count()));
+    }
+    auto received = socket_.recv(buffer, left);
+    if (!received) {
+      if (received.error().code == SocketErrorCode::timeout) continue;
+      return std::unexpected(fmt::format("lost the connection to ferryd at {}: {}", socket_path_,
+                                         received.error().message));
+    }
+    auto envelope = decode(std::span<const std::byte>(buffer.data(), *received));
+    if (!envelope) {
+      return std::unexpected(
+          fmt::format("ferryd sent a malformed message: {}", envelope.error().message));
+    }
+    // An unsolicited Error (request id 0) ends the session, e.g. a refused uid.
+    if (envelope->request_id == 0 && std::holds_alternative<Error>(envelope->message)) {
+      return envelope->message;
+    }
+    if (envelope->request_id == *id) return envelope->message;
+  }
+}
+
+}  // namespace ferry::discovery
