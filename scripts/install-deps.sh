@@ -3,7 +3,7 @@
 # Called by both quick-start commands and by CI, so each works on a fresh machine.
 set -euo pipefail
 
-packages=(build-essential cmake libboost-dev libyaml-cpp-dev libspdlog-dev
+packages=(build-essential cmake libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
           doctest-dev libcli11-dev nlohmann-json3-dev)
 
 missing=()

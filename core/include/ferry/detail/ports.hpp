@@ -1,0 +1,69 @@
+#pragma once
+// Untyped ports behind Publisher<T> and Subscriber<T>. The typed templates
+// are thin; everything that touches shared memory lives in core/src.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ferry/error.hpp"
+#include "ferry/publish_result.hpp"
+
+namespace ferry::detail {
+
+class NodeRuntime;
+class PublisherState;
+class SubscriberState;
+class HeldSamples;
+
+class PublisherPort {
+ public:
+  PublisherPort(std::shared_ptr<NodeRuntime> runtime, std::shared_ptr<PublisherState> state);
+  ~PublisherPort();
+  PublisherPort(const PublisherPort&) = delete;
+  PublisherPort& operator=(const PublisherPort&) = delete;
+
+  // Copies `size` bytes into every matched subscriber's queue.
+  PublishResult publish(const void* data, std::uint32_t size) noexcept;
+  [[nodiscard]] std::uint32_t subscriber_count() const noexcept;
+  [[nodiscard]] const std::string& topic() const noexcept;
+
+ private:
+  std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
+  std::shared_ptr<PublisherState> state_;
+};
+
+// One sample taken out of a queue and held by the user.
+struct TakenSample {
+  const void* data = nullptr;
+  std::uint32_t size = 0;
+  std::uint32_t token = 0;  // hands the sample back to HeldSamples::release
+};
+
+enum class TakeStatus : std::uint8_t { Taken, Empty, Failed };
+
+class SubscriberPort {
+ public:
+  SubscriberPort(std::shared_ptr<NodeRuntime> runtime, std::shared_ptr<SubscriberState> state);
+  ~SubscriberPort();
+  SubscriberPort(const SubscriberPort&) = delete;
+  SubscriberPort& operator=(const SubscriberPort&) = delete;
+
+  // Takes the next sample, waiting up to `timeout` (zero: never waits).
+  // Empty is not an error; Failed sets `error`.
+  TakeStatus take(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept;
+  [[nodiscard]] std::uint32_t publisher_count() const noexcept;
+  [[nodiscard]] const std::string& topic() const noexcept;
+  [[nodiscard]] HeldSamples* held() const noexcept;
+
+ private:
+  std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
+  std::shared_ptr<SubscriberState> state_;
+};
+
+// Returns a held sample's buffer; safe from any thread, even after the
+// subscriber is gone (the last release then frees the buffers).
+void release_held(HeldSamples* held, std::uint32_t token) noexcept;
+
+}  // namespace ferry::detail

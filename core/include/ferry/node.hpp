@@ -1,0 +1,70 @@
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferry/publisher.hpp"
+#include "ferry/subscriber.hpp"
+#include "ferry/type_name.hpp"
+
+namespace ferry {
+
+namespace detail {
+class NodeRuntime;
+struct TypeInfo {
+  std::string_view name;
+  std::size_t size;
+  std::size_t align;
+};
+}  // namespace detail
+
+struct NodeOptions {
+  // Empty: $FERRY_DOMAIN, else "default".
+  std::string domain;
+  // How long to wait for ferryd to answer a request.
+  std::chrono::milliseconds request_timeout{5000};
+};
+
+// A participant in a domain: one connection to ferryd and the ports created
+// through it. Several nodes may live in one process. Construction throws
+// ferry::Error when ferryd cannot be reached (naming the socket and how to
+// start it).
+class Node {
+ public:
+  explicit Node(std::string name, NodeOptions options = {});
+  ~Node();
+  Node(Node&&) noexcept;
+  Node& operator=(Node&&) noexcept;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  // Throws ferry::Error when the topic refuses the port (type mismatch,
+  // max_publishers reached, undeclared topic under strict: ...).
+  template <NamedSample T>
+  Publisher<T> publisher(std::string_view topic) {
+    return Publisher<T>(make_publisher(topic, type_info<T>()));
+  }
+  template <NamedSample T>
+  Subscriber<T> subscriber(std::string_view topic) {
+    return Subscriber<T>(make_subscriber(topic, type_info<T>()));
+  }
+
+  [[nodiscard]] const std::string& name() const noexcept;
+  [[nodiscard]] const std::string& domain() const noexcept;
+
+ private:
+  template <class T>
+  static detail::TypeInfo type_info() {
+    return {TypeName<T>::value, sizeof(T), alignof(T)};
+  }
+  std::unique_ptr<detail::PublisherPort> make_publisher(std::string_view topic,
+                                                        const detail::TypeInfo& type);
+  std::unique_ptr<detail::SubscriberPort> make_subscriber(std::string_view topic,
+                                                          const detail::TypeInfo& type);
+
+  std::shared_ptr<detail::NodeRuntime> runtime_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,14 @@
+#pragma once
+#include <cstdint>
+
+namespace ferry {
+
+// What became of one published sample, counted in subscriber queues.
+struct PublishResult {
+  std::uint32_t delivered = 0;    // queues that took it (overwritten ones included)
+  std::uint32_t dropped = 0;      // drop_new: queues that were full and refused it
+  std::uint32_t overwritten = 0;  // drop_oldest: queues that discarded their oldest to take it
+  std::uint32_t timed_out = 0;    // block: queues still full at block_timeout_ms
+};
+
+}  // namespace ferry

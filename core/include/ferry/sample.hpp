@@ -1,0 +1,47 @@
+#pragma once
+#include <cstdint>
+#include <utility>
+
+#include "ferry/detail/ports.hpp"
+
+namespace ferry {
+
+// A sample taken by a subscriber: valid, and never rewritten, until this
+// handle is destroyed. Move-only.
+template <class T>
+class Sample {
+ public:
+  Sample(Sample&& other) noexcept
+      : held_(std::exchange(other.held_, nullptr)), token_(other.token_), value_(other.value_) {}
+  Sample& operator=(Sample&& other) noexcept {
+    if (this != &other) {
+      reset();
+      held_ = std::exchange(other.held_, nullptr);
+      token_ = other.token_;
+      value_ = other.value_;
+    }
+    return *this;
+  }
+  Sample(const Sample&) = delete;
+  Sample& operator=(const Sample&) = delete;
+  ~Sample() { reset(); }
+
+  [[nodiscard]] const T& operator*() const noexcept { return *value_; }
+  [[nodiscard]] const T* operator->() const noexcept { return value_; }
+  [[nodiscard]] const T* get() const noexcept { return value_; }
+
+ private:
+  template <class>
+  friend class Subscriber;
+  Sample(detail::HeldSamples* held, std::uint32_t token, const T* value) noexcept
+      : held_(held), token_(token), value_(value) {}
+  void reset() noexcept {
+    if (held_ != nullptr) detail::release_held(std::exchange(held_, nullptr), token_);
+  }
+
+  detail::HeldSamples* held_;
+  std::uint32_t token_;
+  const T* value_;
+};
+
+}  // namespace ferry

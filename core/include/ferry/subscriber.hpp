@@ -1,0 +1,62 @@
+#pragma once
+#include <chrono>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ferry/detail/ports.hpp"
+#include "ferry/error.hpp"
+#include "ferry/sample.hpp"
+#include "ferry/type_name.hpp"
+
+namespace ferry {
+
+// Takes samples of T from one topic, fairly from all matched publishers and
+// in each publisher's order. Move-only; use from one thread at a time.
+template <class T>
+class Subscriber {
+  static_assert(std::is_trivially_copyable_v<T>, "ferry samples must be trivially copyable");
+
+ public:
+  // Never blocks. Empty when nothing is queued (or max_held is reached: use
+  // try_take to tell the two apart).
+  std::optional<Sample<T>> take() noexcept {
+    auto r = try_take();
+    if (r && *r) return std::move(**r);
+    return std::nullopt;
+  }
+  // Waits up to `timeout` for a sample: spins briefly, then sleeps.
+  std::optional<Sample<T>> take(std::chrono::nanoseconds timeout) noexcept {
+    auto r = try_take(timeout);
+    if (r && *r) return std::move(**r);
+    return std::nullopt;
+  }
+  // Like take(), but says why nothing came back when it is an error
+  // (TooManyHeld, NodeDeclaredDead, ...).
+  std::expected<std::optional<Sample<T>>, ErrorCode> try_take(
+      std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
+    detail::TakenSample taken;
+    ErrorCode error{};
+    switch (port_->take(taken, error, timeout)) {
+      case detail::TakeStatus::Taken:
+        return std::optional<Sample<T>>(
+            Sample<T>(port_->held(), taken.token, static_cast<const T*>(taken.data)));
+      case detail::TakeStatus::Failed:
+        return std::unexpected(error);
+      case detail::TakeStatus::Empty:
+        break;
+    }
+    return std::optional<Sample<T>>();
+  }
+
+  [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
+  [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
+
+ private:
+  friend class Node;
+  explicit Subscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
+  std::unique_ptr<detail::SubscriberPort> port_;
+};
+
+}  // namespace ferry

@@ -1,0 +1,29 @@
+#pragma once
+// The name a C++ type is declared under in the topic YAML. FERRY_TYPE(Pose)
+// names it "Pose"; FERRY_TYPE_NAMED(Frame, "camera/Frame") chooses the name.
+// Use both at global namespace scope.
+
+#include <string_view>
+#include <type_traits>
+
+namespace ferry {
+
+template <class T>
+struct TypeName;  // specialised by FERRY_TYPE / FERRY_TYPE_NAMED
+
+template <class T>
+concept NamedSample = std::is_trivially_copyable_v<T> && requires {
+  { TypeName<T>::value } -> std::convertible_to<std::string_view>;
+};
+
+}  // namespace ferry
+
+#define FERRY_TYPE_NAMED(T, NAME)                                                       \
+  template <>                                                                           \
+  struct ferry::TypeName<T> {                                                           \
+    static_assert(std::is_trivially_copyable_v<T>,                                      \
+                  "ferry samples must be trivially copyable: they are copied as bytes"); \
+    static constexpr std::string_view value = NAME;                                     \
+  }
+
+#define FERRY_TYPE(T) FERRY_TYPE_NAMED(T, #T)

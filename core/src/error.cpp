@@ -1,0 +1,25 @@
+#include "ferry/error.hpp"
+
+namespace ferry {
+
+const char* to_string(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::TooManyHeld:
+      return "the subscriber already holds max_held samples; release one first";
+    case ErrorCode::TooManyLoans:
+      return "the publisher already holds max_loans unpublished loans";
+    case ErrorCode::PoolExhausted:
+      return "the loaned-memory pool has no free chunk of a fitting size";
+    case ErrorCode::TooLarge:
+      return "the payload is larger than the topic allows";
+    case ErrorCode::PortClosed:
+      return "the port is closed";
+    case ErrorCode::NodeDeclaredDead:
+      return "ferryd declared this node dead after it missed its heartbeats";
+    case ErrorCode::CorruptData:
+      return "a peer wrote invalid data into shared memory";
+  }
+  return "unknown error";
+}
+
+}  // namespace ferry

@@ -1,0 +1,29 @@
+#include "ferry/node.hpp"
+
+#include "node_runtime.hpp"
+#include "port_state.hpp"
+
+namespace ferry {
+
+Node::Node(std::string name, NodeOptions options)
+    : runtime_(detail::NodeRuntime::start(std::move(name), options)) {}
+
+Node::~Node() = default;
+Node::Node(Node&&) noexcept = default;
+Node& Node::operator=(Node&&) noexcept = default;
+
+const std::string& Node::name() const noexcept { return runtime_->name(); }
+const std::string& Node::domain() const noexcept { return runtime_->domain(); }
+
+std::unique_ptr<detail::PublisherPort> Node::make_publisher(std::string_view topic,
+                                                            const detail::TypeInfo& type) {
+  return std::make_unique<detail::PublisherPort>(runtime_, runtime_->create_publisher(topic, type));
+}
+
+std::unique_ptr<detail::SubscriberPort> Node::make_subscriber(std::string_view topic,
+                                                              const detail::TypeInfo& type) {
+  return std::make_unique<detail::SubscriberPort>(runtime_,
+                                                  runtime_->create_subscriber(topic, type));
+}
+
+}  // namespace ferry

@@ -1,0 +1,143 @@
+#pragma once
+// The state behind a port, shared by the user's thread (the hot path) and the
+// node's serving thread (Matched/Unmatched from ferryd).
+//
+// Handing over connections without a lock on the hot path: the serving
+// thread maps and attaches a new ring, queues it under `mutex` and bumps
+// `changes` (release). publish()/take() compare `changes` with the value they
+// last saw (one acquire load) and only on a difference take the mutex and
+// apply the queue. The active list is touched by the user's thread alone, so
+// a ring is unmapped only when that thread has dropped it.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/discovery/messages.hpp"
+#include "ferry/transport/doorbell.hpp"
+#include "ferry/transport/ring.hpp"
+#include "ferry/transport/segment.hpp"
+#include "held_samples.hpp"
+
+namespace ferry::detail {
+
+class PortState {
+ public:
+  PortState(std::string domain, std::string topic, const discovery::PortCreated& created);
+  virtual ~PortState() = default;
+  PortState(const PortState&) = delete;
+  PortState& operator=(const PortState&) = delete;
+
+  // Serving thread.
+  virtual void on_matched(const discovery::Matched& matched) = 0;
+  virtual void on_unmatched(const discovery::Unmatched& unmatched) = 0;
+
+  const std::string domain;
+  const std::string topic;
+  const std::uint64_t port_id;
+  const discovery::TopicConfig config;
+
+  // Matched peers right now, as ferryd says (serving thread writes).
+  std::atomic<std::uint32_t> matched{0};
+
+ protected:
+  // SYNC: release, pairs with the acquire load in has_changes(): the queued
+  // connections (under `mutex`) are complete before the hot path looks.
+  void announce_change() noexcept { changes_.fetch_add(1, std::memory_order_release); }
+  // User's thread: one load on the hot path.
+  [[nodiscard]] bool has_changes() const noexcept {
+    // SYNC: acquire, pairs with the release fetch_add in announce_change().
+    return changes_.load(std::memory_order_acquire) != seen_changes_;
+  }
+  void mark_changes_seen() noexcept {
+    // SYNC: relaxed; a change announced after this load is seen next time.
+    seen_changes_ = changes_.load(std::memory_order_relaxed);
+  }
+
+  std::mutex mutex_;  // guards the hand-over queues of the subclasses
+
+ private:
+  std::atomic<std::uint32_t> changes_{0};
+  std::uint32_t seen_changes_ = 0;  // user's thread only
+};
+
+// ---- publisher ---------------------------------------------------------------
+
+struct PublisherConnection {
+  std::uint64_t peer = 0;
+  transport::Segment ring_segment;
+  transport::Segment bell_segment;  // the subscriber's doorbell
+  transport::RingProducer producer;
+};
+
+class PublisherState final : public PortState {
+ public:
+  using PortState::PortState;
+  void on_matched(const discovery::Matched& matched) override;
+  void on_unmatched(const discovery::Unmatched& unmatched) override;
+
+  // User's thread: the matched queues, current.
+  std::vector<std::unique_ptr<PublisherConnection>>& connections() noexcept {
+    if (has_changes()) apply_changes();
+    return active_;
+  }
+  // User's thread: scratch list for the block policy, with room for every
+  // active queue (reserved when queues change, not on the hot path).
+  std::vector<PublisherConnection*>& full_queues() noexcept { return full_; }
+
+ private:
+  void apply_changes();
+
+  std::vector<std::unique_ptr<PublisherConnection>> incoming_;  // under mutex_
+  std::vector<std::uint64_t> leaving_;                          // under mutex_
+  std::vector<std::unique_ptr<PublisherConnection>> active_;    // user's thread
+  std::vector<PublisherConnection*> full_;                      // user's thread
+};
+
+// ---- subscriber --------------------------------------------------------------
+
+struct SubscriberConnection {
+  std::uint64_t peer = 0;
+  transport::Segment ring_segment;
+  transport::RingConsumer consumer;
+  bool retired = false;  // the publisher is gone: drop the queue once drained
+};
+
+class SubscriberState final : public PortState {
+ public:
+  SubscriberState(std::string domain, std::string topic, const discovery::PortCreated& created);
+  ~SubscriberState() override;
+  void on_matched(const discovery::Matched& matched) override;
+  void on_unmatched(const discovery::Unmatched& unmatched) override;
+
+  // User's thread.
+  std::vector<std::unique_ptr<SubscriberConnection>>& connections() noexcept {
+    if (has_changes()) apply_changes();
+    return active_;
+  }
+  // User's thread: forgets retired queues that are empty.
+  void drop_drained() noexcept;
+
+  [[nodiscard]] transport::DoorbellWord& doorbell() noexcept { return *bell_; }
+  [[nodiscard]] HeldSamples& held() noexcept { return *held_; }
+  [[nodiscard]] std::uint32_t sample_bytes() const noexcept { return sample_bytes_; }
+  std::size_t next_ring = 0;  // round-robin start, user's thread
+
+ private:
+  void apply_changes();
+
+  std::optional<transport::Segment> bell_segment_;
+  transport::DoorbellWord* bell_ = nullptr;
+  HeldSamples* held_ = nullptr;  // closed (not deleted) with the state: samples may outlive it
+  std::uint32_t sample_bytes_ = 0;
+
+  std::vector<std::unique_ptr<SubscriberConnection>> incoming_;  // under mutex_
+  std::vector<std::uint64_t> leaving_;                           // under mutex_
+  std::vector<std::unique_ptr<SubscriberConnection>> active_;    // user's thread
+};
+
+}  // namespace ferry::detail

@@ -1,0 +1,111 @@
+// The take hot path: round-robin over the queues of all matched publishers
+// (none starves another, each keeps its order), a copy of the inline sample
+// into a held buffer, no allocation, no lock, no system call unless we sleep.
+#include <chrono>
+
+#include "ferry/detail/ports.hpp"
+#include "ferry/transport/doorbell.hpp"
+#include "node_runtime.hpp"
+#include "port_state.hpp"
+
+namespace ferry::detail {
+
+namespace {
+
+using transport::RingError;
+
+// Spin iterations (cpu_relax each) before take(timeout) sleeps.
+constexpr int kSpinBeforeSleep = 1024;
+
+// Pops the next sample, fairly, into `buffer`. False when every queue is empty.
+bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t& size) noexcept {
+  auto& queues = state.connections();
+  const std::size_t n = queues.size();
+  bool retired_empty = false;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t index = (state.next_ring + i) % n;
+    SubscriberConnection& q = *queues[index];
+    auto popped = q.consumer.try_pop(std::span<std::byte>(buffer, state.sample_bytes()));
+    while (!popped && popped.error() == RingError::CorruptSlot) {
+      // A slot a broken publisher wrote badly was skipped and counted.
+      popped = q.consumer.try_pop(std::span<std::byte>(buffer, state.sample_bytes()));
+    }
+    if (popped) {
+      // A typed topic's samples are exactly its size; anything else came from
+      // a broken peer and is not handed out as a T.
+      if (state.config.sample_size != 0 && *popped != state.config.sample_size) continue;
+      size = *popped;
+      state.next_ring = index + 1;
+      return true;
+    }
+    if (q.retired) retired_empty = true;
+  }
+  if (retired_empty) state.drop_drained();
+  return false;
+}
+
+bool any_data(SubscriberState& state) noexcept {
+  for (const auto& q : state.connections()) {
+    if (q->consumer.has_data()) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+SubscriberPort::SubscriberPort(std::shared_ptr<NodeRuntime> runtime,
+                               std::shared_ptr<SubscriberState> state)
+    : runtime_(std::move(runtime)), state_(std::move(state)) {}
+
+SubscriberPort::~SubscriberPort() { runtime_->destroy_port(state_->port_id); }
+
+TakeStatus SubscriberPort::take(TakenSample& out, ErrorCode& error,
+                                std::chrono::nanoseconds timeout) noexcept {
+  SubscriberState& state = *state_;
+  std::uint32_t token = 0;
+  std::byte* buffer = nullptr;
+  if (!state.held().acquire(token, buffer)) {
+    error = ErrorCode::TooManyHeld;
+    return TakeStatus::Failed;
+  }
+  std::uint32_t size = 0;
+  bool got = pop_next(state, buffer, size);
+  if (!got && timeout.count() > 0) {
+    for (int spin = 0; spin < kSpinBeforeSleep && !got; ++spin) {
+      transport::cpu_relax();
+      if (any_data(state)) got = pop_next(state, buffer, size);
+    }
+    if (!got) {
+      // The clock is read only now that we are about to sleep.
+      const auto deadline = std::chrono::steady_clock::now() + timeout;
+      while (!got) {
+        const auto left = deadline - std::chrono::steady_clock::now();
+        if (left <= std::chrono::steady_clock::duration::zero()) break;
+        // One doorbell for all our queues: any publisher's push wakes us.
+        transport::doorbell_wait(state.doorbell(), [&] { return any_data(state); }, left);
+        got = pop_next(state, buffer, size);
+      }
+    }
+  }
+  if (!got) {
+    state.held().unacquire(token);
+    return TakeStatus::Empty;
+  }
+  out.data = buffer;
+  out.size = size;
+  out.token = token;
+  return TakeStatus::Taken;
+}
+
+std::uint32_t SubscriberPort::publisher_count() const noexcept {
+  // SYNC: relaxed; a count for the user.
+  return state_->matched.load(std::memory_order_relaxed);
+}
+
+const std::string& SubscriberPort::topic() const noexcept { return state_->topic; }
+
+HeldSamples* SubscriberPort::held() const noexcept { return &state_->held(); }
+
+void release_held(HeldSamples* held, std::uint32_t token) noexcept { held->release(token); }
+
+}  // namespace ferry::detail

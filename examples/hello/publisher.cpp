@@ -1,0 +1,41 @@
+// Publishes poses on robot/pose: waits for a subscriber, then sends --count
+// samples at --rate Hz. Usage: hello_publisher [count] [rate_hz]
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "pose.hpp"
+
+int main(int argc, char** argv) try {
+  const int count = argc > 1 ? std::atoi(argv[1]) : 20;
+  const double rate_hz = argc > 2 ? std::atof(argv[2]) : 10.0;
+
+  ferry::Node node{"hello_publisher"};
+  auto pub = node.publisher<Pose>("robot/pose");
+
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (pub.subscriber_count() == 0 && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::printf("publisher: %u subscriber(s) matched\n", pub.subscriber_count());
+
+  const auto period = std::chrono::duration<double>(1.0 / rate_hz);
+  for (int i = 0; i < count; ++i) {
+    Pose pose{};
+    pose.stamp_ns = static_cast<std::uint64_t>(
+        std::chrono::steady_clock::now().time_since_epoch().count());
+    pose.x = std::cos(i * 0.1);
+    pose.y = std::sin(i * 0.1);
+    std::strncpy(pose.frame, "map", sizeof pose.frame);
+    const ferry::PublishResult r = pub.publish(pose);
+    std::printf("publisher: sample %d delivered to %u queue(s)\n", i, r.delivered);
+    std::this_thread::sleep_for(period);
+  }
+  return 0;
+} catch (const ferry::Error& e) {
+  std::fprintf(stderr, "hello_publisher: %s\n", e.what());
+  return 1;
+}

@@ -1,0 +1,31 @@
+// Prints poses taken from robot/pose until --count arrived or none came for
+// two seconds. Usage: hello_subscriber [count]
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "pose.hpp"
+
+int main(int argc, char** argv) try {
+  const int count = argc > 1 ? std::atoi(argv[1]) : 20;
+
+  ferry::Node node{"hello_subscriber"};
+  auto sub = node.subscriber<Pose>("robot/pose");
+
+  int received = 0;
+  while (received < count) {
+    auto sample = sub.take(std::chrono::seconds(2));
+    if (!sample) {
+      std::printf("subscriber: nothing for 2 s, stopping\n");
+      break;
+    }
+    ++received;
+    std::printf("subscriber: x=%+.3f y=%+.3f frame=%.16s\n", (*sample)->x, (*sample)->y,
+                (*sample)->frame);
+  }
+  std::printf("subscriber: received %d sample(s)\n", received);
+  return received == count ? 0 : 1;
+} catch (const ferry::Error& e) {
+  std::fprintf(stderr, "hello_subscriber: %s\n", e.what());
+  return 1;
+}
