@@ -1,10 +1,53 @@
 #!/usr/bin/env bash
-# The README's "main job": builds ferry, then runs it. Until the pub/sub demo
-# exists, that is the ring benchmark with short settings: the shared-memory
-# ring against a Unix socket and a pipe, measured in the same run.
-# Usage: scripts/demo.sh [ferry-bench-ring options, e.g. --repeat 5 or --json]
+# ferry's main job in one command: builds ferry, starts ferryd for the hello
+# example, runs a subscriber and a publisher in two processes, shows them with
+# `ferry topic list`, then stops everything and checks nothing is left behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/build.sh
-exec build/bin/ferry-bench-ring --quick "$@"
+bin=build/bin
+export FERRY_RUNTIME_DIR
+FERRY_RUNTIME_DIR=$(mktemp -d /tmp/ferry-demo.XXXXXX)
+export FERRY_DOMAIN="demo$$"
+daemon_pid=""
+cleanup() {
+  [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+  rm -rf "$FERRY_RUNTIME_DIR"
+}
+trap cleanup EXIT
+
+echo "== ferry config check examples/hello/hello.yaml"
+"$bin/ferry" config check examples/hello/hello.yaml
+
+echo "== ferryd --config examples/hello/hello.yaml --domain $FERRY_DOMAIN --foreground"
+"$bin/ferryd" --config examples/hello/hello.yaml --domain "$FERRY_DOMAIN" --foreground \
+  --log-level warn &
+daemon_pid=$!
+for _ in $(seq 100); do
+  [ -S "$FERRY_RUNTIME_DIR/$FERRY_DOMAIN.sock" ] && break
+  sleep 0.05
+done
+
+echo "== a subscriber and a publisher, in two processes"
+"$bin/hello_subscriber" 20 &
+sub_pid=$!
+sleep 0.2
+"$bin/hello_publisher" 20 10 &
+pub_pid=$!
+sleep 1
+
+echo "== ferry topic list (while they run)"
+"$bin/ferry" topic list
+
+wait "$pub_pid"
+wait "$sub_pid"
+
+echo "== stopping ferryd"
+kill "$daemon_pid"
+wait "$daemon_pid" || true
+daemon_pid=""
+left=$(ls /dev/shm | grep -c "^ferry\.$FERRY_DOMAIN\." || true)
+echo "shared-memory objects left behind: $left"
+[ "$left" -eq 0 ]
+echo "== demo finished: publisher and subscriber exchanged samples through ferryd"

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <random>
 #include <thread>
@@ -36,6 +37,8 @@ TestDomain::~TestDomain() {
 }
 
 Child::Child(const std::function<int()>& body) {
+  // Unflushed output would otherwise be printed twice, by us and the child.
+  std::fflush(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
     int code = 1;

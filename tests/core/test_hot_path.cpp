@@ -1,0 +1,106 @@
+// The hot path (publish, take, release) allocates nothing: every operator new
+// and malloc on the measuring thread is counted while it runs.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <new>
+
+#include "daemon_fixture.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+namespace {
+thread_local bool counting = false;
+thread_local std::size_t allocations = 0;
+
+void note_allocation() noexcept {
+  if (counting) ++allocations;
+}
+
+struct CountAllocations {
+  CountAllocations() {
+    allocations = 0;
+    counting = true;
+  }
+  ~CountAllocations() { counting = false; }
+};
+}  // namespace
+
+void* operator new(std::size_t n) {
+  note_allocation();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  note_allocation();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  note_allocation();
+  const auto align = static_cast<std::size_t>(a);
+  if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// glibc's allocator entry points, so that a malloc() behind our back counts too.
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void* __libc_calloc(std::size_t, std::size_t);
+extern "C" void* __libc_realloc(void*, std::size_t);
+extern "C" void* malloc(std::size_t n) {
+  note_allocation();
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(std::size_t n, std::size_t size) {
+  note_allocation();
+  return __libc_calloc(n, size);
+}
+extern "C" void* realloc(void* p, std::size_t n) {
+  note_allocation();
+  return __libc_realloc(p, n);
+}
+#endif
+
+using ferry::test::Daemon;
+using ferry::test::TestDomain;
+
+static void run_loop(const char* policy) {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config(std::string("  - { name: t, type: Seq, capacity: 16, policy: ") +
+                                   policy + " }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  auto pub = node.publisher<Seq>("t");
+  auto sub = node.subscriber<Seq>("t");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
+  // Warm up: the first publish and take pick up the matched queue.
+  pub.publish(make_seq(0, 0));
+  REQUIRE(sub.take());
+
+  std::uint64_t sum = 0;
+  std::size_t counted = 0;
+  {
+    CountAllocations guard;
+    for (std::uint64_t i = 1; i <= 20000; ++i) {
+      const auto r = pub.publish(make_seq(0, i));
+      if (r.delivered != 1) break;
+      if (i % 4 == 0) {  // let a few queue up, then drain them
+        while (auto s = sub.take()) sum += (*s)->seq;
+      }
+    }
+    counted = allocations;
+  }
+  CHECK(counted == 0);
+  CHECK(sum > 0);
+}
+
+TEST_CASE("publish, take and release allocate nothing (drop_oldest)") { run_loop("drop_oldest"); }
+TEST_CASE("publish, take and release allocate nothing (drop_new)") { run_loop("drop_new"); }
+TEST_CASE("publish, take and release allocate nothing (block)") { run_loop("block"); }

@@ -1,0 +1,180 @@
+// Creating ports: what ferryd refuses and how it says so, isolation between
+// domains, and a daemon that shrugs off bad clients.
+#include <doctest/doctest.h>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+#include "daemon_fixture.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::Daemon;
+using ferry::test::TestDomain;
+
+struct Other {  // same size as Seq, another name
+  std::uint64_t words[8];
+};
+FERRY_TYPE(Other);
+
+struct Small {
+  std::uint32_t value;
+};
+FERRY_TYPE_NAMED(Small, "Seq");  // Seq's name, the wrong size
+
+namespace {
+
+std::string error_of(auto&& make) {
+  try {
+    make();
+  } catch (const ferry::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+int raw_connect(const TestDomain& domain) {
+  const std::string path = (domain.runtime_dir() / (domain.name() + ".sock")).string();
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("a node without a running ferryd fails with the socket path and how to start ferryd") {
+  TestDomain domain;
+  ferry::test::use_domain_env(domain);
+  const std::string message = error_of([] { ferry::Node node{"lonely"}; });
+  CHECK(message.find(domain.name() + ".sock") != std::string::npos);
+  CHECK(message.find("ferryd --config") != std::string::npos);
+}
+
+TEST_CASE("a port whose type differs from the topic's is refused with both types named") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  const std::string by_name = error_of([&] { node.publisher<Other>("t"); });
+  CHECK(by_name.find("'Other'") != std::string::npos);
+  CHECK(by_name.find("'Seq'") != std::string::npos);
+  const std::string by_size = error_of([&] { node.subscriber<Small>("t"); });
+  CHECK(by_size.find("size 4") != std::string::npos);
+  CHECK(by_size.find("size 64") != std::string::npos);
+  // The topic still works for the right type.
+  auto pub = node.publisher<Seq>("t");
+  CHECK(pub.subscriber_count() == 0);
+}
+
+TEST_CASE("an undeclared topic takes the type of its first port, and later ports must match") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  auto pub = node.publisher<Other>("free/topic");
+  auto sub = node.subscriber<Other>("free/topic");
+  CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
+  CHECK(pub.publish(Other{{1, 2, 3, 4, 5, 6, 7, 8}}).delivered == 1);
+  auto s = sub.take(1s);
+  REQUIRE(s);
+  CHECK((*s)->words[7] == 8);
+  CHECK(error_of([&] { node.subscriber<Seq>("free/topic"); }).find("type mismatch") !=
+        std::string::npos);
+}
+
+TEST_CASE("a strict domain refuses undeclared topics") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n", "strict: true\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  const std::string message = error_of([&] { node.publisher<Seq>("not/declared"); });
+  CHECK(message.find("'not/declared'") != std::string::npos);
+  CHECK(message.find("strict") != std::string::npos);
+  CHECK_NOTHROW(node.publisher<Seq>("t"));
+}
+
+TEST_CASE("max_publishers and max_subscribers are enforced with the limit named") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, max_publishers: 1, max_subscribers: 2 }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  auto p1 = node.publisher<Seq>("t");
+  CHECK(error_of([&] { node.publisher<Seq>("t"); }).find("max_publishers is 1") != std::string::npos);
+  auto s1 = node.subscriber<Seq>("t");
+  auto s2 = node.subscriber<Seq>("t");
+  CHECK(error_of([&] { node.subscriber<Seq>("t"); }).find("max_subscribers is 2") !=
+        std::string::npos);
+  {
+    auto gone = std::move(p1);  // destroying a port frees its place
+  }
+  CHECK(eventually([&] {
+    try {
+      node.publisher<Seq>("t");
+      return true;
+    } catch (const ferry::Error&) {
+      return false;
+    }
+  }));
+}
+
+TEST_CASE("two domains side by side do not see each other") {
+  TestDomain a;
+  TestDomain b;
+  Daemon daemon_a(a, seq_config("  - { name: t, type: Seq }\n"));
+  Daemon daemon_b(b, seq_config("  - { name: t, type: Seq }\n"));
+  ferry::test::use_domain_env(a);
+  ferry::Node node_a{"a"};
+  auto pub = node_a.publisher<Seq>("t");
+  ferry::test::use_domain_env(b);
+  ferry::Node node_b{"b"};
+  auto sub = node_b.subscriber<Seq>("t");
+  std::this_thread::sleep_for(100ms);
+  CHECK(pub.subscriber_count() == 0);
+  CHECK(sub.publisher_count() == 0);
+  pub.publish(make_seq(0, 0));
+  CHECK_FALSE(sub.take(50ms));
+  CHECK(node_a.domain() == a.name());
+  CHECK(node_b.domain() == b.name());
+}
+
+TEST_CASE("garbage, half messages and idle connections do not disturb a running flow") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  auto pub = node.publisher<Seq>("t");
+  auto sub = node.subscriber<Seq>("t");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+
+  const int idle = raw_connect(domain);  // connects and never says a word
+  const int garbage = raw_connect(domain);
+  const char junk[] = "this is not a ferry message at all";
+  CHECK(::send(garbage, junk, sizeof junk, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof junk));
+  const int truncated = raw_connect(domain);
+  const unsigned char header_only[6] = {'F', 'R', 'R', 'Y', 1, 0};
+  CHECK(::send(truncated, header_only, sizeof header_only, MSG_NOSIGNAL) == 6);
+
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    CHECK(pub.publish(make_seq(0, i)).delivered == 1);
+    auto s = sub.take(1s);
+    REQUIRE(s);
+    CHECK((*s)->seq == i);
+  }
+  // The daemon closed the garbage senders and still serves new nodes.
+  char buf[256];
+  CHECK(::recv(garbage, buf, sizeof buf, 0) >= 0);  // an error reply, then EOF
+  ferry::Node late{"late"};
+  auto late_sub = late.subscriber<Seq>("t");
+  CHECK(eventually([&] { return pub.subscriber_count() == 2; }));
+  ::close(idle);
+  ::close(garbage);
+  ::close(truncated);
+}

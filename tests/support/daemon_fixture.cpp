@@ -1,0 +1,170 @@
+#include "daemon_fixture.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace ferry::test {
+
+std::string bin_path(const std::string& program) {
+  const char* dir = std::getenv("FERRY_BIN_DIR");
+  return std::string(dir != nullptr ? dir : "build/bin") + "/" + program;
+}
+
+void use_domain_env(const TestDomain& domain) {
+  ::setenv("FERRY_DOMAIN", domain.name().c_str(), 1);
+  ::setenv("FERRY_RUNTIME_DIR", domain.runtime_dir().c_str(), 1);
+}
+
+namespace {
+
+[[noreturn]] void exec_in_domain(const TestDomain& domain, const std::vector<std::string>& argv) {
+  use_domain_env(domain);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execv(args[0], args.data());
+  std::_Exit(127);
+}
+
+bool socket_accepts(const std::string& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+void read_all(int fd, std::string& into) {
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0) into.append(buf, static_cast<std::size_t>(n));
+}
+
+}  // namespace
+
+RunResult run_program(const TestDomain& domain, const std::vector<std::string>& argv,
+                      std::chrono::milliseconds timeout) {
+  int out_pipe[2];
+  int err_pipe[2];
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    exec_in_domain(domain, argv);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  RunResult result;
+  // Drain both pipes while the program runs, so that it never blocks on a full pipe.
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int open_fds = 2;
+  while (open_fds > 0 && std::chrono::steady_clock::now() < deadline) {
+    if (::poll(fds, 2, 50) <= 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP)) == 0) continue;
+      char buf[4096];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(n));
+      } else {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  result.exit_code = wait_exit(pid, std::max(left, std::chrono::milliseconds(10)));
+  for (auto& f : fds) {
+    if (f.fd >= 0) {
+      read_all(f.fd, &f == &fds[0] ? result.out : result.err);
+      ::close(f.fd);
+    }
+  }
+  return result;
+}
+
+Daemon::Daemon(const TestDomain& domain, const std::string& yaml)
+    : domain_(domain), config_path_((domain.runtime_dir() / "ferry.yaml").string()) {
+  std::ofstream(config_path_) << yaml;
+  start();
+}
+
+Daemon::~Daemon() { stop(); }
+
+void Daemon::start() {
+  std::fflush(nullptr);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    exec_in_domain(domain_, {bin_path("ferryd"), "--config", config_path_, "--domain",
+                             domain_.name(), "--foreground"});
+  }
+  const std::string sock = (domain_.runtime_dir() / (domain_.name() + ".sock")).string();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!socket_accepts(sock)) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("ferryd exited before it listened on " + sock);
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill9();
+      throw std::runtime_error("ferryd did not listen on " + sock + " within 10 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+int Daemon::stop() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  const int code = wait_exit(pid_, std::chrono::seconds(5));
+  pid_ = -1;
+  return code;
+}
+
+void Daemon::kill9() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+}  // namespace ferry::test

@@ -1,0 +1,55 @@
+#pragma once
+// Runs a real ferryd (the built binary) for a test: writes the YAML config
+// into the test domain's runtime directory, starts ferryd in the foreground
+// with FERRY_RUNTIME_DIR pointing there, waits until its socket accepts, and
+// stops it (SIGTERM, then SIGKILL) when the fixture dies.
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "test_domain.hpp"
+
+namespace ferry::test {
+
+// Path of a program built into build/bin (from $FERRY_BIN_DIR, set by ctest).
+std::string bin_path(const std::string& program);
+
+// Runs a program to completion with the test domain's environment; captures
+// stdout and stderr. Kills it after `timeout`.
+struct RunResult {
+  int exit_code = -1;  // 128+signal when killed, -1 on timeout
+  std::string out;
+  std::string err;
+};
+RunResult run_program(const TestDomain& domain, const std::vector<std::string>& argv,
+                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
+
+class Daemon {
+ public:
+  Daemon(const TestDomain& domain, const std::string& yaml);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  [[nodiscard]] pid_t pid() const noexcept { return pid_; }
+  [[nodiscard]] const std::string& config_path() const noexcept { return config_path_; }
+  // SIGTERM and wait; returns the exit code (128+signal if killed).
+  int stop();
+  void kill9();
+  // Starts it again after stop()/kill9(), same config.
+  void start();
+
+ private:
+  const TestDomain& domain_;
+  std::string config_path_;
+  pid_t pid_ = -1;
+};
+
+// Points FERRY_DOMAIN and FERRY_RUNTIME_DIR of this process at the domain
+// (for ferry::Node in the test process and in forked children).
+void use_domain_env(const TestDomain& domain);
+
+}  // namespace ferry::test

@@ -1,0 +1,55 @@
+#pragma once
+// Shared pieces of the multi-process pub/sub tests: a 64-byte sample that
+// carries its publisher and sequence number, the YAML that declares it, and
+// waiting helpers.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+
+#include <ferry/ferry.hpp>
+
+struct Seq {
+  std::uint64_t publisher;
+  std::uint64_t seq;
+  std::uint64_t check;  // publisher ^ seq * constant: a torn sample fails it
+  std::uint64_t pad[5];
+};
+FERRY_TYPE(Seq);
+static_assert(sizeof(Seq) == 64);
+
+inline Seq make_seq(std::uint64_t publisher, std::uint64_t seq) {
+  return Seq{publisher, seq, publisher ^ (seq * 0x9E3779B97F4A7C15ULL), {}};
+}
+inline bool intact(const Seq& s) { return s.check == (s.publisher ^ (s.seq * 0x9E3779B97F4A7C15ULL)); }
+
+// A config declaring Seq and the given topic lines (YAML list items).
+inline std::string seq_config(const std::string& topics, const std::string& extra = "") {
+  return "types:\n"
+         "  Seq:\n"
+         "    fields:\n"
+         "      - { name: publisher, type: u64 }\n"
+         "      - { name: seq, type: u64 }\n"
+         "      - { name: check, type: u64 }\n"
+         "      - { name: pad, type: \"u64[5]\" }\n" +
+         extra + "topics:\n" + topics;
+}
+
+// Polls `condition` every millisecond for up to `timeout`.
+template <class F>
+bool eventually(F&& condition, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// Sanitizer builds run fewer iterations of the long tests.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr std::uint64_t kScale = 10;
+#else
+inline constexpr std::uint64_t kScale = 1;
+#endif

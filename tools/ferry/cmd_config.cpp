@@ -1,0 +1,37 @@
+// ferry config check FILE: validates a topic configuration and prints every
+// problem as FILE:LINE:COL: message.
+#include <cstdio>
+#include <string>
+
+#include "commands.hpp"
+#include "ferry/config/load.hpp"
+
+namespace ferry::cli {
+
+namespace {
+
+void check(const std::string& file) {
+  const auto problems = config::check_file(file);
+  for (const auto& d : problems) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+  if (!problems.empty()) {
+    throw Failure(kExitUsage, std::to_string(problems.size()) + " problem(s) in " + file);
+  }
+  const config::Config loaded = config::load_file(file);
+  std::printf("%s: ok (%zu type(s), %zu topic(s))\n", file.c_str(), loaded.schema.types().size(),
+              loaded.topics.size());
+}
+
+}  // namespace
+
+void add_config_commands(CLI::App& app, Context&) {
+  auto* config = app.add_subcommand("config", "Work with topic configuration files");
+  config->require_subcommand(1);
+  auto* check_cmd = config->add_subcommand(
+      "check", "Validate a YAML configuration; print each problem with file:line:col");
+  auto file = std::make_shared<std::string>();
+  check_cmd->add_option("FILE", *file, "The YAML file")->required();
+  check_cmd->footer("Example:\n  ferry config check examples/hello/hello.yaml");
+  check_cmd->callback([file] { check(*file); });
+}
+
+}  // namespace ferry::cli
