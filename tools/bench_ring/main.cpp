@@ -88,6 +88,7 @@ std::uint64_t parse_u64(std::string_view s, const char* what) {
 
 Options parse_options(int argc, char** argv) {
   Options o;
+  bool repeat_set = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     auto value = [&](const char* name) -> std::string_view {
@@ -102,13 +103,14 @@ Options parse_options(int argc, char** argv) {
     } else if (a == "--json") {
       o.json = true;
     } else if (a == "--quick") {
-      o.repeat = 3;
+      if (!repeat_set) o.repeat = 3;
       o.ring_messages = 1'000'000;
       o.syscall_messages = 100'000;
       o.spin_rounds = 50'000;
       o.sleep_rounds = 5'000;
     } else if (a == "--repeat") {
       o.repeat = static_cast<int>(std::min<std::uint64_t>(parse_u64(value("--repeat"), "--repeat"), 1000));
+      repeat_set = true;
     } else if (a == "--messages") {
       o.ring_messages = parse_u64(value("--messages"), "--messages");
       o.syscall_messages = std::max<std::uint64_t>(1000, o.ring_messages / 12);
@@ -247,15 +249,15 @@ void wait_ready(const Control& c) {
   while (c.ready.load(std::memory_order_acquire) == 0) std::this_thread::yield();
 }
 
-// Spin until `ok()`; every 2^20 iterations check the deadline (a dead peer
+// Spin until `ok()`; every 2^16 iterations check the deadline (a dead peer
 // must not hang the benchmark). Returns false on timeout.
 template <class F>
 bool spin_until(F&& ok) {
   std::int64_t deadline = 0;
   for (std::uint64_t i = 1;; ++i) {
     if (ok()) return true;
-    cpu_relax();
-    if ((i & 0xfffff) == 0) {
+    spin_wait_step();
+    if ((i & 0xffff) == 0) {
       const std::int64_t now = now_ns();
       if (deadline == 0) {
         deadline = now + 5'000'000'000;
@@ -359,7 +361,7 @@ Throughput ring_throughput(const Ctx& ctx, RingWait wait) {
               if (n) {
                 sent += *n;
               } else if (n.error() == RingError::Full) {
-                cpu_relax();
+                spin_wait_step();
               } else {
                 return;
               }
@@ -728,8 +730,8 @@ int main(int argc, char** argv) {
                 machine.kernel.c_str(), machine.clocksource.c_str(), machine.compiler.c_str());
     std::printf("setup:   processes pinned to CPUs %d and %d%s; %u-byte messages in %u-byte slots, ring capacity %u\n",
                 opt.cpu_a, opt.cpu_b, pinned ? "" : " (pinning FAILED)", opt.size, kSlotSize, kCapacity);
-    std::printf("         %d interleaved repeats (medians shown); spin limit %u; clock read %lld ns\n\n", opt.repeat,
-                kDefaultSpinLimit, static_cast<long long>(clock_cost));
+    std::printf("         %d interleaved repeats (medians shown); spin limit %u steps of %u pauses; clock read %lld ns\n\n",
+                opt.repeat, kDefaultSpinLimit, pauses_per_spin_step(), static_cast<long long>(clock_cost));
     std::fflush(stdout);
   }
 
