@@ -107,4 +107,8 @@ std::uint32_t PublisherPort::subscriber_count() const noexcept {
 
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }
 
+std::size_t PublisherPort::sample_size() const noexcept {
+  return static_cast<std::size_t>(state_->config.sample_size);
+}
+
 }  // namespace ferry::detail

@@ -104,6 +104,10 @@ std::uint32_t SubscriberPort::publisher_count() const noexcept {
 
 const std::string& SubscriberPort::topic() const noexcept { return state_->topic; }
 
+std::size_t SubscriberPort::sample_size() const noexcept {
+  return static_cast<std::size_t>(state_->config.sample_size);
+}
+
 HeldSamples* SubscriberPort::held() const noexcept { return &state_->held(); }
 
 void release_held(HeldSamples* held, std::uint32_t token) noexcept { held->release(token); }

@@ -86,6 +86,16 @@ Registry::TopicEntry* Registry::topic_for(const std::string& name, Error& error)
 
 std::optional<Error> Registry::check_type(const TopicEntry& topic, const PortRequest& request) const {
   const ServedTopic& s = topic.settings;
+  if (request.type_name.empty()) {
+    // A generic port (a tool such as `ferry topic echo`) takes the topic's type.
+    if (s.type_name.empty()) {
+      return make_error(ErrorCode::invalid_argument,
+                        fmt::format("topic '{}' has no type yet (it is not declared and has no "
+                                    "ports); a generic port cannot choose one",
+                                    s.name));
+    }
+    return std::nullopt;
+  }
   if (s.type_name.empty()) return std::nullopt;  // an undeclared topic's first port fixes it
   if (s.type_name != request.type_name || s.type_size != request.type_size ||
       s.type_align != request.type_align) {

@@ -178,3 +178,29 @@ TEST_CASE("garbage, half messages and idle connections do not disturb a running 
   ::close(garbage);
   ::close(truncated);
 }
+
+TEST_CASE("raw ports take the topic's type and exchange its bytes with typed ports") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, policy: drop_new }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"tool"};
+  auto raw_sub = node.raw_subscriber("t");
+  auto raw_pub = node.raw_publisher("t");
+  auto typed_pub = node.publisher<Seq>("t");
+  CHECK(raw_sub.sample_size() == sizeof(Seq));
+  REQUIRE(eventually([&] { return raw_sub.publisher_count() == 2; }));
+  typed_pub.publish(make_seq(3, 4));
+  auto s = raw_sub.take(std::chrono::seconds(1));
+  REQUIRE(s);
+  REQUIRE(s->size() == sizeof(Seq));
+  Seq copy;
+  std::memcpy(&copy, s->data(), sizeof copy);
+  CHECK(copy.seq == 4);
+  CHECK(intact(copy));
+  const Seq value = make_seq(5, 6);
+  CHECK(raw_pub.publish(std::as_bytes(std::span(&value, 1))).delivered == 1);
+  CHECK(raw_pub.publish(std::as_bytes(std::span(&value, 1)).first(8)).delivered == 0);  // wrong size
+  // An undeclared topic with no ports has no type a raw port could take.
+  CHECK(error_of([&] { node.raw_subscriber("nobody/here"); }).find("no type yet") !=
+        std::string::npos);
+}

@@ -14,6 +14,7 @@
 #include "ferry/node.hpp"
 #include "ferry/publish_result.hpp"
 #include "ferry/publisher.hpp"
+#include "ferry/raw.hpp"
 #include "ferry/sample.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/type_name.hpp"

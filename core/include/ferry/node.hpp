@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ferry/publisher.hpp"
+#include "ferry/raw.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/type_name.hpp"
 
@@ -49,6 +50,15 @@ class Node {
   template <NamedSample T>
   Subscriber<T> subscriber(std::string_view topic) {
     return Subscriber<T>(make_subscriber(topic, type_info<T>()));
+  }
+
+  // Untyped ports that take the topic's own type (for tools; see raw.hpp).
+  // Throws ferry::Error when the topic has no type yet or refuses the port.
+  RawPublisher raw_publisher(std::string_view topic) {
+    return RawPublisher(make_publisher(topic, detail::TypeInfo{"", 0, 0}));
+  }
+  RawSubscriber raw_subscriber(std::string_view topic) {
+    return RawSubscriber(make_subscriber(topic, detail::TypeInfo{"", 0, 0}));
   }
 
   [[nodiscard]] const std::string& name() const noexcept;

@@ -3,6 +3,7 @@
 // are thin; everything that touches shared memory lives in core/src.
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +29,7 @@ class PublisherPort {
   PublishResult publish(const void* data, std::uint32_t size) noexcept;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
+  [[nodiscard]] std::size_t sample_size() const noexcept;
 
  private:
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
@@ -55,6 +57,7 @@ class SubscriberPort {
   TakeStatus take(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept;
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
+  [[nodiscard]] std::size_t sample_size() const noexcept;
   [[nodiscard]] HeldSamples* held() const noexcept;
 
  private:

@@ -1,0 +1,94 @@
+#pragma once
+// Untyped ports, for tools that learn a topic's type at run time (the ferry
+// CLI, bridges, recorders). They take the topic's own type: the sample is a
+// byte span of the topic's sample size. Created by Node::raw_publisher /
+// Node::raw_subscriber. Typed code should use Publisher<T> / Subscriber<T>.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "ferry/detail/ports.hpp"
+#include "ferry/publish_result.hpp"
+
+namespace ferry {
+
+// A taken sample's bytes, valid until this handle is destroyed. Move-only.
+class RawSample {
+ public:
+  RawSample(RawSample&& other) noexcept
+      : held_(std::exchange(other.held_, nullptr)), token_(other.token_), bytes_(other.bytes_) {}
+  RawSample& operator=(RawSample&& other) noexcept {
+    if (this != &other) {
+      reset();
+      held_ = std::exchange(other.held_, nullptr);
+      token_ = other.token_;
+      bytes_ = other.bytes_;
+    }
+    return *this;
+  }
+  RawSample(const RawSample&) = delete;
+  RawSample& operator=(const RawSample&) = delete;
+  ~RawSample() { reset(); }
+
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
+  [[nodiscard]] const std::byte* data() const noexcept { return bytes_.data(); }
+  [[nodiscard]] std::size_t size() const noexcept { return bytes_.size(); }
+
+ private:
+  friend class RawSubscriber;
+  RawSample(detail::HeldSamples* held, std::uint32_t token, std::span<const std::byte> bytes) noexcept
+      : held_(held), token_(token), bytes_(bytes) {}
+  void reset() noexcept {
+    if (held_ != nullptr) detail::release_held(std::exchange(held_, nullptr), token_);
+  }
+
+  detail::HeldSamples* held_;
+  std::uint32_t token_;
+  std::span<const std::byte> bytes_;
+};
+
+class RawPublisher {
+ public:
+  // `sample` must be exactly sample_size() bytes; anything else is refused
+  // (nothing delivered) without touching the queues.
+  PublishResult publish(std::span<const std::byte> sample) noexcept {
+    if (sample.size() != port_->sample_size()) return PublishResult{};
+    return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
+  }
+  [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
+  [[nodiscard]] std::uint32_t subscriber_count() const noexcept { return port_->subscriber_count(); }
+  [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
+
+ private:
+  friend class Node;
+  explicit RawPublisher(std::unique_ptr<detail::PublisherPort> port) : port_(std::move(port)) {}
+  std::unique_ptr<detail::PublisherPort> port_;
+};
+
+class RawSubscriber {
+ public:
+  // Waits up to `timeout` (zero: never waits). Empty when nothing came.
+  std::optional<RawSample> take(std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
+    detail::TakenSample taken;
+    ErrorCode error{};
+    if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;
+    return RawSample(port_->held(), taken.token,
+                     std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
+  }
+  [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
+  [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
+  [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
+
+ private:
+  friend class Node;
+  explicit RawSubscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
+  std::unique_ptr<detail::SubscriberPort> port_;
+};
+
+}  // namespace ferry
