@@ -1,0 +1,447 @@
+#pragma once
+// The loaned-memory pool: fixed-size chunks in size classes, in ONE shared
+// memory region (a Segment of kind Pool made by ferryd, or a heap buffer in
+// tests), used by many processes and threads at once with no lock, no system
+// call and no heap allocation on the hot path.
+//
+// ## References and owners
+// A chunk is named by a ChunkRef {class, index, generation} packed into a
+// u64 (fits a ring slot; copied atomically); never a pointer. The chunk's
+// generation moves on when it is freed, so a stale reference is recognised
+// and refused (counted), never dereferenced.
+//
+// Every reference to a chunk (one unit of its reference count) belongs to an
+// OWNER: a small integer (1..65535) that ferryd gives each node (0 = none).
+// A chunk's state word holds up to kHoldersPerChunk (14) holder SLOTS; a
+// slot belongs to one owner and counts that owner's references:
+//   held     the owner has them: its loan, history it keeps, samples it took
+//   pending  someone (the slot's giver, `aux`) gave them to the owner and the
+//            owner has not accepted them yet: they sit in its queue, or are
+//            being pushed there
+// The chunk is live while one slot is; the close of the last slot frees it.
+// Because the counts live in a slot that names their owner, and every change
+// of a count is ONE atomic instruction on that slot, a process killed at any
+// instruction leaves every reference attributed to exactly one owner: this is
+// what makes reclaim exact (below). A plain shared counter cannot be: after
+// a kill between "count changed" and "I recorded it", nobody can tell whether
+// the dead process's fetch_add landed.
+//
+// ## The protocol (what core does; every step is one call here)
+//   publish:  ref = allocate(size, P)            P: held 1 (the loan)
+//             write the payload
+//             for each subscriber queue q (subscriber node S):
+//               give(ref, P, S)                  S: pending +1 (giver P)
+//               push ref.pack() into q           (ring tail store: visible to S)
+//               if the push failed: revoke(ref, P, S)
+//               drop_oldest discarded an older R: revoke(R, P, S)
+//             release(ref, P)   (or keep it as history: give it later to a late joiner)
+//   take:     pop a packed ref from q; accept(ref, S, P)   S: pending -1, held +1
+//             resolve(ref) -> the payload; the user reads it
+//             release(ref, S)
+//   S leaves a queue of a DEAD publisher P: drain it (accept + release, or
+//             hand the samples out), then settle_pending(S, P): drops the
+//             pending references P gave S that never reached the queue or
+//             were discarded by P just before it died (the ring, not the
+//             pool, witnesses those; S is the one that read the ring).
+//   ferryd, when node D is dead: reclaim_owner(D). Idempotent; run it again
+//             once every peer that could still give to D (publishers not yet
+//             told) has detached, and never give D's id to a new node before.
+//
+// Queued references are the SUBSCRIBER's (pending in its slot) from the
+// moment give() returns: a publisher that dies after enqueueing does not take
+// them away; a subscriber that dies gets them reclaimed with the rest.
+//
+// ## The state machine of a chunk (state word, pool_layout.hpp)
+//   Free(g) --claim CAS--> Claimed(g, owner) --store--> Live(g, slot 0 = owner held 1)
+//   Live: slot j  Empty --CAS--> Reserving --CAS holder word, CAS--> Live
+//                 Live: holder word changes by CAS (counts +-); when its counts
+//                 would reach 0 it is CLOSED instead (one CAS, naming the
+//                 closer), then the closer CASes the slot Live -> Empty
+//   the CAS that empties the last Live slot makes the chunk Free(g+1)
+//   (Reserving slots left by a dead reserver are wiped then; they never
+//   counted a reference), then sets the chunk's free hint bit.
+//   Fast path: the owner releasing the last reference of the chunk's only
+//   slot frees the chunk with ONE CAS of the state word (nobody else can
+//   touch that chunk then: that would take holding a reference).
+// Free chunks are found through a per-class bitmap of HINTS (bit = "maybe
+// free"). The state word is the truth; a hint is only a candidate: a
+// claimer clears the bit, then CASes Free -> Claimed, and skips a chunk that
+// is not Free. Setting a hint is idempotent, so anybody (reclaim) can repair
+// lost hints at any time while others run. (A Treiber stack cannot be
+// repaired that way: a pop killed between its head CAS and marking the chunk
+// would lose it for good, and a re-push of a chunk still in the stack would
+// corrupt it. The hint scan is bounded by the class size; a corrupted hint
+// costs one failed claim and is cleared.)
+//
+// ## Memory ordering, in one paragraph
+// Holder words and the state word change by acq_rel CASes (and, while a chunk
+// or slot is exclusively claimed, relaxed writes published by a release
+// store/CAS of the state word); readers load the state word with acquire,
+// then the holder words. Every holder's last access to a payload precedes its
+// own closing CAS; those CASes form one chain of read-modify-writes through
+// the holder words and the state word, ending in the CAS that frees the
+// chunk, which the next claimer's CAS acquires: the next owner never races a
+// former one on the payload. Hints and counters are relaxed (they order
+// nothing). Payload contents travel publisher -> subscriber through the ring
+// (tail release / acquire), not through the pool.
+//
+// ## Crash table: kill -9 of process D between two steps, and the repair
+// (reclaim_owner(D) by ferryd; settle_pending by a subscriber; "any reclaim"
+// = reclaim_owner of any owner, which also repairs hints). The test
+// "a kill -9 after any step of any operation..." (tests/transport/test_pool.cpp)
+// stops each operation after each of these steps (pool_test_hooks.hpp).
+//   allocate  1 hint cleared | Free chunk without hint: any reclaim re-hints it
+//             2 Claimed(D)   | reclaim(D): back to Free(g+1), hint set
+//             3 holder written, still Claimed | as 2
+//             4 Live, counters not updated | reclaim(D) releases D's held 1;
+//               in_use counter off by one (the scanned free count is exact)
+//   add_ref   one CAS on D's own slot (or a new slot: see give 1..2)
+//   give      one CAS on the receiver's slot (pending +n): after it the
+//             references are the receiver's (its queue or a phantom, below)
+//             1 slot Reserving | not a reference; wiped when the chunk is freed
+//             2 holder word written, still Reserving | as 1
+//   push      (ring) given but not pushed: a phantom pending reference of S,
+//             given by D: S's settle_pending(S, D) drops it; or reclaim(S)
+//   accept    one CAS (pending -1, held +1): before it S has a pending one,
+//             after it a held one; reclaim(S) drops either
+//   release of the chunk's last reference: one CAS frees it
+//             2 chunk Free(g+1), hint not set | any reclaim re-hints it;
+//               in_use counter off by one
+//   revoke, release, settle (a slot's count reaching 0, other slots live)
+//             1 holder closed, naming D as closer, slot still Live |
+//               reclaim(D) finishes the close (slot -> Empty, maybe Free)
+//             2 chunk Free(g+1), hint not set | as above
+//   drop_oldest: D won the ring's discard CAS, killed before revoke: S's
+//             pending reference stays; S's settle_pending(S, D) drops it.
+//   reclaim   (ferryd killed) every step is one CAS; run it again.
+// Nothing above is ever freed twice: a reference is dropped only by a CAS on
+// the one slot that counts it, and a slot is emptied only by its closer (or
+// reclaim of a dead closer), after checking its holder word is still the one
+// it closed.
+//
+// ## A node declared dead that was only stopped (SIGSTOP) and wakes up
+// ferryd reclaims it while it is stopped, possibly in the middle of an
+// operation. What it does when it resumes cannot corrupt anyone: its CASes
+// expect words that reclaim (or the reuse of the chunk) changed, so they
+// fail; a slot reservation's holder write is a CAS retried only while the
+// state word still shows that reservation; emptying a slot checks the holder
+// word first. The one exception, a claim (Claimed -> Live is written with
+// plain stores, to keep allocate cheap), is covered by reclaim_owner's
+// `process_gone`: false leaves a possibly-stopped owner's claims alone.
+//
+// ## Limits (documented choices)
+//   - 14 distinct holders per chunk at once (an owner that received from two
+//     givers at once uses two slots): a fan-out beyond that gives
+//     TooManyHolders (counted) for the extra subscribers.
+//   - 4095 references per holder slot; 2^24 chunks per class; 32 classes;
+//     64-byte payload alignment; 128 bytes of metadata per chunk.
+//   - An OwnerId must not be reused while references it gave are pending
+//     (holdings(id).given) or while anything is attributed to it.
+//
+// ## Cost
+// allocate + release of a loan: 6 locked instructions (hint btr, claim CAS,
+// in_use add; free CAS, hint or, in_use sub) and a few plain stores, no
+// loop in the common case. See the test "allocate plus release costs..."
+// for the measured figure.
+//
+// ## Never trusting shared memory
+// attach() checks magic, version, class table and every offset against the
+// memory size ONCE and keeps the geometry privately (later writes to the
+// shared header change nothing). Every reference is checked (class, index,
+// generation) before use; every state and holder word read is checked for
+// impossible values (PoolError::Corrupt, counted); hint bits beyond a class
+// are ignored; every loop is bounded (hint scan by the class size, CAS
+// retries by kPoolMaxRetries).
+
+#include <array>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "ferry/transport/platform.hpp"
+#include "ferry/transport/pool_layout.hpp"
+
+namespace ferry::transport {
+
+using OwnerId = std::uint16_t;
+inline constexpr OwnerId kNoOwner = 0;
+
+// CAS loops give up (PoolError::Contended) after this many lost races. Only a
+// peer scribbling over the pool, or pathological contention, gets there.
+inline constexpr std::uint32_t kPoolMaxRetries = 1U << 20;
+
+struct ChunkRef {
+  std::uint16_t size_class = 0;
+  std::uint32_t index = 0;
+  std::uint32_t generation = 0;  // never 0 for a real chunk
+
+  // bits 0..31 generation, 32..55 index, 56..63 class. 0 is "no reference".
+  [[nodiscard]] constexpr std::uint64_t pack() const noexcept {
+    return std::uint64_t{generation} | (std::uint64_t{index & 0xFF'FFFFU} << 32) |
+           (std::uint64_t{size_class & 0xFFU} << 56);
+  }
+  [[nodiscard]] static constexpr ChunkRef unpack(std::uint64_t w) noexcept {
+    return ChunkRef{static_cast<std::uint16_t>(w >> 56), static_cast<std::uint32_t>((w >> 32) & 0xFF'FFFFU),
+                    static_cast<std::uint32_t>(w & 0xFFFF'FFFFU)};
+  }
+  friend constexpr bool operator==(const ChunkRef&, const ChunkRef&) = default;
+};
+
+enum class PoolError : std::uint8_t {
+  Exhausted,         // no free chunk in any class large enough
+  TooLarge,          // larger than the largest class
+  InvalidReference,  // class, index or generation 0 out of range: forged or corrupted (counted)
+  StaleReference,    // the chunk was freed since (generation) or is not live (counted)
+  NotHeld,           // the owner holds no such reference (no pending one from that giver) (counted)
+  TooManyHolders,    // the chunk already has kHoldersPerChunk holders (counted)
+  InvalidOwner,      // owner id 0, or a count of 0 or above kMaxRefsPerHolder
+  Corrupt,           // an impossible value in the pool's shared memory (counted)
+  Contended,         // gave up after kPoolMaxRetries lost races (counted)
+  InvalidGeometry,   // format: no class, too many, a size or count out of range, duplicates
+  BadLayout,         // attach: not a pool of this layout (magic, version, class table, offsets)
+  TooSmall,          // the memory is smaller than the pool needs
+  Misaligned,        // the memory is not 64-byte aligned
+  Aborted,           // tests only: the operation stopped at a simulated crash point
+};
+
+[[nodiscard]] std::string_view to_string(PoolError e) noexcept;
+
+// ---------------------------------------------------------------------------
+// Geometry
+
+struct PoolClassSpec {
+  std::uint64_t chunk_size = 0;  // bytes; rounded up to a multiple of 64
+  std::uint32_t count = 0;       // chunks, 1..kMaxChunksPerClass
+};
+
+struct PoolGeometry {
+  std::vector<PoolClassSpec> classes;  // any order; sorted by chunk size in the pool
+};
+
+// Bytes a pool of this geometry needs (0 when the geometry is invalid).
+[[nodiscard]] std::size_t pool_bytes(const PoolGeometry& geometry) noexcept;
+[[nodiscard]] std::expected<void, PoolError> validate_geometry(const PoolGeometry& geometry) noexcept;
+
+// Initialises a pool in `mem` (64-byte aligned, `bytes` >= pool_bytes): every
+// chunk free, generation 1. Payloads are not touched. Not concurrent with
+// anything; publish the memory afterwards (Segment::seal).
+[[nodiscard]] std::expected<void, PoolError> format_pool(void* mem, std::size_t bytes,
+                                                         const PoolGeometry& geometry) noexcept;
+
+// ---------------------------------------------------------------------------
+// Observability
+
+struct PoolClassStats {
+  std::uint64_t chunk_size = 0;
+  std::uint32_t total = 0;
+  // From a scan of the chunks' state words (exact when nothing runs; a
+  // snapshot otherwise). `scanned` false: not scanned, these are 0.
+  bool scanned = false;
+  std::uint32_t free = 0;
+  std::uint32_t loaned = 0;     // held only by the owner that allocated it (a loan, or history it keeps)
+  std::uint32_t in_flight = 0;  // live and held or queued by someone else
+  std::uint32_t claiming = 0;   // Claimed: an allocation in progress, or a dead allocator's (reclaim)
+  // Running counters (no scan).
+  std::int64_t in_use = 0;      // allocated minus freed
+  std::int64_t low_water = 0;   // total - peak in_use: the fewest free chunks seen
+  std::uint64_t exhausted = 0;
+  std::uint64_t fallbacks = 0;
+};
+
+struct PoolStats {
+  bool valid = false;  // false: not a pool of this layout (everything else is zero)
+  std::uint32_t class_count = 0;
+  std::array<PoolClassStats, kMaxPoolClasses> classes{};
+  std::uint64_t invalid_refs = 0;
+  std::uint64_t stale_refs = 0;
+  std::uint64_t not_held = 0;
+  std::uint64_t corrupt = 0;
+  std::uint64_t holder_overflow = 0;
+  std::uint64_t contended = 0;
+  std::uint64_t reclaims = 0;
+  std::uint64_t reclaimed_refs = 0;
+};
+
+// A snapshot of a pool's counters from any mapping, read-only included. It
+// validates the header and class table like attach. With `scan_chunks` it
+// also reads every chunk's state word (exact free/loaned/in_flight; costs one
+// cache line per chunk, never a write).
+[[nodiscard]] PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks = true) noexcept;
+
+// What one owner has in the pool (a scan).
+struct OwnerHoldings {
+  std::uint64_t chunks = 0;   // chunks where it has a slot
+  std::uint64_t held = 0;     // references it holds
+  std::uint64_t pending = 0;  // references given to it, not accepted yet
+  std::uint64_t given = 0;    // references it gave that are still pending with their receivers
+};
+
+// Invariants checked by a scan; meant for tests and `ferry` when nothing runs.
+struct AccountingReport {
+  bool ok = false;           // every chunk Free or Live with a holder, nothing half-done, nothing corrupt
+  std::uint64_t total = 0;
+  std::uint64_t free = 0;
+  std::uint64_t live = 0;
+  std::uint64_t held_refs = 0;
+  std::uint64_t pending_refs = 0;
+  std::uint64_t claimed = 0;          // half-done allocations
+  std::uint64_t closing_slots = 0;    // closed holders not yet emptied
+  std::uint64_t reserving_slots = 0;  // stuck reservations (not an error: wiped on free)
+  std::uint64_t unhinted_free = 0;    // free chunks whose hint bit is clear (unreachable until repaired)
+  std::uint64_t ownerless_live = 0;   // live chunks without an open holder
+  std::uint64_t corrupt = 0;          // malformed words
+};
+
+struct ReclaimReport {
+  std::uint64_t claims_undone = 0;     // chunks the owner was allocating
+  std::uint64_t claims_left = 0;       // ... left alone: its process may still run (process_gone false)
+  std::uint64_t refs_dropped = 0;      // held + pending references it had
+  std::uint64_t closes_finished = 0;   // closes it had started
+  std::uint64_t chunks_freed = 0;
+  std::uint64_t hints_repaired = 0;    // free chunks made findable again (any owner's crash)
+};
+
+namespace detail {
+struct PoolTestHooks;  // simulated crash points (tests only)
+}
+
+// ---------------------------------------------------------------------------
+// A handle on a formatted pool. Cheap to use from many threads at once.
+class Pool {
+ public:
+  // Validates the pool in `mem` once (magic, version, class table, offsets
+  // and sizes against `bytes`) and keeps the geometry privately.
+  [[nodiscard]] static std::expected<Pool, PoolError> attach(void* mem, std::size_t bytes) noexcept;
+
+  Pool(Pool&&) noexcept = default;
+  Pool& operator=(Pool&&) noexcept = default;
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+  ~Pool() = default;
+
+  // A chunk of at least `size` bytes from the smallest class that fits, else
+  // the next larger class with a free chunk; `owner` holds 1 reference.
+  [[nodiscard]] std::expected<ChunkRef, PoolError> allocate(std::size_t size, OwnerId owner) noexcept;
+
+  // `owner`, holding `ref`, takes `n` more references for itself.
+  [[nodiscard]] std::expected<void, PoolError> add_ref(ChunkRef ref, OwnerId owner, std::uint32_t n = 1) noexcept;
+  // `owner` drops one reference it holds; the last reference frees the chunk.
+  [[nodiscard]] std::expected<void, PoolError> release(ChunkRef ref, OwnerId owner) noexcept;
+
+  // `from`, holding `ref`, gives `n` references to `to` (pending with `to`,
+  // giver `from`): call it before pushing the reference into to's queue.
+  [[nodiscard]] std::expected<void, PoolError> give(ChunkRef ref, OwnerId from, OwnerId to,
+                                                    std::uint32_t n = 1) noexcept;
+  // `to` took a reference given by `from` out of its queue: pending -> held.
+  [[nodiscard]] std::expected<void, PoolError> accept(ChunkRef ref, OwnerId to, OwnerId from) noexcept;
+  // `from` takes back one reference it gave `to` that `to` will never take
+  // (the push failed, or drop_oldest discarded it); may free the chunk.
+  [[nodiscard]] std::expected<void, PoolError> revoke(ChunkRef ref, OwnerId from, OwnerId to) noexcept;
+
+  // The payload of a live chunk (chunk_size bytes, 64-byte aligned). Checks
+  // class, index and generation; a bad reference is counted, never followed.
+  [[nodiscard]] std::expected<std::span<std::byte>, PoolError> resolve(ChunkRef ref) const noexcept;
+
+  // Recovery (scans every chunk; not for the hot path).
+  // `to` drained every queue it had from the dead `from`: drop every pending
+  // reference `from` gave `to` (phantoms). Returns how many it dropped.
+  std::uint64_t settle_pending(OwnerId to, OwnerId from) noexcept;
+  // `owner` is dead: drop everything attributed to it, finish its half-done
+  // closes, undo its half-done allocations, repair lost free hints.
+  // Concurrent with other processes using the pool; idempotent.
+  // `process_gone`: the owner's process no longer exists (ferryd saw it exit,
+  // or killed it). False when it was declared dead but may only be stopped
+  // (SIGSTOP, a debugger): everything is reclaimed the same, except chunks it
+  // is in the middle of allocating (it may wake up and finish writing them):
+  // run it again with true once the process is gone.
+  ReclaimReport reclaim_owner(OwnerId owner, bool process_gone = true) noexcept;
+
+  [[nodiscard]] OwnerHoldings holdings(OwnerId owner) const noexcept;
+  [[nodiscard]] AccountingReport check_accounting() const noexcept;
+  [[nodiscard]] PoolStats stats(bool scan_chunks = true) const noexcept;
+
+  [[nodiscard]] std::uint32_t class_count() const noexcept { return class_count_; }
+  [[nodiscard]] std::uint64_t chunk_size(std::uint32_t size_class) const noexcept {
+    return size_class < class_count_ ? classes_[size_class].chunk_size : 0;
+  }
+  [[nodiscard]] std::uint32_t chunk_count(std::uint32_t size_class) const noexcept {
+    return size_class < class_count_ ? classes_[size_class].count : 0;
+  }
+  [[nodiscard]] std::uint64_t max_chunk_size() const noexcept {
+    return class_count_ == 0 ? 0 : classes_[class_count_ - 1].chunk_size;
+  }
+  // True if `p` lies inside a chunk payload of this pool (zero-copy checks).
+  [[nodiscard]] bool contains(const void* p) const noexcept;
+
+ private:
+  friend struct detail::PoolTestHooks;
+
+  // What attach learned (and checked) about one class; never re-read from
+  // shared memory.
+  struct ClassView {
+    std::uint64_t chunk_size = 0;
+    std::uint32_t count = 0;
+    std::uint32_t hint_words = 0;
+    pool_layout::ChunkMeta* meta = nullptr;
+    std::atomic<std::uint64_t>* hints = nullptr;
+    std::byte* payload = nullptr;
+    pool_layout::ClassCounters* counters = nullptr;
+  };
+
+  struct Located {
+    const ClassView* cv;
+    pool_layout::ChunkMeta* meta;
+  };
+  enum class Outcome : std::uint8_t { Done, Retry };
+
+  Pool() = default;
+
+  [[nodiscard]] std::expected<Located, PoolError> locate(ChunkRef ref) const noexcept;
+  [[nodiscard]] std::expected<std::uint64_t, PoolError> live_state(const pool_layout::ChunkMeta& m,
+                                                                   std::uint32_t generation) const noexcept;
+  void after_free(const ClassView& cv, std::uint32_t index) noexcept;
+  [[nodiscard]] std::unexpected<PoolError> corrupt() const noexcept;
+  [[nodiscard]] std::unexpected<PoolError> not_held() const noexcept;
+  [[nodiscard]] std::unexpected<PoolError> contended() const noexcept;
+
+  // The operations, with a crash-point hook: `stop(k)` true makes the
+  // operation return Aborted right after its step k, leaving shared memory
+  // as a kill -9 there would. Production passes a hook that is constant
+  // false (it compiles away).
+  template <class Stop>
+  std::expected<ChunkRef, PoolError> allocate_impl(std::size_t size, OwnerId owner, Stop stop) noexcept;
+  template <class Stop>
+  std::expected<ChunkRef, PoolError> allocate_from(std::uint32_t c, OwnerId owner, Stop stop) noexcept;
+  template <class Stop>
+  std::expected<std::uint32_t, PoolError> claim(pool_layout::ChunkMeta& m, OwnerId owner, Stop& stop) noexcept;
+  template <class Stop>
+  std::expected<void, PoolError> add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n, Stop stop) noexcept;
+  template <class Stop>
+  std::expected<void, PoolError> give_impl(ChunkRef ref, OwnerId from, OwnerId to, std::uint32_t n,
+                                           Stop stop) noexcept;
+  // release (by_giver false: a held one of `owner`) or revoke (by_giver true:
+  // a pending one of `owner` given by `other`).
+  template <class Stop>
+  std::expected<void, PoolError> drop_impl(ChunkRef ref, OwnerId owner, bool by_giver, OwnerId other,
+                                           Stop stop) noexcept;
+  template <class Stop>
+  std::uint64_t settle_impl(OwnerId to, OwnerId from, Stop stop) noexcept;
+  template <class Stop>
+  std::expected<Outcome, PoolError> reserve(pool_layout::ChunkMeta& m, std::uint64_t s,
+                                            pool_layout::holder::Fields f, Stop& stop) noexcept;
+
+  pool_layout::PoolCounters* counters_ = nullptr;
+  std::byte* base_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::uint32_t class_count_ = 0;
+  std::array<ClassView, kMaxPoolClasses> classes_{};
+  // Where this handle last found a free chunk, per class (a hint word
+  // index). Private to the handle; threads share it through atomic_ref.
+  std::array<std::uint32_t, kMaxPoolClasses> cursor_{};
+};
+
+}  // namespace ferry::transport
