@@ -154,7 +154,9 @@ inline ring_layout::SlotHeader unpack_header(std::uint64_t w) noexcept {
 // budget halves each time spinning did not pay off (we slept anyway: the peer
 // is slow, or shares our CPU and our spinning only delays it) and grows back
 // by a sixteenth of the limit with every push()/pop() that succeeded without
-// sleeping. On the 2-vCPU test machine, loaded by other work, 2 M messages
+// sleeping. A budget shorter than the peer's answer never succeeds, so it
+// would never grow back: every 32nd time spinning fails, the next wait
+// probes with the full limit again. On the 2-vCPU test machine, loaded by other work, 2 M messages
 // between two processes through a capacity-2 ring took 10-30 s with a fixed
 // budget and 1-11 s with this one; with a responsive peer the budget stays at
 // the limit, so latency is unchanged.
@@ -167,11 +169,12 @@ class SpinBudget {
     budget_ = limit;
   }
   void paid_off() noexcept { budget_ = std::min(limit_, budget_ + limit_ / 16 + 1); }
-  void wasted() noexcept { budget_ /= 2; }
+  void wasted() noexcept { budget_ = (++misses_ % 32 == 0) ? limit_ : budget_ / 2; }
 
  private:
   std::uint32_t limit_ = kDefaultSpinLimit;
   std::uint32_t budget_ = kDefaultSpinLimit;
+  std::uint32_t misses_ = 0;
 };
 }  // namespace detail
 
