@@ -250,13 +250,20 @@ void wait_ready(const Control& c) {
 }
 
 // Spin until `ok()`; every 2^16 iterations check the deadline (a dead peer
-// must not hang the benchmark). Returns false on timeout.
+// must not hang the benchmark). Returns false on timeout. After ~1000 steps
+// (~150 us, far beyond any answer from a running peer) it yields between
+// polls: the peer is then descheduled, likely waiting for our CPU (the
+// machine is shared), and burning our time slice would only delay it.
 template <class F>
 bool spin_until(F&& ok) {
   std::int64_t deadline = 0;
   for (std::uint64_t i = 1;; ++i) {
     if (ok()) return true;
-    spin_wait_step();
+    if (i < 1024) {
+      spin_wait_step();
+    } else {
+      std::this_thread::yield();
+    }
     if ((i & 0xffff) == 0) {
       const std::int64_t now = now_ns();
       if (deadline == 0) {
