@@ -117,6 +117,8 @@ void fields(auto& io, Like<QueueInfo> auto& m) {
 }
 
 void fields(auto& io, Like<TopicInfo> auto& m);  // used by struct_list below
+void fields(auto& io, Like<NodePortInfo> auto& m);
+void fields(auto& io, Like<NodeInfo> auto& m);
 
 // A list of structs that have their own field list.
 template <class IO, class Vector>
@@ -140,6 +142,43 @@ void fields(auto& io, Like<TopicList> auto& m) {
   io.num(m.total, "total");
   io.num(m.start, "start");
   struct_list(io, m.topics, "topics");
+}
+
+void fields(auto& io, Like<ListNodes> auto& m) { io.num(m.start, "start"); }
+
+void fields(auto& io, Like<NodePortInfo> auto& m) {
+  io.num(m.port_id, "port_id");
+  io.str(m.topic, "topic", kMaxTopicName);
+}
+
+void fields(auto& io, Like<NodeInfo> auto& m) {
+  io.num(m.node_id, "node_id");
+  io.str(m.name, "name", kMaxNodeName);
+  io.pid(m.pid, "pid");
+  io.num(m.slot, "slot");
+  io.num(m.connected_ms, "connected_ms");
+  io.num(m.heartbeat_age_ms, "heartbeat_age_ms");
+  struct_list(io, m.publishers, "publishers");
+  struct_list(io, m.subscribers, "subscribers");
+}
+
+void fields(auto& io, Like<NodeList> auto& m) {
+  io.num(m.total, "total");
+  io.num(m.start, "start");
+  struct_list(io, m.nodes, "nodes");
+}
+
+void fields(auto& io, Like<GetConfig> auto& m) { io.num(m.offset, "offset"); }
+
+void fields(auto& io, Like<ConfigText> auto& m) {
+  io.str(m.source, "source", kMaxPathName);
+  io.num(m.total, "total");
+  io.num(m.offset, "offset");
+  io.str(m.text, "text", kMaxConfigChunk);
+  io.require(m.offset <= m.total && m.text.size() <= m.total - m.offset, [&] {
+    return text::cat("config text of ", m.text.size(), " bytes at offset ", m.offset,
+                     " runs past its total of ", m.total);
+  });
 }
 
 void fields(auto& /*io*/, Like<Ping> auto& /*m*/) {}

@@ -36,6 +36,14 @@ std::string_view to_string(MessageType type) noexcept {
       return "Ping";
     case MessageType::pong:
       return "Pong";
+    case MessageType::list_nodes:
+      return "ListNodes";
+    case MessageType::node_list:
+      return "NodeList";
+    case MessageType::get_config:
+      return "GetConfig";
+    case MessageType::config_text:
+      return "ConfigText";
   }
   return {};  // not a known type; the decoder relies on this being empty
 }

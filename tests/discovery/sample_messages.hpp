@@ -35,6 +35,14 @@ inline std::vector<Message> sample_messages() {
       TopicList{2, 0, {pose, logs}},
       Ping{},
       Pong{},
+      ListNodes{3},
+      NodeList{2,
+               0,
+               {NodeInfo{7, "planner", 4242, 3, 1500, 20, {NodePortInfo{11, "robot/pose"}},
+                         {NodePortInfo{12, "robot/cmd"}, NodePortInfo{13, "camera/frames"}}},
+                NodeInfo{8, "viewer", 4343, 4, 10, 0, {}, {}}}},
+      GetConfig{32768},
+      ConfigText{"examples/hello/hello.yaml", 40000, 32768, "topics:\n  - { name: t }\n"},
   };
 }
 

@@ -118,7 +118,8 @@ TEST_CASE("the header's body length must match the datagram") {
 }
 
 TEST_CASE("unknown message types are a specific error") {
-  for (const int type : {0, 15, 77, 0xFFFF}) {
+  const auto past_last = static_cast<int>(std::variant_size_v<Message>) + 1;
+  for (const int type : {0, past_last, 77, 0xFFFF}) {
     const auto e = decode_failure(RawBody{}.datagram(static_cast<std::uint16_t>(type)));
     CHECK(e.code == DecodeErrorCode::unknown_type);
     if (type == 77) CHECK(e.message == "unknown message type 77");
@@ -317,4 +318,24 @@ TEST_CASE("every message and enum has a name") {
   CHECK(to_string(ErrorCode::node_expired) == "node_expired");
   CHECK(to_string(UnmatchReason::peer_closed) == "peer_closed");
   CHECK(to_string(static_cast<MessageType>(77)).empty());
+}
+
+TEST_CASE("a config text page may not run past its total, on either side") {
+  CHECK(encode(ConfigText{"f.yaml", 10, 7, "abc"}, 1).has_value());
+  const auto refused = encode(ConfigText{"f.yaml", 10, 8, "abc"}, 1);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == EncodeErrorCode::invalid_value);
+
+  const auto forged = RawBody{}.str("f.yaml").u32(10).u32(8).str("abc").datagram(
+      raw(MessageType::config_text), RawBody::Header{}.with_request_id(1));
+  CHECK(decode_failure(forged).code == DecodeErrorCode::invalid_value);
+}
+
+TEST_CASE("a config text page holds up to kMaxConfigChunk bytes") {
+  const std::string chunk(kMaxConfigChunk, 'y');
+  const auto total = static_cast<std::uint32_t>(3 * kMaxConfigChunk);
+  const auto bytes = must_encode(ConfigText{"big.yaml", total, 0, chunk});
+  CHECK(bytes.size() <= kMaxMessageSize);
+  CHECK(decode(bytes).has_value());
+  CHECK_FALSE(encode(ConfigText{"big.yaml", total, 0, chunk + "y"}, 1).has_value());
 }

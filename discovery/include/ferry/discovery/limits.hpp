@@ -19,6 +19,9 @@ inline constexpr std::size_t kMaxTypeName = 128;
 inline constexpr std::size_t kMaxErrorMessage = 1024;
 inline constexpr std::size_t kMaxShmName = 200;
 inline constexpr std::size_t kMaxDomainName = 32;
+inline constexpr std::size_t kMaxPathName = 1024;
+// A ConfigText page: larger configurations take several.
+inline constexpr std::size_t kMaxConfigChunk = 32 * 1024;
 
 // Lists carry a u16 count; the message size limit bounds them further.
 inline constexpr std::size_t kMaxListEntries = 0xFFFF;

@@ -32,6 +32,10 @@ enum class MessageType : std::uint16_t {
   topic_list = 12,
   ping = 13,
   pong = 14,
+  list_nodes = 15,
+  node_list = 16,
+  get_config = 17,
+  config_text = 18,
 };
 
 // Full-queue policy of a topic (DESIGN 1.3).
@@ -237,6 +241,63 @@ struct TopicList {
   bool operator==(const TopicList&) const = default;
 };
 
+// Client -> daemon: the domain's nodes, paged like ListTopics.
+struct ListNodes {
+  static constexpr MessageType kType = MessageType::list_nodes;
+  std::uint32_t start = 0;
+  bool operator==(const ListNodes&) const = default;
+};
+
+// A port as a node's entry lists it.
+struct NodePortInfo {
+  std::uint64_t port_id = 0;
+  std::string topic;  // <= kMaxTopicName
+  bool operator==(const NodePortInfo&) const = default;
+};
+
+struct NodeInfo {
+  std::uint64_t node_id = 0;
+  std::string name;  // <= kMaxNodeName
+  std::int32_t pid = 0;
+  std::uint32_t slot = 0;            // its Welcome::heartbeat_slot (heartbeat word, pool owner id)
+  std::uint64_t connected_ms = 0;    // since its Hello
+  // Age of its last heartbeat as ferryd saw it. A daemon that does not watch
+  // heartbeats reports 0: the node's socket is open, so it is alive now.
+  std::uint64_t heartbeat_age_ms = 0;
+  std::vector<NodePortInfo> publishers;
+  std::vector<NodePortInfo> subscribers;
+  bool operator==(const NodeInfo&) const = default;
+};
+
+// Daemon -> client, reply to ListNodes: nodes [start, start + size) of `total`.
+struct NodeList {
+  static constexpr MessageType kType = MessageType::node_list;
+  std::uint32_t total = 0;
+  std::uint32_t start = 0;
+  std::vector<NodeInfo> nodes;
+  bool operator==(const NodeList&) const = default;
+};
+
+// Client -> daemon: the configuration text ferryd serves (so that tools can
+// build the type schema), from byte `offset`.
+struct GetConfig {
+  static constexpr MessageType kType = MessageType::get_config;
+  std::uint32_t offset = 0;
+  bool operator==(const GetConfig&) const = default;
+};
+
+// Daemon -> client, reply to GetConfig: bytes [offset, offset + text.size())
+// of the `total`-byte YAML text it loaded from `source`. Ask again from
+// offset + text.size() until `total` is reached.
+struct ConfigText {
+  static constexpr MessageType kType = MessageType::config_text;
+  std::string source;  // <= kMaxPathName; the file name, for messages
+  std::uint32_t total = 0;
+  std::uint32_t offset = 0;
+  std::string text;  // <= kMaxConfigChunk
+  bool operator==(const ConfigText&) const = default;
+};
+
 // ---- keep-alive --------------------------------------------------------------
 
 struct Ping {
@@ -251,7 +312,8 @@ struct Pong {
 
 using Message =
     std::variant<Hello, Welcome, CreatePublisher, CreateSubscriber, PortCreated, DestroyPort,
-                 PortDestroyed, Matched, Unmatched, Error, ListTopics, TopicList, Ping, Pong>;
+                 PortDestroyed, Matched, Unmatched, Error, ListTopics, TopicList, Ping, Pong,
+                 ListNodes, NodeList, GetConfig, ConfigText>;
 
 [[nodiscard]] MessageType type_of(const Message& message) noexcept;
 
