@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <fmt/format.h>
@@ -171,6 +172,7 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     client.name = hello->node_name;
     client.node_id = registry_.add_node(hello->node_name, client.pid);
     node_fds_[client.node_id] = client.socket.fd();
+    joined_[client.node_id] = std::chrono::steady_clock::now();
     Welcome welcome;
     welcome.node_id = client.node_id;
     welcome.domain = options_.domain;
@@ -183,6 +185,14 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
   if (std::holds_alternative<ListTopics>(message)) {
     const auto& list = std::get<ListTopics>(message);
     send_to(client, request_id, registry_.list_topics(list.start, list.topic));
+    return true;
+  }
+  if (const auto* nodes = std::get_if<ListNodes>(&message)) {
+    send_to(client, request_id, node_list(nodes->start));
+    return true;
+  }
+  if (const auto* get = std::get_if<GetConfig>(&message)) {
+    send_to(client, request_id, config_page(get->offset));
     return true;
   }
   if (std::holds_alternative<Ping>(message)) {
@@ -258,6 +268,28 @@ void Daemon::deliver(const Outbox& out) {
   }
 }
 
+NodeList Daemon::node_list(std::uint32_t start) const {
+  NodeList list = registry_.list_nodes(start);
+  const auto now = std::chrono::steady_clock::now();
+  for (NodeInfo& node : list.nodes) {
+    if (auto joined = joined_.find(node.node_id); joined != joined_.end()) {
+      node.connected_ms = static_cast<std::uint64_t>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - joined->second).count());
+    }
+  }
+  return list;
+}
+
+ConfigText Daemon::config_page(std::uint32_t offset) const {
+  const std::string& text = options_.config_text;
+  ConfigText page;
+  page.source = options_.config_source.substr(0, kMaxPathName);
+  page.total = static_cast<std::uint32_t>(text.size());
+  page.offset = std::min(offset, page.total);
+  page.text = text.substr(page.offset, kMaxConfigChunk);
+  return page;
+}
+
 void Daemon::drop(int fd, const std::string& why) {
   auto it = clients_.find(fd);
   if (it == clients_.end()) return;
@@ -269,6 +301,7 @@ void Daemon::drop(int fd, const std::string& why) {
     Outbox out;
     registry_.remove_node(client.node_id, UnmatchReason::peer_closed, out);
     node_fds_.erase(client.node_id);
+    joined_.erase(client.node_id);
     clients_.erase(it);
     deliver(out);
   } else {

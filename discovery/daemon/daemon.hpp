@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -21,6 +22,9 @@ struct DaemonOptions {
   std::string domain;
   std::string socket_path;
   mode_t object_mode = 0600;  // 0660 with --group
+  // The configuration as loaded, served to tools by GetConfig.
+  std::string config_source;
+  std::string config_text;
 };
 
 class Daemon {
@@ -53,6 +57,8 @@ class Daemon {
   void drop_broken();
   void send_to(Client& client, std::uint32_t request_id, const Message& message);
   void deliver(const Outbox& out);
+  [[nodiscard]] NodeList node_list(std::uint32_t start) const;
+  [[nodiscard]] ConfigText config_page(std::uint32_t offset) const;
   void shutdown();
 
   DaemonOptions options_;
@@ -64,6 +70,7 @@ class Daemon {
   int signal_fd_ = -1;
   std::map<int, Client> clients_;                // by socket fd
   std::map<std::uint64_t, int> node_fds_;        // node id -> socket fd
+  std::map<std::uint64_t, std::chrono::steady_clock::time_point> joined_;  // node id -> its Hello
 };
 
 }  // namespace ferry::discovery

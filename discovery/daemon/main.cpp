@@ -7,7 +7,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fmt/format.h>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -79,9 +82,20 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("ferryd"));
   spdlog::set_level(parsed_level);
 
+  // The text is kept to be served to tools (GetConfig): they decode samples
+  // with the schema this daemon actually loaded.
   ferry::config::Config config;
+  std::string config_text;
   try {
-    config = ferry::config::load_file(args.config);
+    std::error_code ec;
+    std::ifstream in;
+    if (std::filesystem::is_regular_file(args.config, ec)) in.open(args.config, std::ios::binary);
+    if (in.is_open() && in) {
+      config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      config = ferry::config::load_string(config_text, args.config);
+    } else {
+      config = ferry::config::load_file(args.config);  // its error names the file and why
+    }
   } catch (const ferry::config::ConfigError& e) {
     return fail(2, e.what());
   }
@@ -112,7 +126,8 @@ int main(int argc, char** argv) {
   }
 
   try {
-    ferry::discovery::DaemonOptions options{*domain, sock_path->string(), mode};
+    ferry::discovery::DaemonOptions options{*domain, sock_path->string(), mode, args.config,
+                                            std::move(config_text)};
     // No live daemon holds the domain (listen() would have refused): what is
     // left in /dev/shm under its prefix belongs to a dead one.
     ferry::discovery::Daemon daemon(options, config, std::move(*listener));

@@ -322,4 +322,31 @@ TopicList Registry::list_topics(std::uint32_t start, const std::string& only) co
   return list;
 }
 
+NodeList Registry::list_nodes(std::uint32_t start) const {
+  NodeList list;
+  list.total = static_cast<std::uint32_t>(nodes_.size());
+  list.start = start;
+  std::size_t budget = kMaxMessageSize / 2;
+  auto it = nodes_.begin();
+  std::advance(it, std::min<std::size_t>(start, nodes_.size()));
+  for (; it != nodes_.end(); ++it) {
+    const auto& [id, n] = *it;
+    NodeInfo info;
+    info.node_id = id;
+    info.name = n.name;
+    info.pid = n.pid;
+    for (std::uint64_t port_id : n.ports) {
+      if (info.publishers.size() + info.subscribers.size() >= kMaxPortsListed) break;
+      const PortEntry& p = ports_.at(port_id);
+      (p.publisher ? info.publishers : info.subscribers).push_back(NodePortInfo{port_id, p.topic});
+    }
+    const std::size_t cost = 256 + (info.publishers.size() + info.subscribers.size()) *
+                                       (kMaxTopicName + 16);
+    if (cost > budget && !list.nodes.empty()) break;
+    budget -= std::min(budget, cost);
+    list.nodes.push_back(std::move(info));
+  }
+  return list;
+}
+
 }  // namespace ferry::discovery

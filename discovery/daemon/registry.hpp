@@ -68,6 +68,10 @@ class Registry {
 
   // Topics [start, ...) that fit in one reply; `only` non-empty: that topic.
   [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only) const;
+  // Nodes [start, ...) that fit in one reply, with their ports (at most
+  // kMaxPortsListed each). The daemon fills in times and slots.
+  [[nodiscard]] NodeList list_nodes(std::uint32_t start) const;
+  static constexpr std::size_t kMaxPortsListed = 256;
 
   [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
   [[nodiscard]] std::size_t port_count() const noexcept { return ports_.size(); }
