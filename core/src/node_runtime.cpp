@@ -128,6 +128,9 @@ void NodeRuntime::serve() {
     auto received = client_.socket().recv(buffer, kPollInterval);
     if (!received) {
       if (received.error().code == discovery::SocketErrorCode::timeout) continue;
+      // Our own destructor's shutdown() woke us: not a lost daemon.
+      // SYNC: relaxed, as above.
+      if (stopping_.load(std::memory_order_relaxed)) return;
       // The daemon is gone. Established flows keep going without it; new
       // ports cannot be made until a daemon is back.
       spdlog::warn("node '{}': lost the connection to ferryd of domain '{}': {}", name_, domain_,
