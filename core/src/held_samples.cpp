@@ -10,18 +10,21 @@ constexpr std::size_t kAlign = 64;
 std::size_t round_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
-HeldSamples* HeldSamples::create(std::uint32_t count, std::size_t buffer_size) {
+HeldSamples* HeldSamples::create(std::uint32_t count, std::size_t buffer_size,
+                                 std::shared_ptr<DomainPoolView> pool) {
   if (count == 0 || count > kMaxBuffers) throw std::bad_alloc();
   const std::size_t rounded = round_up(buffer_size == 0 ? 1 : buffer_size);
   auto* storage = static_cast<std::byte*>(::operator new(rounded * count, std::align_val_t{kAlign}));
-  return new HeldSamples(count, rounded, storage);
+  return new HeldSamples(count, rounded, storage, std::move(pool));
 }
 
-HeldSamples::HeldSamples(std::uint32_t count, std::size_t buffer_size, std::byte* storage) noexcept
+HeldSamples::HeldSamples(std::uint32_t count, std::size_t buffer_size, std::byte* storage,
+                         std::shared_ptr<DomainPoolView> pool) noexcept
     : count_(count),
       buffer_size_(buffer_size),
       storage_(storage),
       all_free_((std::uint64_t{1} << count) - 1),
+      pool_(std::move(pool)),
       state_(all_free_) {}
 
 HeldSamples::~HeldSamples() { ::operator delete(storage_, std::align_val_t{kAlign}); }
@@ -43,6 +46,13 @@ bool HeldSamples::acquire(std::uint32_t& token, std::byte*& buffer) noexcept {
 
 void HeldSamples::release(std::uint32_t token) noexcept {
   if (token >= count_) return;
+  // SYNC: relaxed; see hold_chunk.
+  if (const std::uint64_t ref = chunks_[token].load(std::memory_order_relaxed); ref != 0) {
+    chunks_[token].store(0, std::memory_order_relaxed);
+    // A failure means ferryd reclaimed the chunk already (this node was
+    // declared dead): nothing is left to give back.
+    (void)pool_->pool.release(transport::ChunkRef::unpack(ref), pool_->owner);
+  }
   const std::uint64_t bit = std::uint64_t{1} << token;
   // SYNC: acq_rel. Release pairs with the acquire load in acquire(); acquire
   // pairs with close() so that whoever deletes sees every other access.

@@ -11,6 +11,7 @@
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/error.hpp"
+#include "domain_pool_view.hpp"
 #include "port_state.hpp"
 
 namespace ferry::detail {
@@ -26,18 +27,26 @@ std::shared_ptr<NodeRuntime> NodeRuntime::start(std::string name, const NodeOpti
   if (!domain) throw Error(domain.error().message);
   auto client = discovery::Client::connect(*domain, name, options.request_timeout);
   if (!client) throw Error(client.error());
-  std::shared_ptr<NodeRuntime> runtime(
-      new NodeRuntime(std::move(name), *domain, std::move(*client), options.request_timeout));
+  std::shared_ptr<DomainPoolView> pool;
+  try {
+    pool = DomainPoolView::open(*domain, static_cast<transport::OwnerId>(client->welcome().heartbeat_slot));
+  } catch (const std::exception& e) {
+    throw Error(e.what());
+  }
+  std::shared_ptr<NodeRuntime> runtime(new NodeRuntime(std::move(name), *domain, std::move(*client),
+                                                       options.request_timeout, std::move(pool)));
   runtime->thread_ = std::thread([raw = runtime.get()] { raw->serve(); });
   return runtime;
 }
 
 NodeRuntime::NodeRuntime(std::string name, std::string domain, discovery::Client client,
-                         std::chrono::milliseconds request_timeout)
+                         std::chrono::milliseconds request_timeout,
+                         std::shared_ptr<DomainPoolView> pool)
     : name_(std::move(name)),
       domain_(std::move(domain)),
       request_timeout_(request_timeout),
-      client_(std::move(client)) {}
+      client_(std::move(client)),
+      pool_(std::move(pool)) {}
 
 NodeRuntime::~NodeRuntime() {
   stopping_.store(true, std::memory_order_relaxed);  // SYNC: relaxed; join() orders the rest
@@ -195,9 +204,9 @@ void NodeRuntime::on_port_created(std::uint32_t request_id, const discovery::Por
       // Built here, on the serving thread, so that the Matched notifications
       // that follow this reply find the port.
       if (pending->publisher) {
-        reply.port = std::make_shared<PublisherState>(domain_, pending->topic, created);
+        reply.port = std::make_shared<PublisherState>(domain_, pending->topic, created, pool_);
       } else {
-        reply.port = std::make_shared<SubscriberState>(domain_, pending->topic, created);
+        reply.port = std::make_shared<SubscriberState>(domain_, pending->topic, created, pool_);
       }
     } catch (const std::exception& e) {
       reply.failure = e.what();

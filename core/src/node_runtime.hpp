@@ -22,6 +22,7 @@
 namespace ferry::detail {
 
 class PortState;
+struct DomainPoolView;
 class PublisherState;
 class SubscriberState;
 
@@ -45,7 +46,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
 
  private:
   NodeRuntime(std::string name, std::string domain, discovery::Client client,
-              std::chrono::milliseconds request_timeout);
+              std::chrono::milliseconds request_timeout, std::shared_ptr<DomainPoolView> pool);
 
   struct PendingPort {
     bool publisher = false;
@@ -63,6 +64,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   const std::string domain_;
   const std::chrono::milliseconds request_timeout_;
   discovery::Client client_;
+  std::shared_ptr<DomainPoolView> pool_;
   std::mutex send_mutex_;  // guards client_.send (ids and the socket's write side)
 
   std::mutex mutex_;  // guards everything below

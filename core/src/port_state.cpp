@@ -36,12 +36,24 @@ void remove_peer(std::vector<std::unique_ptr<Connection>>& list, std::uint64_t p
 
 }  // namespace
 
+namespace {
+constexpr std::uint32_t kSlotHeader = 8;  // {length, flags} before a slot's payload
+}
+
 PortState::PortState(std::string domain_name, std::string topic_name,
-                     const discovery::PortCreated& created)
+                     const discovery::PortCreated& created, std::shared_ptr<DomainPoolView> pool_view)
     : domain(std::move(domain_name)),
       topic(std::move(topic_name)),
       port_id(created.port_id),
-      config(created.topic) {}
+      config(created.topic),
+      pool(std::move(pool_view)),
+      inline_max(created.topic.slot_size > kSlotHeader ? created.topic.slot_size - kSlotHeader : 0) {
+  if (inline_max < sizeof(PooledSlot)) {
+    throw std::runtime_error(fmt::format("topic '{}' has ring slots of {} bytes, too small to carry "
+                                         "a pool reference",
+                                         topic, created.topic.slot_size));
+  }
+}
 
 // ---- publisher ---------------------------------------------------------------
 
@@ -58,8 +70,8 @@ void PublisherState::on_matched(const discovery::Matched& m) {
       throw std::runtime_error(fmt::format("ring '{}' refused: {}", m.ring_shm,
                                            transport::to_string(producer.error())));
     }
-    connection.reset(new PublisherConnection{m.peer_port_id, std::move(ring), std::move(bell),
-                                             std::move(*producer)});
+    connection.reset(new PublisherConnection{m.peer_port_id, m.peer_owner, std::move(ring),
+                                             std::move(bell), std::move(*producer)});
   } catch (const std::exception& e) {
     spdlog::error("publisher on '{}': cannot reach subscriber '{}' (pid {}): {}", topic,
                   m.peer_node, m.peer_pid, e.what());
@@ -98,20 +110,20 @@ void PublisherState::apply_changes() {
 // ---- subscriber --------------------------------------------------------------
 
 SubscriberState::SubscriberState(std::string domain_name, std::string topic_name,
-                                 const discovery::PortCreated& created)
-    : PortState(std::move(domain_name), std::move(topic_name), created) {
+                                 const discovery::PortCreated& created,
+                                 std::shared_ptr<DomainPoolView> pool_view)
+    : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)) {
   bell_segment_.emplace(open_segment(created.doorbell_shm, discovery::kDoorbellKind,
                                      discovery::kDoorbellLayoutVersion));
   bell_ = doorbell_in(*bell_segment_);
   // A previous owner of this doorbell cannot exist (ferryd made it for us),
   // but a stale flag would only cost wake-ups: start clean.
   transport::doorbell_reset_sleeping(*bell_);
-  const std::uint64_t bytes = std::max(config.sample_size, config.max_size);
-  if (bytes > UINT32_MAX) throw std::runtime_error("sample size exceeds 4 GiB");
-  sample_bytes_ = static_cast<std::uint32_t>(bytes);
   const std::uint32_t held = std::clamp<std::uint32_t>(config.limits.max_held, 1,
                                                        HeldSamples::kMaxBuffers);
-  held_ = HeldSamples::create(held, sample_bytes_);
+  // Inline samples are copied into these buffers; pooled ones are read in
+  // place (the buffer only receives the slot's reference).
+  held_ = HeldSamples::create(held, inline_max, pool);
 }
 
 SubscriberState::~SubscriberState() {
@@ -128,7 +140,7 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
       throw std::runtime_error(fmt::format("ring '{}' refused: {}", m.ring_shm,
                                            transport::to_string(consumer.error())));
     }
-    connection.reset(new SubscriberConnection{m.peer_port_id, std::move(ring),
+    connection.reset(new SubscriberConnection{m.peer_port_id, m.peer_owner, std::move(ring),
                                               std::move(*consumer), false});
   } catch (const std::exception& e) {
     spdlog::error("subscriber on '{}': cannot reach publisher '{}' (pid {}): {}", topic,

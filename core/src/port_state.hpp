@@ -21,13 +21,15 @@
 #include "ferry/transport/doorbell.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
+#include "domain_pool_view.hpp"
 #include "held_samples.hpp"
 
 namespace ferry::detail {
 
 class PortState {
  public:
-  PortState(std::string domain, std::string topic, const discovery::PortCreated& created);
+  PortState(std::string domain, std::string topic, const discovery::PortCreated& created,
+            std::shared_ptr<DomainPoolView> pool);
   virtual ~PortState() = default;
   PortState(const PortState&) = delete;
   PortState& operator=(const PortState&) = delete;
@@ -40,6 +42,10 @@ class PortState {
   const std::string topic;
   const std::uint64_t port_id;
   const discovery::TopicConfig config;
+  const std::shared_ptr<DomainPoolView> pool;
+  // Largest sample that travels inline in a ring slot; larger ones go
+  // through the pool.
+  const std::uint32_t inline_max;
 
   // Matched peers right now, as ferryd says (serving thread writes).
   std::atomic<std::uint32_t> matched{0};
@@ -69,6 +75,7 @@ class PortState {
 
 struct PublisherConnection {
   std::uint64_t peer = 0;
+  transport::OwnerId peer_owner = 0;  // the subscriber's node, receiver of pool references
   transport::Segment ring_segment;
   transport::Segment bell_segment;  // the subscriber's doorbell
   transport::RingProducer producer;
@@ -77,6 +84,7 @@ struct PublisherConnection {
 class PublisherState final : public PortState {
  public:
   using PortState::PortState;
+  std::uint32_t loans_out = 0;  // unpublished loans (user's thread)
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
 
@@ -102,6 +110,7 @@ class PublisherState final : public PortState {
 
 struct SubscriberConnection {
   std::uint64_t peer = 0;
+  transport::OwnerId peer_owner = 0;  // the publisher's node, giver of pool references
   transport::Segment ring_segment;
   transport::RingConsumer consumer;
   bool retired = false;  // the publisher is gone: drop the queue once drained
@@ -109,7 +118,8 @@ struct SubscriberConnection {
 
 class SubscriberState final : public PortState {
  public:
-  SubscriberState(std::string domain, std::string topic, const discovery::PortCreated& created);
+  SubscriberState(std::string domain, std::string topic, const discovery::PortCreated& created,
+                  std::shared_ptr<DomainPoolView> pool);
   ~SubscriberState() override;
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
@@ -124,7 +134,8 @@ class SubscriberState final : public PortState {
 
   [[nodiscard]] transport::DoorbellWord& doorbell() noexcept { return *bell_; }
   [[nodiscard]] HeldSamples& held() noexcept { return *held_; }
-  [[nodiscard]] std::uint32_t sample_bytes() const noexcept { return sample_bytes_; }
+  // Bytes a ring slot's payload can hold: the receive buffer's size.
+  [[nodiscard]] std::uint32_t slot_bytes() const noexcept { return inline_max; }
   std::size_t next_ring = 0;  // round-robin start, user's thread
 
  private:
@@ -133,7 +144,6 @@ class SubscriberState final : public PortState {
   std::optional<transport::Segment> bell_segment_;
   transport::DoorbellWord* bell_ = nullptr;
   HeldSamples* held_ = nullptr;  // closed (not deleted) with the state: samples may outlive it
-  std::uint32_t sample_bytes_ = 0;
 
   std::vector<std::unique_ptr<SubscriberConnection>> incoming_;  // under mutex_
   std::vector<std::uint64_t> leaving_;                           // under mutex_

@@ -1,7 +1,13 @@
-// The publish hot path: one copy into each matched queue, the topic's
-// full-queue policy, no allocation, no lock, no system call unless a
-// subscriber sleeps (its doorbell) or we must wait (block policy).
+// The publish hot path: the topic's full-queue policy applied to every
+// matched queue, no allocation, no lock, no system call unless a subscriber
+// sleeps (its doorbell) or we must wait (block policy).
+//
+// A sample travels inline (copied into each queue's slot) when it fits a
+// slot, else as a pool reference: one chunk, one reference given to each
+// subscriber's node before the push (pool.hpp's protocol), taken back when
+// the push fails or drop_oldest discards it.
 #include <chrono>
+#include <cstring>
 #include <span>
 
 #include "ferry/detail/ports.hpp"
@@ -13,65 +19,149 @@ namespace ferry::detail {
 namespace {
 
 using discovery::Policy;
+using transport::ChunkRef;
 using transport::RingError;
 
-// A queue that refuses a sample for a reason other than being full (its
-// indices were corrupted by a broken peer) counts as a refusal, never a crash.
-void push_drop_new(PublisherConnection& c, std::span<const std::byte> msg, PublishResult& r) noexcept {
-  if (c.producer.try_push(msg)) {
-    ++r.delivered;
-    return;
-  }
-  c.producer.count_dropped();
-  ++r.dropped;
+// What one publish carries: the slot bytes and, for a pooled sample, the
+// chunk whose references move with it.
+struct Message {
+  std::span<const std::byte> bytes;
+  std::uint32_t flags = kSlotInline;
+  ChunkRef chunk{};  // pooled only
+};
+
+// The reference a pooled slot's payload names (0 when unreadable).
+std::uint64_t pooled_ref(std::span<const std::byte> payload) noexcept {
+  if (payload.size() < sizeof(std::uint64_t)) return 0;
+  std::uint64_t ref = 0;
+  std::memcpy(&ref, payload.data(), sizeof ref);
+  return ref;
 }
 
-void push_drop_oldest(PublisherConnection& c, std::span<const std::byte> msg,
-                      PublishResult& r) noexcept {
-  // Inline samples own nothing outside their slot: nothing to release.
-  auto pushed = c.producer.try_push_overwrite(msg, 0, [](std::span<const std::byte>, std::uint32_t) {});
-  if (!pushed) {
+class Delivery {
+ public:
+  Delivery(PublisherState& state, const Message& msg, PublishResult& result) noexcept
+      : state_(state), msg_(msg), result_(result) {}
+
+  // Gives the subscriber's node its reference before the push makes the
+  // sample visible. False: the queue is skipped (counted as dropped).
+  bool prepare(PublisherConnection& c) noexcept {
+    if (msg_.flags != kSlotPooled) return true;
+    if (state_.pool->pool.give(msg_.chunk, state_.pool->owner, c.peer_owner)) return true;
+    refuse(c);
+    return false;
+  }
+  // The push failed for good: the subscriber will never see the reference.
+  void refuse(PublisherConnection& c) noexcept {
     c.producer.count_dropped();
-    ++r.dropped;
-    return;
+    ++result_.dropped;
   }
-  ++r.delivered;
-  if (*pushed == transport::PushOutcome::Overwrote) ++r.overwritten;
-}
+  void take_back(PublisherConnection& c) noexcept {
+    if (msg_.flags == kSlotPooled) {
+      (void)state_.pool->pool.revoke(msg_.chunk, state_.pool->owner, c.peer_owner);
+    }
+  }
+  // drop_oldest discarded an older sample of ours from c's queue.
+  void discarded(PublisherConnection& c, std::span<const std::byte> payload,
+                 std::uint32_t flags) noexcept {
+    if (flags != kSlotPooled) return;  // inline samples own nothing outside their slot
+    if (const std::uint64_t ref = pooled_ref(payload); ref != 0) {
+      (void)state_.pool->pool.revoke(ChunkRef::unpack(ref), state_.pool->owner, c.peer_owner);
+    }
+  }
 
-void publish_blocking(PublisherState& state, std::span<const std::byte> msg,
-                      PublishResult& result) noexcept {
-  auto& connections = state.connections();
+  void drop_new(PublisherConnection& c) noexcept {
+    if (!prepare(c)) return;
+    if (c.producer.try_push(msg_.bytes, msg_.flags)) {
+      ++result_.delivered;
+      return;
+    }
+    take_back(c);
+    refuse(c);
+  }
+
+  void drop_oldest(PublisherConnection& c) noexcept {
+    if (!prepare(c)) return;
+    auto pushed = c.producer.try_push_overwrite(
+        msg_.bytes, msg_.flags,
+        [&](std::span<const std::byte> payload, std::uint32_t flags) { discarded(c, payload, flags); });
+    if (!pushed) {
+      take_back(c);
+      refuse(c);
+      return;
+    }
+    ++result_.delivered;
+    if (*pushed == transport::PushOutcome::Overwrote) ++result_.overwritten;
+  }
+
   // First every queue with room, so that a full one does not delay the
   // others; then wait for the full ones against one shared deadline. The
   // clock is read only when some queue is full.
-  auto& full = state.full_queues();
-  full.clear();
-  for (auto& c : connections) {
-    if (c->producer.try_push(msg)) {
-      ++result.delivered;
-    } else {
-      full.push_back(c.get());  // capacity reserved when the queue was added
+  void block(std::vector<std::unique_ptr<PublisherConnection>>& connections) noexcept {
+    auto& full = state_.full_queues();
+    full.clear();
+    for (auto& c : connections) {
+      if (!prepare(*c)) continue;
+      if (c->producer.try_push(msg_.bytes, msg_.flags)) {
+        ++result_.delivered;
+      } else {
+        full.push_back(c.get());  // capacity reserved when the queue was added
+      }
+    }
+    if (full.empty()) return;
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(state_.config.block_timeout_ms);
+    for (PublisherConnection* c : full) {
+      const auto left = std::max(deadline - std::chrono::steady_clock::now(),
+                                 std::chrono::steady_clock::duration::zero());
+      // push() spins, then sleeps on the queue's space doorbell; a Timeout is
+      // counted in the queue's timed_out counter by the ring itself.
+      auto pushed = c->producer.push(msg_.bytes, msg_.flags, left);
+      if (pushed) {
+        ++result_.delivered;
+        continue;
+      }
+      take_back(*c);
+      if (pushed.error() == RingError::Timeout) {
+        ++result_.timed_out;
+      } else {
+        refuse(*c);
+      }
     }
   }
-  if (full.empty()) return;
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(state.config.block_timeout_ms);
-  for (PublisherConnection* c : full) {
-    const auto left = std::max(deadline - std::chrono::steady_clock::now(),
-                               std::chrono::steady_clock::duration::zero());
-    // push() spins, then sleeps on the queue's space doorbell; a Timeout is
-    // counted in the queue's timed_out counter by the ring itself.
-    auto pushed = c->producer.push(msg, 0, left);
-    if (pushed) {
-      ++result.delivered;
-    } else if (pushed.error() == RingError::Timeout) {
-      ++result.timed_out;
-    } else {
-      c->producer.count_dropped();
-      ++result.dropped;
-    }
+
+ private:
+  PublisherState& state_;
+  const Message& msg_;
+  PublishResult& result_;
+};
+
+PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
+  PublishResult result;
+  auto& connections = state.connections();
+  Delivery delivery(state, msg, result);
+  switch (state.config.policy) {
+    case Policy::drop_new:
+      for (auto& c : connections) delivery.drop_new(*c);
+      break;
+    case Policy::drop_oldest:
+      for (auto& c : connections) delivery.drop_oldest(*c);
+      break;
+    case Policy::block:
+      delivery.block(connections);
+      break;
   }
+  return result;
+}
+
+// Sends chunk `ref` (holding `size` bytes) and drops the publisher's own
+// reference: the subscribers' references keep it alive.
+PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t size) noexcept {
+  const PooledSlot slot{ref.pack(), size};
+  const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, ref};
+  const PublishResult result = deliver(state, msg);
+  (void)state.pool->pool.release(ref, state.pool->owner);
+  return result;
 }
 
 }  // namespace
@@ -83,21 +173,53 @@ PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
 PublisherPort::~PublisherPort() { runtime_->destroy_port(state_->port_id); }
 
 PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexcept {
-  PublishResult result;
-  const std::span<const std::byte> msg(static_cast<const std::byte*>(data), size);
-  auto& connections = state_->connections();
-  switch (state_->config.policy) {
-    case Policy::drop_new:
-      for (auto& c : connections) push_drop_new(*c, msg, result);
-      break;
-    case Policy::drop_oldest:
-      for (auto& c : connections) push_drop_oldest(*c, msg, result);
-      break;
-    case Policy::block:
-      publish_blocking(*state_, msg, result);
-      break;
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
+  if (size <= state_->inline_max) return deliver(*state_, Message{bytes, kSlotInline, {}});
+  // Too large for a slot: copy it into a chunk once, and share the chunk.
+  auto chunk = loan(size);
+  if (!chunk) {
+    // No chunk (pool exhausted, max_loans): every queue misses this sample,
+    // and says so.
+    PublishResult result;
+    for (auto& c : state_->connections()) {
+      c->producer.count_dropped();
+      ++result.dropped;
+    }
+    return result;
   }
-  return result;
+  std::memcpy(chunk->data, data, size);
+  return publish_loan(*chunk, size);
+}
+
+std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noexcept {
+  PublisherState& s = *state_;
+  if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);
+  auto ref = s.pool->pool.allocate(size, s.pool->owner);
+  if (!ref) {
+    return std::unexpected(ref.error() == transport::PoolError::TooLarge ? ErrorCode::TooLarge
+                                                                         : ErrorCode::PoolExhausted);
+  }
+  auto payload = s.pool->pool.resolve(*ref);
+  if (!payload) {
+    (void)s.pool->pool.release(*ref, s.pool->owner);
+    return std::unexpected(ErrorCode::CorruptData);
+  }
+  ++s.loans_out;
+  return LoanedChunk{payload->data(), payload->size(), ref->pack()};
+}
+
+PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) noexcept {
+  if (chunk.ref == 0) return PublishResult{};
+  --state_->loans_out;
+  const ChunkRef ref = ChunkRef::unpack(std::exchange(chunk.ref, 0));
+  return deliver_chunk(*state_, ref, std::min(size, chunk.capacity));
+}
+
+void PublisherPort::return_loan(LoanedChunk& chunk) noexcept {
+  if (chunk.ref == 0) return;
+  --state_->loans_out;
+  (void)state_->pool->pool.release(ChunkRef::unpack(std::exchange(chunk.ref, 0)),
+                                   state_->pool->owner);
 }
 
 std::uint32_t PublisherPort::subscriber_count() const noexcept {
@@ -109,6 +231,10 @@ const std::string& PublisherPort::topic() const noexcept { return state_->topic;
 
 std::size_t PublisherPort::sample_size() const noexcept {
   return static_cast<std::size_t>(state_->config.sample_size);
+}
+
+std::size_t PublisherPort::max_size() const noexcept {
+  return static_cast<std::size_t>(state_->config.max_size);
 }
 
 }  // namespace ferry::detail

@@ -2,6 +2,7 @@
 // (none starves another, each keeps its order), a copy of the inline sample
 // into a held buffer, no allocation, no lock, no system call unless we sleep.
 #include <chrono>
+#include <cstring>
 
 #include "ferry/detail/ports.hpp"
 #include "ferry/transport/doorbell.hpp"
@@ -17,24 +18,60 @@ using transport::RingError;
 // Spin iterations (cpu_relax each) before take(timeout) sleeps.
 constexpr int kSpinBeforeSleep = 1024;
 
-// Pops the next sample, fairly, into `buffer`. False when every queue is empty.
-bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t& size) noexcept {
+// A typed topic's samples are exactly its size; a bytes topic's at most its
+// max_size. Anything else came from a broken peer and is not handed out.
+bool plausible_size(const SubscriberState& state, std::uint64_t size) noexcept {
+  if (state.config.sample_size != 0) return size == state.config.sample_size;
+  return size <= state.config.max_size;
+}
+
+// A pooled slot: accept the reference the publisher's node gave us, and
+// find the sample in the pool (zero copy). False: the slot is dropped.
+bool accept_pooled(SubscriberState& state, SubscriberConnection& q, const std::byte* slot,
+                   std::uint32_t length, std::uint32_t token, TakenSample& out) noexcept {
+  if (length != sizeof(PooledSlot)) return false;
+  PooledSlot pooled;
+  std::memcpy(&pooled, slot, sizeof pooled);
+  const auto ref = transport::ChunkRef::unpack(pooled.ref);
+  auto& pool = state.pool->pool;
+  if (!pool.accept(ref, state.pool->owner, q.peer_owner)) return false;  // counted by the pool
+  auto payload = pool.resolve(ref);
+  if (!payload || pooled.size > payload->size() || !plausible_size(state, pooled.size)) {
+    (void)pool.release(ref, state.pool->owner);
+    return false;
+  }
+  state.held().hold_chunk(token, pooled.ref);
+  out.data = payload->data();
+  out.size = static_cast<std::uint32_t>(pooled.size);
+  return true;
+}
+
+// Pops the next sample, fairly, into `buffer` (inline) or the pool (pooled).
+// False when every queue is empty.
+bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t token,
+              TakenSample& out) noexcept {
   auto& queues = state.connections();
   const std::size_t n = queues.size();
   bool retired_empty = false;
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t index = (state.next_ring + i) % n;
     SubscriberConnection& q = *queues[index];
-    auto popped = q.consumer.try_pop(std::span<std::byte>(buffer, state.sample_bytes()));
+    const std::span<std::byte> into(buffer, state.slot_bytes());
+    std::uint32_t flags = 0;
+    auto popped = q.consumer.try_pop(into, &flags);
     while (!popped && popped.error() == RingError::CorruptSlot) {
       // A slot a broken publisher wrote badly was skipped and counted.
-      popped = q.consumer.try_pop(std::span<std::byte>(buffer, state.sample_bytes()));
+      popped = q.consumer.try_pop(into, &flags);
     }
     if (popped) {
-      // A typed topic's samples are exactly its size; anything else came from
-      // a broken peer and is not handed out as a T.
-      if (state.config.sample_size != 0 && *popped != state.config.sample_size) continue;
-      size = *popped;
+      if (flags == kSlotPooled) {
+        if (!accept_pooled(state, q, buffer, *popped, token, out)) continue;
+      } else {
+        if (flags != kSlotInline || !plausible_size(state, *popped)) continue;
+        out.data = buffer;
+        out.size = *popped;
+      }
+      out.token = token;
       state.next_ring = index + 1;
       return true;
     }
@@ -68,12 +105,11 @@ TakeStatus SubscriberPort::take(TakenSample& out, ErrorCode& error,
     error = ErrorCode::TooManyHeld;
     return TakeStatus::Failed;
   }
-  std::uint32_t size = 0;
-  bool got = pop_next(state, buffer, size);
+  bool got = pop_next(state, buffer, token, out);
   if (!got && timeout.count() > 0) {
     for (int spin = 0; spin < kSpinBeforeSleep && !got; ++spin) {
       transport::cpu_relax();
-      if (any_data(state)) got = pop_next(state, buffer, size);
+      if (any_data(state)) got = pop_next(state, buffer, token, out);
     }
     if (!got) {
       // The clock is read only now that we are about to sleep.
@@ -83,7 +119,7 @@ TakeStatus SubscriberPort::take(TakenSample& out, ErrorCode& error,
         if (left <= std::chrono::steady_clock::duration::zero()) break;
         // One doorbell for all our queues: any publisher's push wakes us.
         transport::doorbell_wait(state.doorbell(), [&] { return any_data(state); }, left);
-        got = pop_next(state, buffer, size);
+        got = pop_next(state, buffer, token, out);
       }
     }
   }
@@ -91,9 +127,6 @@ TakeStatus SubscriberPort::take(TakenSample& out, ErrorCode& error,
     state.held().unacquire(token);
     return TakeStatus::Empty;
   }
-  out.data = buffer;
-  out.size = size;
-  out.token = token;
   return TakeStatus::Taken;
 }
 

@@ -48,6 +48,7 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
   if (const std::size_t stale = transport::remove_domain_objects(options_.domain); stale > 0) {
     spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale, options_.domain);
   }
+  pool_.emplace(options_.domain, config, options_.object_mode);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
 
@@ -73,6 +74,7 @@ Daemon::~Daemon() {
 int Daemon::run() {
   spdlog::info("ferryd serving domain '{}' on {}", options_.domain, options_.socket_path);
   std::array<epoll_event, 64> events{};
+  auto last_tick = std::chrono::steady_clock::now();
   while (true) {
     const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 1000);
     if (n < 0) {
@@ -80,6 +82,10 @@ int Daemon::run() {
       spdlog::error("epoll_wait failed: {}", std::strerror(errno));
       shutdown();
       return 1;
+    }
+    if (const auto now = std::chrono::steady_clock::now(); now - last_tick >= std::chrono::seconds(1)) {
+      last_tick = now;
+      reclaim_dead_owners();
     }
     for (int i = 0; i < n; ++i) {
       const int tag = events[static_cast<std::size_t>(i)].data.fd;
@@ -112,7 +118,7 @@ void Daemon::accept_clients() {
     }
     UnixSeqpacketSocket socket = std::move(*accepted);
     const int fd = socket.fd();
-    Client client{std::move(socket), 0, 0, 0, 0, {}, false};
+    Client client{std::move(socket), 0, 0, 0, 0, 0, {}, false};
     if (auto cred = client.socket.peer_credentials()) {
       client.pid = cred->pid;
       client.uid = cred->uid;
@@ -169,8 +175,15 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
                                      hello->protocol_version, kProtocolVersion)));
       return false;
     }
+    if (next_owner_ > UINT16_MAX) {
+      send_to(client, request_id,
+              make_error(ErrorCode::resource_exhausted,
+                         "this ferryd has given out all 65535 node slots; restart it"));
+      return false;
+    }
     client.name = hello->node_name;
-    client.node_id = registry_.add_node(hello->node_name, client.pid);
+    client.owner = static_cast<std::uint16_t>(next_owner_++);
+    client.node_id = registry_.add_node(hello->node_name, client.pid, client.owner);
     node_fds_[client.node_id] = client.socket.fd();
     joined_[client.node_id] = std::chrono::steady_clock::now();
     Welcome welcome;
@@ -178,6 +191,7 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     welcome.domain = options_.domain;
     welcome.heartbeat_ms = liveness_.heartbeat_ms;
     welcome.timeout_ms = liveness_.timeout_ms;
+    welcome.heartbeat_slot = client.owner;
     send_to(client, request_id, welcome);
     spdlog::info("node '{}' (pid {}) joined as node {}", client.name, client.pid, client.node_id);
     return true;
@@ -276,6 +290,11 @@ NodeList Daemon::node_list(std::uint32_t start) const {
       node.connected_ms = static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::milliseconds>(now - joined->second).count());
     }
+    if (auto fd = node_fds_.find(node.node_id); fd != node_fds_.end()) {
+      if (auto client = clients_.find(fd->second); client != clients_.end()) {
+        node.slot = client->second.owner;
+      }
+    }
   }
   return list;
 }
@@ -300,6 +319,16 @@ void Daemon::drop(int fd, const std::string& why) {
                  why);
     Outbox out;
     registry_.remove_node(client.node_id, UnmatchReason::peer_closed, out);
+    // Everything the node held in the pool comes back: its loans, what it
+    // took and did not release, what was queued to it. A process that still
+    // exists (only its socket closed) keeps the chunks it is allocating.
+    const bool gone = ::kill(client.pid, 0) != 0 && errno == ESRCH;
+    const auto reclaimed = pool_->pool().reclaim_owner(client.owner, gone);
+    if (reclaimed.refs_dropped > 0 || reclaimed.chunks_freed > 0) {
+      spdlog::info("reclaimed {} reference(s), {} chunk(s) freed, from node '{}'",
+                   reclaimed.refs_dropped, reclaimed.chunks_freed, client.name);
+    }
+    dead_owners_.push_back({client.owner, 3});
     node_fds_.erase(client.node_id);
     joined_.erase(client.node_id);
     clients_.erase(it);
@@ -307,6 +336,17 @@ void Daemon::drop(int fd, const std::string& why) {
   } else {
     clients_.erase(it);
   }
+}
+
+void Daemon::reclaim_dead_owners() {
+  for (auto& dead : dead_owners_) {
+    const auto r = pool_->pool().reclaim_owner(dead.owner, true);
+    if (r.refs_dropped > 0) {
+      spdlog::info("reclaimed {} late reference(s) of a dead node", r.refs_dropped);
+    }
+    --dead.ticks_left;
+  }
+  std::erase_if(dead_owners_, [](const DeadOwner& d) { return d.ticks_left <= 0; });
 }
 
 void Daemon::drop_broken() {

@@ -9,10 +9,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/socket.hpp"
+#include "domain_pool.hpp"
 #include "registry.hpp"
 #include "shm_factory.hpp"
 
@@ -42,6 +45,7 @@ class Daemon {
   struct Client {
     UnixSeqpacketSocket socket;
     std::uint64_t node_id = 0;  // 0 until Hello
+    std::uint16_t owner = 0;    // pool owner id, given with Welcome
     pid_t pid = 0;
     uid_t uid = 0;
     gid_t gid = 0;
@@ -66,6 +70,16 @@ class Daemon {
   UnixSeqpacketSocket listener_;
   ShmObjects shm_;
   Registry registry_;
+  std::optional<DomainPool> pool_;  // made after the stale objects are gone
+  std::uint32_t next_owner_ = 1;    // pool owner ids are never reused in a daemon's life
+  // Dead nodes' owner ids, reclaimed again on the next ticks: a publisher
+  // that was mid-publish when it was told may still have given them a chunk.
+  struct DeadOwner {
+    std::uint16_t owner = 0;
+    int ticks_left = 0;
+  };
+  std::vector<DeadOwner> dead_owners_;
+  void reclaim_dead_owners();
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
   std::map<int, Client> clients_;                // by socket fd

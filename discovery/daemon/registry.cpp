@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "ferry/config/limits.hpp"
 #include "ferry/discovery/limits.hpp"
 #include "ferry/transport/names.hpp"
 
@@ -14,6 +15,7 @@ namespace ferry::discovery {
 namespace {
 
 constexpr std::uint32_t kSlotHeader = 8;  // the ring slot's {length, flags}
+constexpr std::uint64_t kPooledSlotBytes = 16;  // a pool reference and a size (core's PooledSlot)
 
 void erase_value(std::vector<std::uint64_t>& v, std::uint64_t value) {
   v.erase(std::remove(v.begin(), v.end(), value), v.end());
@@ -49,14 +51,20 @@ Registry::Registry(std::string domain, std::vector<ServedTopic> declared, TopicC
 }
 
 std::uint32_t Registry::slot_size_for(const TopicConfig& config) {
-  const std::uint64_t payload = std::max(config.sample_size, config.max_size);
+  // Samples up to the inline limit are copied into the slot; larger ones and
+  // bytes topics travel as a pool reference (16 bytes), so their slots stay
+  // small whatever the sample size.
+  std::uint64_t payload = kPooledSlotBytes;
+  if (config.max_size == 0 && config.sample_size <= config::kMaxInlineSample) {
+    payload = std::max(config.sample_size, kPooledSlotBytes);
+  }
   // Cache-line multiples keep consecutive slots from sharing a line.
   return static_cast<std::uint32_t>((kSlotHeader + payload + 63) / 64 * 64);
 }
 
-std::uint64_t Registry::add_node(std::string name, pid_t pid) {
+std::uint64_t Registry::add_node(std::string name, pid_t pid, std::uint16_t owner) {
   const std::uint64_t id = next_id_++;
-  nodes_.emplace(id, NodeEntry{std::move(name), pid, {}});
+  nodes_.emplace(id, NodeEntry{std::move(name), pid, owner, {}});
   return id;
 }
 
@@ -215,6 +223,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_pub.peer_port_id = sub;
   to_pub.peer_node = sub_node.name;
   to_pub.peer_pid = sub_node.pid;
+  to_pub.peer_owner = sub_node.owner;
   to_pub.ring_shm = ring;
   to_pub.doorbell_shm = s.doorbell_shm;
   out.emplace_back(p.node_id, to_pub);
@@ -224,6 +233,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_sub.peer_port_id = pub;
   to_sub.peer_node = pub_node.name;
   to_sub.peer_pid = pub_node.pid;
+  to_sub.peer_owner = pub_node.owner;
   to_sub.ring_shm = ring;
   out.emplace_back(s.node_id, to_sub);
   return {};

@@ -57,7 +57,7 @@ class Registry {
   Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults,
            bool strict, ShmFactory& shm);
 
-  std::uint64_t add_node(std::string name, pid_t pid);
+  std::uint64_t add_node(std::string name, pid_t pid, std::uint16_t owner);
   // Removes the node and all its ports; their peers are told (`reason`).
   void remove_node(std::uint64_t node_id, UnmatchReason reason, Outbox& out);
 
@@ -84,6 +84,7 @@ class Registry {
   struct NodeEntry {
     std::string name;
     pid_t pid = 0;
+    std::uint16_t owner = 0;
     std::vector<std::uint64_t> ports;
   };
   struct PortEntry {

@@ -83,6 +83,7 @@ void fields(auto& io, Like<Matched> auto& m) {
   io.num(m.peer_port_id, "peer_port_id");
   io.str(m.peer_node, "peer_node", kMaxNodeName);
   io.pid(m.peer_pid, "peer_pid");
+  io.num(m.peer_owner, "peer_owner");
   io.str(m.ring_shm, "ring_shm", kMaxShmName);
   io.str(m.doorbell_shm, "doorbell_shm", kMaxShmName);
   io.num(m.doorbell_offset, "doorbell_offset");

@@ -27,7 +27,7 @@ inline std::vector<Message> sample_messages() {
       PortCreated{11, config, "ferry.demo.doorbells", 192},
       DestroyPort{11},
       PortDestroyed{11},
-      Matched{11, 12, "viewer", 4343, "ferry.demo.ring.11-12", "ferry.demo.doorbells", 256},
+      Matched{11, 12, "viewer", 4343, 5, "ferry.demo.ring.11-12", "ferry.demo.doorbells", 256},
       Unmatched{11, 12, UnmatchReason::peer_timed_out},
       Error{ErrorCode::type_mismatch,
             "topic 'robot/pose' has type Pose (40 bytes, align 8), the port asked for Pose2"},

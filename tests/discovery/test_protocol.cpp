@@ -158,7 +158,7 @@ TEST_CASE("string fields exactly at their limit are accepted") {
   }
   CHECK_FALSE(encode(Hello{1, std::string(kMaxNodeName + 1, 'n'), 1}, 1).has_value());
   CHECK_FALSE(encode(Error{ErrorCode::internal, std::string(kMaxErrorMessage + 1, 'e')}, 1));
-  CHECK_FALSE(encode(Matched{1, 2, "n", 3, std::string(kMaxShmName + 1, 's'), "", 0}, 0));
+  CHECK_FALSE(encode(Matched{1, 2, "n", 3, 4, std::string(kMaxShmName + 1, 's'), "", 0}, 0));
 }
 
 TEST_CASE("strings with a NUL byte are refused") {

@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -137,5 +138,8 @@ TEST_CASE("ferryd removes the shared-memory objects a dead daemon of its domain 
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
   // The socket accepts (queued) before the daemon's loop starts; the clean-up
   // comes first in the loop's setup.
-  CHECK(eventually([&] { return ferry::transport::list_domain_objects(domain.name()).empty(); }));
+  CHECK(eventually([&] {
+    const auto names = ferry::transport::list_domain_objects(domain.name());
+    return std::find(names.begin(), names.end(), stale.substr(1)) == names.end();
+  }));
 }

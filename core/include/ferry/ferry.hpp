@@ -10,7 +10,9 @@
 //   auto sub = node.subscriber<Pose>("robot/pose");
 //   if (auto s = sub.take(std::chrono::milliseconds(100))) use((*s)->x);
 
+#include "ferry/bytes.hpp"
 #include "ferry/error.hpp"
+#include "ferry/loan.hpp"
 #include "ferry/node.hpp"
 #include "ferry/publish_result.hpp"
 #include "ferry/publisher.hpp"

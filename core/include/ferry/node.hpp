@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "ferry/bytes.hpp"
 #include "ferry/publisher.hpp"
 #include "ferry/raw.hpp"
 #include "ferry/subscriber.hpp"
@@ -67,7 +68,11 @@ class Node {
  private:
   template <class T>
   static detail::TypeInfo type_info() {
-    return {TypeName<T>::value, sizeof(T), alignof(T)};
+    if constexpr (std::is_same_v<T, Bytes>) {
+      return {TypeName<T>::value, 0, 1};  // variable size: the topic's max_size bounds it
+    } else {
+      return {TypeName<T>::value, sizeof(T), alignof(T)};
+    }
   }
   std::unique_ptr<detail::PublisherPort> make_publisher(std::string_view topic,
                                                         const detail::TypeInfo& type);

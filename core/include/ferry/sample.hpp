@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "ferry/bytes.hpp"
 #include "ferry/detail/ports.hpp"
 
 namespace ferry {
@@ -42,6 +43,43 @@ class Sample {
   detail::HeldSamples* held_;
   std::uint32_t token_;
   const T* value_;
+};
+
+// A sample of a bytes topic: ->data(), ->size().
+template <>
+class Sample<Bytes> {
+ public:
+  Sample(Sample&& other) noexcept
+      : held_(std::exchange(other.held_, nullptr)), token_(other.token_), value_(other.value_) {}
+  Sample& operator=(Sample&& other) noexcept {
+    if (this != &other) {
+      reset();
+      held_ = std::exchange(other.held_, nullptr);
+      token_ = other.token_;
+      value_ = other.value_;
+    }
+    return *this;
+  }
+  Sample(const Sample&) = delete;
+  Sample& operator=(const Sample&) = delete;
+  ~Sample() { reset(); }
+
+  [[nodiscard]] const Bytes& operator*() const noexcept { return value_; }
+  [[nodiscard]] const Bytes* operator->() const noexcept { return &value_; }
+  [[nodiscard]] const Bytes* get() const noexcept { return &value_; }
+
+ private:
+  template <class>
+  friend class Subscriber;
+  Sample(detail::HeldSamples* held, std::uint32_t token, Bytes value) noexcept
+      : held_(held), token_(token), value_(value) {}
+  void reset() noexcept {
+    if (held_ != nullptr) detail::release_held(std::exchange(held_, nullptr), token_);
+  }
+
+  detail::HeldSamples* held_;
+  std::uint32_t token_;
+  Bytes value_;
 };
 
 }  // namespace ferry

@@ -40,8 +40,14 @@ class Subscriber {
     ErrorCode error{};
     switch (port_->take(taken, error, timeout)) {
       case detail::TakeStatus::Taken:
-        return std::optional<Sample<T>>(
-            Sample<T>(port_->held(), taken.token, static_cast<const T*>(taken.data)));
+        if constexpr (std::is_same_v<T, Bytes>) {
+          return std::optional<Sample<T>>(Sample<T>(
+              port_->held(), taken.token,
+              Bytes(std::span(static_cast<const std::byte*>(taken.data), taken.size))));
+        } else {
+          return std::optional<Sample<T>>(
+              Sample<T>(port_->held(), taken.token, static_cast<const T*>(taken.data)));
+        }
       case detail::TakeStatus::Failed:
         return std::unexpected(error);
       case detail::TakeStatus::Empty:

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,13 @@ class PublisherState;
 class SubscriberState;
 class HeldSamples;
 
+// A pool chunk loaned to the user: write up to `capacity` bytes at `data`.
+struct LoanedChunk {
+  std::byte* data = nullptr;
+  std::size_t capacity = 0;
+  std::uint64_t ref = 0;  // the chunk's reference; 0 once published or returned
+};
+
 class PublisherPort {
  public:
   PublisherPort(std::shared_ptr<NodeRuntime> runtime, std::shared_ptr<PublisherState> state);
@@ -25,11 +33,20 @@ class PublisherPort {
   PublisherPort(const PublisherPort&) = delete;
   PublisherPort& operator=(const PublisherPort&) = delete;
 
-  // Copies `size` bytes into every matched subscriber's queue.
+  // Copies `size` bytes into every matched subscriber's queue (through one
+  // pool chunk when the sample does not fit a ring slot).
   PublishResult publish(const void* data, std::uint32_t size) noexcept;
+  // A chunk of at least `size` bytes (TooManyLoans, PoolExhausted, TooLarge).
+  std::expected<LoanedChunk, ErrorCode> loan(std::size_t size) noexcept;
+  // Sends the first `size` bytes of a loaned chunk without copying; the
+  // chunk is consumed (its ref becomes 0).
+  PublishResult publish_loan(LoanedChunk& chunk, std::size_t size) noexcept;
+  // An unpublished loan goes back to the pool.
+  void return_loan(LoanedChunk& chunk) noexcept;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;
+  [[nodiscard]] std::size_t max_size() const noexcept;  // bytes topics
 
  private:
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives

@@ -89,7 +89,9 @@ struct Welcome {
   std::uint32_t heartbeat_ms = 0;
   std::uint32_t timeout_ms = 0;
   std::string registry_shm;          // <= kMaxShmName
-  std::uint32_t heartbeat_slot = 0;  // this node's heartbeat word in the registry
+  // This node's slot in the domain: its heartbeat word in the registry and
+  // its owner id in the loaned-memory pool (1..65535).
+  std::uint32_t heartbeat_slot = 0;
   bool operator==(const Welcome&) const = default;
 };
 
@@ -169,6 +171,7 @@ struct Matched {
   std::uint64_t peer_port_id = 0;
   std::string peer_node;  // <= kMaxNodeName
   std::int32_t peer_pid = 0;
+  std::uint16_t peer_owner = 0;  // the peer node's pool owner id (its Welcome::heartbeat_slot)
   std::string ring_shm;      // <= kMaxShmName
   std::string doorbell_shm;  // <= kMaxShmName
   std::uint64_t doorbell_offset = 0;

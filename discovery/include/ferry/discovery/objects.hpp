@@ -4,7 +4,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
+#include "ferry/transport/names.hpp"
+#include "ferry/transport/pool_layout.hpp"
 #include "ferry/transport/segment.hpp"
 
 namespace ferry::discovery {
@@ -16,6 +20,14 @@ inline constexpr std::uint32_t kDoorbellLayoutVersion = 1;
 
 // A queue: a Segment of kind Ring holding one transport ring at payload offset 0.
 inline constexpr transport::SegmentKind kRingKind = transport::SegmentKind::Ring;
+
+// The domain's loaned-memory pool: a Segment of kind Pool holding one
+// transport pool at payload offset 0, named "ferry.<domain>.pool". Nodes use
+// their Welcome::heartbeat_slot as their pool owner id.
+inline constexpr transport::SegmentKind kPoolKind = transport::SegmentKind::Pool;
+[[nodiscard]] inline std::string pool_object_name(std::string_view domain) {
+  return transport::shm_name(domain, "pool");
+}
 
 // ferryd seals an object before it names it in a message, so an opener never
 // has to wait long; this only covers a slow machine.

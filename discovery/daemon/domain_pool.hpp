@@ -1,0 +1,32 @@
+#pragma once
+// The domain's loaned-memory pool as ferryd owns it: sized from the YAML
+// (`pool:` or planned from the topics), checked against the free space of
+// /dev/shm, created at start, and told to reclaim what a dead node held.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "ferry/config/config.hpp"
+#include "ferry/transport/pool.hpp"
+#include "ferry/transport/segment.hpp"
+
+namespace ferry::discovery {
+
+class DomainPool {
+ public:
+  // Throws std::runtime_error with one sentence (which topic needs how much
+  // when /dev/shm is too small).
+  DomainPool(const std::string& domain, const config::Config& config, mode_t mode);
+
+  [[nodiscard]] transport::Pool& pool() noexcept { return *pool_; }
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] std::uint64_t bytes() const noexcept { return segment_->total_size(); }
+
+ private:
+  std::string name_;
+  std::optional<transport::Segment> segment_;
+  std::optional<transport::Pool> pool_;
+};
+
+}  // namespace ferry::discovery
