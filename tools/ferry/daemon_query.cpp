@@ -2,11 +2,30 @@
 
 #include <fmt/format.h>
 
+#include "ferry/config/error.hpp"
+#include "ferry/config/load.hpp"
+
 namespace ferry::cli {
 
 namespace {
 constexpr std::chrono::milliseconds kTimeout{3000};
+
+// Sends `request`; the reply must be a `Reply` (an Error reply is a Failure).
+template <class Reply>
+Reply ask(discovery::Client& client, const discovery::Message& request, std::string_view what) {
+  auto reply = client.request(request, kTimeout);
+  if (!reply) throw Failure(kExitRuntime, reply.error());
+  if (const auto* error = std::get_if<discovery::Error>(&*reply)) {
+    throw Failure(kExitRuntime, error->message);
+  }
+  const auto* answer = std::get_if<Reply>(&*reply);
+  if (answer == nullptr) {
+    throw Failure(kExitRuntime, fmt::format("ferryd answered the {} request with {}", what,
+                                            discovery::to_string(discovery::type_of(*reply))));
+  }
+  return *answer;
 }
+}  // namespace
 
 discovery::Client connect_daemon(const Context& context) {
   auto client = discovery::Client::connect(context.domain(), "ferry-cli", kTimeout);
@@ -18,18 +37,57 @@ std::vector<discovery::TopicInfo> list_topics(discovery::Client& client, const s
   std::vector<discovery::TopicInfo> topics;
   std::uint32_t start = 0;
   while (true) {
-    auto reply = client.request(discovery::ListTopics{start, topic}, kTimeout);
-    if (!reply) throw Failure(kExitRuntime, reply.error());
-    if (const auto* error = std::get_if<discovery::Error>(&*reply)) {
-      throw Failure(kExitRuntime, error->message);
-    }
-    const auto* page = std::get_if<discovery::TopicList>(&*reply);
-    if (page == nullptr) throw Failure(kExitRuntime, "ferryd answered the topic list with something else");
-    for (const auto& t : page->topics) topics.push_back(t);
-    start += static_cast<std::uint32_t>(page->topics.size());
-    if (page->topics.empty() || start >= page->total) break;
+    const auto page = ask<discovery::TopicList>(client, discovery::ListTopics{start, topic}, "topic list");
+    for (const auto& t : page.topics) topics.push_back(t);
+    start += static_cast<std::uint32_t>(page.topics.size());
+    if (page.topics.empty() || start >= page.total) break;
   }
   return topics;
+}
+
+discovery::TopicInfo find_topic(discovery::Client& client, const std::string& topic) {
+  auto found = list_topics(client, topic);
+  if (found.empty()) {
+    throw Failure(kExitRuntime,
+                  fmt::format("topic '{}' is unknown in domain '{}' (not declared and no port uses "
+                              "it); 'ferry topic list' shows the topics",
+                              topic, client.welcome().domain));
+  }
+  return found.front();
+}
+
+std::vector<discovery::NodeInfo> list_nodes(discovery::Client& client) {
+  std::vector<discovery::NodeInfo> nodes;
+  std::uint32_t start = 0;
+  while (true) {
+    const auto page = ask<discovery::NodeList>(client, discovery::ListNodes{start}, "node list");
+    for (const auto& n : page.nodes) {
+      if (n.node_id != client.welcome().node_id) nodes.push_back(n);
+    }
+    start += static_cast<std::uint32_t>(page.nodes.size());
+    if (page.nodes.empty() || start >= page.total) break;
+  }
+  return nodes;
+}
+
+config::Config fetch_config(discovery::Client& client) {
+  std::string text;
+  std::string source;
+  while (true) {
+    const auto page = ask<discovery::ConfigText>(
+        client, discovery::GetConfig{static_cast<std::uint32_t>(text.size())}, "configuration");
+    source = page.source;
+    if (page.offset != text.size()) {
+      throw Failure(kExitRuntime, "ferryd answered the configuration request out of order");
+    }
+    text += page.text;
+    if (page.text.empty() || text.size() >= page.total) break;
+  }
+  try {
+    return config::load_string(text, source.empty() ? "<ferryd's configuration>" : source);
+  } catch (const config::ConfigError& e) {
+    throw Failure(kExitRuntime, fmt::format("cannot read the configuration ferryd serves: {}", e.what()));
+  }
 }
 
 }  // namespace ferry::cli

@@ -15,11 +15,21 @@ int main(int argc, char** argv) {
   app.add_option("--domain", context.domain_flag,
                  "Domain to work on (else FERRY_DOMAIN, else 'default')");
   app.set_version_flag("--version", "ferry 0.1.0");
-  app.footer("Examples:\n  ferry topic list\n  ferry --domain demo topic list --json\n"
-             "  ferry config check topics.yaml");
+  app.footer(
+      "Examples:\n"
+      "  ferry topic list\n"
+      "  ferry topic echo robot/pose --count 1\n"
+      "  ferry topic pub robot/pose '{x: 1.5, frame: map}'\n"
+      "  ferry --domain demo node list --json\n"
+      "  ferry top\n"
+      "  ferry config check topics.yaml\n"
+      "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration error.");
 
-  add_config_commands(app, context);
   add_topic_commands(app, context);
+  add_node_commands(app, context);
+  add_pool_command(app, context);
+  add_top_command(app, context);
+  add_config_commands(app, context);
 
   try {
     app.parse(argc, argv);

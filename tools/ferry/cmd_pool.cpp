@@ -1,0 +1,132 @@
+// ferry pool: the domain's loaned-memory pool, read from a read-only mapping
+// of its segment: per size class total, free, loaned, in flight and the
+// low-water mark, and the nodes holding the most chunks.
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "daemon_query.hpp"
+#include "ferry/discovery/objects.hpp"
+#include "ferry/transport/pool.hpp"
+#include "format.hpp"
+#include "sample_codec.hpp"
+#include "table.hpp"
+
+namespace ferry::cli {
+
+namespace {
+
+constexpr std::size_t kHoldersShown = 5;
+
+struct Holder {
+  const discovery::NodeInfo* node;
+  transport::OwnerHoldings holdings;
+};
+
+std::string topics_of(const discovery::NodeInfo& n) {
+  std::string out;
+  for (const auto& p : n.publishers) out += fmt::format("{}{}", out.empty() ? "" : ", ", p.topic);
+  for (const auto& p : n.subscribers) out += fmt::format("{}{}", out.empty() ? "" : ", ", p.topic);
+  return out;
+}
+
+void pool(const Context& context, bool json) {
+  auto client = connect_daemon(context);
+  const std::string& domain = client.welcome().domain;
+  const std::string name = discovery::pool_object_name(domain);
+  auto segment = transport::Segment::open(name, discovery::kPoolKind, transport::kPoolLayoutVersion,
+                                          std::chrono::milliseconds(100), transport::SegmentAccess::ReadOnly);
+  if (!segment) {
+    if (segment.error() != transport::SegmentError::NotFound) {
+      throw Failure(kExitRuntime, fmt::format("cannot read the pool '{}' of domain '{}': {}", name, domain,
+                                              transport::to_string(segment.error())));
+    }
+    if (json) {
+      std::printf("%s\n", Json{{"pool", nullptr}, {"classes", Json::array()}}.dump(2).c_str());
+    } else {
+      std::printf("domain '%s' has no loaned-memory pool (ferryd did not create one)\n", domain.c_str());
+    }
+    return;
+  }
+  const transport::PoolStats stats = transport::read_pool_stats(segment->payload(), segment->payload_size());
+  if (!stats.valid) {
+    throw Failure(kExitRuntime, fmt::format("'{}' is not a pool this ferry can read (another version?)", name));
+  }
+
+  // Who holds chunks: each node's pool owner id is its slot. holdings() only
+  // reads the chunks' state words, so a read-only mapping serves.
+  std::vector<Holder> holders;
+  const auto nodes = list_nodes(client);
+  if (auto view = transport::Pool::attach(segment->payload(), segment->payload_size())) {
+    for (const auto& n : nodes) {
+      if (n.slot == 0 || n.slot > 0xFFFF) continue;
+      const auto h = view->holdings(static_cast<transport::OwnerId>(n.slot));
+      if (h.chunks > 0) holders.push_back({&n, h});
+    }
+  }
+  std::sort(holders.begin(), holders.end(),
+            [](const Holder& a, const Holder& b) { return a.holdings.chunks > b.holdings.chunks; });
+  if (holders.size() > kHoldersShown) holders.resize(kHoldersShown);
+
+  if (json) {
+    Json classes = Json::array();
+    for (std::uint32_t c = 0; c < stats.class_count; ++c) {
+      const auto& k = stats.classes[c];
+      classes.push_back({{"chunk_size", k.chunk_size}, {"total", k.total},   {"free", k.free},
+                         {"loaned", k.loaned},         {"in_flight", k.in_flight},
+                         {"claiming", k.claiming},     {"low_water", k.low_water},
+                         {"exhausted", k.exhausted},   {"fallbacks", k.fallbacks}});
+    }
+    Json top = Json::array();
+    for (const auto& h : holders) {
+      top.push_back({{"node", h.node->name},
+                     {"pid", h.node->pid},
+                     {"chunks", h.holdings.chunks},
+                     {"held", h.holdings.held},
+                     {"pending", h.holdings.pending},
+                     {"topics", topics_of(*h.node)}});
+    }
+    const Json out{{"pool", name},
+                   {"bytes", segment->total_size()},
+                   {"classes", std::move(classes)},
+                   {"holders", std::move(top)},
+                   {"rejected_refs", stats.invalid_refs + stats.stale_refs + stats.not_held},
+                   {"reclaimed_refs", stats.reclaimed_refs}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  std::printf("pool %s: %s, %u size class(es)\n", name.c_str(),
+              human_bytes(static_cast<double>(segment->total_size())).c_str(), stats.class_count);
+  Table table({"CHUNK", "TOTAL", "FREE", "LOANED", "IN_FLIGHT", "LOW_WATER", "EXHAUSTED"});
+  for (std::uint32_t c = 0; c < stats.class_count; ++c) {
+    const auto& k = stats.classes[c];
+    table.add({human_bytes(static_cast<double>(k.chunk_size)), std::to_string(k.total), std::to_string(k.free),
+               std::to_string(k.loaned), std::to_string(k.in_flight), std::to_string(k.low_water),
+               std::to_string(k.exhausted)});
+  }
+  std::fputs(table.render().c_str(), stdout);
+  if (!holders.empty()) {
+    std::printf("holding the most chunks:\n");
+    for (const auto& h : holders) {
+      std::printf("  %s (pid %d): %llu chunk(s); topics: %s\n", h.node->name.c_str(), h.node->pid,
+                  static_cast<unsigned long long>(h.holdings.chunks), topics_of(*h.node).c_str());
+    }
+  }
+}
+
+}  // namespace
+
+void add_pool_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand("pool", "Show the loaned-memory pool: size classes, free chunks, holders");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print a JSON object");
+  cmd->footer("Per size class: total chunks, free, loaned (held by the publisher that allocated them),\n"
+              "in flight (queued to or held by subscribers) and the low-water mark of free chunks.\n"
+              "Examples:\n  ferry pool\n  ferry --domain demo pool --json");
+  cmd->callback([&context, json] { pool(context, *json); });
+}
+
+}  // namespace ferry::cli

@@ -1,0 +1,134 @@
+// ferry topic hz | bw TOPIC: subscribes and prints, every second, the rate
+// (mean, min and max interval, standard deviation) or the bandwidth of the
+// samples that arrive, over a window of the last N samples.
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+
+#include <ferry/ferry.hpp>
+
+#include "commands.hpp"
+#include "daemon_query.hpp"
+#include "format.hpp"
+#include "interrupt.hpp"
+#include "rate_stats.hpp"
+#include "sample_codec.hpp"
+
+namespace ferry::cli {
+
+namespace {
+
+constexpr std::chrono::seconds kReportEvery{1};
+constexpr std::chrono::milliseconds kTakeStep{100};
+
+enum class Measure { rate, bandwidth };
+
+struct RateOptions {
+  std::string topic;
+  std::size_t window = 0;
+  double duration = 0;  // seconds; 0: until interrupted
+  bool json = false;
+};
+
+// `r` null: no new sample since the last report.
+std::string report_text(Measure m, const RateReport* r, std::uint64_t total) {
+  if (!r) return total == 0 ? "no samples yet\n" : "no new samples\n";
+  if (m == Measure::rate) {
+    return fmt::format("average rate: {:.3f} Hz\n\tmin: {:.6f}s max: {:.6f}s std dev: {:.6f}s window: {}\n",
+                       r->rate_hz, r->min_interval_s, r->max_interval_s, r->std_dev_s, r->window);
+  }
+  return fmt::format("bandwidth: {}/s from {} samples\n\tmean: {} min: {} max: {} window: {}\n",
+                     human_bytes(r->bytes_per_s), r->window, human_bytes(r->mean_size),
+                     human_bytes(static_cast<double>(r->min_size)),
+                     human_bytes(static_cast<double>(r->max_size)), r->window);
+}
+
+Json report_json(Measure m, const RateReport* r, std::uint64_t total) {
+  Json out{{"samples", total}, {"window", r ? r->window : 0}};
+  if (!r) return out;
+  if (m == Measure::rate) {
+    out.update(Json{{"rate_hz", r->rate_hz},
+                    {"min_s", r->min_interval_s},
+                    {"max_s", r->max_interval_s},
+                    {"std_dev_s", r->std_dev_s}});
+  } else {
+    out.update(Json{{"bytes_per_s", r->bytes_per_s},
+                    {"mean_size", r->mean_size},
+                    {"min_size", r->min_size},
+                    {"max_size", r->max_size}});
+  }
+  return out;
+}
+
+void measure(const Context& context, Measure m, const RateOptions& o) {
+  const std::string domain = context.domain();
+  {
+    auto client = connect_daemon(context);
+    (void)find_topic(client, o.topic);  // exit 1 on an unknown topic, before subscribing
+  }
+  catch_interrupts();
+  ferry::Node node{m == Measure::rate ? "ferry-hz" : "ferry-bw", ferry::NodeOptions{.domain = domain}};
+  auto sub = node.raw_subscriber(o.topic);
+
+  using Clock = RateWindow::Clock;
+  RateWindow window(o.window);
+  const auto start = Clock::now();
+  const auto stop = o.duration > 0
+                        ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration))
+                        : Clock::time_point::max();
+  auto next_report = start + kReportEvery;
+  std::uint64_t reported_total = 0;
+  while (!interrupted()) {
+    const auto now = Clock::now();
+    if (now >= next_report) {
+      // Only new samples make a new report: a silent topic says so.
+      const auto r = window.total() > reported_total ? window.report() : std::nullopt;
+      const RateReport* shown = r ? &*r : nullptr;
+      if (o.json) {
+        std::printf("%s\n", to_json_line(report_json(m, shown, window.total())).c_str());
+      } else {
+        std::fputs(report_text(m, shown, window.total()).c_str(), stdout);
+      }
+      std::fflush(stdout);
+      reported_total = window.total();
+      next_report += kReportEvery;
+      if (next_report < now) next_report = now + kReportEvery;  // we were away: do not burst
+    }
+    if (now >= stop) break;
+    const auto wait = std::min({next_report - now, stop - now, Clock::duration(kTakeStep)});
+    if (auto sample = sub.take(std::chrono::duration_cast<std::chrono::nanoseconds>(wait))) {
+      window.add(Clock::now(), sample->size());
+    }
+  }
+}
+
+void add_measure(CLI::App& topic, Context& context, Measure m) {
+  const bool rate = m == Measure::rate;
+  auto* cmd = topic.add_subcommand(rate ? "hz" : "bw",
+                                   rate ? "Print a topic's publishing rate every second"
+                                        : "Print a topic's bandwidth every second");
+  auto o = std::make_shared<RateOptions>();
+  o->window = rate ? 10000 : 100;
+  cmd->add_option("TOPIC", o->topic, "The topic")->required();
+  cmd->add_option("--window,-w", o->window, "Compute over the last N samples")
+      ->check(CLI::Range(std::size_t{2}, std::size_t{10'000'000}))
+      ->capture_default_str();
+  cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--json", o->json, "One JSON object per report");
+  cmd->footer(rate ? "Rate is 1 / the mean interval between arrivals; min, max and std dev are of the intervals.\n"
+                     "Examples:\n  ferry topic hz robot/pose\n  ferry topic hz robot/pose --window 50 --duration 5 --json"
+                   : "Bandwidth is the bytes of the samples that arrived in the window over its time span.\n"
+                     "Examples:\n  ferry topic bw camera/frames\n  ferry topic bw robot/pose --duration 3 --json");
+  cmd->callback([&context, m, o] { measure(context, m, *o); });
+}
+
+}  // namespace
+
+void add_rate_commands(CLI::App& topic, Context& context) {
+  add_measure(topic, context, Measure::rate);
+  add_measure(topic, context, Measure::bandwidth);
+}
+
+}  // namespace ferry::cli
