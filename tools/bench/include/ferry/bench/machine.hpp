@@ -1,0 +1,32 @@
+#pragma once
+// The machine a benchmark ran on (recorded with every result), and CPU pinning.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ferry::bench {
+
+struct Machine {
+  std::string cpu = "unknown CPU";  // /proc/cpuinfo "model name"
+  long cores = 0;                   // CPUs online
+  std::string kernel;               // "Linux 6.1.0-..."
+  std::string compiler;             // "g++ 12.2.0"
+  std::string clocksource;          // tsc, hpet, kvm-clock ...
+};
+
+[[nodiscard]] Machine describe_machine();
+
+// "Intel(R) Xeon(R) ..., 2 CPUs, Linux 6.1, clocksource tsc, g++ 12.2.0"
+[[nodiscard]] std::string to_string(const Machine& machine);
+
+// CPUs this process may run on (sched_getaffinity), ascending.
+[[nodiscard]] std::vector<int> allowed_cpus();
+
+// Pins the calling thread (and the threads it creates later) to one CPU.
+bool pin_to_cpu(int cpu) noexcept;
+
+// The cost of one now_ns() call, measured (each latency sample includes one).
+[[nodiscard]] std::int64_t clock_read_cost_ns();
+
+}  // namespace ferry::bench

@@ -1,0 +1,77 @@
+#pragma once
+// What `ferry bench latency|throughput` is asked to do, parsed and checked.
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ferry::bench {
+
+// A bad flag value: the CLI prints it and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// How a side waits for the peer: spin (busy-poll, the lowest latency) or
+// sleep (every side blocks in the kernel: take with a timeout, futex, read).
+enum class Wait : std::uint8_t { Spin, Sleep };
+[[nodiscard]] std::string_view to_string(Wait wait) noexcept;
+
+// The transports, in the order they run and are shown.
+inline constexpr std::string_view kFerry = "ferry";            // loan / publish / take: zero copy
+inline constexpr std::string_view kFerryCopy = "ferry-copy";   // publish(const T&): the copy path
+inline constexpr std::string_view kRawRing = "raw-ring";
+inline constexpr std::string_view kUnixSocket = "unix-socket";
+inline constexpr std::string_view kPipe = "pipe";
+// Every transport, in canonical order.
+[[nodiscard]] const std::vector<std::string>& known_transports();
+// The ones measured when --transports is not given (ferry-copy is asked for).
+[[nodiscard]] const std::vector<std::string>& default_transports();
+
+struct CommonOptions {
+  std::vector<std::uint64_t> sizes;     // bytes per message, >= 8 (the sequence number)
+  std::vector<std::string> transports;  // a subset of known_transports(), in their order
+  std::vector<int> cpus;                // [0]: the sender/pinger, then receivers; empty: default
+  Wait wait = Wait::Spin;
+  int repeat = 3;  // interleaved repetitions; medians are reported
+  bool json = false;
+};
+
+struct LatencyOptions : CommonOptions {
+  std::uint64_t rounds = 0;        // measured round trips per run; 0: by size (auto_rounds)
+  double max_run_seconds = 1.0;    // a run stops measuring after this long (fewer samples)
+};
+
+struct ThroughputOptions : CommonOptions {
+  double seconds = 1.0;           // measured time per run
+  std::uint32_t subscribers = 1;  // receivers (fan-out), each its own process
+};
+
+inline constexpr std::uint64_t kMinSize = 8;                   // the sequence number
+inline constexpr std::uint64_t kMaxSize = 256ull << 20;        // 256 MiB
+inline constexpr std::uint32_t kMaxSubscribers = 16;
+inline constexpr std::uint64_t kDefaultRounds = 20'000;
+// Default latency sizes: a pose, a page, a small image, a point cloud, a
+// 1080p NV12 frame.
+inline constexpr std::uint64_t kFrameSize = 3'110'400;
+
+// "64", "4KiB", "3110400", "64,4KiB" (lists), each >= kMinSize.
+[[nodiscard]] std::vector<std::uint64_t> parse_sizes(const std::vector<std::string>& values);
+// Names from known_transports() (lists allowed), returned in canonical order.
+[[nodiscard]] std::vector<std::string> parse_transports(const std::vector<std::string>& values);
+// CPU numbers (lists allowed), each one this process may run on.
+[[nodiscard]] std::vector<int> parse_cpus(const std::vector<std::string>& values);
+[[nodiscard]] Wait parse_wait(std::string_view value);
+
+// Rounds per run when --rounds is not given: kDefaultRounds up to 16 KiB,
+// then in proportion to 1/size (copies get expensive), at least 300.
+[[nodiscard]] std::uint64_t auto_rounds(std::uint64_t size) noexcept;
+
+// Fills defaults (sizes, transports, CPUs) and checks the ranges; throws UsageError.
+void finalize(LatencyOptions& options);
+void finalize(ThroughputOptions& options);
+
+}  // namespace ferry::bench

@@ -1,0 +1,99 @@
+// ferry's copy path, what publish(const T&) does for a T of `size` bytes:
+// the sample is copied into each queue's slot when it fits one (up to
+// 4 KiB), else once into a pool chunk that the queues share. Raw ports on a
+// topic of an opaque type of exactly `size` bytes take the same path as a
+// typed Publisher<T>::publish(const T&) and Subscriber<T>::take().
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench_config.hpp"
+#include "ferry_side.hpp"
+#include "latency_transport.hpp"
+#include "ping_loop.hpp"
+#include "private_domain.hpp"
+
+namespace ferry::bench {
+
+namespace {
+
+class FerryCopyLatency final : public LatencyTransport {
+ public:
+  [[nodiscard]] std::string_view name() const noexcept override { return kFerryCopy; }
+  [[nodiscard]] std::string describe(Wait wait) const override {
+    return fmt::format("publish(const T&) / {} of a T of the message size: copied into the slot (up to 4 KiB), "
+                       "above once into a pool chunk",
+                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+  }
+
+  int ping(const LatencyPlan& plan, RunControl& control) override {
+    ferry::Node node = join_domain(*plan.domain, "ping");
+    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_ping_topic(plan.size, true), plan.run));
+    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, true), plan.run));
+    if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
+      report_error(control, "ferry-copy ping: ferryd did not match the echo side within 10 s");
+      return 2;
+    }
+    if (!start_barrier(control, 2, 10'000'000'000)) {
+      report_error(control, "ferry-copy ping: the echo side did not start");
+      return 2;
+    }
+    std::vector<std::byte> msg(plan.size, std::byte{0x5a});
+    auto send = [&](std::uint64_t seq) {
+      write_seq(msg.data(), seq);
+      if (pub.publish(msg).delivered == 0) {
+        report_error(control, "ferry-copy ping: publish reached no subscriber");
+        return false;
+      }
+      return true;
+    };
+    const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
+      if (!send(seq)) return false;
+      auto s = next_sample(sub, plan.wait, control, "ferry-copy ping");
+      if (!s) return false;
+      if (s->size() != plan.size || read_seq(s->data()) != seq) {
+        report_error(control, fmt::format("ferry-copy ping: bad answer to {}", seq));
+        return false;
+      }
+      return true;
+    });
+    (void)send(kStopSeq);
+    (void)wait_finished(control, 1, kPeerTimeoutNs);
+    return ok ? 0 : 3;
+  }
+
+  int echo(const LatencyPlan& plan, RunControl& control) override {
+    ferry::Node node = join_domain(*plan.domain, "echo");
+    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, true), plan.run));
+    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_pong_topic(plan.size, true), plan.run));
+    if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
+      report_error(control, "ferry-copy echo: ferryd did not match the ping side within 10 s");
+      return 2;
+    }
+    if (!start_barrier(control, 2, 10'000'000'000)) {
+      report_error(control, "ferry-copy echo: the ping side did not start");
+      return 2;
+    }
+    std::vector<std::byte> reply(plan.size, std::byte{0xa5});
+    for (;;) {
+      auto s = next_sample(sub, plan.wait, control, "ferry-copy echo");
+      if (!s) return 3;
+      const std::uint64_t seq = read_seq(s->data());
+      if (seq == kStopSeq) break;
+      s.reset();
+      write_seq(reply.data(), seq);
+      if (pub.publish(reply).delivered == 0) {
+        report_error(control, "ferry-copy echo: the pong reached no subscriber");
+        return 3;
+      }
+    }
+    mark_finished(control);
+    return 0;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LatencyTransport> make_ferry_copy_latency() { return std::make_unique<FerryCopyLatency>(); }
+
+}  // namespace ferry::bench

@@ -1,0 +1,14 @@
+#include "latency_transport.hpp"
+
+namespace ferry::bench {
+
+std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name) {
+  if (name == kFerry) return make_ferry_latency();
+  if (name == kFerryCopy) return make_ferry_copy_latency();
+  if (name == kRawRing) return make_raw_ring_latency();
+  if (name == kUnixSocket) return make_unix_socket_latency();
+  if (name == kPipe) return make_pipe_latency();
+  return nullptr;
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,70 @@
+#include "ferry/bench/machine.hpp"
+
+#include <sched.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "ferry/bench/clock.hpp"
+
+namespace ferry::bench {
+
+Machine describe_machine() {
+  Machine m;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos && colon + 2 <= line.size()) m.cpu = line.substr(colon + 2);
+      break;
+    }
+  }
+  m.cores = ::sysconf(_SC_NPROCESSORS_ONLN);
+  utsname u{};
+  if (::uname(&u) == 0) m.kernel = std::string(u.sysname) + " " + u.release;
+#if defined(__clang__)
+  m.compiler = "clang " __clang_version__;
+#elif defined(__GNUC__)
+  m.compiler = "g++ " __VERSION__;
+#endif
+  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+  std::getline(cs, m.clocksource);
+  return m;
+}
+
+std::string to_string(const Machine& m) {
+  return fmt::format("{}, {} CPUs, {}, clocksource {}, {}", m.cpu, m.cores, m.kernel,
+                     m.clocksource.empty() ? "unknown" : m.clocksource, m.compiler);
+}
+
+std::vector<int> allowed_cpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+bool pin_to_cpu(int cpu) noexcept {
+  if (cpu < 0 || cpu >= CPU_SETSIZE) return false;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+std::int64_t clock_read_cost_ns() {
+  constexpr int kN = 200'000;
+  const std::int64_t t0 = now_ns();
+  volatile std::int64_t sink = 0;
+  for (int i = 0; i < kN; ++i) sink = now_ns();
+  return (sink - t0) / kN;
+}
+
+}  // namespace ferry::bench

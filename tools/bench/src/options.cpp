@@ -1,0 +1,159 @@
+#include "ferry/bench/options.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "ferry/bench/machine.hpp"
+#include "ferry/config/units.hpp"
+
+namespace ferry::bench {
+
+namespace {
+
+// Splits every value at commas: "--size 64,4KiB --size 1MiB" gives three.
+std::vector<std::string> split_all(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    std::size_t start = 0;
+    while (start <= v.size()) {
+      const std::size_t comma = std::min(v.find(',', start), v.size());
+      std::string item = v.substr(start, comma - start);
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty()) out.push_back(std::move(item));
+      start = comma + 1;
+    }
+  }
+  return out;
+}
+
+std::string cpu_list(const std::vector<int>& cpus) {
+  std::string s;
+  for (int c : cpus) s += fmt::format("{}{}", s.empty() ? "" : ",", c);
+  return s.empty() ? "none" : s;
+}
+
+void finalize_common(CommonOptions& o, std::size_t processes) {
+  if (o.transports.empty()) o.transports = default_transports();
+  if (o.repeat < 1 || o.repeat > 1000) {
+    throw UsageError(fmt::format("--repeat must be between 1 and 1000, not {}", o.repeat));
+  }
+  if (o.cpus.empty()) {
+    // Default: the sender on the first CPU we may use, the receivers spread
+    // over the others (all on one CPU when there is only one).
+    const std::vector<int> allowed = allowed_cpus();
+    if (allowed.empty()) throw UsageError("cannot read the CPUs this process may use (sched_getaffinity)");
+    o.cpus.push_back(allowed[0]);
+    for (std::size_t i = 1; i < processes; ++i) {
+      o.cpus.push_back(allowed.size() > 1 ? allowed[1 + (i - 1) % (allowed.size() - 1)] : allowed[0]);
+    }
+  }
+  while (o.cpus.size() < processes) {
+    // Fewer CPUs than processes: the receivers go round the ones given after the first.
+    const std::size_t receivers = o.cpus.size() > 1 ? o.cpus.size() - 1 : 1;
+    const std::size_t first_receiver = o.cpus.size() > 1 ? 1 : 0;
+    o.cpus.push_back(o.cpus[first_receiver + (o.cpus.size() - 1) % receivers]);
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(Wait wait) noexcept { return wait == Wait::Spin ? "spin" : "sleep"; }
+
+const std::vector<std::string>& known_transports() {
+  static const std::vector<std::string> names{std::string(kFerry), std::string(kFerryCopy), std::string(kRawRing),
+                                              std::string(kUnixSocket), std::string(kPipe)};
+  return names;
+}
+
+const std::vector<std::string>& default_transports() {
+  static const std::vector<std::string> names{std::string(kFerry), std::string(kRawRing),
+                                              std::string(kUnixSocket), std::string(kPipe)};
+  return names;
+}
+
+std::vector<std::uint64_t> parse_sizes(const std::vector<std::string>& values) {
+  std::vector<std::uint64_t> sizes;
+  for (const auto& item : split_all(values)) {
+    const auto size = config::parse_size(item);
+    if (!size) {
+      throw UsageError(fmt::format("--size '{}' is not a size; write bytes as 64, 4KiB, 1MiB or 3110400", item));
+    }
+    if (*size < kMinSize || *size > kMaxSize) {
+      throw UsageError(fmt::format("--size {} is out of range: {} B (the sequence number) to {} MiB", item,
+                                   kMinSize, kMaxSize >> 20));
+    }
+    if (std::find(sizes.begin(), sizes.end(), *size) == sizes.end()) sizes.push_back(*size);
+  }
+  return sizes;
+}
+
+std::vector<std::string> parse_transports(const std::vector<std::string>& values) {
+  std::vector<std::string> wanted = split_all(values);
+  for (const auto& w : wanted) {
+    if (w == "iceoryx") {
+      throw UsageError(
+          "transport 'iceoryx' is not available: this ferry was built without the iceoryx comparator");
+    }
+    if (std::find(known_transports().begin(), known_transports().end(), w) == known_transports().end()) {
+      throw UsageError(fmt::format(
+          "unknown transport '{}'; expected ferry, ferry-copy, raw-ring, unix-socket or pipe", w));
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& t : known_transports()) {
+    if (std::find(wanted.begin(), wanted.end(), t) != wanted.end()) out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<int> parse_cpus(const std::vector<std::string>& values) {
+  const std::vector<int> allowed = allowed_cpus();
+  std::vector<int> cpus;
+  for (const auto& item : split_all(values)) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (end == item.c_str() || *end != '\0' || v < 0 || v > 4095) {
+      throw UsageError(fmt::format("--cpus '{}' is not a CPU number; write e.g. --cpus 0,1", item));
+    }
+    if (std::find(allowed.begin(), allowed.end(), static_cast<int>(v)) == allowed.end()) {
+      throw UsageError(fmt::format("CPU {} is not available to this process (available: {})", v, cpu_list(allowed)));
+    }
+    cpus.push_back(static_cast<int>(v));
+  }
+  return cpus;
+}
+
+Wait parse_wait(std::string_view value) {
+  if (value == "spin") return Wait::Spin;
+  if (value == "sleep") return Wait::Sleep;
+  throw UsageError(fmt::format("--wait '{}' is not a wait mode; expected spin or sleep", value));
+}
+
+std::uint64_t auto_rounds(std::uint64_t size) noexcept {
+  constexpr std::uint64_t kFull = 16 * 1024;
+  if (size <= kFull) return kDefaultRounds;
+  return std::max<std::uint64_t>(300, kDefaultRounds * kFull / size);
+}
+
+void finalize(LatencyOptions& o) {
+  if (o.sizes.empty()) o.sizes = {64, 4096, 64 * 1024, 1024 * 1024, kFrameSize};
+  if (o.max_run_seconds <= 0 || o.max_run_seconds > 3600) {
+    throw UsageError("--max-run-seconds must be between 0 and 3600");
+  }
+  if (o.rounds > 100'000'000) throw UsageError("--rounds must be at most 100000000");
+  finalize_common(o, 2);
+}
+
+void finalize(ThroughputOptions& o) {
+  if (o.sizes.empty()) o.sizes = {64};
+  if (o.seconds <= 0 || o.seconds > 3600) throw UsageError("--seconds must be between 0 and 3600");
+  if (o.subscribers < 1 || o.subscribers > kMaxSubscribers) {
+    throw UsageError(fmt::format("--subscribers must be between 1 and {}", kMaxSubscribers));
+  }
+  finalize_common(o, 1 + o.subscribers);
+}
+
+}  // namespace ferry::bench

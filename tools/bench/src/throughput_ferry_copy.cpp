@@ -1,0 +1,65 @@
+// ferry's copy path for throughput: publish(const T&) of a T of the message
+// size (raw ports on a topic of that opaque type), K subscribers.
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench_config.hpp"
+#include "ferry_side.hpp"
+#include "private_domain.hpp"
+#include "stream_loops.hpp"
+#include "throughput_transport.hpp"
+
+namespace ferry::bench {
+
+namespace {
+
+class FerryCopyThroughput final : public ThroughputTransport {
+ public:
+  [[nodiscard]] std::string_view name() const noexcept override { return kFerryCopy; }
+  [[nodiscard]] std::string describe(Wait wait) const override {
+    return fmt::format("publish(const T&) / {} of a T of the message size, policy block: copied into each "
+                       "queue's slot (up to 4 KiB), above once into a pool chunk",
+                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+  }
+
+  int send(const ThroughputPlan& plan, RunControl& control) override {
+    ferry::Node node = join_domain(*plan.domain, "publisher");
+    ferry::RawPublisher pub = node.raw_publisher(slot_topic(throughput_topic(plan.size, true), plan.run));
+    if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
+      report_error(control, "ferry-copy publisher: ferryd did not match every subscriber within 10 s");
+      return 2;
+    }
+    std::vector<std::byte> msg(plan.size, std::byte{0x5a});
+    const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
+      write_seq(msg.data(), seq);
+      (void)pub.publish(msg);  // a queue still full at the deadline shows as a sequence gap
+      return true;
+    });
+    return ok ? 0 : 3;
+  }
+
+  int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
+    ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index));
+    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(throughput_topic(plan.size, true), plan.run));
+    if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
+      report_error(control, "ferry-copy subscriber: ferryd did not match the publisher within 10 s");
+      return 2;
+    }
+    const bool ok = receive_loop(plan, control, index, [&](std::uint64_t& seq) {
+      auto s = next_sample(sub, plan.wait, control, "ferry-copy subscriber");
+      if (!s) return false;
+      seq = s->size() == plan.size ? read_seq(s->data()) : 0;
+      return true;
+    });
+    return ok ? 0 : 3;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput() {
+  return std::make_unique<FerryCopyThroughput>();
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,145 @@
+// The floor: the transport ring alone, one ring per receiver, the sender
+// pushing every message into each. Up to 4 KiB the message is copied into
+// the slot (and out by the receiver); larger messages are written once into
+// one of 2 x capacity shared buffers and travel as a RawRef, which the
+// receiver reads in place (front/pop_front) before freeing the slot.
+//
+// Why 2 x capacity buffers suffice: message m's buffer is next written for
+// m + 2C, after m + C was pushed into every ring, which needed m's slot
+// freed in every ring, which each receiver does only after reading m.
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench_config.hpp"
+#include "ferry/transport/doorbell.hpp"
+#include "raw_ring_area.hpp"
+#include "raw_ring_io.hpp"
+#include "seq.hpp"
+#include "stream_loops.hpp"
+#include "throughput_transport.hpp"
+
+namespace ferry::bench {
+
+namespace {
+
+using transport::RingConsumer;
+using transport::RingError;
+using transport::RingProducer;
+
+// Waits for the oldest message in place: polling (spin) or on the doorbell (sleep).
+std::expected<transport::SlotView, RingError> wait_front(RingConsumer& ring, Wait wait) {
+  std::expected<transport::SlotView, RingError> r = std::unexpected(RingError::Empty);
+  if (wait == Wait::Spin) {
+    (void)spin_until([&] { return (r = ring.front()) || r.error() != RingError::Empty; }, kPeerTimeoutNs);
+    return r;
+  }
+  const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
+  while (!(r = ring.front()) && r.error() == RingError::Empty) {
+    const std::int64_t left = deadline - now_ns();
+    if (left <= 0) break;
+    (void)transport::doorbell_wait(ring.data_doorbell(), [&] { return ring.has_data(); },
+                                   std::chrono::nanoseconds(left));
+  }
+  return r;
+}
+
+class RawRingThroughput final : public ThroughputTransport {
+ public:
+  [[nodiscard]] std::string_view name() const noexcept override { return kRawRing; }
+  [[nodiscard]] std::string describe(Wait wait) const override {
+    return fmt::format(
+        "the transport ring alone, one per receiver, {}: up to {} B copied into the slot, larger as a reference "
+        "to a shared buffer",
+        wait == Wait::Spin ? "polled" : "futex waits", kRawInlineMax);
+  }
+
+  void prepare(const ThroughputPlan& plan) override {
+    const std::uint32_t capacity = throughput_capacity(plan.size);
+    const std::uint32_t buffers = raw_inline(plan.size) ? 0 : 2 * capacity;
+    area_.emplace(*plan.domain, raw_geometry(plan.size, capacity), plan.receivers, buffers, plan.size);
+    buffers_ = buffers;
+  }
+  void finish() override { area_.reset(); }
+
+  int send(const ThroughputPlan& plan, RunControl& control) override {
+    std::vector<RingProducer> rings;
+    for (std::uint32_t k = 0; k < plan.receivers; ++k) {
+      auto p = RingProducer::attach(area_->ring(k), area_->ring_bytes());
+      if (!p) {
+        report_error(control, "raw-ring sender: cannot attach a ring");
+        return 2;
+      }
+      rings.push_back(std::move(*p));
+    }
+    const bool inline_msg = raw_inline(plan.size);
+    std::vector<std::byte> msg(inline_msg ? plan.size : sizeof(RawRef), std::byte{0x5a});
+    const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
+      if (inline_msg) {
+        write_seq(msg.data(), seq);
+      } else {
+        RawRef ref{seq, 0, plan.size};
+        if (seq != kStopSeq) {
+          ref.offset = area_->buffer_offset(static_cast<std::uint32_t>(seq % buffers_));
+          write_seq(area_->at(ref.offset), seq);
+        }
+        std::memcpy(msg.data(), &ref, sizeof ref);
+      }
+      for (auto& ring : rings) {
+        if (!raw_give(ring, msg, plan.wait, control, "raw-ring sender")) return false;
+      }
+      return true;
+    });
+    return ok ? 0 : 3;
+  }
+
+  int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
+    auto ring = RingConsumer::attach(area_->ring(index), area_->ring_bytes());
+    if (!ring) {
+      report_error(control, "raw-ring receiver: cannot attach its ring");
+      return 2;
+    }
+    if (plan.wait == Wait::Sleep) ring->set_spin_limit(0);
+    std::vector<std::byte> buf(ring->max_message_size());
+    const bool ok = raw_inline(plan.size)
+                        ? receive_loop(plan, control, index,
+                                       [&](std::uint64_t& seq) {
+                                         const long n = raw_take(*ring, buf, plan.wait, control, "raw-ring receiver");
+                                         if (n < 0) return false;
+                                         seq = static_cast<std::uint64_t>(n) == plan.size ? read_seq(buf.data()) : 0;
+                                         return true;
+                                       })
+                        : receive_loop(plan, control, index, [&](std::uint64_t& seq) {
+                            auto view = wait_front(*ring, plan.wait);
+                            if (!view) {
+                              report_error(control, fmt::format("raw-ring receiver: {}",
+                                                                transport::to_string(view.error())));
+                              return false;
+                            }
+                            RawRef ref;
+                            seq = 0;
+                            if (view->payload.size() == sizeof ref) {
+                              std::memcpy(&ref, view->payload.data(), sizeof ref);
+                              if (ref.seq == kStopSeq) {
+                                seq = kStopSeq;
+                              } else if (area_->valid(ref)) {
+                                seq = read_seq(area_->at(ref.offset));  // in place, before the slot is freed
+                              }
+                            }
+                            ring->pop_front();
+                            return true;
+                          });
+    return ok ? 0 : 3;
+  }
+
+ private:
+  std::optional<RawRingArea> area_;
+  std::uint32_t buffers_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ThroughputTransport> make_raw_ring_throughput() { return std::make_unique<RawRingThroughput>(); }
+
+}  // namespace ferry::bench

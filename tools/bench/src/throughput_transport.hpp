@@ -1,0 +1,48 @@
+#pragma once
+// One transport of `ferry bench throughput`: one sender streaming numbered
+// messages to `receivers` receivers as fast as they take them. The
+// orchestrator calls prepare() and after_spawn()/finish(); send() and
+// receive() run in the forked sides.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ferry/bench/options.hpp"
+#include "run_control.hpp"
+
+namespace ferry::bench {
+
+class PrivateDomain;
+
+struct ThroughputPlan {
+  std::uint64_t size = 0;
+  std::int64_t warmup_ns = 0;   // sent before the receivers start counting
+  std::int64_t measure_ns = 0;  // then this long
+  Wait wait = Wait::Spin;
+  std::uint32_t receivers = 1;
+  std::uint64_t run = 0;  // index of this run (picks the topic slot)
+  const PrivateDomain* domain = nullptr;
+};
+
+class ThroughputTransport {
+ public:
+  virtual ~ThroughputTransport() = default;
+  [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+  [[nodiscard]] virtual std::string describe(Wait wait) const = 0;
+  virtual void prepare(const ThroughputPlan& /*plan*/) {}
+  virtual void after_spawn() {}
+  virtual void finish() {}
+  virtual int send(const ThroughputPlan& plan, RunControl& control) = 0;
+  virtual int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) = 0;
+};
+
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_throughput();
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput();
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_raw_ring_throughput();
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_unix_socket_throughput();
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_pipe_throughput();
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_throughput_transport(std::string_view name);
+
+}  // namespace ferry::bench
