@@ -7,12 +7,10 @@
 // and the medians are printed, with ratios against the Unix socket. Nothing
 // is allocated on a measured path.
 
-#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +23,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <string>
@@ -33,12 +30,23 @@
 #include <thread>
 #include <vector>
 
+#include "ferry/bench/clock.hpp"
+#include "ferry/bench/machine.hpp"
+#include "ferry/bench/percentiles.hpp"
+#include "ferry/bench/spin.hpp"
 #include "ferry/transport/ring.hpp"
 
 namespace {
 
 using namespace ferry::transport;
-using Clock = std::chrono::steady_clock;
+// Shared with `ferry bench` (tools/bench): machine description, pinning,
+// the clock, spin waits and percentiles.
+using ferry::bench::describe_machine;
+using ferry::bench::Machine;
+using ferry::bench::median;
+using ferry::bench::now_ns;
+using ferry::bench::pin_to_cpu;
+using ferry::bench::spin_until;
 
 constexpr std::uint32_t kSlotSize = 64;
 constexpr std::uint32_t kCapacity = 1024;
@@ -142,46 +150,6 @@ Options parse_options(int argc, char** argv) {
 }
 
 // ----------------------------------------------------------------------------
-// Machine
-
-struct Machine {
-  std::string cpu = "unknown CPU";
-  long cores = 0;
-  std::string kernel;
-  std::string compiler = "g++ " __VERSION__;
-  std::string clocksource;
-};
-
-Machine describe_machine() {
-  Machine m;
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  for (std::string line; std::getline(cpuinfo, line);) {
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      if (colon != std::string::npos) m.cpu = line.substr(colon + 2);
-      break;
-    }
-  }
-  m.cores = ::sysconf(_SC_NPROCESSORS_ONLN);
-  utsname u{};
-  if (::uname(&u) == 0) m.kernel = std::string(u.sysname) + " " + u.release;
-  std::ifstream cs("/sys/devices/system/clocksource/clocksource0/current_clocksource");
-  std::getline(cs, m.clocksource);
-  return m;
-}
-
-bool pin_to_cpu(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  return ::sched_setaffinity(0, sizeof set, &set) == 0;
-}
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
-}
-
-// ----------------------------------------------------------------------------
 // Shared state: two rings (ping A->B, pong B->A) and a control block, in an
 // anonymous shared mapping made before fork.
 
@@ -247,32 +215,6 @@ bool run_pair(const Ctx& ctx, const std::function<int()>& child, const std::func
 
 void wait_ready(const Control& c) {
   while (c.ready.load(std::memory_order_acquire) == 0) std::this_thread::yield();
-}
-
-// Spin until `ok()`; every 2^16 iterations check the deadline (a dead peer
-// must not hang the benchmark). Returns false on timeout. After ~1000 steps
-// (~150 us, far beyond any answer from a running peer) it yields between
-// polls: the peer is then descheduled, likely waiting for our CPU (the
-// machine is shared), and burning our time slice would only delay it.
-template <class F>
-bool spin_until(F&& ok) {
-  std::int64_t deadline = 0;
-  for (std::uint64_t i = 1;; ++i) {
-    if (ok()) return true;
-    if (i < 1024) {
-      spin_wait_step();
-    } else {
-      std::this_thread::yield();
-    }
-    if ((i & 0xffff) == 0) {
-      const std::int64_t now = now_ns();
-      if (deadline == 0) {
-        deadline = now + 5'000'000'000;
-      } else if (now > deadline) {
-        return false;
-      }
-    }
-  }
 }
 
 void fill(std::byte* msg, std::uint32_t size, std::uint64_t seq) {
@@ -428,20 +370,9 @@ struct Latency {
 };
 
 Latency percentiles(std::vector<std::int64_t>& one_way) {
-  Latency l;
-  if (one_way.empty()) return l;
-  std::sort(one_way.begin(), one_way.end());
-  auto at = [&](double q) {
-    const auto idx = static_cast<std::size_t>(q * static_cast<double>(one_way.size() - 1));
-    return one_way[idx];
-  };
-  l.p50 = at(0.50);
-  l.p90 = at(0.90);
-  l.p99 = at(0.99);
-  l.p999 = at(0.999);
-  l.max = one_way.back();
-  l.ok = true;
-  return l;
+  if (one_way.empty()) return {};
+  const ferry::bench::Percentiles p = ferry::bench::percentiles(one_way);
+  return Latency{p.p50, p.p90, p.p99, p.p999, p.max, true};
 }
 
 // The pinger's loop: `round_trip(i)` sends i and waits for the echo
@@ -584,13 +515,6 @@ struct LatCase {
   std::vector<Latency> runs;
 };
 
-template <class T>
-T median(std::vector<T> v) {
-  if (v.empty()) return T{};
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 double median_tput(const TputCase& c) {
   std::vector<double> v;
   for (const auto& r : c.runs) {
@@ -660,14 +584,6 @@ std::string json_escape(const std::string& s) {
   return o;
 }
 
-std::int64_t clock_read_cost_ns() {
-  constexpr int kN = 1'000'000;
-  const std::int64_t t0 = now_ns();
-  volatile std::int64_t sink = 0;
-  for (int i = 0; i < kN; ++i) sink = now_ns();
-  return (sink - t0) / kN;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -679,7 +595,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ferry-bench-ring: cannot pin to CPU %d (have %ld CPUs); running unpinned\n", opt.cpu_a,
                  machine.cores);
   }
-  const std::int64_t clock_cost = clock_read_cost_ns();
+  const std::int64_t clock_cost = ferry::bench::clock_read_cost_ns();
   const SharedArea shm = map_shared();
   const Ctx ctx{opt, shm};
 
