@@ -15,5 +15,6 @@ void add_rate_commands(CLI::App& topic, Context& context);  // cmd_rate.cpp: hz,
 void add_node_commands(CLI::App& app, Context& context);    // cmd_node.cpp
 void add_pool_command(CLI::App& app, Context& context);     // cmd_pool.cpp
 void add_top_command(CLI::App& app, Context& context);      // cmd_top.cpp
+void add_bench_commands(CLI::App& app, Context& context);   // cmd_bench.cpp: latency, throughput
 
 }  // namespace ferry::cli

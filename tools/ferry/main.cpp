@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add_pool_command(app, context);
   add_top_command(app, context);
   add_config_commands(app, context);
+  add_bench_commands(app, context);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,125 @@
+// ferry bench latency|throughput: registers the verbs; the measuring is in
+// tools/bench (library ferry_bench).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "ferry/bench/bench.hpp"
+
+namespace ferry::cli {
+
+namespace {
+
+// The flags both verbs share, as typed (parsed by ferry_bench).
+struct CommonArgs {
+  std::vector<std::string> sizes;
+  std::vector<std::string> transports;
+  std::vector<std::string> cpus;
+  std::string wait = "spin";
+  int repeat = 3;
+  bool json = false;
+};
+
+void add_common(CLI::App& cmd, CommonArgs& a, const char* size_help) {
+  cmd.add_option("--size", a.sizes, size_help)->delimiter(',');
+  cmd.add_option("--transports", a.transports,
+                 "Transports to measure, in a list: ferry, ferry-copy, raw-ring, unix-socket, pipe (default all but ferry-copy)")
+      ->delimiter(',');
+  cmd.add_option("--cpus", a.cpus,
+                 "CPUs to pin to: the sending side first, then the receiving side(s) "
+                 "(default: two different CPUs of the ones we may use)")
+      ->delimiter(',');
+  cmd.add_option("--wait", a.wait, "spin (busy-poll) or sleep (every side blocks: take(timeout), futex, read)")
+      ->capture_default_str();
+  cmd.add_option("--repeat", a.repeat, "Interleaved repetitions (A B C A B C ...); medians are reported")
+      ->capture_default_str();
+  cmd.add_flag("--json", a.json, "One JSON object per line, one line per size");
+}
+
+template <class Options>
+void fill_common(Options& o, const CommonArgs& a) {
+  o.sizes = bench::parse_sizes(a.sizes);
+  o.transports = bench::parse_transports(a.transports);
+  o.cpus = bench::parse_cpus(a.cpus);
+  o.wait = bench::parse_wait(a.wait);
+  o.repeat = a.repeat;
+  o.json = a.json;
+}
+
+// Runs a verb: usage errors exit 2, a run that could not start 1, failed
+// runs 1 (after the results), an interrupt 130.
+template <class Run>
+void run_verb(Run&& run) {
+  int code = 0;
+  try {
+    code = run();
+  } catch (const bench::UsageError& e) {
+    throw Failure(kExitUsage, e.what());
+  } catch (const std::exception& e) {
+    throw Failure(kExitRuntime, e.what());
+  }
+  if (code == bench::kExitInterrupted) {
+    throw Failure(code, "interrupted; every process and shared-memory object of the benchmark was removed");
+  }
+  if (code != 0) throw Failure(code, "some runs failed (see above); their results are left out");
+}
+
+}  // namespace
+
+void add_bench_commands(CLI::App& app, Context& /*context*/) {
+  auto* bench = app.add_subcommand(
+      "bench", "Measure ferry against the transport ring alone, a Unix socket and a pipe, on this machine");
+  bench->require_subcommand(1);
+  bench->footer(
+      "Each verb starts its own ferryd (the one next to this program) in a private domain and runtime\n"
+      "directory, forks the sides it measures (pinned to CPUs), and removes everything when it ends.\n"
+      "Examples:\n"
+      "  ferry bench latency\n"
+      "  ferry bench latency --size 64 --size 3110400 --wait sleep --json\n"
+      "  ferry bench throughput --size 64 --seconds 2 --subscribers 2");
+
+  auto lat = std::make_shared<CommonArgs>();
+  auto rounds = std::make_shared<std::uint64_t>(0);
+  auto max_run = std::make_shared<double>(1.0);
+  auto* latency = bench->add_subcommand(
+      "latency", "One-way latency (ping-pong round trip / 2): p50, p90, p99, p99.9, max, and ratios to ferry");
+  add_common(*latency, *lat,
+             "Message sizes: 64, 4KiB, 3110400 ... (repeat the flag or give a list; default "
+             "64,4KiB,64KiB,1MiB,3110400)");
+  latency->add_option("--rounds", *rounds,
+                      "Measured round trips per run (default 20000 up to 16 KiB, fewer above, at least 300)");
+  latency->add_option("--max-run-seconds", *max_run, "A run stops measuring after this long (fewer samples)")
+      ->capture_default_str();
+  latency->callback([lat, rounds, max_run] {
+    run_verb([&] {
+      bench::LatencyOptions o;
+      fill_common(o, *lat);
+      o.rounds = *rounds;
+      o.max_run_seconds = *max_run;
+      return bench::run_latency(std::move(o), stdout);
+    });
+  });
+
+  auto tput = std::make_shared<CommonArgs>();
+  auto seconds = std::make_shared<double>(1.0);
+  auto subscribers = std::make_shared<std::uint32_t>(1);
+  auto* throughput = bench->add_subcommand(
+      "throughput", "Messages and bytes per second received, every sequence number checked, K subscribers");
+  add_common(*throughput, *tput, "Message sizes (default 64)");
+  throughput->add_option("--seconds", *seconds, "Measured seconds per run")->capture_default_str();
+  throughput->add_option("--subscribers", *subscribers, "Receivers (fan-out), each its own process")
+      ->capture_default_str();
+  throughput->callback([tput, seconds, subscribers] {
+    run_verb([&] {
+      bench::ThroughputOptions o;
+      fill_common(o, *tput);
+      o.seconds = *seconds;
+      o.subscribers = *subscribers;
+      return bench::run_throughput(std::move(o), stdout);
+    });
+  });
+}
+
+}  // namespace ferry::cli
