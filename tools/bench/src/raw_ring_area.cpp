@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t to) noexcept { return (v + to - 1) / to * to; }
 
-// The segment kind of test and tool objects (the transport has no "bench" kind).
+// The area is a SegmentKind::Test object (the transport has no kind for
+// tools); nobody but the run's own sides, which inherit the mapping, opens it.
 constexpr std::uint32_t kAreaLayoutVersion = 1;
 
 }  // namespace
