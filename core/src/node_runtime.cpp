@@ -179,6 +179,10 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
       if (auto it = ports_.find(unmatched->port_id); it != ports_.end()) port = it->second.lock();
     }
     if (port) port->on_unmatched(*unmatched);
+    // The Matched for this pair came before and was handled (the ring is
+    // mapped, or could not be): ferryd may unlink the ring's name now.
+    std::lock_guard send_lock(send_mutex_);
+    (void)client_.send(discovery::QueueReleased{unmatched->port_id, unmatched->peer_port_id});
     return;
   }
   if (request_id == 0) {

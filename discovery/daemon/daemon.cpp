@@ -244,6 +244,8 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     } else {
       send_to(client, request_id, done.error());
     }
+  } else if (const auto* released = std::get_if<QueueReleased>(&message)) {
+    registry_.queue_released(client.node_id, released->port_id, released->peer_port_id);
   } else {
     send_to(client, request_id,
             make_error(ErrorCode::malformed_message,

@@ -243,13 +243,19 @@ void Registry::disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t go
                           UnmatchReason reason, Outbox& out) {
   auto q = queues_.find({pub, sub});
   if (q == queues_.end()) return;
-  // Unlinking the name is safe while both sides still map the ring: the
-  // subscriber drains what was published before it forgets the queue.
-  shm_.remove(q->second);
+  std::string ring = std::move(q->second);
   queues_.erase(q);
   const std::uint64_t survivor = gone == pub ? sub : pub;
   auto it = ports_.find(survivor);
-  if (it == ports_.end()) return;
+  if (it == ports_.end()) {
+    shm_.remove(ring);
+    return;
+  }
+  // The survivor may not have opened the ring yet (its Matched can still be
+  // on the way): the name stays until it answers this Unmatched with
+  // QueueReleased. Once mapped, the ring outlives its name, and the
+  // subscriber drains what was published before it forgets the queue.
+  lingering_.emplace(std::make_pair(survivor, gone), std::move(ring));
   Unmatched note;
   note.port_id = survivor;
   note.peer_port_id = gone;
@@ -270,6 +276,12 @@ void Registry::remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& 
     erase_value(topic.subscribers, port_id);
     shm_.remove(port.doorbell_shm);
   }
+  // Rings this port kept after its peers left are nobody's now.
+  for (auto l = lingering_.lower_bound({port_id, 0});
+       l != lingering_.end() && l->first.first == port_id;) {
+    shm_.remove(l->second);
+    l = lingering_.erase(l);
+  }
   if (auto node = nodes_.find(port.node_id); node != nodes_.end()) {
     erase_value(node->second.ports, port_id);
   }
@@ -289,6 +301,16 @@ std::expected<PortDestroyed, Error> Registry::destroy_port(std::uint64_t node_id
   }
   remove_port(port_id, UnmatchReason::port_destroyed, out);
   return PortDestroyed{port_id};
+}
+
+void Registry::queue_released(std::uint64_t node_id, std::uint64_t port_id,
+                              std::uint64_t peer_port_id) {
+  auto port = ports_.find(port_id);
+  if (port == ports_.end() || port->second.node_id != node_id) return;  // not its port
+  auto l = lingering_.find({port_id, peer_port_id});
+  if (l == lingering_.end()) return;
+  shm_.remove(l->second);
+  lingering_.erase(l);
 }
 
 TopicList Registry::list_topics(std::uint32_t start, const std::string& only) const {

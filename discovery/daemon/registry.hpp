@@ -65,6 +65,9 @@ class Registry {
                                                 const PortRequest& request, Outbox& out);
   std::expected<PortDestroyed, Error> destroy_port(std::uint64_t node_id, std::uint64_t port_id,
                                                    Outbox& out);
+  // The node that owns `port_id` has let go of the ring it shared with the
+  // departed `peer_port_id`: its name can go. Anything else is ignored.
+  void queue_released(std::uint64_t node_id, std::uint64_t port_id, std::uint64_t peer_port_id);
 
   // Topics [start, ...) that fit in one reply; `only` non-empty: that topic.
   [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only) const;
@@ -76,6 +79,8 @@ class Registry {
   [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
   [[nodiscard]] std::size_t port_count() const noexcept { return ports_.size(); }
   [[nodiscard]] std::size_t queue_count() const noexcept { return queues_.size(); }
+  // Rings whose peer left and whose survivor has not released them yet.
+  [[nodiscard]] std::size_t lingering_count() const noexcept { return lingering_.size(); }
 
   // Slot size of a ring for a topic: slot header plus the largest inline sample.
   [[nodiscard]] static std::uint32_t slot_size_for(const TopicConfig& config);
@@ -117,6 +122,9 @@ class Registry {
   std::map<std::uint64_t, PortEntry> ports_;
   std::map<std::string, TopicEntry> topics_;
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> queues_;  // (pub, sub) -> ring
+  // (survivor port, departed port) -> ring name kept until the survivor
+  // says QueueReleased or goes itself.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> lingering_;
 };
 
 }  // namespace ferry::discovery

@@ -50,8 +50,11 @@ std::expected<Client, std::string> Client::connect(std::string_view domain,
 }
 
 std::expected<std::uint32_t, std::string> Client::send(const Message& message) {
-  const std::uint32_t id = next_request_id_++;
-  if (next_request_id_ == 0) next_request_id_ = 1;  // 0 marks notifications
+  std::uint32_t id = 0;  // 0 marks notifications, which get no reply
+  if (!is_notification(type_of(message))) {
+    id = next_request_id_++;
+    if (next_request_id_ == 0) next_request_id_ = 1;
+  }
   auto bytes = encode(message, id);
   if (!bytes) return std::unexpected(bytes.error().message);
   if (auto sent = socket_.send(*bytes, Millis{1000}); !sent) {

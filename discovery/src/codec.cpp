@@ -95,6 +95,11 @@ void fields(auto& io, Like<Unmatched> auto& m) {
   io.enumeration(m.reason, "reason");
 }
 
+void fields(auto& io, Like<QueueReleased> auto& m) {
+  io.num(m.port_id, "port_id");
+  io.num(m.peer_port_id, "peer_port_id");
+}
+
 void fields(auto& io, Like<Error> auto& m) {
   io.enumeration(m.code, "code");
   io.str(m.message, "message", kMaxErrorMessage);

@@ -44,6 +44,8 @@ std::string_view to_string(MessageType type) noexcept {
       return "GetConfig";
     case MessageType::config_text:
       return "ConfigText";
+    case MessageType::queue_released:
+      return "QueueReleased";
   }
   return {};  // not a known type; the decoder relies on this being empty
 }

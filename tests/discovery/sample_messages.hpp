@@ -43,6 +43,7 @@ inline std::vector<Message> sample_messages() {
                 NodeInfo{8, "viewer", 4343, 4, 10, 0, {}, {}}}},
       GetConfig{32768},
       ConfigText{"examples/hello/hello.yaml", 40000, 32768, "topics:\n  - { name: t }\n"},
+      QueueReleased{11, 12},
   };
 }
 

@@ -29,7 +29,8 @@ class Client {
   // failure; failures are transport problems, in one sentence.
   [[nodiscard]] std::expected<Message, std::string> request(const Message& request, Millis timeout);
 
-  // Sends without waiting; returns the request id used.
+  // Sends without waiting; returns the request id used (0 for a
+  // notification such as QueueReleased).
   [[nodiscard]] std::expected<std::uint32_t, std::string> send(const Message& message);
 
   [[nodiscard]] const Welcome& welcome() const noexcept { return welcome_; }

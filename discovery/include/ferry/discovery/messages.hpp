@@ -36,6 +36,7 @@ enum class MessageType : std::uint16_t {
   node_list = 16,
   get_config = 17,
   config_text = 18,
+  queue_released = 19,
 };
 
 // Full-queue policy of a topic (DESIGN 1.3).
@@ -187,6 +188,18 @@ struct Unmatched {
   bool operator==(const Unmatched&) const = default;
 };
 
+// Client -> daemon notification (request id 0, no reply): after an
+// Unmatched, this node has let go of the queue's ring name (it mapped the
+// ring when the Matched came, or gave up), so ferryd may unlink it. Until
+// then the name stays, so that a peer that leaves right after matching
+// cannot pull the ring out from under a node that has not opened it yet.
+struct QueueReleased {
+  static constexpr MessageType kType = MessageType::queue_released;
+  std::uint64_t port_id = 0;       // ours
+  std::uint64_t peer_port_id = 0;  // the departed peer's
+  bool operator==(const QueueReleased&) const = default;
+};
+
 // Daemon -> client: the reply to a failed request, or (request id 0) an
 // unsolicited error such as node_expired before the daemon closes.
 struct Error {
@@ -316,13 +329,15 @@ struct Pong {
 using Message =
     std::variant<Hello, Welcome, CreatePublisher, CreateSubscriber, PortCreated, DestroyPort,
                  PortDestroyed, Matched, Unmatched, Error, ListTopics, TopicList, Ping, Pong,
-                 ListNodes, NodeList, GetConfig, ConfigText>;
+                 ListNodes, NodeList, GetConfig, ConfigText, QueueReleased>;
 
 [[nodiscard]] MessageType type_of(const Message& message) noexcept;
 
-// True for the daemon's notifications, which always carry request id 0.
+// True for notifications (the daemon's, and the client's QueueReleased),
+// which always carry request id 0 and get no reply.
 [[nodiscard]] constexpr bool is_notification(MessageType type) noexcept {
-  return type == MessageType::matched || type == MessageType::unmatched;
+  return type == MessageType::matched || type == MessageType::unmatched ||
+         type == MessageType::queue_released;
 }
 
 // An Error whose message is cut (at a UTF-8 boundary) to kMaxErrorMessage

@@ -1,0 +1,137 @@
+// The registry's bookkeeping, driven without a process: matching creates a
+// ring per pair, and a ring's name lives until both ends have let go of it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "registry.hpp"
+
+using namespace ferry::discovery;
+
+namespace {
+
+// Records which objects exist, as /dev/shm would.
+struct FakeShm final : ShmFactory {
+  std::set<std::string> objects;
+  std::expected<void, std::string> create_ring(const std::string& name, std::uint32_t,
+                                               std::uint32_t, Policy) override {
+    objects.insert(name);
+    return {};
+  }
+  std::expected<void, std::string> create_doorbell(const std::string& name) override {
+    objects.insert(name);
+    return {};
+  }
+  void remove(const std::string& name) override { objects.erase(name); }
+  [[nodiscard]] std::size_t rings() const {
+    return static_cast<std::size_t>(std::count_if(objects.begin(), objects.end(), [](const auto& n) {
+      return n.find(".ring.") != std::string::npos;
+    }));
+  }
+};
+
+TopicConfig defaults() {
+  TopicConfig config;
+  config.policy = Policy::block;
+  config.capacity = 8;
+  config.limits.max_publishers = 8;
+  config.limits.max_subscribers = 8;
+  return config;
+}
+
+struct Fixture {
+  FakeShm shm;
+  Registry registry{"reg", {}, defaults(), false, shm};
+  Outbox out;
+
+  std::uint64_t node(const std::string& name) {
+    return registry.add_node(name, 1000, static_cast<std::uint16_t>(registry.node_count() + 1));
+  }
+  std::uint64_t port(std::uint64_t node_id, bool publisher) {
+    PortRequest request{"t", "T", 8, 8};
+    auto made = registry.create_port(Peer{node_id, 0, 0}, publisher, request, out);
+    REQUIRE(made.has_value());
+    return made->port_id;
+  }
+  [[nodiscard]] bool told_unmatched(std::uint64_t node_id, std::uint64_t port_id,
+                                    std::uint64_t peer) const {
+    return std::any_of(out.begin(), out.end(), [&](const auto& item) {
+      const auto* u = std::get_if<Unmatched>(&item.second);
+      return item.first == node_id && u != nullptr && u->port_id == port_id &&
+             u->peer_port_id == peer;
+    });
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a departed publisher's ring keeps its name until the subscriber releases it") {
+  Fixture f;
+  const auto sub_node = f.node("sub");
+  const auto pub_node = f.node("pub");
+  const auto sub = f.port(sub_node, false);
+  const auto pub = f.port(pub_node, true);
+  REQUIRE(f.shm.rings() == 1);
+
+  f.out.clear();
+  f.registry.remove_node(pub_node, UnmatchReason::peer_closed, f.out);
+  CHECK(f.told_unmatched(sub_node, sub, pub));
+  // The subscriber may not have mapped the ring yet: it must still open.
+  CHECK(f.shm.rings() == 1);
+  CHECK(f.registry.lingering_count() == 1);
+
+  // Another node cannot release it for the subscriber.
+  f.registry.queue_released(pub_node, sub, pub);
+  f.registry.queue_released(f.node("other"), sub, pub);
+  CHECK(f.shm.rings() == 1);
+
+  f.registry.queue_released(sub_node, sub, pub);
+  CHECK(f.shm.rings() == 0);
+  CHECK(f.registry.lingering_count() == 0);
+  f.registry.queue_released(sub_node, sub, pub);  // a repeat is harmless
+}
+
+TEST_CASE("a departed subscriber's ring lingers for the publisher the same way") {
+  Fixture f;
+  const auto pub_node = f.node("pub");
+  const auto sub_node = f.node("sub");
+  const auto pub = f.port(pub_node, true);
+  const auto sub = f.port(sub_node, false);
+  f.out.clear();
+  REQUIRE(f.registry.destroy_port(sub_node, sub, f.out).has_value());
+  CHECK(f.told_unmatched(pub_node, pub, sub));
+  CHECK(f.shm.rings() == 1);
+  f.registry.queue_released(pub_node, pub, sub);
+  CHECK(f.shm.rings() == 0);
+}
+
+TEST_CASE("a survivor that goes without releasing takes the lingering rings with it") {
+  Fixture f;
+  const auto sub_node = f.node("sub");
+  const auto sub = f.port(sub_node, false);
+  const auto pub_a = f.node("a");
+  const auto pub_b = f.node("b");
+  f.port(pub_a, true);
+  f.port(pub_b, true);
+  REQUIRE(f.shm.rings() == 2);
+  f.registry.remove_node(pub_a, UnmatchReason::peer_closed, f.out);
+  f.registry.remove_node(pub_b, UnmatchReason::peer_closed, f.out);
+  CHECK(f.shm.rings() == 2);
+  REQUIRE(f.registry.destroy_port(sub_node, sub, f.out).has_value());
+  CHECK(f.shm.rings() == 0);
+  CHECK(f.shm.objects.empty());  // the doorbell went with its port
+  CHECK(f.registry.lingering_count() == 0);
+}
+
+TEST_CASE("when both ends go, the ring goes at once") {
+  Fixture f;
+  const auto node = f.node("both");
+  f.port(node, true);
+  f.port(node, false);
+  REQUIRE(f.shm.rings() == 1);
+  f.registry.remove_node(node, UnmatchReason::peer_closed, f.out);
+  CHECK(f.shm.objects.empty());
+  CHECK(f.registry.lingering_count() == 0);
+}
