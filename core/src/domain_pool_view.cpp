@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "ferry/discovery/objects.hpp"
 
@@ -26,7 +27,43 @@ std::shared_ptr<DomainPoolView> DomainPoolView::open(const std::string& domain,
     throw std::runtime_error("ferryd gave this node no pool owner id");
   }
   return std::shared_ptr<DomainPoolView>(
-      new DomainPoolView{std::move(*segment), std::move(*pool), owner});
+      new DomainPoolView(std::move(*segment), std::move(*pool), owner));
+}
+
+void DomainPoolView::queue_opened(transport::OwnerId peer) {
+  std::lock_guard lock(peers_mutex_);
+  ++peers_[peer].open;
+}
+
+void DomainPoolView::queue_closed(transport::OwnerId peer) {
+  std::lock_guard lock(peers_mutex_);
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return;
+  if (it->second.open > 0) --it->second.open;
+  settle_if_done(peer, it->second);
+}
+
+void DomainPoolView::peer_died(transport::OwnerId peer) {
+  std::lock_guard lock(peers_mutex_);
+  auto it = peers_.find(peer);
+  if (it == peers_.end()) return;  // it never fed us: it cannot have given us anything
+  it->second.dead = true;
+  settle_if_done(peer, it->second);
+}
+
+void DomainPoolView::settle_if_done(transport::OwnerId peer, PeerQueues& entry) {
+  if (entry.open != 0) {
+    return;
+  }
+  if (entry.dead) {
+    if (const std::uint64_t settled = pool.settle_pending(owner, peer); settled > 0) {
+      spdlog::debug("settled {} reference(s) the dead node (owner {}) gave but never queued",
+                    settled, peer);
+    }
+  }
+  // Owner ids are never reused within a daemon's life: a node with no queue
+  // left needs no entry (a new queue from it makes one again).
+  peers_.erase(peer);
 }
 
 }  // namespace ferry::detail

@@ -5,7 +5,9 @@
 // ferryd can reclaim them all if the process dies.
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "ferry/transport/pool.hpp"
@@ -14,12 +16,34 @@
 namespace ferry::detail {
 
 struct DomainPoolView {
+  DomainPoolView(transport::Segment segment_, transport::Pool pool_, transport::OwnerId owner_)
+      : segment(std::move(segment_)), pool(std::move(pool_)), owner(owner_) {}
+
   transport::Segment segment;
   transport::Pool pool;
   transport::OwnerId owner;
 
   // Throws std::runtime_error naming the object when it cannot be opened.
   static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner);
+
+  // Queues from publishers of other nodes into this node's subscribers. A
+  // publisher killed between giving a reference and pushing it (or just
+  // after drop_oldest discarded one) leaves a pending reference no ring
+  // names; only this node can tell, once it has drained every queue that
+  // dead node fed it, and then settles them (pool.hpp's protocol). Not on
+  // the hot path: called when queues come and go.
+  void queue_opened(transport::OwnerId peer);  // a subscriber queue from `peer` is mapped
+  void queue_closed(transport::OwnerId peer);  // ... is drained and dropped, or abandoned
+  void peer_died(transport::OwnerId peer);     // ferryd said `peer`'s node is gone
+
+ private:
+  struct PeerQueues {
+    std::uint32_t open = 0;
+    bool dead = false;
+  };
+  void settle_if_done(transport::OwnerId peer, PeerQueues& entry);  // under peers_mutex_
+  std::mutex peers_mutex_;
+  std::map<transport::OwnerId, PeerQueues> peers_;
 };
 
 // What a ring slot carries for a pooled sample (flags == kSlotPooled).

@@ -1,6 +1,7 @@
 #include "port_state.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <fmt/format.h>
 #include <stdexcept>
 
@@ -57,6 +58,60 @@ PortState::PortState(std::string domain_name, std::string topic_name,
 
 // ---- publisher ---------------------------------------------------------------
 
+PublisherState::PublisherState(std::string domain_name, std::string topic_name,
+                               const discovery::PortCreated& created,
+                               std::shared_ptr<DomainPoolView> pool_view)
+    : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)),
+      history_(created.topic.limits.history, inline_max) {}
+
+PublisherState::~PublisherState() {
+  // Nobody else uses the history now: the chunks it kept go back.
+  history_.for_each_pooled([this](std::uint64_t ref) {
+    (void)pool->pool.release(transport::ChunkRef::unpack(ref), pool->owner);
+  });
+}
+
+bool PublisherState::remember(std::span<const std::byte> slot_bytes, std::uint32_t flags) noexcept {
+  if (!history_.enabled()) return false;
+  if (const std::uint64_t evicted = history_.record(slot_bytes, flags); evicted != 0) {
+    (void)pool->pool.release(transport::ChunkRef::unpack(evicted), pool->owner);
+  }
+  return true;
+}
+
+void PublisherState::hand_history(PublisherConnection& c) noexcept {
+  if (!history_.enabled()) return;
+  const std::uint64_t recorded = history_.recorded();
+  const std::uint64_t kept = std::min<std::uint64_t>(recorded, history_.depth());
+  std::uint64_t seq = std::max(c.history_next, recorded - kept);
+  // The largest slot payload; history is handed out only when a queue is
+  // matched, never on the hot path.
+  std::vector<std::byte> buffer(inline_max);
+  for (; seq < recorded; ++seq) {
+    std::uint32_t length = 0;
+    std::uint32_t flags = 0;
+    // A failed read: the entry was just overwritten (the publisher lapped
+    // us); the newer entries are still worth handing out.
+    if (!history_.read(seq, buffer, length, flags)) continue;
+    const std::span<const std::byte> bytes(buffer.data(), length);
+    transport::ChunkRef chunk{};
+    if (flags == kSlotPooled) {
+      PooledSlot slot{};
+      if (length != sizeof slot) continue;
+      std::memcpy(&slot, buffer.data(), sizeof slot);
+      chunk = transport::ChunkRef::unpack(slot.ref);
+      // The history holds the chunk (or held it a moment ago: then the
+      // chunk's generation moved on and the give is refused).
+      if (!pool->pool.give(chunk, pool->owner, c.peer_owner)) continue;
+    }
+    if (!c.producer.try_push(bytes, flags)) {
+      if (flags == kSlotPooled) (void)pool->pool.revoke(chunk, pool->owner, c.peer_owner);
+      break;  // the queue is full: the rest would not fit either
+    }
+  }
+  c.history_next = seq;
+}
+
 void PublisherState::on_matched(const discovery::Matched& m) {
   std::unique_ptr<PublisherConnection> connection;
   try {
@@ -71,13 +126,17 @@ void PublisherState::on_matched(const discovery::Matched& m) {
                                            transport::to_string(producer.error())));
     }
     connection.reset(new PublisherConnection{m.peer_port_id, m.peer_owner, std::move(ring),
-                                             std::move(bell), std::move(*producer)});
+                                             std::move(bell), std::move(*producer), 0});
   } catch (const std::exception& e) {
     spdlog::error("publisher on '{}': cannot reach subscriber '{}' (pid {}): {}", topic,
                   m.peer_node, m.peer_pid, e.what());
     return;
   }
   spdlog::debug("publisher on '{}' matched subscriber '{}' (pid {})", topic, m.peer_node, m.peer_pid);
+  // A late joiner gets the history now, even if we never publish again; the
+  // user's thread adds what it publishes meanwhile when it takes the queue.
+  hand_history(*connection);
+  peer_owners_[m.peer_port_id] = m.peer_owner;
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
@@ -88,9 +147,11 @@ void PublisherState::on_matched(const discovery::Matched& m) {
 }
 
 void PublisherState::on_unmatched(const discovery::Unmatched& u) {
+  if (peer_owners_.erase(u.peer_port_id) == 0) return;  // a queue we never mapped
   {
     std::lock_guard lock(mutex_);
-    leaving_.push_back(u.peer_port_id);
+    leaving_.push_back(
+        Leaving{u.peer_port_id, u.reason == discovery::UnmatchReason::port_destroyed});
   }
   // SYNC: relaxed; a count for the user, not a hand-over.
   matched.fetch_sub(1, std::memory_order_relaxed);
@@ -100,11 +161,43 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
 void PublisherState::apply_changes() {
   std::lock_guard lock(mutex_);
   mark_changes_seen();
-  for (auto& c : incoming_) active_.push_back(std::move(c));
+  for (auto& c : incoming_) {
+    hand_history(*c);  // what was published since the serving thread handed it
+    active_.push_back(std::move(c));
+  }
   incoming_.clear();
-  for (std::uint64_t peer : leaving_) remove_peer(active_, peer);
+  for (const Leaving& l : leaving_) {
+    if (l.port_destroyed) {
+      for (auto& c : active_) {
+        if (c->peer == l.peer) take_back_queued(*c);
+      }
+    }
+    remove_peer(active_, l.peer);
+  }
   leaving_.clear();
   full_.reserve(active_.size());
+}
+
+void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
+  // ferryd unmatches a destroyed port only after its DestroyPort, so its
+  // consumer is gone: we may read the ring as its one consumer now. (A dead
+  // subscriber node is reclaimed whole by ferryd instead.)
+  auto consumer = transport::RingConsumer::attach(c.ring_segment.payload(),
+                                                  c.ring_segment.payload_size());
+  if (!consumer) return;
+  std::vector<std::byte> slot(inline_max);  // a departure, not the hot path
+  for (std::uint32_t left = consumer->capacity(); left > 0; --left) {
+    std::uint32_t flags = 0;
+    auto popped = consumer->try_pop(slot, &flags);
+    if (!popped) {
+      if (popped.error() != transport::RingError::CorruptSlot) break;  // empty, or unreadable
+      continue;  // a bad slot was skipped
+    }
+    if (flags != kSlotPooled || *popped != sizeof(PooledSlot)) continue;
+    PooledSlot pooled{};
+    std::memcpy(&pooled, slot.data(), sizeof pooled);
+    (void)pool->pool.revoke(transport::ChunkRef::unpack(pooled.ref), pool->owner, c.peer_owner);
+  }
 }
 
 // ---- subscriber --------------------------------------------------------------
@@ -128,6 +221,10 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
 
 SubscriberState::~SubscriberState() {
   if (held_ != nullptr) held_->close();
+  // Queues nobody will read again: a dead publisher's phantom references
+  // can be settled once no queue from it is left.
+  for (const auto& c : active_) pool->queue_closed(c->peer_owner);
+  for (const auto& c : incoming_) pool->queue_closed(c->peer_owner);
 }
 
 void SubscriberState::on_matched(const discovery::Matched& m) {
@@ -148,6 +245,8 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
     return;
   }
   spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node, m.peer_pid);
+  pool->queue_opened(m.peer_owner);
+  peer_owners_[m.peer_port_id] = m.peer_owner;
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
@@ -160,6 +259,10 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
 }
 
 void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
+  auto owner = peer_owners_.find(u.peer_port_id);
+  if (owner == peer_owners_.end()) return;  // a queue we never mapped
+  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second);
+  peer_owners_.erase(owner);
   {
     std::lock_guard lock(mutex_);
     leaving_.push_back(u.peer_port_id);
@@ -186,7 +289,11 @@ void SubscriberState::apply_changes() {
 }
 
 void SubscriberState::drop_drained() noexcept {
-  std::erase_if(active_, [](const auto& c) { return c->retired && !c->consumer.has_data(); });
+  std::erase_if(active_, [this](const auto& c) {
+    if (!c->retired || c->consumer.has_data()) return false;
+    pool->queue_closed(c->peer_owner);  // may settle a dead publisher's phantoms
+    return true;
+  });
 }
 
 }  // namespace ferry::detail

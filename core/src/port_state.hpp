@@ -11,9 +11,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,7 @@
 #include "ferry/transport/segment.hpp"
 #include "domain_pool_view.hpp"
 #include "held_samples.hpp"
+#include "history.hpp"
 
 namespace ferry::detail {
 
@@ -65,6 +68,9 @@ class PortState {
   }
 
   std::mutex mutex_;  // guards the hand-over queues of the subclasses
+  // Peer port -> its node's owner id, for the queues we mapped (serving
+  // thread only). An Unmatched for a queue we could not map changes nothing.
+  std::map<std::uint64_t, transport::OwnerId> peer_owners_;
 
  private:
   std::atomic<std::uint32_t> changes_{0};
@@ -79,14 +85,25 @@ struct PublisherConnection {
   transport::Segment ring_segment;
   transport::Segment bell_segment;  // the subscriber's doorbell
   transport::RingProducer producer;
+  // The first history entry not handed to this queue yet (its producer's
+  // thread: the serving thread until the queue is applied, then the user's).
+  std::uint64_t history_next = 0;
 };
 
 class PublisherState final : public PortState {
  public:
-  using PortState::PortState;
+  PublisherState(std::string domain, std::string topic, const discovery::PortCreated& created,
+                 std::shared_ptr<DomainPoolView> pool);
+  ~PublisherState() override;
   std::uint32_t loans_out = 0;  // unpublished loans (user's thread)
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
+
+  // User's thread, after each publish: keeps the sample's slot bytes for
+  // late joiners (a pooled sample's reference passes to the history).
+  // Returns false when the topic has no history (the caller keeps the
+  // reference).
+  bool remember(std::span<const std::byte> slot_bytes, std::uint32_t flags) noexcept;
 
   // User's thread: the matched queues, current.
   std::vector<std::unique_ptr<PublisherConnection>>& connections() noexcept {
@@ -99,9 +116,21 @@ class PublisherState final : public PortState {
 
  private:
   void apply_changes();
+  // Pushes the history entries c has not had yet, oldest first, as far as
+  // its queue has room. Called by whichever thread is c's producer.
+  void hand_history(PublisherConnection& c) noexcept;
 
+  // Takes back the pool references still queued to a subscriber port that
+  // was destroyed (its node lives on and will never read them).
+  void take_back_queued(PublisherConnection& c) noexcept;
+
+  struct Leaving {
+    std::uint64_t peer = 0;
+    bool port_destroyed = false;  // the subscriber's node lives: we empty its queue
+  };
+  History history_;
   std::vector<std::unique_ptr<PublisherConnection>> incoming_;  // under mutex_
-  std::vector<std::uint64_t> leaving_;                          // under mutex_
+  std::vector<Leaving> leaving_;                                // under mutex_
   std::vector<std::unique_ptr<PublisherConnection>> active_;    // user's thread
   std::vector<PublisherConnection*> full_;                      // user's thread
 };

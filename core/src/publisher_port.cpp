@@ -154,13 +154,14 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
   return result;
 }
 
-// Sends chunk `ref` (holding `size` bytes) and drops the publisher's own
-// reference: the subscribers' references keep it alive.
+// Sends chunk `ref` (holding `size` bytes); the publisher's own reference
+// goes to the topic's history, or is dropped: the subscribers' references
+// keep the chunk alive.
 PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t size) noexcept {
   const PooledSlot slot{ref.pack(), size};
   const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, ref};
   const PublishResult result = deliver(state, msg);
-  (void)state.pool->pool.release(ref, state.pool->owner);
+  if (!state.remember(msg.bytes, kSlotPooled)) (void)state.pool->pool.release(ref, state.pool->owner);
   return result;
 }
 
@@ -174,7 +175,11 @@ PublisherPort::~PublisherPort() { runtime_->destroy_port(state_->port_id); }
 
 PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexcept {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
-  if (size <= state_->inline_max) return deliver(*state_, Message{bytes, kSlotInline, {}});
+  if (size <= state_->inline_max) {
+    const PublishResult result = deliver(*state_, Message{bytes, kSlotInline, {}});
+    (void)state_->remember(bytes, kSlotInline);  // a no-op without `history:`
+    return result;
+  }
   // Too large for a slot: copy it into a chunk once, and share the chunk.
   auto chunk = loan(size);
   if (!chunk) {

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <vector>
 
 #include "daemon_fixture.hpp"
 #include "pool_probe.hpp"
@@ -313,6 +314,32 @@ TEST_CASE("a block publisher that times out keeps no chunk") {
     CHECK(count.total - count.free == 2);  // the two queued, not the timed-out one
   }
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
+}
+
+TEST_CASE("a subscriber port destroyed with samples queued gives their chunks back, its node alive") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Child sub([] {
+    ferry::Node node{"reader"};
+    {
+      auto subscriber = node.subscriber<ferry::Bytes>("log");
+      std::this_thread::sleep_for(500ms);  // three samples queue up, never taken
+    }
+    std::this_thread::sleep_for(60s);  // the node lives on
+    return 0;
+  });
+  ferry::Node node{"writer"};
+  auto pub = node.publisher<ferry::Bytes>("log");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  const std::vector<std::byte> payload(2000);
+  for (int i = 0; i < 3; ++i) CHECK(pub.publish(std::span(payload)).delivered == 1);
+  CHECK(ferry::test::pool_count(domain.name()).free + 3 == ferry::test::pool_count(domain.name()).total);
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 0; }));
+  // The publisher empties the abandoned queue when it next looks at its queues.
+  CHECK(pub.publish(std::span(payload)).delivered == 0);
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 2s); }));
+  sub.kill(SIGKILL);
 }
 
 TEST_CASE("a subscriber killed while holding and queueing frames gives every chunk back") {

@@ -1,0 +1,238 @@
+// `history: N`: a subscriber that joins late gets the publisher's last N
+// samples, in order, before the live ones, with no gap and no duplicate;
+// pooled history keeps exactly N chunks and gives them back. Also: a
+// publisher killed while sending pooled samples leaves no chunk behind once
+// its subscriber has drained what it sent.
+#include <doctest/doctest.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+
+#include "daemon_fixture.hpp"
+#include "pool_probe.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::Child;
+using ferry::test::Daemon;
+using ferry::test::TestDomain;
+
+namespace {
+
+const std::string kConfig = seq_config(
+    "  - { name: latched, type: Seq, capacity: 8, policy: block, history: 3 }\n"
+    "  - { name: none, type: Seq, capacity: 8, policy: block }\n"
+    "  - { name: stream, type: Seq, capacity: 64, policy: block, history: 16 }\n"
+    "  - { name: blobs, type: bytes, max_size: 64KiB, capacity: 4, policy: drop_oldest, history: 2 }\n"
+    "  - { name: frames, type: bytes, max_size: 64KiB, capacity: 4, policy: drop_oldest }\n",
+    "pool:\n"
+    "  - { chunk_size: 64KiB, count: 48 }\n");
+
+// A one-way signal between the test and a forked child: a pipe.
+class Signal {
+ public:
+  Signal() { REQUIRE(::pipe(fds_) == 0); }
+  ~Signal() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  Signal(const Signal&) = delete;
+  Signal& operator=(const Signal&) = delete;
+  void raise() const { (void)!::write(fds_[1], "x", 1); }
+  [[nodiscard]] bool wait(std::chrono::milliseconds timeout = 10s) const {
+    pollfd p{fds_[0], POLLIN, 0};
+    char c = 0;
+    return ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 && ::read(fds_[0], &c, 1) == 1;
+  }
+
+ private:
+  int fds_[2]{};
+};
+
+// Bytes sample i: 10,000 + i bytes (too large for a slot: pooled), each
+// byte a function of i and its position.
+std::size_t blob_size(std::uint64_t i) { return 10'000 + i; }
+std::byte blob_byte(std::uint64_t i, std::size_t at) {
+  return static_cast<std::byte>((i * 31 + at * 7) & 0xFF);
+}
+bool blob_intact(std::uint64_t i, std::span<const std::byte> data) {
+  if (data.size() != blob_size(i)) return false;
+  for (std::size_t at = 0; at < data.size(); ++at) {
+    if (data[at] != blob_byte(i, at)) return false;
+  }
+  return true;
+}
+
+std::uint64_t chunks_in_use(const std::string& domain) {
+  const auto c = ferry::test::pool_count(domain);
+  return c.total - c.free;
+}
+
+}  // namespace
+
+TEST_CASE("a late subscriber gets the last N samples at once, in order, then the live ones") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Signal published;
+  Signal go;
+  Signal done;
+  Child pub([&] {
+    ferry::Node node{"pub"};
+    auto latched = node.publisher<Seq>("latched");
+    auto none = node.publisher<Seq>("none");
+    for (std::uint64_t i = 0; i < 5; ++i) {
+      if (latched.publish(make_seq(1, i)).delivered != 0) return 1;  // nobody yet
+      none.publish(make_seq(2, i));
+    }
+    published.raise();
+    // Silent now: the late joiner must get the history without a publish.
+    if (!go.wait()) return 2;
+    for (std::uint64_t i = 5; i < 10; ++i) {
+      if (latched.publish(make_seq(1, i)).delivered != 1) return 3;
+    }
+    return done.wait() ? 0 : 4;
+  });
+  REQUIRE(published.wait());
+  ferry::Node node{"late"};
+  auto sub = node.subscriber<Seq>("latched");
+  auto sub_none = node.subscriber<Seq>("none");
+  for (std::uint64_t i = 2; i < 5; ++i) {  // the last 3 of 0..4
+    auto s = sub.take(2s);
+    REQUIRE(s);
+    CHECK(intact(**s));
+    CHECK((*s)->seq == i);
+  }
+  CHECK_FALSE(sub.take(100ms));
+  CHECK_FALSE(sub_none.take(100ms));  // no history: nothing of the past
+  go.raise();
+  for (std::uint64_t i = 5; i < 10; ++i) {
+    auto s = sub.take(2s);
+    REQUIRE(s);
+    CHECK((*s)->seq == i);
+  }
+  CHECK_FALSE(sub.take(50ms));
+  done.raise();
+  CHECK(pub.wait() == 0);
+}
+
+TEST_CASE("joining a busy publisher: history then live, consecutive, no gap, no duplicate") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  const std::uint64_t n = 200'000 / kScale;
+  Signal started;
+  Child pub([&] {
+    ferry::Node node{"pub"};
+    auto publisher = node.publisher<Seq>("stream");
+    started.raise();
+    for (std::uint64_t i = 0; i < n; ++i) publisher.publish(make_seq(1, i));
+    // Block policy: once matched, nothing is dropped; wait until it is read.
+    std::this_thread::sleep_for(200ms);
+    return 0;
+  });
+  REQUIRE(started.wait());
+  std::this_thread::sleep_for(5ms);  // mid-stream
+  ferry::Node node{"late"};
+  auto sub = node.subscriber<Seq>("stream");
+  auto first = sub.take(5s);
+  REQUIRE(first);
+  std::uint64_t last = (*first)->seq;
+  std::uint64_t broken = 0;
+  while (last + 1 < n) {
+    auto s = sub.take(5s);
+    REQUIRE(s);
+    if ((*s)->seq != last + 1 || !intact(**s)) ++broken;
+    last = (*s)->seq;
+  }
+  CHECK(broken == 0);
+  CHECK(last == n - 1);
+  CHECK(pub.wait() == 0);
+}
+
+TEST_CASE("pooled history keeps exactly N chunks for late joiners and gives them all back") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Signal published;
+  Signal done;
+  Child pub([&] {
+    ferry::Node node{"pub"};
+    auto publisher = node.publisher<ferry::Bytes>("blobs");
+    for (std::uint64_t i = 0; i < 6; ++i) {
+      auto loan = publisher.loan(blob_size(i));
+      if (!loan) return 1;
+      for (std::size_t at = 0; at < blob_size(i); ++at) (*loan)->data()[at] = blob_byte(i, at);
+      publisher.publish(std::move(*loan));
+    }
+    published.raise();
+    return done.wait() ? 0 : 2;
+  });
+  REQUIRE(published.wait());
+  CHECK(chunks_in_use(domain.name()) == 2);  // the history, nothing else
+  {
+    ferry::Node node{"late"};
+    auto first = node.subscriber<ferry::Bytes>("blobs");
+    auto second = node.subscriber<ferry::Bytes>("blobs");
+    for (auto* sub : {&first, &second}) {
+      for (std::uint64_t i = 4; i < 6; ++i) {
+        auto s = sub->take(2s);
+        REQUIRE(s);
+        CHECK(blob_intact(i, std::span<const std::byte>((*s)->data(), (*s)->size())));
+      }
+      CHECK_FALSE(sub->take(50ms));
+    }
+    CHECK(chunks_in_use(domain.name()) == 2);  // shared, not copied
+  }
+  done.raise();
+  CHECK(pub.wait() == 0);
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
+}
+
+TEST_CASE("publishers killed while sending pooled samples leave no chunk once drained") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"sub"};
+  auto sub = node.subscriber<ferry::Bytes>("frames");
+  std::mt19937 random(20261130);
+  for (int round = 0; round < 12; ++round) {
+    CAPTURE(round);
+    Signal sending;
+    Child pub([&] {
+      ferry::Node pub_node{"pub"};
+      auto publisher = pub_node.publisher<ferry::Bytes>("frames");
+      if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+      sending.raise();
+      for (std::uint64_t i = 0;; ++i) {  // until killed
+        auto loan = publisher.loan(blob_size(i % 64));
+        if (!loan) continue;  // the pool may run dry while the reader lags
+        std::memset((*loan)->data(), 1, (*loan)->size());
+        publisher.publish(std::move(*loan));
+      }
+    });
+    REQUIRE(sending.wait());
+    std::uint64_t taken = 0;
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::microseconds(random() % 20'000);
+    while (std::chrono::steady_clock::now() < until) {
+      if (sub.take(1ms)) ++taken;
+    }
+    pub.kill(SIGKILL);
+    CHECK(pub.wait() == 128 + SIGKILL);
+    // Drain what the dead publisher queued, until ferryd has told us it is gone.
+    CHECK(eventually([&] {
+      while (sub.take()) ++taken;
+      return sub.publisher_count() == 0;
+    }));
+    while (sub.take()) ++taken;
+    // Everything comes back while this subscriber lives on: its queue's
+    // references, and any the publisher gave but never queued.
+    CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 5s); }));
+  }
+}
