@@ -5,7 +5,9 @@
 // ferryd can reclaim them all if the process dies.
 
 #include <cstdint>
+#include <atomic>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +24,20 @@ struct DomainPoolView {
   transport::Segment segment;
   transport::Pool pool;
   transport::OwnerId owner;
+
+  // The node's slot state in the domain's heartbeat table (null without
+  // one): ports look at it on every publish/take, so that a node woken up
+  // after ferryd declared it dead stops at once, before its serving thread
+  // even runs. Read-mostly: only ferryd writes it.
+  std::optional<transport::Segment> beats_segment;
+  const std::atomic<std::uint32_t>* node_state = nullptr;
+  [[nodiscard]] bool declared_dead() const noexcept {
+    // SYNC: relaxed; ferryd's store happens before it reclaims anything of
+    // ours, and what we do after seeing it depends on no other shared data.
+    return node_state != nullptr &&
+           node_state->load(std::memory_order_relaxed) == kNodeDeclaredDead;
+  }
+  static constexpr std::uint32_t kNodeDeclaredDead = 2;  // discovery::SlotState::declared_dead
 
   // Throws std::runtime_error naming the object when it cannot be opened.
   static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner);

@@ -2,12 +2,15 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <vector>
 #include <fmt/format.h>
 
 #include <spdlog/spdlog.h>
 
+#include "ferry/discovery/objects.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/error.hpp"
@@ -18,6 +21,47 @@ namespace ferry::detail {
 
 namespace {
 constexpr std::chrono::milliseconds kPollInterval{100};
+
+// When our ports see the sentence before ferryd's own words arrive.
+std::string dead_sentence(std::uint32_t timeout_ms) {
+  return fmt::format("this node was declared dead by ferryd after more than {} ms without a "
+                     "heartbeat",
+                     timeout_ms);
+}
+}  // namespace
+
+NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const std::string& domain,
+                                               std::chrono::milliseconds request_timeout) {
+  auto client = discovery::Client::connect(domain, name, request_timeout);
+  if (!client) throw Error(client.error());
+  const discovery::Welcome welcome = client->welcome();
+  Session session{std::move(*client), nullptr, nullptr};
+  try {
+    session.pool =
+        DomainPoolView::open(domain, static_cast<transport::OwnerId>(welcome.heartbeat_slot));
+  } catch (const std::exception& e) {
+    throw Error(e.what());
+  }
+  if (!welcome.registry_shm.empty()) {
+    auto beats = transport::Segment::open(welcome.registry_shm, discovery::kRegistryKind,
+                                          discovery::kRegistryLayoutVersion, discovery::kOpenTimeout);
+    if (!beats) {
+      throw Error(fmt::format("cannot open the heartbeat table '{}' of domain '{}': {}",
+                              welcome.registry_shm, domain, transport::to_string(beats.error())));
+    }
+    const auto table = discovery::HeartbeatTable::in(beats->payload(), beats->payload_size());
+    session.beat_slot = table.slot(welcome.heartbeat_slot);
+    if (session.beat_slot == nullptr) {
+      throw Error(fmt::format("ferryd gave node '{}' heartbeat slot {}, outside its table", name,
+                              welcome.heartbeat_slot));
+    }
+    static_assert(static_cast<std::uint32_t>(discovery::SlotState::declared_dead) ==
+                  DomainPoolView::kNodeDeclaredDead);
+    // The mapping moves with the Segment object; the memory stays put.
+    session.pool->node_state = &session.beat_slot->state;
+    session.pool->beats_segment.emplace(std::move(*beats));
+  }
+  return session;
 }
 
 std::shared_ptr<NodeRuntime> NodeRuntime::start(std::string name, const NodeOptions& options) {
@@ -25,36 +69,61 @@ std::shared_ptr<NodeRuntime> NodeRuntime::start(std::string name, const NodeOpti
   if (!options.domain.empty()) cli_domain = options.domain;
   auto domain = discovery::resolve_domain(cli_domain, std::nullopt);
   if (!domain) throw Error(domain.error().message);
-  auto client = discovery::Client::connect(*domain, name, options.request_timeout);
-  if (!client) throw Error(client.error());
-  std::shared_ptr<DomainPoolView> pool;
-  try {
-    pool = DomainPoolView::open(*domain, static_cast<transport::OwnerId>(client->welcome().heartbeat_slot));
-  } catch (const std::exception& e) {
-    throw Error(e.what());
-  }
-  std::shared_ptr<NodeRuntime> runtime(new NodeRuntime(std::move(name), *domain, std::move(*client),
-                                                       options.request_timeout, std::move(pool)));
+  Session session = open_session(name, *domain, options.request_timeout);
+  std::shared_ptr<NodeRuntime> runtime(
+      new NodeRuntime(std::move(name), *domain, options.request_timeout, std::move(session)));
   runtime->thread_ = std::thread([raw = runtime.get()] { raw->serve(); });
   return runtime;
 }
 
-NodeRuntime::NodeRuntime(std::string name, std::string domain, discovery::Client client,
-                         std::chrono::milliseconds request_timeout,
-                         std::shared_ptr<DomainPoolView> pool)
+NodeRuntime::NodeRuntime(std::string name, std::string domain,
+                         std::chrono::milliseconds request_timeout, Session session)
     : name_(std::move(name)),
       domain_(std::move(domain)),
       request_timeout_(request_timeout),
-      client_(std::move(client)),
-      pool_(std::move(pool)) {}
+      session_(std::move(session)) {}
 
 NodeRuntime::~NodeRuntime() {
   stopping_.store(true, std::memory_order_relaxed);  // SYNC: relaxed; join() orders the rest
   // Wakes the serving thread's recv at once (the descriptor stays valid
   // until the socket object dies, after the join).
-  ::shutdown(client_.socket().fd(), SHUT_RDWR);
+  ::shutdown(session_.client.socket().fd(), SHUT_RDWR);
   if (thread_.joinable()) thread_.join();
   // Closing the socket tells ferryd at once that every port of ours is gone.
+}
+
+std::string NodeRuntime::declared_dead() const {
+  std::lock_guard lock(mutex_);
+  if (dead_reason_.empty() && session_.pool->declared_dead()) {
+    // Our ports saw the sentence before the serving thread read ferryd's words.
+    return dead_sentence(session_.client.welcome().timeout_ms);
+  }
+  return dead_reason_;
+}
+
+void NodeRuntime::rejoin() {
+  std::lock_guard rejoin_lock(rejoin_mutex_);
+  {
+    std::lock_guard lock(mutex_);
+    if (connected_ && !session_.pool->declared_dead()) return;  // another thread rejoined first
+  }
+  // The serving thread ends once the connection is lost; wake it in case it
+  // has not noticed our death sentence yet (it reads the reason first).
+  ::shutdown(session_.client.socket().fd(), SHUT_RDWR);
+  if (thread_.joinable()) thread_.join();
+  Session session = open_session(name_, domain_, request_timeout_);
+  {
+    std::lock_guard send_lock(send_mutex_);
+    std::lock_guard lock(mutex_);
+    session_ = std::move(session);
+    ports_.clear();  // the old session's ports stay dead
+    pending_.clear();
+    replies_.clear();
+    connected_ = true;
+    dead_reason_.clear();
+  }
+  spdlog::info("node '{}' joined domain '{}' again", name_, domain_);
+  thread_ = std::thread([this] { serve(); });
 }
 
 std::shared_ptr<PublisherState> NodeRuntime::create_publisher(std::string_view topic,
@@ -81,6 +150,14 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     message = discovery::CreateSubscriber{request};
   }
 
+  bool connected = false;
+  {
+    std::lock_guard lock(mutex_);
+    connected = connected_ && !session_.pool->declared_dead();
+  }
+  // Declared dead, or the daemon went away: a new port joins the domain
+  // again (throws when no ferryd answers).
+  if (!connected) rejoin();
   std::uint32_t id = 0;
   {
     // The pending entry must exist before the reply can arrive.
@@ -91,7 +168,7 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
                               "is lost",
                               publisher ? "publisher" : "subscriber", topic, domain_));
     }
-    auto sent = client_.send(message);
+    auto sent = session_.client.send(message);
     if (!sent) throw Error(sent.error());
     id = *sent;
     pending_[id] = PendingPort{publisher, std::string(topic)};
@@ -121,25 +198,75 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
                                     : reply.failure);
 }
 
-void NodeRuntime::destroy_port(std::uint64_t port_id) noexcept {
+void NodeRuntime::destroy_port(const PortState& port) noexcept {
+  std::lock_guard send_lock(send_mutex_);
   {
     std::lock_guard lock(mutex_);
-    ports_.erase(port_id);
+    auto it = ports_.find(port.port_id);
+    // Not ours in this session (it died with an earlier one): nothing to say.
+    if (it == ports_.end() || it->second.lock().get() != &port) return;
+    ports_.erase(it);
   }
-  std::lock_guard send_lock(send_mutex_);
-  (void)client_.send(discovery::DestroyPort{port_id});
+  (void)session_.client.send(discovery::DestroyPort{port.port_id});
+}
+
+void NodeRuntime::beat(std::uint64_t& last_beat_ms) {
+  discovery::HeartbeatSlot* slot = session_.beat_slot;
+  if (slot == nullptr) return;
+  // SYNC: acquire, pairs with ferryd's release store when it declares us
+  // dead (after it reclaimed what we held).
+  if (slot->state.load(std::memory_order_acquire) ==
+      static_cast<std::uint32_t>(discovery::SlotState::declared_dead)) {
+    mark_dead(dead_sentence(session_.client.welcome().timeout_ms));
+    return;
+  }
+  const std::uint64_t now = discovery::monotonic_ms();
+  if (now - last_beat_ms < session_.client.welcome().heartbeat_ms / 2) return;
+  // SYNC: relaxed; ferryd reads it as a number.
+  slot->beat_ms.store(now, std::memory_order_relaxed);
+  last_beat_ms = now;
+}
+
+void NodeRuntime::mark_dead(const std::string& why) {
+  std::vector<std::shared_ptr<PortState>> ports;
+  {
+    std::lock_guard lock(mutex_);
+    if (dead_reason_.empty()) dead_reason_ = why;
+    connected_ = false;
+    for (auto& [id, weak] : ports_) {
+      if (auto port = weak.lock()) ports.push_back(std::move(port));
+    }
+    replied_.notify_all();
+  }
+  spdlog::error("node '{}': {}", name_, why);
+  for (auto& port : ports) port->mark_dead();
 }
 
 void NodeRuntime::serve() {
   std::array<std::byte, discovery::kMaxMessageSize> buffer;
+  // Wake at least every heartbeat period to beat.
+  const std::chrono::milliseconds poll = std::clamp<std::chrono::milliseconds>(
+      std::chrono::milliseconds(session_.client.welcome().heartbeat_ms / 2), std::chrono::milliseconds(1),
+      kPollInterval);
+  std::uint64_t last_beat_ms = 0;
   // SYNC: relaxed; the destructor joins this thread afterwards.
   while (!stopping_.load(std::memory_order_relaxed)) {
-    auto received = client_.socket().recv(buffer, kPollInterval);
+    beat(last_beat_ms);
+    {
+      std::lock_guard lock(mutex_);
+      if (!dead_reason_.empty()) return;  // declared dead: ferryd closes our socket
+    }
+    auto received = session_.client.socket().recv(buffer, poll);
     if (!received) {
       if (received.error().code == discovery::SocketErrorCode::timeout) continue;
       // Our own destructor's shutdown() woke us: not a lost daemon.
       // SYNC: relaxed, as above.
       if (stopping_.load(std::memory_order_relaxed)) return;
+      beat(last_beat_ms);  // a closed socket may be ferryd declaring us dead
+      {
+        std::lock_guard lock(mutex_);
+        if (!dead_reason_.empty()) return;
+      }
       // The daemon is gone. Established flows keep going without it; new
       // ports cannot be made until a daemon is back.
       spdlog::warn("node '{}': lost the connection to ferryd of domain '{}': {}", name_, domain_,
@@ -182,16 +309,23 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
     // The Matched for this pair came before and was handled (the ring is
     // mapped, or could not be): ferryd may unlink the ring's name now.
     std::lock_guard send_lock(send_mutex_);
-    (void)client_.send(discovery::QueueReleased{unmatched->port_id, unmatched->peer_port_id});
+    (void)session_.client.send(discovery::QueueReleased{unmatched->port_id, unmatched->peer_port_id});
     return;
   }
   if (request_id == 0) {
     if (const auto* error = std::get_if<discovery::Error>(&message)) {
-      spdlog::error("node '{}': ferryd says: {}", name_, error->message);
+      if (error->code == discovery::ErrorCode::node_expired) {
+        mark_dead(error->message);
+      } else {
+        spdlog::error("node '{}': ferryd says: {}", name_, error->message);
+      }
     }
     return;
   }
   std::lock_guard lock(mutex_);
+  // Only a request somebody waits for keeps its reply (DestroyPort's is
+  // not awaited).
+  if (!pending_.contains(request_id)) return;
   replies_[request_id].message = std::move(message);
   replied_.notify_all();
 }
@@ -208,9 +342,9 @@ void NodeRuntime::on_port_created(std::uint32_t request_id, const discovery::Por
       // Built here, on the serving thread, so that the Matched notifications
       // that follow this reply find the port.
       if (pending->publisher) {
-        reply.port = std::make_shared<PublisherState>(domain_, pending->topic, created, pool_);
+        reply.port = std::make_shared<PublisherState>(domain_, pending->topic, created, session_.pool);
       } else {
-        reply.port = std::make_shared<SubscriberState>(domain_, pending->topic, created, pool_);
+        reply.port = std::make_shared<SubscriberState>(domain_, pending->topic, created, session_.pool);
       }
     } catch (const std::exception& e) {
       reply.failure = e.what();
@@ -219,7 +353,7 @@ void NodeRuntime::on_port_created(std::uint32_t request_id, const discovery::Por
   if (!reply.port) {
     // Nobody waits for it any more, or it could not be set up: give it back.
     std::lock_guard send_lock(send_mutex_);
-    (void)client_.send(discovery::DestroyPort{created.port_id});
+    (void)session_.client.send(discovery::DestroyPort{created.port_id});
   }
   if (!pending) return;
   std::lock_guard lock(mutex_);

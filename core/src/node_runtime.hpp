@@ -16,8 +16,10 @@
 #include <thread>
 
 #include "ferry/discovery/client.hpp"
+#include "ferry/discovery/heartbeats.hpp"
 #include "ferry/discovery/messages.hpp"
 #include "ferry/node.hpp"
+#include "ferry/transport/segment.hpp"
 
 namespace ferry::detail {
 
@@ -38,15 +40,34 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   // Throw ferry::Error when ferryd refuses the port.
   std::shared_ptr<PublisherState> create_publisher(std::string_view topic, const TypeInfo& type);
   std::shared_ptr<SubscriberState> create_subscriber(std::string_view topic, const TypeInfo& type);
-  // Tells ferryd the port is gone; does not wait for the answer.
-  void destroy_port(std::uint64_t port_id) noexcept;
+  // Tells ferryd the port is gone; does not wait for the answer. A port of
+  // an earlier session (before the node rejoined) is forgotten silently.
+  void destroy_port(const PortState& port) noexcept;
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const std::string& domain() const noexcept { return domain_; }
+  // ferryd's sentence when it declared this node dead; empty while alive.
+  [[nodiscard]] std::string declared_dead() const;
 
  private:
-  NodeRuntime(std::string name, std::string domain, discovery::Client client,
-              std::chrono::milliseconds request_timeout, std::shared_ptr<DomainPoolView> pool);
+  // One connection to ferryd: the node's identity in the domain while it lasts.
+  struct Session {
+    discovery::Client client;
+    // Our owner id's view of the pool; also holds the heartbeat table's
+    // mapping, shared with the ports (they read our slot's state).
+    std::shared_ptr<DomainPoolView> pool;
+    discovery::HeartbeatSlot* beat_slot = nullptr;  // ours in that table
+  };
+  static Session open_session(const std::string& name, const std::string& domain,
+                              std::chrono::milliseconds request_timeout);
+  NodeRuntime(std::string name, std::string domain, std::chrono::milliseconds request_timeout,
+              Session session);
+  // A node declared dead (or left without a daemon) joins again: a new
+  // connection and owner id. Ports of the old session stay dead.
+  void rejoin();
+  // Serving thread: our beat, and whether ferryd has declared us dead.
+  void beat(std::uint64_t& last_beat_ms);
+  void mark_dead(const std::string& why);
 
   struct PendingPort {
     bool publisher = false;
@@ -63,11 +84,13 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   const std::string name_;
   const std::string domain_;
   const std::chrono::milliseconds request_timeout_;
-  discovery::Client client_;
-  std::shared_ptr<DomainPoolView> pool_;
-  std::mutex send_mutex_;  // guards client_.send (ids and the socket's write side)
+  std::mutex rejoin_mutex_;  // one rejoin at a time (user threads)
+  // Replaced only by rejoin(), with the serving thread joined and both
+  // mutexes below held.
+  Session session_;
+  std::mutex send_mutex_;  // guards session_.client.send (ids and the socket's write side)
 
-  std::mutex mutex_;  // guards everything below
+  mutable std::mutex mutex_;  // guards everything below
   std::condition_variable replied_;
   std::map<std::uint32_t, PendingPort> pending_;  // request id -> what was asked
   struct Reply {
@@ -78,6 +101,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   std::map<std::uint32_t, Reply> replies_;
   std::map<std::uint64_t, std::weak_ptr<PortState>> ports_;
   bool connected_ = true;
+  std::string dead_reason_;  // ferryd's node_expired sentence
 
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -137,6 +137,7 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   // user's thread adds what it publishes meanwhile when it takes the queue.
   hand_history(*connection);
   peer_owners_[m.peer_port_id] = m.peer_owner;
+  handed_[m.peer_port_id] = connection.get();
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
@@ -148,19 +149,49 @@ void PublisherState::on_matched(const discovery::Matched& m) {
 
 void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   if (peer_owners_.erase(u.peer_port_id) == 0) return;  // a queue we never mapped
+  // SYNC: relaxed; a count for the user, not a hand-over. Counted down
+  // first, so that a publish() released below already sees the new count.
+  matched.fetch_sub(1, std::memory_order_relaxed);
+  if (auto h = handed_.find(u.peer_port_id); h != handed_.end()) {
+    abandon(*h->second);  // before `leaving_` lets the user's thread free it
+    handed_.erase(h);
+  }
   {
     std::lock_guard lock(mutex_);
     leaving_.push_back(
         Leaving{u.peer_port_id, u.reason == discovery::UnmatchReason::port_destroyed});
   }
-  // SYNC: relaxed; a count for the user, not a hand-over.
-  matched.fetch_sub(1, std::memory_order_relaxed);
   announce_change();
+}
+
+void PublisherState::abandon(PublisherConnection& c) noexcept {
+  // SYNC: release, pairs with the acquire load in the ring's push_slow;
+  // notify_space()'s fence orders it before the check of `sleeping`.
+  c.abandoned.store(true, std::memory_order_release);
+  c.producer.notify_space();
+}
+
+void PublisherState::mark_dead() noexcept {
+  for (auto& [peer, c] : handed_) abandon(*c);
+  handed_.clear();
+  PortState::mark_dead();
 }
 
 void PublisherState::apply_changes() {
   std::lock_guard lock(mutex_);
   mark_changes_seen();
+  if (is_dead() || pool->declared_dead()) {
+    // ferryd reclaimed our node: its queues are not ours to write any more.
+    // They are kept (not freed) until the port goes: the serving thread may
+    // still release a push on one of them (handed_).
+    for (auto& c : active_) graveyard_.push_back(std::move(c));
+    for (auto& c : incoming_) graveyard_.push_back(std::move(c));
+    active_.clear();
+    incoming_.clear();
+    leaving_.clear();
+    dead_seen = true;
+    return;
+  }
   for (auto& c : incoming_) {
     hand_history(*c);  // what was published since the serving thread handed it
     active_.push_back(std::move(c));
@@ -276,6 +307,16 @@ void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
 void SubscriberState::apply_changes() {
   std::lock_guard lock(mutex_);
   mark_changes_seen();
+  if (is_dead() || pool->declared_dead()) {
+    // ferryd reclaimed what was queued to us: nothing there is ours now.
+    for (const auto& c : active_) pool->queue_closed(c->peer_owner);
+    for (const auto& c : incoming_) pool->queue_closed(c->peer_owner);
+    active_.clear();
+    incoming_.clear();
+    leaving_.clear();
+    dead_seen = true;
+    return;
+  }
   for (auto& c : incoming_) active_.push_back(std::move(c));
   incoming_.clear();
   // What a departed publisher published before it left is still delivered:

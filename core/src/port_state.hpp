@@ -53,6 +53,18 @@ class PortState {
   // Matched peers right now, as ferryd says (serving thread writes).
   std::atomic<std::uint32_t> matched{0};
 
+  // Serving thread: ferryd declared our node dead. The hot path sees it at
+  // its next look at the queues (one acquire load, as for any change),
+  // drops every queue and reports ErrorCode::NodeDeclaredDead from then on.
+  virtual void mark_dead() noexcept {
+    // SYNC: relaxed; announce_change()'s release publishes it.
+    dead_.store(true, std::memory_order_relaxed);
+    matched.store(0, std::memory_order_relaxed);  // SYNC: relaxed; a count for the user
+    announce_change();
+  }
+  // User's thread: true once the queues were dropped for good.
+  bool dead_seen = false;
+
  protected:
   // SYNC: release, pairs with the acquire load in has_changes(): the queued
   // connections (under `mutex`) are complete before the hot path looks.
@@ -67,6 +79,9 @@ class PortState {
     seen_changes_ = changes_.load(std::memory_order_relaxed);
   }
 
+  // User's thread, in apply_changes (after the acquire in has_changes()).
+  [[nodiscard]] bool is_dead() const noexcept { return dead_.load(std::memory_order_relaxed); }
+
   std::mutex mutex_;  // guards the hand-over queues of the subclasses
   // Peer port -> its node's owner id, for the queues we mapped (serving
   // thread only). An Unmatched for a queue we could not map changes nothing.
@@ -75,6 +90,7 @@ class PortState {
  private:
   std::atomic<std::uint32_t> changes_{0};
   std::uint32_t seen_changes_ = 0;  // user's thread only
+  std::atomic<bool> dead_{false};
 };
 
 // ---- publisher ---------------------------------------------------------------
@@ -88,6 +104,9 @@ struct PublisherConnection {
   // The first history entry not handed to this queue yet (its producer's
   // thread: the serving thread until the queue is applied, then the user's).
   std::uint64_t history_next = 0;
+  // Raised by the serving thread when the subscriber is gone, to end a
+  // block-policy push() waiting for room in its queue.
+  std::atomic<bool> abandoned{false};
 };
 
 class PublisherState final : public PortState {
@@ -98,6 +117,7 @@ class PublisherState final : public PortState {
   std::uint32_t loans_out = 0;  // unpublished loans (user's thread)
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
+  void mark_dead() noexcept override;
 
   // User's thread, after each publish: keeps the sample's slot bytes for
   // late joiners (a pooled sample's reference passes to the history).
@@ -107,7 +127,9 @@ class PublisherState final : public PortState {
 
   // User's thread: the matched queues, current.
   std::vector<std::unique_ptr<PublisherConnection>>& connections() noexcept {
-    if (has_changes()) apply_changes();
+    // One acquire load for queue changes, one relaxed load of our node's
+    // heartbeat state; both are read-mostly lines.
+    if ((has_changes() || pool->declared_dead()) && !dead_seen) apply_changes();
     return active_;
   }
   // User's thread: scratch list for the block policy, with room for every
@@ -128,10 +150,18 @@ class PublisherState final : public PortState {
     std::uint64_t peer = 0;
     bool port_destroyed = false;  // the subscriber's node lives: we empty its queue
   };
+  // Releases a push() blocked on c's queue (serving thread).
+  static void abandon(PublisherConnection& c) noexcept;
+
   History history_;
+  // Serving thread: the queues handed over and not yet announced leaving.
+  // They stay alive until the user's thread applies their leaving, which
+  // this thread announces only after it is done with them.
+  std::map<std::uint64_t, PublisherConnection*> handed_;
   std::vector<std::unique_ptr<PublisherConnection>> incoming_;  // under mutex_
   std::vector<Leaving> leaving_;                                // under mutex_
   std::vector<std::unique_ptr<PublisherConnection>> active_;    // user's thread
+  std::vector<std::unique_ptr<PublisherConnection>> graveyard_;  // under mutex_: kept until we go
   std::vector<PublisherConnection*> full_;                      // user's thread
 };
 
@@ -152,10 +182,16 @@ class SubscriberState final : public PortState {
   ~SubscriberState() override;
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
+  void mark_dead() noexcept override {
+    PortState::mark_dead();
+    transport::doorbell_notify(*bell_);  // a take() asleep returns the error now
+  }
 
   // User's thread.
   std::vector<std::unique_ptr<SubscriberConnection>>& connections() noexcept {
-    if (has_changes()) apply_changes();
+    // One acquire load for queue changes, one relaxed load of our node's
+    // heartbeat state; both are read-mostly lines.
+    if ((has_changes() || pool->declared_dead()) && !dead_seen) apply_changes();
     return active_;
   }
   // User's thread: forgets retired queues that are empty.

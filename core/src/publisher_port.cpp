@@ -116,7 +116,7 @@ class Delivery {
                                  std::chrono::steady_clock::duration::zero());
       // push() spins, then sleeps on the queue's space doorbell; a Timeout is
       // counted in the queue's timed_out counter by the ring itself.
-      auto pushed = c->producer.push(msg_.bytes, msg_.flags, left);
+      auto pushed = c->producer.push(msg_.bytes, msg_.flags, left, &c->abandoned);
       if (pushed) {
         ++result_.delivered;
         continue;
@@ -139,6 +139,10 @@ class Delivery {
 PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
   PublishResult result;
   auto& connections = state.connections();
+  if (state.dead_seen) [[unlikely]] {
+    result.error = ErrorCode::NodeDeclaredDead;
+    return result;
+  }
   Delivery delivery(state, msg, result);
   switch (state.config.policy) {
     case Policy::drop_new:
@@ -171,7 +175,7 @@ PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
                              std::shared_ptr<PublisherState> state)
     : runtime_(std::move(runtime)), state_(std::move(state)) {}
 
-PublisherPort::~PublisherPort() { runtime_->destroy_port(state_->port_id); }
+PublisherPort::~PublisherPort() { runtime_->destroy_port(*state_); }
 
 PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexcept {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
@@ -186,6 +190,7 @@ PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexc
     // No chunk (pool exhausted, max_loans): every queue misses this sample,
     // and says so.
     PublishResult result;
+    result.error = chunk.error();
     for (auto& c : state_->connections()) {
       c->producer.count_dropped();
       ++result.dropped;
@@ -198,6 +203,8 @@ PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexc
 
 std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noexcept {
   PublisherState& s = *state_;
+  (void)s.connections();  // one acquire load: picks up a death sentence
+  if (s.dead_seen) [[unlikely]] return std::unexpected(ErrorCode::NodeDeclaredDead);
   if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);
   auto ref = s.pool->pool.allocate(size, s.pool->owner);
   if (!ref) {

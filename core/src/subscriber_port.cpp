@@ -94,11 +94,16 @@ SubscriberPort::SubscriberPort(std::shared_ptr<NodeRuntime> runtime,
                                std::shared_ptr<SubscriberState> state)
     : runtime_(std::move(runtime)), state_(std::move(state)) {}
 
-SubscriberPort::~SubscriberPort() { runtime_->destroy_port(state_->port_id); }
+SubscriberPort::~SubscriberPort() { runtime_->destroy_port(*state_); }
 
 TakeStatus SubscriberPort::take(TakenSample& out, ErrorCode& error,
                                 std::chrono::nanoseconds timeout) noexcept {
   SubscriberState& state = *state_;
+  (void)state.connections();  // one acquire load: picks up a death sentence
+  if (state.dead_seen) [[unlikely]] {
+    error = ErrorCode::NodeDeclaredDead;
+    return TakeStatus::Failed;
+  }
   std::uint32_t token = 0;
   std::byte* buffer = nullptr;
   if (!state.held().acquire(token, buffer)) {
@@ -120,11 +125,16 @@ TakeStatus SubscriberPort::take(TakenSample& out, ErrorCode& error,
         // One doorbell for all our queues: any publisher's push wakes us.
         transport::doorbell_wait(state.doorbell(), [&] { return any_data(state); }, left);
         got = pop_next(state, buffer, token, out);
+        if (state.dead_seen) break;
       }
     }
   }
   if (!got) {
     state.held().unacquire(token);
+    if (state.dead_seen) {
+      error = ErrorCode::NodeDeclaredDead;
+      return TakeStatus::Failed;
+    }
     return TakeStatus::Empty;
   }
   return TakeStatus::Taken;

@@ -5,6 +5,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cerrno>
@@ -49,6 +50,24 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
     spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale, options_.domain);
   }
   pool_.emplace(options_.domain, config, options_.object_mode);
+  const std::string beats_name = registry_object_name(options_.domain);
+  auto beats = transport::Segment::create(beats_name, kRegistryKind, kRegistryLayoutVersion,
+                                          kHeartbeatTableBytes,
+                                          {.remove_stale = true, .mode = options_.object_mode});
+  if (!beats) {
+    throw std::runtime_error(fmt::format("cannot create the heartbeat table '{}': {}", beats_name,
+                                         transport::to_string(beats.error())));
+  }
+  beats_ = HeartbeatTable::in(beats->payload(), beats->payload_size());
+  // The segment is zero-filled: every slot is free. SYNC: relaxed; the
+  // release store of the magic in seal() publishes these to openers.
+  beats_.header().daemon_pid.store(static_cast<std::int32_t>(::getpid()), std::memory_order_relaxed);
+  beats_.header().daemon_beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
+  beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
+  beats_.header().timeout_ms = liveness_.timeout_ms;
+  beats_.header().slot_count = kHeartbeatSlots;
+  beats->seal();
+  heartbeat_segment_.emplace(std::move(*beats));
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
 
@@ -75,8 +94,10 @@ int Daemon::run() {
   spdlog::info("ferryd serving domain '{}' on {}", options_.domain, options_.socket_path);
   std::array<epoll_event, 64> events{};
   auto last_tick = std::chrono::steady_clock::now();
+  // Wake at least every heartbeat period to beat and to check the nodes'.
+  const int wait_ms = static_cast<int>(std::clamp<std::uint32_t>(liveness_.heartbeat_ms, 5, 1000));
   while (true) {
-    const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 1000);
+    const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), wait_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
       spdlog::error("epoll_wait failed: {}", std::strerror(errno));
@@ -87,6 +108,7 @@ int Daemon::run() {
       last_tick = now;
       reclaim_dead_owners();
     }
+    check_liveness();
     for (int i = 0; i < n; ++i) {
       const int tag = events[static_cast<std::size_t>(i)].data.fd;
       if (tag == kSignalTag) {
@@ -192,6 +214,15 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     welcome.heartbeat_ms = liveness_.heartbeat_ms;
     welcome.timeout_ms = liveness_.timeout_ms;
     welcome.heartbeat_slot = client.owner;
+    welcome.registry_shm = registry_object_name(options_.domain);
+    if (HeartbeatSlot* slot = beats_.slot(client.owner)) {
+      // The node has timeout_ms from now to start beating. SYNC: relaxed;
+      // the node reads only `state`, after the Welcome (a socket round
+      // trip orders it); ferryd alone reads the rest.
+      slot->pid.store(static_cast<std::int32_t>(client.pid), std::memory_order_relaxed);
+      slot->beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
+      slot->state.store(static_cast<std::uint32_t>(SlotState::alive), std::memory_order_relaxed);
+    }
     send_to(client, request_id, welcome);
     spdlog::info("node '{}' (pid {}) joined as node {}", client.name, client.pid, client.node_id);
     return true;
@@ -295,6 +326,7 @@ NodeList Daemon::node_list(std::uint32_t start) const {
     if (auto fd = node_fds_.find(node.node_id); fd != node_fds_.end()) {
       if (auto client = clients_.find(fd->second); client != clients_.end()) {
         node.slot = client->second.owner;
+        node.heartbeat_age_ms = heartbeat_age_ms(client->second.owner, monotonic_ms());
       }
     }
   }
@@ -311,7 +343,7 @@ ConfigText Daemon::config_page(std::uint32_t offset) const {
   return page;
 }
 
-void Daemon::drop(int fd, const std::string& why) {
+void Daemon::drop(int fd, const std::string& why, UnmatchReason reason) {
   auto it = clients_.find(fd);
   if (it == clients_.end()) return;
   Client& client = it->second;
@@ -319,8 +351,13 @@ void Daemon::drop(int fd, const std::string& why) {
   if (client.node_id != 0) {
     spdlog::info("node '{}' (pid {}) left{}{}", client.name, client.pid, why.empty() ? "" : ": ",
                  why);
+    if (HeartbeatSlot* slot = beats_.slot(client.owner);
+        slot != nullptr && reason != UnmatchReason::peer_timed_out) {
+      // SYNC: relaxed; nobody waits on a free slot (owner ids are not reused).
+      slot->state.store(static_cast<std::uint32_t>(SlotState::free), std::memory_order_relaxed);
+    }
     Outbox out;
-    registry_.remove_node(client.node_id, UnmatchReason::peer_closed, out);
+    registry_.remove_node(client.node_id, reason, out);
     // Everything the node held in the pool comes back: its loans, what it
     // took and did not release, what was queued to it. A process that still
     // exists (only its socket closed) keeps the chunks it is allocating.
@@ -330,7 +367,7 @@ void Daemon::drop(int fd, const std::string& why) {
       spdlog::info("reclaimed {} reference(s), {} chunk(s) freed, from node '{}'",
                    reclaimed.refs_dropped, reclaimed.chunks_freed, client.name);
     }
-    dead_owners_.push_back({client.owner, 3});
+    dead_owners_.push_back({client.owner, client.pid, 3});
     node_fds_.erase(client.node_id);
     joined_.erase(client.node_id);
     clients_.erase(it);
@@ -342,13 +379,54 @@ void Daemon::drop(int fd, const std::string& why) {
 
 void Daemon::reclaim_dead_owners() {
   for (auto& dead : dead_owners_) {
-    const auto r = pool_->pool().reclaim_owner(dead.owner, true);
+    const bool gone = ::kill(dead.pid, 0) != 0 && errno == ESRCH;
+    const auto r = pool_->pool().reclaim_owner(dead.owner, gone);
     if (r.refs_dropped > 0) {
       spdlog::info("reclaimed {} late reference(s) of a dead node", r.refs_dropped);
     }
     --dead.ticks_left;
   }
   std::erase_if(dead_owners_, [](const DeadOwner& d) { return d.ticks_left <= 0; });
+}
+
+std::uint64_t Daemon::heartbeat_age_ms(std::uint16_t owner, std::uint64_t now_ms) const {
+  const HeartbeatSlot* slot = beats_.slot(owner);
+  if (slot == nullptr) return 0;
+  // SYNC: relaxed; a number from another process, compared with the clock.
+  const std::uint64_t beat = slot->beat_ms.load(std::memory_order_relaxed);
+  return now_ms > beat ? now_ms - beat : 0;  // a beat "from the future" is fresh
+}
+
+void Daemon::check_liveness() {
+  const std::uint64_t now = monotonic_ms();
+  // SYNC: relaxed; clients read it as a number.
+  beats_.header().daemon_beat_ms.store(now, std::memory_order_relaxed);
+  std::vector<std::pair<int, std::uint64_t>> expired;  // fd, age
+  for (const auto& [fd, client] : clients_) {
+    // Only nodes with ports must beat (the runtime does): a tool that only
+    // asks questions holds nothing a frozen process could wedge.
+    if (client.node_id == 0 || !registry_.has_ports(client.node_id)) continue;
+    const std::uint64_t age = heartbeat_age_ms(client.owner, now);
+    if (age > liveness_.timeout_ms) expired.emplace_back(fd, age);
+  }
+  for (const auto& [fd, age] : expired) {
+    auto it = clients_.find(fd);
+    if (it == clients_.end()) continue;
+    Client& client = it->second;
+    const std::string why = fmt::format("this node was declared dead after {} ms without a "
+                                        "heartbeat (timeout_ms is {})",
+                                        age, liveness_.timeout_ms);
+    spdlog::warn("node '{}' (pid {}): {}", client.name, client.pid, why);
+    if (HeartbeatSlot* slot = beats_.slot(client.owner)) {
+      // SYNC: release, pairs with the node's acquire load of its state: a
+      // node that wakes up sees it was declared dead.
+      slot->state.store(static_cast<std::uint32_t>(SlotState::declared_dead),
+                        std::memory_order_release);
+    }
+    send_to(client, 0, make_error(ErrorCode::node_expired, why));
+    drop(fd, why, UnmatchReason::peer_timed_out);
+  }
+  if (!expired.empty()) drop_broken();
 }
 
 void Daemon::drop_broken() {

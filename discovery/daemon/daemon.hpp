@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ferry/config/config.hpp"
+#include "ferry/discovery/heartbeats.hpp"
 #include "ferry/discovery/socket.hpp"
 #include "domain_pool.hpp"
 #include "registry.hpp"
@@ -53,11 +54,16 @@ class Daemon {
     bool broken = false;  // a send failed: drop it after this event
   };
 
+  // Heartbeats: declares dead every node whose beat is older than timeout_ms.
+  void check_liveness();
+  [[nodiscard]] std::uint64_t heartbeat_age_ms(std::uint16_t owner, std::uint64_t now_ms) const;
+
   void accept_clients();
   // False when the client must be dropped.
   bool serve(Client& client);
   bool handle(Client& client, std::uint32_t request_id, const Message& message);
-  void drop(int fd, const std::string& why);
+  void drop(int fd, const std::string& why,
+            UnmatchReason reason = UnmatchReason::peer_closed);
   void drop_broken();
   void send_to(Client& client, std::uint32_t request_id, const Message& message);
   void deliver(const Outbox& out);
@@ -71,11 +77,14 @@ class Daemon {
   ShmObjects shm_;
   Registry registry_;
   std::optional<DomainPool> pool_;  // made after the stale objects are gone
+  std::optional<transport::Segment> heartbeat_segment_;  // "ferry.<domain>.registry"
+  HeartbeatTable beats_;
   std::uint32_t next_owner_ = 1;    // pool owner ids are never reused in a daemon's life
   // Dead nodes' owner ids, reclaimed again on the next ticks: a publisher
   // that was mid-publish when it was told may still have given them a chunk.
   struct DeadOwner {
     std::uint16_t owner = 0;
+    pid_t pid = 0;  // a process that still exists keeps its claims (pool.hpp)
     int ticks_left = 0;
   };
   std::vector<DeadOwner> dead_owners_;

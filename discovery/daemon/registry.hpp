@@ -77,6 +77,10 @@ class Registry {
   static constexpr std::size_t kMaxPortsListed = 256;
 
   [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
+  [[nodiscard]] bool has_ports(std::uint64_t node_id) const {
+    auto it = nodes_.find(node_id);
+    return it != nodes_.end() && !it->second.ports.empty();
+  }
   [[nodiscard]] std::size_t port_count() const noexcept { return ports_.size(); }
   [[nodiscard]] std::size_t queue_count() const noexcept { return queues_.size(); }
   // Rings whose peer left and whose survivor has not released them yet.

@@ -22,6 +22,7 @@ std::string_view to_string(RingError e) noexcept {
     case RingError::Misaligned: return "ring memory is not 64-byte aligned";
     case RingError::WrongMode: return "operation not available in this ring mode";
     case RingError::Contended: return "the producer overwrote every message we tried to take; try again";
+    case RingError::Abandoned: return "gave up waiting for room: the consumer is gone";
   }
   return "unknown ring error";
 }
@@ -172,18 +173,24 @@ std::expected<RingProducer, RingError> RingProducer::attach(void* mem, std::size
 }
 
 std::expected<void, RingError> RingProducer::push_slow(std::span<const std::byte> msg, std::uint32_t flags,
-                                                       std::chrono::nanoseconds timeout) noexcept {
+                                                       std::chrono::nanoseconds timeout,
+                                                       const std::atomic<bool>* give_up) noexcept {
+  // SYNC: acquire, pairs with the release store of whoever raises give_up
+  // before notify_space(); the doorbell's fences order that store against
+  // our `sleeping` flag, so the wake-up is not lost.
+  auto gave_up = [give_up] { return give_up != nullptr && give_up->load(std::memory_order_acquire); };
   // The clock is read only here, when we are about to sleep.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     auto r = try_push(msg, flags);
     if (r || r.error() != RingError::Full) return r;
+    if (gave_up()) return std::unexpected(RingError::Abandoned);
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
       count_timed_out();
       return std::unexpected(RingError::Timeout);
     }
-    doorbell_wait(header_->space_bell, [this] { return has_room(); }, deadline - now);
+    doorbell_wait(header_->space_bell, [&] { return has_room() || gave_up(); }, deadline - now);
   }
 }
 

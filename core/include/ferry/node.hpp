@@ -64,6 +64,12 @@ class Node {
 
   [[nodiscard]] const std::string& name() const noexcept;
   [[nodiscard]] const std::string& domain() const noexcept;
+  // Empty while the node is alive; after ferryd declared it dead (it
+  // missed its heartbeats, e.g. while stopped), the daemon's sentence, e.g.
+  // "this node was declared dead after 1043 ms without a heartbeat ...".
+  // Its ports then return ErrorCode::NodeDeclaredDead; creating a port
+  // joins the domain again.
+  [[nodiscard]] std::string declared_dead() const;
 
  private:
   template <class T>

@@ -1,5 +1,8 @@
 #pragma once
 #include <cstdint>
+#include <optional>
+
+#include "ferry/error.hpp"
 
 namespace ferry {
 
@@ -9,6 +12,10 @@ struct PublishResult {
   std::uint32_t dropped = 0;      // drop_new: queues that were full and refused it
   std::uint32_t overwritten = 0;  // drop_oldest: queues that discarded their oldest to take it
   std::uint32_t timed_out = 0;    // block: queues still full at block_timeout_ms
+  // Set when the sample could not be sent at all: NodeDeclaredDead (ferryd
+  // declared this node dead; create a new port to rejoin), PoolExhausted,
+  // TooManyLoans or TooLarge (a large sample found no chunk).
+  std::optional<ErrorCode> error;
 };
 
 }  // namespace ferry

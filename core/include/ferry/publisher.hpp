@@ -61,7 +61,7 @@ class Publisher {
     requires std::is_same_v<T, Bytes>
   {
     auto l = loan(bytes.size());
-    if (!l) return PublishResult{0, port_->subscriber_count(), 0, 0};
+    if (!l) return PublishResult{0, port_->subscriber_count(), 0, 0, l.error()};
     if (!bytes.empty()) std::memcpy(l->get()->data(), bytes.data(), bytes.size());
     return publish(std::move(*l));
   }

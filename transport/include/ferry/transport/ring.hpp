@@ -62,6 +62,7 @@ enum class RingError : std::uint8_t {
   Misaligned,       // the memory region is not 64-byte aligned
   WrongMode,        // operation not available in this ring's mode
   Contended,        // overwrite mode: the producer discarded every message we tried to take
+  Abandoned,        // push(): the caller's give-up flag was raised (the consumer is gone)
 };
 
 [[nodiscard]] std::string_view to_string(RingError e) noexcept;
@@ -211,8 +212,12 @@ class RingProducer {
   // sleeps on the space doorbell, at most `timeout` from the moment it first
   // decides to sleep (so it never returns Timeout early). A Timeout is
   // counted in timed_out.
+  //
+  // `give_up` (optional): another thread raises it, then calls
+  // notify_space(), to end a wait whose consumer is gone (Abandoned).
   [[nodiscard]] std::expected<void, RingError> push(std::span<const std::byte> msg, std::uint32_t flags,
-                                                    std::chrono::nanoseconds timeout) noexcept {
+                                                    std::chrono::nanoseconds timeout,
+                                                    const std::atomic<bool>* give_up = nullptr) noexcept {
     for (std::uint32_t spin = 0;; ++spin) {
       auto r = try_push(msg, flags);
       if (r || r.error() != RingError::Full) {
@@ -223,7 +228,7 @@ class RingProducer {
       spin_wait_step();
     }
     spin_.wasted();
-    return push_slow(msg, flags, timeout);
+    return push_slow(msg, flags, timeout, give_up);
   }
 
   // Overwrite mode only: publishes `msg`; when the ring is full, first
@@ -305,6 +310,10 @@ class RingProducer {
   }
 
   // Policy outcomes decided by the caller (drop_new, block deadline).
+  // Any thread: wakes a push() asleep for room (see its give_up). The
+  // header pointer is fixed at attach, so this reads nothing the owner writes.
+  void notify_space() const noexcept { doorbell_notify(header_->space_bell); }
+
   void count_dropped(std::uint64_t n = 1) noexcept {
     dropped_ += n;
     // SYNC: relaxed; single-writer counter, read by read_ring_stats.
@@ -392,7 +401,8 @@ class RingProducer {
   }
 
   [[nodiscard]] std::expected<void, RingError> push_slow(std::span<const std::byte> msg, std::uint32_t flags,
-                                                         std::chrono::nanoseconds timeout) noexcept;
+                                                         std::chrono::nanoseconds timeout,
+                                                         const std::atomic<bool>* give_up) noexcept;
 
   ring_layout::RingHeader* header_ = nullptr;
   std::byte* slots_ = nullptr;

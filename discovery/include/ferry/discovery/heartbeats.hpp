@@ -1,0 +1,91 @@
+#pragma once
+// The domain's heartbeat table: a Segment of kind Registry named
+// "ferry.<domain>.registry", made by ferryd. One 16-byte slot per node,
+// indexed by the node's Welcome::heartbeat_slot (its pool owner id), plus
+// ferryd's own beat in the header.
+//
+// Who writes what: a node's runtime thread stores its slot's `beat_ms`
+// every heartbeat_ms; ferryd writes `state` and `pid` (at Hello, at death)
+// and its own beat. Every word is a lock-free atomic (address-free, so it
+// works across processes). Nobody trusts a value it did not write: ferryd
+// reads a node's beat as a number and saturates ages; a node reads only its
+// own slot's state.
+
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ferry/transport/names.hpp"
+#include "ferry/transport/segment.hpp"
+
+namespace ferry::discovery {
+
+inline constexpr transport::SegmentKind kRegistryKind = transport::SegmentKind::Registry;
+inline constexpr std::uint32_t kRegistryLayoutVersion = 1;
+inline constexpr std::uint32_t kHeartbeatSlots = 65536;  // owner ids are u16
+
+[[nodiscard]] inline std::string registry_object_name(std::string_view domain) {
+  return transport::shm_name(domain, "registry");
+}
+
+// What ferryd says about a slot.
+enum class SlotState : std::uint32_t {
+  free = 0,
+  alive = 1,
+  declared_dead = 2,  // no heartbeat for timeout_ms: its ports are gone
+};
+
+struct HeartbeatSlot {
+  std::atomic<std::uint64_t> beat_ms;  // the node's last beat, monotonic_ms()
+  std::atomic<std::uint32_t> state;    // SlotState, written by ferryd
+  std::atomic<std::int32_t> pid;       // written by ferryd
+};
+static_assert(sizeof(HeartbeatSlot) == 16);
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+
+struct alignas(64) HeartbeatHeader {
+  std::atomic<std::uint64_t> daemon_beat_ms;  // ferryd's own beat
+  std::atomic<std::int32_t> daemon_pid;
+  std::uint32_t heartbeat_ms;
+  std::uint32_t timeout_ms;
+  std::uint32_t slot_count;
+};
+
+inline constexpr std::size_t kHeartbeatTableBytes =
+    sizeof(HeartbeatHeader) + std::size_t{kHeartbeatSlots} * sizeof(HeartbeatSlot);
+
+// One clock for every process of the machine (CLOCK_MONOTONIC), in ms.
+[[nodiscard]] inline std::uint64_t monotonic_ms() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
+}
+
+// A view of the table in a mapped Registry segment's payload.
+class HeartbeatTable {
+ public:
+  HeartbeatTable() = default;
+  // Null when the payload is too small to be a table.
+  [[nodiscard]] static HeartbeatTable in(std::byte* payload, std::size_t size) noexcept {
+    HeartbeatTable t;
+    if (payload != nullptr && size >= kHeartbeatTableBytes) t.base_ = payload;
+    return t;
+  }
+  [[nodiscard]] explicit operator bool() const noexcept { return base_ != nullptr; }
+  [[nodiscard]] HeartbeatHeader& header() const noexcept {
+    return *reinterpret_cast<HeartbeatHeader*>(base_);
+  }
+  // Null for an index out of range (a slot number is untrusted input).
+  [[nodiscard]] HeartbeatSlot* slot(std::uint32_t index) const noexcept {
+    if (base_ == nullptr || index >= kHeartbeatSlots) return nullptr;
+    return reinterpret_cast<HeartbeatSlot*>(base_ + sizeof(HeartbeatHeader)) + index;
+  }
+
+ private:
+  std::byte* base_ = nullptr;
+};
+
+}  // namespace ferry::discovery

@@ -1,0 +1,169 @@
+// Heartbeats: a node that stops beating (SIGSTOP) is declared dead after
+// timeout_ms; ferryd takes back everything it held, releases a publisher
+// blocked on it and tells its peers; when it wakes up its ports say
+// NodeDeclaredDead and a new port joins the domain again.
+#include <doctest/doctest.h>
+
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <vector>
+
+#include "daemon_fixture.hpp"
+#include "ferry/discovery/client.hpp"
+#include "pool_probe.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::Child;
+using ferry::test::Daemon;
+using ferry::test::TestDomain;
+
+namespace {
+
+const std::string kConfig = seq_config(
+    "  - { name: frames, type: bytes, max_size: 16KiB, capacity: 4, policy: block, "
+    "block_timeout_ms: 20000 }\n",
+    "liveness: { heartbeat_ms: 20, timeout_ms: 400 }\n"
+    "pool:\n"
+    "  - { chunk_size: 16KiB, count: 32 }\n");
+
+// A one-way signal between the test and a forked child: a pipe.
+class Signal {
+ public:
+  Signal() { REQUIRE(::pipe(fds_) == 0); }
+  ~Signal() {
+    ::close(fds_[0]);
+    ::close(fds_[1]);
+  }
+  Signal(const Signal&) = delete;
+  Signal& operator=(const Signal&) = delete;
+  void raise() const { (void)!::write(fds_[1], "x", 1); }
+  [[nodiscard]] bool wait(std::chrono::milliseconds timeout = 10s) const {
+    pollfd p{fds_[0], POLLIN, 0};
+    char c = 0;
+    return ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 && ::read(fds_[0], &c, 1) == 1;
+  }
+
+ private:
+  int fds_[2]{};
+};
+
+// The nodes ferryd lists, with their heartbeat ages.
+std::vector<ferry::discovery::NodeInfo> list_nodes(const TestDomain& domain) {
+  auto client = ferry::discovery::Client::connect(domain.name(), "probe", 2s);
+  REQUIRE(client.has_value());
+  auto reply = client->request(ferry::discovery::ListNodes{0}, 2s);
+  REQUIRE(reply.has_value());
+  const auto* list = std::get_if<ferry::discovery::NodeList>(&*reply);
+  REQUIRE(list != nullptr);
+  return list->nodes;
+}
+
+enum : int { kOk = 0, kNoSample = 1, kNotDead = 2, kNoReason = 3, kNoRejoin = 4, kBadRejoin = 5 };
+
+}  // namespace
+
+TEST_CASE("live nodes beat: ferryd reports heartbeat ages well below timeout_ms") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"beating"};
+  auto sub = node.subscriber<ferry::Bytes>("frames");
+  std::this_thread::sleep_for(300ms);
+  bool seen = false;
+  for (const auto& n : list_nodes(domain)) {
+    if (n.name != "beating") continue;
+    seen = true;
+    CHECK(n.heartbeat_age_ms < 200);
+  }
+  CHECK(seen);
+  CHECK(node.declared_dead().empty());
+}
+
+TEST_CASE("a stopped subscriber is declared dead: chunks back, blocked publisher released, rejoin on wake") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Signal holding;
+  Signal resumed;
+  Child sleepy([&] {
+    ferry::Node node{"sleepy"};
+    auto sub = node.subscriber<ferry::Bytes>("frames");
+    auto held = sub.take(10s);  // held while we are stopped
+    if (!held) return int{kNoSample};
+    holding.raise();
+    if (!resumed.wait(30s)) return int{kNotDead};
+    auto r = sub.try_take();
+    if (r || r.error() != ferry::ErrorCode::NodeDeclaredDead) return int{kNotDead};
+    if (node.declared_dead().find("declared dead") == std::string::npos) return int{kNoReason};
+    auto again = node.subscriber<ferry::Bytes>("frames");  // joins the domain again
+    auto s = again.take(10s);
+    if (!s) return int{kNoRejoin};
+    return (*s)->size() == 777 ? int{kOk} : int{kBadRejoin};
+  });
+
+  ferry::Node node{"camera"};
+  auto pub = node.publisher<ferry::Bytes>("frames");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  const std::vector<std::byte> frame(5000);
+  CHECK(pub.publish(std::span(frame)).delivered == 1);
+  REQUIRE(holding.wait());
+  for (int i = 0; i < 4; ++i) CHECK(pub.publish(std::span(frame)).delivered == 1);  // queue full
+  CHECK(ferry::test::pool_count(domain.name()).free + 5 == ferry::test::pool_count(domain.name()).total);
+
+  ::kill(sleepy.pid(), SIGSTOP);
+  const auto stopped = std::chrono::steady_clock::now();
+  // Blocks on the full queue (block_timeout_ms is 20 s) until ferryd
+  // declares the subscriber dead and tells us.
+  const auto r = pub.publish(std::span(frame));
+  const auto waited = std::chrono::steady_clock::now() - stopped;
+  CHECK(r.delivered == 0);
+  CHECK(r.timed_out == 0);
+  CHECK(waited >= 300ms);
+  CHECK(waited < 5s);
+  CHECK(pub.subscriber_count() == 0);
+  // Everything it held or had queued is back, though the process exists.
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 3s); }));
+  for (const auto& n : list_nodes(domain)) CHECK(n.name != "sleepy");
+
+  ::kill(sleepy.pid(), SIGCONT);
+  resumed.raise();
+  CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
+  const std::vector<std::byte> small(777);
+  CHECK(pub.publish(std::span(small)).delivered == 1);
+  CHECK(sleepy.wait(15s) == kOk);
+}
+
+TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say NodeDeclaredDead") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Signal ready;
+  Signal resumed;
+  Child stuck([&] {
+    ferry::Node node{"stuck"};
+    auto pub = node.publisher<ferry::Bytes>("frames");
+    if (!eventually([&] { return pub.subscriber_count() == 1; })) return 1;
+    ready.raise();
+    if (!resumed.wait(30s)) return 2;
+    const std::vector<std::byte> frame(5000);
+    const auto r = pub.publish(std::span(frame));
+    if (r.delivered != 0 || r.error != ferry::ErrorCode::NodeDeclaredDead) return 3;
+    auto loan = pub.loan(100);
+    if (loan || loan.error() != ferry::ErrorCode::NodeDeclaredDead) return 4;
+    return node.declared_dead().empty() ? 5 : 0;
+  });
+  ferry::Node node{"viewer"};
+  auto sub = node.subscriber<ferry::Bytes>("frames");
+  REQUIRE(ready.wait());
+  ::kill(stuck.pid(), SIGSTOP);
+  CHECK(eventually([&] { return sub.publisher_count() == 0; }, 5s));
+  ::kill(stuck.pid(), SIGCONT);
+  resumed.raise();
+  CHECK(stuck.wait() == 0);
+  CHECK_FALSE(sub.take(50ms));
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 3s); }));
+}
