@@ -1,0 +1,48 @@
+// One of the sensors of the fan_in example: publishes --count ticks
+// numbered 0, 1, 2... at --rate Hz on sensors/ticks, each marked with this
+// publisher's ID. Run it twice with two IDs.
+// Usage: fan_in_publisher ID [count] [rate_hz]
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "example.hpp"
+#include "tick.hpp"
+
+namespace {
+
+constexpr const char* kUsage = "fan_in_publisher ID [count] [rate_hz]";
+
+int run(int argc, char** argv) {
+  if (argc < 2) throw example::UsageError("missing the publisher ID");
+  const auto id = example::arg<std::uint64_t>(argc, argv, 1, "ID", 0);
+  const auto count = example::arg<std::uint64_t>(argc, argv, 2, "count", 20);
+  const double rate_hz = example::rate_arg(argc, argv, 3, 10.0);
+  const std::string name = "fan_in_publisher_" + std::to_string(id);
+
+  ferry::Node node{name};
+  auto pub = node.publisher<Tick>("sensors/ticks");
+  if (!example::wait_for_subscriber(pub)) {
+    example::fail("no subscriber on sensors/ticks within 10 s; start fan_in_subscriber");
+  }
+
+  example::Pacer pacer(rate_hz);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    const ferry::PublishResult r = pub.publish(Tick{id, i, std::sin(static_cast<double>(i) * 0.1)});
+    // block: a queue still full after block_timeout_ms did not take the
+    // tick, and the subscriber would see a gap; say so and stop.
+    if (r.timed_out > 0) {
+      example::fail("tick " + std::to_string(i) + " timed out: the subscriber's queue stayed full");
+    }
+    if (r.delivered == 0) example::fail("the subscriber left before tick " + std::to_string(i));
+    pacer.wait();
+  }
+  std::printf("%s: published %llu tick(s)\n", name.c_str(), static_cast<unsigned long long>(count));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return example::run("fan_in_publisher", kUsage, [&] { return run(argc, argv); });
+}

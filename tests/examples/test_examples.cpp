@@ -1,0 +1,181 @@
+// The control, fan_in and bytes examples as a user runs them: a real ferryd
+// serving the example's own YAML file (in a fresh test domain, which
+// overrides the file's `domain:`), and the example programs as processes.
+// What is checked is what each example promises its reader.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_test_util.hpp"
+#include "daemon_fixture.hpp"
+#include "log_line.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::Background;
+using ferry::test::bin_path;
+using ferry::test::Daemon;
+using ferry::test::run_program;
+using ferry::test::TestDomain;
+
+namespace {
+
+// examples/NAME/NAME.yaml, as the README has ferryd load it.
+std::string example_yaml(const std::string& name) {
+  std::ifstream in(std::string(FERRY_EXAMPLES_DIR) + "/" + name + "/" + name + ".yaml");
+  REQUIRE(in);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
+
+}  // namespace
+
+TEST_CASE("control: a slow follower makes publish time out; the controller slows down, exits 0, "
+          "and the follower gets the commands in order") {
+  TestDomain domain;
+  Daemon daemon(domain, example_yaml("control"));
+  Background follower(domain, {bin_path("control_follower"), "--slow-ms", "50"});
+  // 100 Hz against a follower that needs 50 ms a command, through a queue of
+  // 4 and a block timeout of 20 ms: the queue fills within a few commands.
+  const auto pub = run_program(domain, {bin_path("control_publisher"), "30", "100"}, 20s);
+  CAPTURE(pub.out);
+  CAPTURE(pub.err);
+  CHECK(pub.exit_code == 0);
+  REQUIRE(follower.wait() == 0);
+  CAPTURE(follower.out());
+
+  CHECK(pub.out.find("timed out at 1 follower(s) after block_timeout_ms: dropping from 100 Hz to the safe "
+                     "rate 10 Hz") != std::string::npos);
+  unsigned long long sent = 0, delivered = 0, timed_out = 0;
+  const auto summary = pub.out.find("sent ");
+  REQUIRE(summary != std::string::npos);
+  REQUIRE(std::sscanf(pub.out.c_str() + summary, "sent %llu command(s): %llu delivered, %llu timed out", &sent,
+                      &delivered, &timed_out) == 3);
+  CHECK(sent == 30);
+  CHECK(timed_out > 0);
+  CHECK(delivered + timed_out == 30);
+
+  // Strictly increasing sequence numbers, one per delivered command, ending
+  // with the stop command (the last one).
+  std::vector<unsigned long long> seqs;
+  for (const auto& line : lines_of(follower.out())) {
+    unsigned long long seq = 0;
+    if (std::sscanf(line.c_str(), "follower: command %llu", &seq) == 1) seqs.push_back(seq);
+  }
+  REQUIRE(seqs.size() == delivered);
+  for (std::size_t i = 1; i < seqs.size(); ++i) CHECK(seqs[i - 1] < seqs[i]);
+  CHECK(seqs.back() == 29);
+  CHECK(follower.out().find("skipped: timed out at the controller") != std::string::npos);
+  CHECK(follower.out().find("follower: stopped after " + std::to_string(delivered) + " command(s) in order, " +
+                            std::to_string(timed_out) + " skipped") != std::string::npos);
+  CHECK(follower.err().empty());
+}
+
+TEST_CASE("fan_in: the subscriber gets every tick of both publishers, each publisher's in order") {
+  TestDomain domain;
+  Daemon daemon(domain, example_yaml("fan_in"));
+  constexpr unsigned long long kTicks = 300;
+  const std::string ticks = std::to_string(kTicks);
+  Background sub(domain, {bin_path("fan_in_subscriber"), "2", ticks});
+  Background one(domain, {bin_path("fan_in_publisher"), "1", ticks, "1000"});
+  Background two(domain, {bin_path("fan_in_publisher"), "2", ticks, "1000"});
+  CHECK(one.wait() == 0);
+  CHECK(two.wait() == 0);
+  REQUIRE(sub.wait() == 0);
+  CAPTURE(sub.err());
+
+  std::map<unsigned long long, std::vector<unsigned long long>> by_publisher;
+  for (const auto& line : lines_of(sub.out())) {
+    unsigned long long id = 0, seq = 0;
+    if (std::sscanf(line.c_str(), "subscriber: publisher %llu tick %llu", &id, &seq) == 2) {
+      by_publisher[id].push_back(seq);
+    }
+  }
+  REQUIRE(by_publisher.size() == 2);
+  for (const auto& [id, seqs] : by_publisher) {
+    CAPTURE(id);
+    REQUIRE(seqs.size() == kTicks);
+    for (unsigned long long i = 0; i < kTicks; ++i) CHECK(seqs[i] == i);
+    CHECK(sub.out().find("subscriber: publisher " + std::to_string(id) + ": " + ticks + " tick(s), in order") !=
+          std::string::npos);
+  }
+  CHECK(one.out() == "fan_in_publisher_1: published " + ticks + " tick(s)\n");
+}
+
+TEST_CASE("fan_in: two publishers with the same ID break the order; the subscriber says so and exits 1") {
+  TestDomain domain;
+  Daemon daemon(domain, example_yaml("fan_in"));
+  Background sub(domain, {bin_path("fan_in_subscriber"), "2", "50"});
+  Background one(domain, {bin_path("fan_in_publisher"), "1", "50", "200"});
+  Background again(domain, {bin_path("fan_in_publisher"), "1", "50", "200"});
+  CHECK(sub.wait() == 1);
+  CAPTURE(sub.err());
+  CHECK(one_line(sub.err()));
+  CHECK(sub.err().rfind("fan_in_subscriber: publisher 1 sent tick ", 0) == 0);
+  CHECK(sub.err().find("reordered or duplicated") != std::string::npos);
+  // The publishers end on their own: done, or told that the subscriber left.
+  CHECK(one.wait() >= 0);
+  CHECK(again.wait() >= 0);
+}
+
+TEST_CASE("bytes: log_tail receives every line, up to max_size, with its exact size and content") {
+  TestDomain domain;
+  Daemon daemon(domain, example_yaml("bytes"));
+  constexpr std::uint64_t kLines = 27;  // three rounds of the sizes, 48 B to 64 KiB
+  Background tail(domain, {bin_path("log_tail"), std::to_string(kLines), "--full"});
+  const auto pub = run_program(domain, {bin_path("log_publisher"), std::to_string(kLines), "200"}, 20s);
+  CAPTURE(pub.err);
+  CHECK(pub.exit_code == 0);
+  REQUIRE(tail.wait() == 0);
+
+  const auto lines = lines_of(tail.out());
+  REQUIRE(lines.size() == kLines);
+  std::uint64_t bytes = 0;
+  for (std::uint64_t i = 0; i < kLines; ++i) {
+    CAPTURE(i);
+    const std::string expected = log_line(i);
+    bytes += expected.size();
+    CHECK(lines[i].size() == expected.size());
+    CHECK((lines[i] == expected));  // not decomposed: the lines are long
+  }
+  CHECK(log_line(8).size() == kMaxLine);
+  CHECK(tail.err() == "log_tail: received 27 line(s), " + std::to_string(bytes) + " bytes\n");
+  CHECK(pub.out == "log_publisher: published 27 line(s), " + std::to_string(bytes) + " bytes\n");
+}
+
+TEST_CASE("every example program fails in one line: exit 1 without ferryd, 2 on a bad argument") {
+  TestDomain domain;  // no daemon
+  for (const char* program : {"control_publisher", "control_follower", "fan_in_publisher", "fan_in_subscriber",
+                              "log_publisher", "log_tail"}) {
+    CAPTURE(program);
+    const std::vector<std::string> argv{bin_path(program)};
+    const auto r = run_program(domain, std::string(program) == "fan_in_publisher"
+                                           ? std::vector<std::string>{bin_path(program), "1"}
+                                           : argv,
+                               10s);
+    CHECK(r.exit_code == 1);
+    CHECK(one_line(r.err));
+    CHECK(r.err.rfind(std::string(program) + ": ", 0) == 0);
+    CHECK(r.err.find("ferryd --config") != std::string::npos);
+
+    const auto bad = run_program(domain, {bin_path(program), "x"}, 10s);
+    CHECK(bad.exit_code == 2);
+    CHECK(one_line(bad.err));
+    CHECK(bad.err.find("usage: " + std::string(program)) != std::string::npos);
+  }
+}
