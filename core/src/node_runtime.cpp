@@ -1,10 +1,14 @@
 #include "node_runtime.hpp"
 
+#include <signal.h>
 #include <sys/socket.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <thread>
 #include <vector>
 #include <fmt/format.h>
 
@@ -35,7 +39,7 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
   auto client = discovery::Client::connect(domain, name, request_timeout);
   if (!client) throw Error(client.error());
   const discovery::Welcome welcome = client->welcome();
-  Session session{std::move(*client), nullptr, nullptr};
+  Session session{std::move(*client), nullptr, {}, nullptr};
   try {
     session.pool =
         DomainPoolView::open(domain, static_cast<transport::OwnerId>(welcome.heartbeat_slot));
@@ -50,6 +54,7 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
                               welcome.registry_shm, domain, transport::to_string(beats.error())));
     }
     const auto table = discovery::HeartbeatTable::in(beats->payload(), beats->payload_size());
+    session.beats = table;
     session.beat_slot = table.slot(welcome.heartbeat_slot);
     if (session.beat_slot == nullptr) {
       throw Error(fmt::format("ferryd gave node '{}' heartbeat slot {}, outside its table", name,
@@ -105,7 +110,7 @@ void NodeRuntime::rejoin() {
   std::lock_guard rejoin_lock(rejoin_mutex_);
   {
     std::lock_guard lock(mutex_);
-    if (connected_ && !session_.pool->declared_dead()) return;  // another thread rejoined first
+    if (dead_reason_.empty() && !session_.pool->declared_dead()) return;  // rejoined already
   }
   // The serving thread ends once the connection is lost; wake it in case it
   // has not noticed our death sentence yet (it reads the reason first).
@@ -150,14 +155,16 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     message = discovery::CreateSubscriber{request};
   }
 
-  bool connected = false;
+  bool dead = false;
   {
-    std::lock_guard lock(mutex_);
-    connected = connected_ && !session_.pool->declared_dead();
+    std::unique_lock lock(mutex_);
+    // ferryd went away: the serving thread is reconnecting; give it time.
+    replied_.wait_for(lock, request_timeout_, [&] { return connected_ || !dead_reason_.empty(); });
+    dead = !dead_reason_.empty() || session_.pool->declared_dead();
   }
-  // Declared dead, or the daemon went away: a new port joins the domain
-  // again (throws when no ferryd answers).
-  if (!connected) rejoin();
+  // Declared dead (or our state was lost with a daemon restart): a new port
+  // joins the domain again, with a new identity.
+  if (dead) rejoin();
   std::uint32_t id = 0;
   {
     // The pending entry must exist before the reply can arrive.
@@ -171,7 +178,7 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     auto sent = session_.client.send(message);
     if (!sent) throw Error(sent.error());
     id = *sent;
-    pending_[id] = PendingPort{publisher, std::string(topic)};
+    pending_[id] = PendingPort{publisher, std::string(topic), request};
   }
 
   std::unique_lock lock(mutex_);
@@ -258,7 +265,10 @@ void NodeRuntime::serve() {
     }
     auto received = session_.client.socket().recv(buffer, poll);
     if (!received) {
-      if (received.error().code == discovery::SocketErrorCode::timeout) continue;
+      if (received.error().code == discovery::SocketErrorCode::timeout) {
+        check_old_peers();
+        continue;
+      }
       // Our own destructor's shutdown() woke us: not a lost daemon.
       // SYNC: relaxed, as above.
       if (stopping_.load(std::memory_order_relaxed)) return;
@@ -268,13 +278,16 @@ void NodeRuntime::serve() {
         if (!dead_reason_.empty()) return;
       }
       // The daemon is gone. Established flows keep going without it; new
-      // ports cannot be made until a daemon is back.
+      // ports wait until a daemon is back.
       spdlog::warn("node '{}': lost the connection to ferryd of domain '{}': {}", name_, domain_,
                    received.error().message);
-      std::lock_guard lock(mutex_);
-      connected_ = false;
-      replied_.notify_all();
-      return;
+      {
+        std::lock_guard lock(mutex_);
+        connected_ = false;
+        replied_.notify_all();
+      }
+      if (!reconnect(last_beat_ms)) return;
+      continue;
     }
     auto envelope = discovery::decode(std::span<const std::byte>(buffer.data(), *received));
     if (!envelope) {
@@ -283,6 +296,90 @@ void NodeRuntime::serve() {
     }
     on_message(envelope->request_id, std::move(envelope->message));
   }
+}
+
+bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
+  using namespace std::chrono_literals;
+  const transport::OwnerId owner = session_.pool->owner;
+  auto backoff = 20ms;
+  auto next_try = std::chrono::steady_clock::now() + backoff;
+  // SYNC: relaxed; the destructor joins this thread afterwards.
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    std::this_thread::sleep_for(10ms);
+    beat(last_beat_ms);  // a restarted ferryd that adopted us watches it
+    if (std::chrono::steady_clock::now() < next_try) continue;
+    auto client = discovery::Client::connect(domain_, name_, 1000ms, owner);
+    if (!client) {
+      backoff = std::min<std::chrono::milliseconds>(backoff * 2, 1000ms);
+      next_try = std::chrono::steady_clock::now() + backoff;
+      continue;
+    }
+    if (client->welcome().heartbeat_slot != owner) {
+      // A ferryd that started clean: our pool and queues are not its own.
+      mark_dead(fmt::format("ferryd of domain '{}' restarted without this node's state; its ports "
+                            "are closed, create new ones",
+                            domain_));
+      return false;
+    }
+    std::vector<std::shared_ptr<PortState>> ports;
+    {
+      std::lock_guard send_lock(send_mutex_);
+      std::lock_guard lock(mutex_);
+      session_.client = std::move(*client);
+      for (auto& [id, weak] : ports_) {
+        if (auto port = weak.lock()) ports.push_back(std::move(port));
+      }
+    }
+    // Every port again, under the same identity: peers match their old
+    // queues to the new ones by our previous port ids.
+    for (auto& port : ports) {
+      port->begin_epoch();
+      discovery::PortRequest request = port->request;
+      request.resume_doorbell = port->resume_doorbell();
+      std::lock_guard send_lock(send_mutex_);
+      std::lock_guard lock(mutex_);
+      request.resume_port_id = port->port_id;
+      discovery::Message message;
+      if (request.resume_doorbell.empty()) {
+        message = discovery::CreatePublisher{request};
+      } else {
+        message = discovery::CreateSubscriber{request};
+      }
+      if (auto sent = session_.client.send(message)) resuming_[*sent] = port;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      connected_ = true;
+      replied_.notify_all();
+    }
+    spdlog::info("node '{}' reconnected to ferryd of domain '{}' and re-registered {} port(s)",
+                 name_, domain_, ports.size());
+    return true;
+  }
+  return false;
+}
+
+void NodeRuntime::check_old_peers() {
+  const discovery::HeartbeatTable table = session_.beats;
+  if (!table) return;
+  std::vector<std::shared_ptr<PortState>> ports;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, weak] : ports_) {
+      if (auto port = weak.lock()) ports.push_back(std::move(port));
+    }
+  }
+  auto alive = [table](transport::OwnerId owner) {
+    const discovery::HeartbeatSlot& slot = *table.slot(owner);  // owner ids are < the slot count
+    // SYNC: relaxed; ferryd's words, checked against the process table.
+    if (slot.state.load(std::memory_order_relaxed) !=
+        static_cast<std::uint32_t>(discovery::SlotState::alive)) {
+      return false;
+    }
+    const pid_t pid = slot.pid.load(std::memory_order_relaxed);
+    return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+  };
+  for (auto& port : ports) port->check_old_peers(alive);
 }
 
 void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message message) {
@@ -323,6 +420,14 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
     return;
   }
   std::lock_guard lock(mutex_);
+  if (auto r = resuming_.find(request_id); r != resuming_.end()) {
+    if (const auto* error = std::get_if<discovery::Error>(&message)) {
+      spdlog::error("node '{}': could not re-register a port with the restarted ferryd: {}", name_,
+                    error->message);
+    }
+    resuming_.erase(r);
+    return;
+  }
   // Only a request somebody waits for keeps its reply (DestroyPort's is
   // not awaited).
   if (!pending_.contains(request_id)) return;
@@ -334,7 +439,20 @@ void NodeRuntime::on_port_created(std::uint32_t request_id, const discovery::Por
   std::optional<PendingPort> pending;
   {
     std::lock_guard lock(mutex_);
-    if (auto it = pending_.find(request_id); it != pending_.end()) pending = it->second;
+    if (auto r = resuming_.find(request_id); r != resuming_.end()) {
+      // A port re-registered after a daemon restart: same state, new id.
+      auto port = r->second.lock();
+      resuming_.erase(r);
+      if (port) {
+        ports_.erase(port->port_id);
+        port->port_id = created.port_id;
+        ports_[created.port_id] = port;
+        return;
+      }
+      // Destroyed meanwhile: give the new registration back below.
+    } else if (auto it = pending_.find(request_id); it != pending_.end()) {
+      pending = it->second;
+    }
   }
   Reply reply;
   if (pending) {
@@ -346,6 +464,7 @@ void NodeRuntime::on_port_created(std::uint32_t request_id, const discovery::Por
       } else {
         reply.port = std::make_shared<SubscriberState>(domain_, pending->topic, created, session_.pool);
       }
+      reply.port->request = pending->request;
     } catch (const std::exception& e) {
       reply.failure = e.what();
     }

@@ -56,7 +56,8 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
     // Our owner id's view of the pool; also holds the heartbeat table's
     // mapping, shared with the ports (they read our slot's state).
     std::shared_ptr<DomainPoolView> pool;
-    discovery::HeartbeatSlot* beat_slot = nullptr;  // ours in that table
+    discovery::HeartbeatTable beats;                // that table (empty without one)
+    discovery::HeartbeatSlot* beat_slot = nullptr;  // ours in it
   };
   static Session open_session(const std::string& name, const std::string& domain,
                               std::chrono::milliseconds request_timeout);
@@ -67,11 +68,18 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   void rejoin();
   // Serving thread: our beat, and whether ferryd has declared us dead.
   void beat(std::uint64_t& last_beat_ms);
+  // Serving thread, when ferryd went away: tries again with backoff (and
+  // keeps beating) until a daemon answers; re-registers every port with it.
+  // False when we should stop (shutting down, or our state is gone).
+  bool reconnect(std::uint64_t& last_beat_ms);
+  // Serving thread: drops queues of a previous ferryd whose peer is gone.
+  void check_old_peers();
   void mark_dead(const std::string& why);
 
   struct PendingPort {
     bool publisher = false;
     std::string topic;
+    discovery::PortRequest request;
   };
   // Sends a port request; the serving thread builds the port state when the
   // reply arrives (before any Matched for it is read) and hands it back.
@@ -100,6 +108,8 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   };
   std::map<std::uint32_t, Reply> replies_;
   std::map<std::uint64_t, std::weak_ptr<PortState>> ports_;
+  // Re-registrations after a daemon restart: request id -> the port.
+  std::map<std::uint32_t, std::weak_ptr<PortState>> resuming_;
   bool connected_ = true;
   std::string dead_reason_;  // ferryd's node_expired sentence
 

@@ -46,6 +46,7 @@ PortState::PortState(std::string domain_name, std::string topic_name,
     : domain(std::move(domain_name)),
       topic(std::move(topic_name)),
       port_id(created.port_id),
+      request(),
       config(created.topic),
       pool(std::move(pool_view)),
       inline_max(created.topic.slot_size > kSlotHeader ? created.topic.slot_size - kSlotHeader : 0) {
@@ -142,9 +143,50 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
   }
-  // SYNC: relaxed; a count for the user, not a hand-over.
-  matched.fetch_add(1, std::memory_order_relaxed);
+  auto old = old_peers_.find(m.peer_previous_port_id);
+  if (m.peer_previous_port_id != 0 && old != old_peers_.end() && !old->second.replaced) {
+    // The same subscriber, re-registered with the new ferryd: the new queue
+    // takes over from the old one (closed once we stop writing it), and the
+    // subscriber count stays.
+    old->second.replaced = true;
+    retire_old(old->first, false);
+  } else {
+    // SYNC: relaxed; a count for the user, not a hand-over.
+    matched.fetch_add(1, std::memory_order_relaxed);
+  }
   announce_change();
+}
+
+void PublisherState::begin_epoch() {
+  for (const auto& [peer, owner] : peer_owners_) old_peers_[peer] = OldPeer{owner, false};
+  peer_owners_.clear();
+}
+
+void PublisherState::retire_old(std::uint64_t peer, bool peer_gone) {
+  if (auto h = handed_.find(peer); h != handed_.end()) {
+    // A replaced queue is still read (its subscriber drains it first): a
+    // push waiting for room there will get it. A dead reader's will not.
+    if (peer_gone) abandon(*h->second);
+    handed_.erase(h);
+  }
+  std::lock_guard lock(mutex_);
+  leaving_.push_back(Leaving{peer, false, true});
+}
+
+void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
+  for (auto it = old_peers_.begin(); it != old_peers_.end();) {
+    if (alive(it->second.owner)) {
+      ++it;
+      continue;
+    }
+    if (!it->second.replaced) {
+      // SYNC: relaxed; a count for the user.
+      matched.fetch_sub(1, std::memory_order_relaxed);
+      retire_old(it->first, true);
+      announce_change();
+    }
+    it = old_peers_.erase(it);
+  }
 }
 
 void PublisherState::on_unmatched(const discovery::Unmatched& u) {
@@ -198,10 +240,10 @@ void PublisherState::apply_changes() {
   }
   incoming_.clear();
   for (const Leaving& l : leaving_) {
-    if (l.port_destroyed) {
-      for (auto& c : active_) {
-        if (c->peer == l.peer) take_back_queued(*c);
-      }
+    for (auto& c : active_) {
+      if (c->peer != l.peer) continue;
+      if (l.port_destroyed) take_back_queued(*c);
+      if (l.close_ring) c->producer.close();  // nothing more comes: its reader moves on
     }
     remove_peer(active_, l.peer);
   }
@@ -278,12 +320,21 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
   spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node, m.peer_pid);
   pool->queue_opened(m.peer_owner);
   peer_owners_[m.peer_port_id] = m.peer_owner;
+  bool replaces = false;
+  if (auto old = old_peers_.find(m.peer_previous_port_id);
+      m.peer_previous_port_id != 0 && old != old_peers_.end() && !old->second.replaced) {
+    // The same publisher, re-registered with the new ferryd: read this queue
+    // only after the old one, which it closes when it switches.
+    old->second.replaced = true;
+    connection->waits_for = old->first;
+    replaces = true;
+  }
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
   }
   // SYNC: relaxed; a count for the user, not a hand-over.
-  matched.fetch_add(1, std::memory_order_relaxed);
+  if (!replaces) matched.fetch_add(1, std::memory_order_relaxed);
   announce_change();
   // Wake a take() that sleeps: the new queue may already hold samples.
   transport::doorbell_notify(*bell_);
@@ -304,6 +355,40 @@ void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
   transport::doorbell_notify(*bell_);
 }
 
+void SubscriberState::begin_epoch() {
+  std::lock_guard lock(mutex_);
+  for (const auto& [peer, owner] : peer_owners_) {
+    old_peers_[peer] = OldPeer{owner, false};
+    aging_.push_back(peer);
+  }
+  peer_owners_.clear();
+  announce_change();
+}
+
+void SubscriberState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
+  bool changed = false;
+  for (auto it = old_peers_.begin(); it != old_peers_.end();) {
+    if (alive(it->second.owner)) {
+      ++it;
+      continue;
+    }
+    // Its publisher died while no ferryd watched: what it queued is still
+    // delivered, then the queue goes (and a queue waiting for it starts).
+    pool->peer_died(it->second.owner);
+    if (!it->second.replaced) matched.fetch_sub(1, std::memory_order_relaxed);  // SYNC: a count
+    {
+      std::lock_guard lock(mutex_);
+      leaving_.push_back(it->first);
+    }
+    changed = true;
+    it = old_peers_.erase(it);
+  }
+  if (changed) {
+    announce_change();
+    transport::doorbell_notify(*bell_);
+  }
+}
+
 void SubscriberState::apply_changes() {
   std::lock_guard lock(mutex_);
   mark_changes_seen();
@@ -319,6 +404,12 @@ void SubscriberState::apply_changes() {
   }
   for (auto& c : incoming_) active_.push_back(std::move(c));
   incoming_.clear();
+  for (std::uint64_t peer : aging_) {
+    for (auto& c : active_) {
+      if (c->peer == peer) c->old_epoch = true;
+    }
+  }
+  aging_.clear();
   // What a departed publisher published before it left is still delivered:
   // its queue is only retired, and dropped once drained.
   for (std::uint64_t peer : leaving_) {
@@ -333,6 +424,8 @@ void SubscriberState::drop_drained() noexcept {
   std::erase_if(active_, [this](const auto& c) {
     if (!c->retired || c->consumer.has_data()) return false;
     pool->queue_closed(c->peer_owner);  // may settle a dead publisher's phantoms
+    // The previous ferryd's ring: its new daemon does not know the name.
+    if (c->old_epoch) transport::Segment::remove(c->ring_segment.name());
     return true;
   });
 }

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,12 @@
 
 namespace ferry::detail {
 
+// A queue set up by a previous ferryd (serving thread's bookkeeping).
+struct OldPeer {
+  transport::OwnerId owner = 0;
+  bool replaced = false;  // the peer's re-registered port brought the queue that replaces it
+};
+
 class PortState {
  public:
   PortState(std::string domain, std::string topic, const discovery::PortCreated& created,
@@ -41,9 +48,25 @@ class PortState {
   virtual void on_matched(const discovery::Matched& matched) = 0;
   virtual void on_unmatched(const discovery::Unmatched& unmatched) = 0;
 
+  // Serving thread, after ferryd restarted and we re-registered: the queues
+  // we have now belong to the previous daemon. They keep working until the
+  // peer's re-registered port brings the queue that replaces each one
+  // (Matched::peer_previous_port_id), or until the peer is found dead.
+  virtual void begin_epoch() = 0;
+  // Serving thread: drops previous-daemon queues whose peer node is gone.
+  // `alive(owner)` tells whether a node (by pool owner id) still lives.
+  virtual void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) = 0;
+  // A subscriber's doorbell name (kept across a daemon restart); empty for
+  // a publisher.
+  [[nodiscard]] virtual std::string resume_doorbell() const { return {}; }
+
   const std::string domain;
   const std::string topic;
-  const std::uint64_t port_id;
+  // Written by the serving thread under the runtime's mutex when the port
+  // is re-registered with a restarted ferryd; read under that mutex.
+  std::uint64_t port_id;
+  // What the port was created with (for re-registering it).
+  discovery::PortRequest request;
   const discovery::TopicConfig config;
   const std::shared_ptr<DomainPoolView> pool;
   // Largest sample that travels inline in a ring slot; larger ones go
@@ -118,6 +141,8 @@ class PublisherState final : public PortState {
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
   void mark_dead() noexcept override;
+  void begin_epoch() override;
+  void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) override;
 
   // User's thread, after each publish: keeps the sample's slot bytes for
   // late joiners (a pooled sample's reference passes to the history).
@@ -149,7 +174,12 @@ class PublisherState final : public PortState {
   struct Leaving {
     std::uint64_t peer = 0;
     bool port_destroyed = false;  // the subscriber's node lives: we empty its queue
+    bool close_ring = false;      // replaced after a daemon restart: tell the reader it ended
   };
+  // Serving thread: a previous-daemon queue is done (replaced, or its peer
+  // is gone: then a push waiting on it gives up).
+  void retire_old(std::uint64_t peer, bool peer_gone);
+  std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
   // Releases a push() blocked on c's queue (serving thread).
   static void abandon(PublisherConnection& c) noexcept;
 
@@ -173,6 +203,12 @@ struct SubscriberConnection {
   transport::Segment ring_segment;
   transport::RingConsumer consumer;
   bool retired = false;  // the publisher is gone: drop the queue once drained
+  // Set up by a previous ferryd: done (and its ring's name removed) once the
+  // publisher closed it and it is drained.
+  bool old_epoch = false;
+  // Replaces the previous-daemon queue from peer port `waits_for`: read
+  // only once that one is gone, so the publisher's order holds.
+  std::uint64_t waits_for = 0;
 };
 
 class SubscriberState final : public PortState {
@@ -182,6 +218,9 @@ class SubscriberState final : public PortState {
   ~SubscriberState() override;
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
+  void begin_epoch() override;
+  void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) override;
+  [[nodiscard]] std::string resume_doorbell() const override { return bell_segment_->name(); }
   void mark_dead() noexcept override {
     PortState::mark_dead();
     transport::doorbell_notify(*bell_);  // a take() asleep returns the error now
@@ -212,6 +251,8 @@ class SubscriberState final : public PortState {
 
   std::vector<std::unique_ptr<SubscriberConnection>> incoming_;  // under mutex_
   std::vector<std::uint64_t> leaving_;                           // under mutex_
+  std::vector<std::uint64_t> aging_;  // under mutex_: peers whose queues are now old_epoch
+  std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
   std::vector<std::unique_ptr<SubscriberConnection>> active_;    // user's thread
 };
 

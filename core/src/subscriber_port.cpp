@@ -46,6 +46,19 @@ bool accept_pooled(SubscriberState& state, SubscriberConnection& q, const std::b
   return true;
 }
 
+// After a daemon restart: whether q must wait for the queue it replaces
+// (the publisher's old one) to be drained first. Clears the wait once that
+// queue is gone.
+bool must_wait(const std::vector<std::unique_ptr<SubscriberConnection>>& queues,
+               SubscriberConnection& q) noexcept {
+  if (q.waits_for == 0) [[likely]] return false;
+  for (const auto& other : queues) {
+    if (other->peer == q.waits_for) return true;
+  }
+  q.waits_for = 0;
+  return false;
+}
+
 // Pops the next sample, fairly, into `buffer` (inline) or the pool (pooled).
 // False when every queue is empty.
 bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t token,
@@ -56,6 +69,7 @@ bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t token,
   for (std::size_t i = 0; i < n; ++i) {
     const std::size_t index = (state.next_ring + i) % n;
     SubscriberConnection& q = *queues[index];
+    if (must_wait(queues, q)) continue;
     const std::span<std::byte> into(buffer, state.slot_bytes());
     std::uint32_t flags = 0;
     auto popped = q.consumer.try_pop(into, &flags);
@@ -75,15 +89,22 @@ bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t token,
       state.next_ring = index + 1;
       return true;
     }
-    if (q.retired) retired_empty = true;
+    if (q.retired) {
+      retired_empty = true;
+    } else if (q.old_epoch && q.consumer.finished()) [[unlikely]] {
+      q.retired = true;  // the publisher switched to its new queue
+      retired_empty = true;
+    }
   }
   if (retired_empty) state.drop_drained();
   return false;
 }
 
 bool any_data(SubscriberState& state) noexcept {
-  for (const auto& q : state.connections()) {
-    if (q->consumer.has_data()) return true;
+  auto& queues = state.connections();
+  for (const auto& q : queues) {
+    if (q->consumer.has_data() && !must_wait(queues, *q)) return true;
+    if (q->old_epoch && q->consumer.finished()) return true;  // pop_next drops it
   }
   return false;
 }

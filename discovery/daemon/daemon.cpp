@@ -44,30 +44,21 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       shm_(options_.object_mode),
       registry_(options_.domain, served_topics(config), to_topic_config(config.defaults),
                 config.strict, shm_) {
-  // We hold the domain's socket, so no other daemon serves it: whatever is
-  // left under its prefix was left by a dead one.
-  if (const std::size_t stale = transport::remove_domain_objects(options_.domain); stale > 0) {
-    spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale, options_.domain);
+  // We hold the domain's socket, so no other daemon serves it. A previous
+  // one may have died while its nodes live on: their flows keep running and
+  // they will reconnect, so its pool and heartbeat table are adopted.
+  // Otherwise whatever is left under the domain's prefix is stale.
+  if (!adopt_live_state()) {
+    if (const std::size_t stale = transport::remove_domain_objects(options_.domain); stale > 0) {
+      spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
+                   options_.domain);
+    }
+    pool_.emplace(options_.domain, config, options_.object_mode);
+    create_heartbeat_table();
   }
-  pool_.emplace(options_.domain, config, options_.object_mode);
-  const std::string beats_name = registry_object_name(options_.domain);
-  auto beats = transport::Segment::create(beats_name, kRegistryKind, kRegistryLayoutVersion,
-                                          kHeartbeatTableBytes,
-                                          {.remove_stale = true, .mode = options_.object_mode});
-  if (!beats) {
-    throw std::runtime_error(fmt::format("cannot create the heartbeat table '{}': {}", beats_name,
-                                         transport::to_string(beats.error())));
-  }
-  beats_ = HeartbeatTable::in(beats->payload(), beats->payload_size());
-  // The segment is zero-filled: every slot is free. SYNC: relaxed; the
-  // release store of the magic in seal() publishes these to openers.
+  // SYNC: relaxed; a number for the clients.
   beats_.header().daemon_pid.store(static_cast<std::int32_t>(::getpid()), std::memory_order_relaxed);
   beats_.header().daemon_beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
-  beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
-  beats_.header().timeout_ms = liveness_.timeout_ms;
-  beats_.header().slot_count = kHeartbeatSlots;
-  beats->seal();
-  heartbeat_segment_.emplace(std::move(*beats));
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
 
@@ -83,6 +74,86 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);
+}
+
+void Daemon::create_heartbeat_table() {
+  const std::string name = registry_object_name(options_.domain);
+  auto beats = transport::Segment::create(name, kRegistryKind, kRegistryLayoutVersion,
+                                          kHeartbeatTableBytes,
+                                          {.remove_stale = true, .mode = options_.object_mode});
+  if (!beats) {
+    throw std::runtime_error(fmt::format("cannot create the heartbeat table '{}': {}", name,
+                                         transport::to_string(beats.error())));
+  }
+  beats_ = HeartbeatTable::in(beats->payload(), beats->payload_size());
+  // The segment is zero-filled: every slot is free. Plain fields before
+  // seal(), whose release store of the magic publishes them to openers.
+  beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
+  beats_.header().timeout_ms = liveness_.timeout_ms;
+  beats_.header().slot_count = kHeartbeatSlots;
+  beats->seal();
+  heartbeat_segment_.emplace(std::move(*beats));
+  save_counters();
+}
+
+bool Daemon::adopt_live_state() {
+  auto beats = transport::Segment::open(registry_object_name(options_.domain), kRegistryKind,
+                                        kRegistryLayoutVersion, std::chrono::milliseconds(0));
+  if (!beats) return false;  // none, or not one of ours: start clean
+  const HeartbeatTable table = HeartbeatTable::in(beats->payload(), beats->payload_size());
+  if (!table) return false;
+  std::vector<DeadOwner> live;
+  std::vector<std::uint16_t> dead;
+  std::uint32_t highest = 0;
+  for (std::uint32_t owner = 1; owner < kHeartbeatSlots; ++owner) {
+    const HeartbeatSlot* slot = table.slot(owner);
+    // SYNC: relaxed; the previous daemon is gone, its stores long done.
+    if (slot->state.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(SlotState::free)) {
+      continue;
+    }
+    highest = owner;
+    const pid_t pid = slot->pid.load(std::memory_order_relaxed);
+    const bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+    if (alive && slot->state.load(std::memory_order_relaxed) ==
+                     static_cast<std::uint32_t>(SlotState::alive)) {
+      live.push_back({static_cast<std::uint16_t>(owner), pid, 0});
+    } else {
+      dead.push_back(static_cast<std::uint16_t>(owner));
+    }
+  }
+  if (live.empty()) return false;
+  try {
+    pool_.emplace(options_.domain, DomainPool::Adopt{});
+  } catch (const std::exception& e) {
+    spdlog::warn("not adopting domain '{}': {}", options_.domain, e.what());
+    return false;
+  }
+  beats_ = table;
+  for (std::uint16_t owner : dead) {
+    const auto r = pool_->pool().reclaim_owner(owner, true);
+    spdlog::info("reclaimed {} reference(s) of node slot {}, dead while no ferryd ran",
+                 r.refs_dropped, owner);
+    // SYNC: relaxed; nobody reads a dead node's slot.
+    beats_.slot(owner)->state.store(static_cast<std::uint32_t>(SlotState::free),
+                                    std::memory_order_relaxed);
+  }
+  orphans_ = live;
+  // SYNC: relaxed; only ferryd writes the counters.
+  next_owner_ = std::max(beats_.header().next_owner.load(std::memory_order_relaxed), highest + 1);
+  registry_.continue_ids_from(beats_.header().next_id.load(std::memory_order_relaxed));
+  beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
+  beats_.header().timeout_ms = liveness_.timeout_ms;
+  heartbeat_segment_.emplace(std::move(*beats));
+  spdlog::warn("adopted domain '{}' from a previous ferryd: {} live node(s) may reconnect, {} "
+               "dead one(s) reclaimed",
+               options_.domain, live.size(), dead.size());
+  return true;
+}
+
+void Daemon::save_counters() {
+  // SYNC: relaxed; read by the next ferryd only, after this one is gone.
+  beats_.header().next_owner.store(next_owner_, std::memory_order_relaxed);
+  beats_.header().next_id.store(registry_.next_id(), std::memory_order_relaxed);
 }
 
 Daemon::~Daemon() {
@@ -204,7 +275,18 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
       return false;
     }
     client.name = hello->node_name;
-    client.owner = static_cast<std::uint16_t>(next_owner_++);
+    // A node of the previous ferryd coming back keeps its owner id: what it
+    // holds in the adopted pool stays attributed to it.
+    auto orphan = std::find_if(orphans_.begin(), orphans_.end(), [&](const DeadOwner& o) {
+      return hello->resume_slot != 0 && o.owner == hello->resume_slot && o.pid == client.pid;
+    });
+    if (orphan != orphans_.end()) {
+      client.owner = orphan->owner;
+      orphans_.erase(orphan);
+      spdlog::info("node '{}' (pid {}) resumes slot {}", client.name, client.pid, client.owner);
+    } else {
+      client.owner = static_cast<std::uint16_t>(next_owner_++);
+    }
     client.node_id = registry_.add_node(hello->node_name, client.pid, client.owner);
     node_fds_[client.node_id] = client.socket.fd();
     joined_[client.node_id] = std::chrono::steady_clock::now();
@@ -283,6 +365,7 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
                        fmt::format("a client may not send {}", to_string(type_of(message)))));
     return false;
   }
+  save_counters();
   // Replies first, then the notifications they caused.
   deliver(out);
   return true;
@@ -409,6 +492,22 @@ void Daemon::check_liveness() {
     const std::uint64_t age = heartbeat_age_ms(client.owner, now);
     if (age > liveness_.timeout_ms) expired.emplace_back(fd, age);
   }
+  // Nodes of the previous ferryd that froze or died before reconnecting.
+  std::erase_if(orphans_, [&](const DeadOwner& o) {
+    if (heartbeat_age_ms(o.owner, now) <= liveness_.timeout_ms) return false;
+    const bool gone = ::kill(o.pid, 0) != 0 && errno == ESRCH;
+    const auto r = pool_->pool().reclaim_owner(o.owner, gone);
+    spdlog::warn("node slot {} (pid {}) of the previous ferryd did not come back: reclaimed {} "
+                 "reference(s)",
+                 o.owner, o.pid, r.refs_dropped);
+    if (HeartbeatSlot* slot = beats_.slot(o.owner)) {
+      // SYNC: release, as for a node declared dead below.
+      slot->state.store(static_cast<std::uint32_t>(SlotState::declared_dead),
+                        std::memory_order_release);
+    }
+    dead_owners_.push_back({o.owner, o.pid, 3});
+    return true;
+  });
   for (const auto& [fd, age] : expired) {
     auto it = clients_.find(fd);
     if (it == clients_.end()) continue;

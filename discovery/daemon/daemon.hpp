@@ -54,6 +54,13 @@ class Daemon {
     bool broken = false;  // a send failed: drop it after this event
   };
 
+  // Start: takes over a previous ferryd's pool and heartbeat table when
+  // nodes it served still live (they reconnect); false when there is
+  // nothing to adopt (the caller then starts clean).
+  bool adopt_live_state();
+  void create_heartbeat_table();
+  // Remembers the id counters in the table, for the next ferryd.
+  void save_counters();
   // Heartbeats: declares dead every node whose beat is older than timeout_ms.
   void check_liveness();
   [[nodiscard]] std::uint64_t heartbeat_age_ms(std::uint16_t owner, std::uint64_t now_ms) const;
@@ -88,6 +95,9 @@ class Daemon {
     int ticks_left = 0;
   };
   std::vector<DeadOwner> dead_owners_;
+  // Nodes of the previous ferryd that live and have not reconnected yet:
+  // reclaimed if their heartbeat stops before they do.
+  std::vector<DeadOwner> orphans_;
   void reclaim_dead_owners();
   int epoll_fd_ = -1;
   int signal_fd_ = -1;

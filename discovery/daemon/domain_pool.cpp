@@ -72,4 +72,22 @@ DomainPool::DomainPool(const std::string& domain, const config::Config& config, 
   }
 }
 
+DomainPool::DomainPool(const std::string& domain, Adopt) : name_(pool_object_name(domain)) {
+  auto segment = transport::Segment::open(name_, kPoolKind, transport::kPoolLayoutVersion,
+                                          std::chrono::milliseconds(0));
+  if (!segment) {
+    throw std::runtime_error(fmt::format("cannot open the pool '{}': {}", name_,
+                                         transport::to_string(segment.error())));
+  }
+  // attach() checks the whole geometry: the previous daemon's memory is
+  // untrusted input like any other.
+  auto attached = transport::Pool::attach(segment->payload(), segment->payload_size());
+  if (!attached) {
+    throw std::runtime_error(fmt::format("the pool '{}' is not usable: {}", name_,
+                                         transport::to_string(attached.error())));
+  }
+  segment_.emplace(std::move(*segment));
+  pool_.emplace(std::move(*attached));
+}
+
 }  // namespace ferry::discovery

@@ -18,6 +18,10 @@ class DomainPool {
   // Throws std::runtime_error with one sentence (which topic needs how much
   // when /dev/shm is too small).
   DomainPool(const std::string& domain, const config::Config& config, mode_t mode);
+  // Adopts the pool a previous ferryd of the domain left (its live nodes
+  // still use it). Throws std::runtime_error when there is none usable.
+  struct Adopt {};
+  DomainPool(const std::string& domain, Adopt);
 
   [[nodiscard]] transport::Pool& pool() noexcept { return *pool_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

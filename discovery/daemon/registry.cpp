@@ -172,8 +172,26 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   }
 
   const std::uint64_t port_id = next_id_++;
-  PortEntry entry{peer.node_id, publisher, request.topic, {}};
-  if (!publisher) {
+  PortEntry entry{peer.node_id, publisher, request.topic, {}, request.resume_port_id};
+  if (!publisher && !request.resume_doorbell.empty()) {
+    // A subscriber re-registering after a daemon restart keeps its doorbell
+    // (its publishers ring it already); only a doorbell name of this domain
+    // that no port uses is accepted.
+    const bool ours = request.resume_doorbell.starts_with(transport::shm_name(domain_, "bell."));
+    const bool taken = std::any_of(ports_.begin(), ports_.end(), [&](const auto& p) {
+      return p.second.doorbell_shm == request.resume_doorbell;
+    });
+    if (!ours || taken) {
+      return std::unexpected(make_error(
+          ErrorCode::invalid_argument,
+          fmt::format("doorbell '{}' is not a free doorbell of domain '{}'",
+                      request.resume_doorbell, domain_)));
+    }
+    if (auto adopted = shm_.adopt_doorbell(request.resume_doorbell); !adopted) {
+      return std::unexpected(make_error(ErrorCode::invalid_argument, adopted.error()));
+    }
+    entry.doorbell_shm = request.resume_doorbell;
+  } else if (!publisher) {
     entry.doorbell_shm = transport::shm_name(domain_, fmt::format("bell.{}", port_id));
     if (auto made = shm_.create_doorbell(entry.doorbell_shm); !made) {
       return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
@@ -226,6 +244,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_pub.peer_owner = sub_node.owner;
   to_pub.ring_shm = ring;
   to_pub.doorbell_shm = s.doorbell_shm;
+  to_pub.peer_previous_port_id = s.previous_id;
   out.emplace_back(p.node_id, to_pub);
 
   Matched to_sub;
@@ -235,6 +254,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_sub.peer_pid = pub_node.pid;
   to_sub.peer_owner = pub_node.owner;
   to_sub.ring_shm = ring;
+  to_sub.peer_previous_port_id = p.previous_id;
   out.emplace_back(s.node_id, to_sub);
   return {};
 }

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <expected>
 #include <map>
 #include <optional>
@@ -40,6 +41,8 @@ class ShmFactory {
                                                        std::uint32_t capacity,
                                                        std::uint32_t slot_size, Policy policy) = 0;
   virtual std::expected<void, std::string> create_doorbell(const std::string& name) = 0;
+  // A doorbell a previous ferryd made, kept by its subscriber: it must exist.
+  virtual std::expected<void, std::string> adopt_doorbell(const std::string& name) = 0;
   virtual void remove(const std::string& name) = 0;
 };
 
@@ -76,6 +79,11 @@ class Registry {
   [[nodiscard]] NodeList list_nodes(std::uint32_t start) const;
   static constexpr std::size_t kMaxPortsListed = 256;
 
+  // Ids continue across daemon restarts (the heartbeat table keeps them),
+  // so ring and doorbell names never collide with a predecessor's.
+  [[nodiscard]] std::uint64_t next_id() const noexcept { return next_id_; }
+  void continue_ids_from(std::uint64_t next) noexcept { next_id_ = std::max(next_id_, next); }
+
   [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
   [[nodiscard]] bool has_ports(std::uint64_t node_id) const {
     auto it = nodes_.find(node_id);
@@ -101,6 +109,7 @@ class Registry {
     bool publisher = false;
     std::string topic;
     std::string doorbell_shm;  // subscribers only
+    std::uint64_t previous_id = 0;  // its id under the previous ferryd (re-registered)
   };
   struct TopicEntry {
     ServedTopic settings;

@@ -50,6 +50,16 @@ std::expected<void, std::string> ShmObjects::create_doorbell(const std::string& 
   return {};
 }
 
+std::expected<void, std::string> ShmObjects::adopt_doorbell(const std::string& name) {
+  auto segment = transport::Segment::open(name, kDoorbellKind, kDoorbellLayoutVersion,
+                                          std::chrono::milliseconds(0));
+  if (!segment) {
+    return std::unexpected(fmt::format("cannot adopt doorbell '{}': {}", name,
+                                       transport::to_string(segment.error())));
+  }
+  return {};
+}
+
 void ShmObjects::remove(const std::string& name) { transport::Segment::remove(name); }
 
 }  // namespace ferry::discovery

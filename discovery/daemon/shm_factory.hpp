@@ -15,6 +15,7 @@ class ShmObjects final : public ShmFactory {
   std::expected<void, std::string> create_ring(const std::string& name, std::uint32_t capacity,
                                                std::uint32_t slot_size, Policy policy) override;
   std::expected<void, std::string> create_doorbell(const std::string& name) override;
+  std::expected<void, std::string> adopt_doorbell(const std::string& name) override;
   void remove(const std::string& name) override;
 
  private:

@@ -19,7 +19,8 @@ std::string unreachable_message(std::string_view domain, std::string_view path,
 }
 
 std::expected<Client, std::string> Client::connect(std::string_view domain,
-                                                   std::string_view node_name, Millis timeout) {
+                                                   std::string_view node_name, Millis timeout,
+                                                   std::uint32_t resume_slot) {
   auto path = discovery::socket_path(domain);
   if (!path) return std::unexpected(path.error().message);
   Client client;
@@ -35,6 +36,7 @@ std::expected<Client, std::string> Client::connect(std::string_view domain,
   hello.protocol_version = kProtocolVersion;
   hello.node_name = std::string(node_name);
   hello.pid = static_cast<std::int32_t>(::getpid());
+  hello.resume_slot = resume_slot;
   auto reply = client.request(hello, timeout);
   if (!reply) return std::unexpected(reply.error());
   if (const auto* error = std::get_if<Error>(&*reply)) {

@@ -27,6 +27,8 @@ void port_request(auto& io, auto& m) {
   io.str(m.type_name, "type_name", kMaxTypeName);
   io.num(m.type_size, "type_size");
   io.num(m.type_align, "type_align");
+  io.num(m.resume_port_id, "resume_port_id");
+  io.str(m.resume_doorbell, "resume_doorbell", kMaxShmName);
 }
 
 void capacity(auto& io, const std::uint32_t& value) {
@@ -39,6 +41,7 @@ void fields(auto& io, Like<Hello> auto& m) {
   io.num(m.protocol_version, "protocol_version");
   io.str(m.node_name, "node_name", kMaxNodeName);
   io.pid(m.pid, "pid");
+  io.num(m.resume_slot, "resume_slot");
 }
 
 void fields(auto& io, Like<Welcome> auto& m) {
@@ -87,6 +90,7 @@ void fields(auto& io, Like<Matched> auto& m) {
   io.str(m.ring_shm, "ring_shm", kMaxShmName);
   io.str(m.doorbell_shm, "doorbell_shm", kMaxShmName);
   io.num(m.doorbell_offset, "doorbell_offset");
+  io.num(m.peer_previous_port_id, "peer_previous_port_id");
 }
 
 void fields(auto& io, Like<Unmatched> auto& m) {

@@ -67,15 +67,16 @@ TEST_CASE("the header is magic, version, type, body length and request id, littl
 }
 
 TEST_CASE("a Hello is encoded field by field exactly as documented") {
-  const auto bytes = must_encode(Hello{1, "ab", 0x01020304}, 9);
+  const auto bytes = must_encode(Hello{1, "ab", 0x01020304, 7}, 9);
   const auto expected =
       RawBody{}
           .u16(1)
           .str("ab")
           .u32(0x01020304)
+          .u32(7)
           .datagram(raw(MessageType::hello), RawBody::Header{}.with_request_id(9));
   CHECK(bytes == expected);
-  CHECK(bytes.size() == kHeaderSize + 2 + 2 + 2 + 4);
+  CHECK(bytes.size() == kHeaderSize + 2 + 2 + 2 + 4 + 4);
 }
 
 TEST_CASE("datagrams shorter than the header are refused") {
@@ -102,10 +103,10 @@ TEST_CASE("a wrong magic means the peer does not speak ferry") {
 }
 
 TEST_CASE("another protocol version is refused with both versions named") {
-  const auto e = decode_failure(RawBody{}.u16(3).str("x").u32(1).datagram(
-      raw(MessageType::hello), RawBody::Header{}.with_version(3)));
+  const auto e = decode_failure(RawBody{}.u16(4).str("x").u32(1).datagram(
+      raw(MessageType::hello), RawBody::Header{}.with_version(4)));
   CHECK(e.code == DecodeErrorCode::unsupported_version);
-  CHECK(e.message == "protocol version 3, this side speaks 1");
+  CHECK(e.message == "protocol version 4, this side speaks 2");
 }
 
 TEST_CASE("the header's body length must match the datagram") {
@@ -127,7 +128,7 @@ TEST_CASE("unknown message types are a specific error") {
 }
 
 TEST_CASE("string fields over their limit are refused by the encoder and the decoder") {
-  CreatePublisher too_long{{std::string(300, 't'), "Pose", 40, 8}};
+  CreatePublisher too_long{{std::string(300, 't'), "Pose", 40, 8, 0, {}}};
   const auto encoded = encode(too_long, 1);
   REQUIRE_FALSE(encoded.has_value());
   CHECK(encoded.error().code == EncodeErrorCode::string_too_long);
@@ -147,7 +148,7 @@ TEST_CASE("string fields over their limit are refused by the encoder and the dec
 TEST_CASE("string fields exactly at their limit are accepted") {
   const Message limits[] = {
       Hello{1, std::string(kMaxNodeName, 'n'), 1},
-      CreateSubscriber{{std::string(kMaxTopicName, 't'), std::string(kMaxTypeName, 'T'), 1, 1}},
+      CreateSubscriber{{std::string(kMaxTopicName, 't'), std::string(kMaxTypeName, 'T'), 1, 1, 0, {}}},
       Error{ErrorCode::internal, std::string(kMaxErrorMessage, 'e')},
       Welcome{1, std::string(kMaxDomainName, 'd'), 1, 1, std::string(kMaxShmName, 's'), 0},
   };
@@ -165,7 +166,7 @@ TEST_CASE("strings with a NUL byte are refused") {
   std::string with_nul = "robot";
   with_nul.push_back('\0');
   with_nul += "pose";
-  const auto encoded = encode(CreatePublisher{{with_nul, "Pose", 40, 8}}, 1);
+  const auto encoded = encode(CreatePublisher{{with_nul, "Pose", 40, 8, 0, {}}}, 1);
   REQUIRE_FALSE(encoded.has_value());
   CHECK(encoded.error().code == EncodeErrorCode::invalid_string);
 

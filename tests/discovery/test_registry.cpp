@@ -24,6 +24,10 @@ struct FakeShm final : ShmFactory {
     objects.insert(name);
     return {};
   }
+  std::expected<void, std::string> adopt_doorbell(const std::string& name) override {
+    if (!objects.contains(name)) return std::unexpected("no such doorbell");
+    return {};
+  }
   void remove(const std::string& name) override { objects.erase(name); }
   [[nodiscard]] std::size_t rings() const {
     return static_cast<std::size_t>(std::count_if(objects.begin(), objects.end(), [](const auto& n) {
@@ -50,7 +54,7 @@ struct Fixture {
     return registry.add_node(name, 1000, static_cast<std::uint16_t>(registry.node_count() + 1));
   }
   std::uint64_t port(std::uint64_t node_id, bool publisher) {
-    PortRequest request{"t", "T", 8, 8};
+    PortRequest request{"t", "T", 8, 8, 0, {}};
     auto made = registry.create_port(Peer{node_id, 0, 0}, publisher, request, out);
     REQUIRE(made.has_value());
     return made->port_id;

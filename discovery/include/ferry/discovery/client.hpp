@@ -22,7 +22,8 @@ class Client {
   // one sentence for the user: which socket was tried and how to start ferryd.
   [[nodiscard]] static std::expected<Client, std::string> connect(std::string_view domain,
                                                                   std::string_view node_name,
-                                                                  Millis timeout);
+                                                                  Millis timeout,
+                                                                  std::uint32_t resume_slot = 0);
 
   // Sends `request` and waits for its reply (notifications that arrive in
   // between are skipped). An Error reply is returned as a value, not as a

@@ -79,6 +79,10 @@ struct Hello {
   std::uint16_t protocol_version = 0;
   std::string node_name;  // <= kMaxNodeName
   std::int32_t pid = 0;   // > 0; the daemon compares it with SO_PEERCRED
+  // Reconnecting after ferryd restarted: the heartbeat slot (pool owner id)
+  // this process had. A daemon that adopted the domain's state gives it
+  // back, so that what the node holds in the pool stays attributed to it.
+  std::uint32_t resume_slot = 0;  // 0: a new node
   bool operator==(const Hello&) const = default;
 };
 
@@ -104,6 +108,11 @@ struct PortRequest {
   std::string type_name;  // <= kMaxTypeName
   std::uint64_t type_size = 0;
   std::uint32_t type_align = 0;
+  // Re-registering a port after ferryd restarted: its id under the previous
+  // daemon (peers match their old queue to the new one with it) and, for a
+  // subscriber, the doorbell it keeps (its publishers ring it already).
+  std::uint64_t resume_port_id = 0;
+  std::string resume_doorbell;  // <= kMaxShmName
   bool operator==(const PortRequest&) const = default;
 };
 
@@ -176,6 +185,9 @@ struct Matched {
   std::string ring_shm;      // <= kMaxShmName
   std::string doorbell_shm;  // <= kMaxShmName
   std::uint64_t doorbell_offset = 0;
+  // The peer port's id under the previous ferryd (0: none): the queue
+  // that this one replaces after a daemon restart.
+  std::uint64_t peer_previous_port_id = 0;
   bool operator==(const Matched&) const = default;
 };
 

@@ -34,7 +34,7 @@
 namespace ferry::discovery {
 
 inline constexpr std::uint32_t kMagic = 0x59525246;  // bytes 'F' 'R' 'R' 'Y'
-inline constexpr std::uint16_t kProtocolVersion = 1;
+inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: resuming after a daemon restart
 inline constexpr std::size_t kHeaderSize = 16;
 
 // A decoded datagram.

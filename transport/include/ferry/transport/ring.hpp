@@ -310,6 +310,14 @@ class RingProducer {
   }
 
   // Policy outcomes decided by the caller (drop_new, block deadline).
+  // The producer's last word: no message follows (RingConsumer::finished()).
+  void close() noexcept {
+    // SYNC: release, pairs with the acquire load in finished(): every
+    // message published before is visible to a consumer that sees it.
+    header_->producer.closed.store(1, std::memory_order_release);
+    doorbell_notify(*data_bell_);
+  }
+
   // Any thread: wakes a push() asleep for room (see its give_up). The
   // header pointer is fixed at attach, so this reads nothing the owner writes.
   void notify_space() const noexcept { doorbell_notify(header_->space_bell); }
@@ -499,6 +507,14 @@ class RingConsumer {
 
   // Fresh read of tail: is there a message? For waiting on a shared doorbell
   // over several rings (doorbell_wait's ready()).
+  // True when the producer closed the ring and every message is taken.
+  [[nodiscard]] bool finished() const noexcept {
+    // SYNC: acquire, pairs with the release store in RingProducer::close():
+    // the tail it published before is visible to has_data() below.
+    if (header_->producer.closed.load(std::memory_order_acquire) == 0) return false;
+    return !has_data();
+  }
+
   [[nodiscard]] bool has_data() const noexcept {
     // SYNC: acquire, pairs with the producer's release store of tail.
     const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);

@@ -57,7 +57,9 @@ struct alignas(kCacheLine) ProducerLine {
   std::atomic<std::uint64_t> overwritten;  // oldest discarded to make room (overwrite mode)
   std::atomic<std::uint64_t> timed_out;    // push() deadlines missed (and count_timed_out)
   std::atomic<std::uint32_t> max_backlog;  // largest backlog the producer observed
-  std::uint32_t reserved1;
+  // 1 once the producer will push no more (it moved to another ring after a
+  // daemon restart): a consumer that finds the ring empty then is done.
+  std::atomic<std::uint32_t> closed;
   std::uint8_t reserved[8];
 };
 
