@@ -1,0 +1,171 @@
+// Shared memory written by another process is untrusted input. A rogue
+// process (this test) scribbles random words over every shared-memory
+// object of a domain (rings, doorbells, the pool, the heartbeat table)
+// while samples flow; the nodes and ferryd must neither crash nor hang:
+// they may lose or refuse data (and count it), but every program ends on
+// its own, ferryd keeps answering, and a new topic still works.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <random>
+#include <vector>
+
+#include "daemon_fixture.hpp"
+#include "ferry/transport/names.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::Child;
+using ferry::test::Daemon;
+using ferry::test::TestDomain;
+
+namespace {
+
+const std::string kConfig = seq_config(
+    "  - { name: oldest, type: Seq, capacity: 16, policy: drop_oldest }\n"
+    "  - { name: blocked, type: Seq, capacity: 16, policy: block, block_timeout_ms: 50 }\n"
+    "  - { name: blobs, type: bytes, max_size: 4KiB, capacity: 8, policy: drop_new }\n"
+    "  - { name: fresh, type: Seq, capacity: 16, policy: drop_new }\n",
+    "liveness: { heartbeat_ms: 20, timeout_ms: 2000 }\n"
+    "pool:\n"
+    "  - { chunk_size: 4KiB, count: 64 }\n");
+
+// Maps one object of /dev/shm read-write (a rogue peer can do no less).
+struct Mapping {
+  void* base = MAP_FAILED;
+  std::size_t size = 0;
+  explicit Mapping(const std::string& name) {
+    const int fd = ::open(("/dev/shm/" + name).c_str(), O_RDWR);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+      size = static_cast<std::size_t>(st.st_size);
+      base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    }
+    ::close(fd);
+  }
+  ~Mapping() {
+    if (base != MAP_FAILED) ::munmap(base, size);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+};
+
+// Publishes on every topic for `seconds`, then exits 0: whatever it is told
+// by its queues, it must not crash or hang.
+int publish_all(double seconds) {
+  ferry::Node node{"pub"};
+  auto oldest = node.publisher<Seq>("oldest");
+  auto blocked = node.publisher<Seq>("blocked");
+  auto blobs = node.publisher<ferry::Bytes>("blobs");
+  const std::vector<std::byte> blob(1000, std::byte{7});
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (std::uint64_t i = 0; std::chrono::steady_clock::now() < end; ++i) {
+    oldest.publish(make_seq(1, i));
+    blocked.publish(make_seq(2, i));
+    blobs.publish(std::span(blob));
+    std::this_thread::sleep_for(100us);
+  }
+  return 0;
+}
+
+int take_all(double seconds) {
+  ferry::Node node{"sub"};
+  auto oldest = node.subscriber<Seq>("oldest");
+  auto blocked = node.subscriber<Seq>("blocked");
+  auto blobs = node.subscriber<ferry::Bytes>("blobs");
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  std::uint64_t sink = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    // Samples may be garbage now; reading them must still be safe.
+    if (auto s = oldest.take(1ms)) sink += (*s)->seq;
+    if (auto s = blocked.take()) sink += (*s)->seq;
+    if (auto s = blobs.take()) {
+      const auto* p = (*s)->data();
+      for (std::size_t k = 0; k < (*s)->size(); ++k) sink += static_cast<std::uint64_t>(p[k]);
+    }
+  }
+  return sink == 42 ? 0 : 0;  // keeps the reads
+}
+
+}  // namespace
+
+TEST_CASE("scribbling over every shared object while samples flow crashes and hangs nobody") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Child pub([] { return publish_all(4.0); });
+  Child sub([] { return take_all(4.5); });
+  std::this_thread::sleep_for(500ms);  // matched and flowing
+
+  std::mt19937_64 random(20261130);
+  const auto end = std::chrono::steady_clock::now() + 2s;
+  std::uint64_t writes = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    for (const auto& name : ferry::transport::list_domain_objects(domain.name())) {
+      Mapping m(name);
+      if (m.base == MAP_FAILED || m.size < 8) continue;
+      auto* words = static_cast<std::uint64_t*>(m.base);
+      const std::size_t count = m.size / 8;
+      for (int k = 0; k < 16; ++k) {
+        // Mostly the live parts (past the 64-byte segment header), now and
+        // then the header itself (not the pool's and the heartbeat table's:
+        // those are checked below, alone).
+        // The pool's own header and class table (its first 8 KiB) are
+        // copied by every node at attach: overwriting them only locks out
+        // newcomers, with an error (the second test).
+        const bool shared_by_all = name.ends_with(".pool") || name.ends_with(".registry");
+        const std::size_t skip = name.ends_with(".pool") ? 1024 : 8;
+        if (count <= skip) continue;
+        const std::size_t at = !shared_by_all && random() % 8 == 0
+                                   ? random() % std::min<std::size_t>(count, 8)
+                                   : skip + random() % (count - skip);
+        if (at >= count) continue;
+        std::uint64_t value = random();
+        if (random() % 4 == 0) value &= 0xFF;  // small numbers look plausible
+        __atomic_store_n(&words[at], value, __ATOMIC_RELAXED);
+        ++writes;
+      }
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  CHECK(writes > 1000);
+  // Both end on their own, without a signal.
+  CHECK(pub.wait(20s) == 0);
+  CHECK(sub.wait(20s) == 0);
+  // ferryd survived and still serves: a new topic works end to end.
+  const auto listed = ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "topic", "list"});
+  CHECK(listed.exit_code == 0);
+  ferry::Node node{"after"};
+  auto fresh_pub = node.publisher<Seq>("fresh");
+  auto fresh_sub = node.subscriber<Seq>("fresh");
+  REQUIRE(eventually([&] { return fresh_pub.subscriber_count() == 1; }));
+  CHECK(fresh_pub.publish(make_seq(9, 1)).delivered == 1);
+  auto s = fresh_sub.take(1s);
+  REQUIRE(s);
+  CHECK((*s)->seq == 1);
+}
+
+TEST_CASE("a node refuses a pool whose header was overwritten, with a sentence, not a crash") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  {
+    Mapping pool("ferry." + domain.name() + ".pool");
+    REQUIRE(pool.base != MAP_FAILED);
+    static_cast<std::uint64_t*>(pool.base)[0] = 0x0BADC0DE0BADC0DEULL;  // the magic
+  }
+  try {
+    ferry::Node node{"victim"};
+    FAIL("a node joined a domain whose pool is not a pool");
+  } catch (const ferry::Error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("pool") != std::string::npos);
+    CHECK(what.find(domain.name()) != std::string::npos);
+  }
+}
