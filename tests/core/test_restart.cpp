@@ -5,7 +5,6 @@
 // no daemon ran is reclaimed by the next one.
 #include <doctest/doctest.h>
 
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,11 +15,13 @@
 #include "daemon_fixture.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::Child;
 using ferry::test::Daemon;
+using ferry::test::Signal;
 using ferry::test::TestDomain;
 
 namespace {
@@ -31,27 +32,6 @@ const std::string kConfig = seq_config(
     "liveness: { heartbeat_ms: 20, timeout_ms: 500 }\n"
     "pool:\n"
     "  - { chunk_size: 16KiB, count: 64 }\n");
-
-// A one-way signal between the test and a forked child: a pipe.
-class Signal {
- public:
-  Signal() { REQUIRE(::pipe(fds_) == 0); }
-  ~Signal() {
-    ::close(fds_[0]);
-    ::close(fds_[1]);
-  }
-  Signal(const Signal&) = delete;
-  Signal& operator=(const Signal&) = delete;
-  void raise() const { (void)!::write(fds_[1], "x", 1); }
-  [[nodiscard]] bool wait(std::chrono::milliseconds timeout = 10s) const {
-    pollfd p{fds_[0], POLLIN, 0};
-    char c = 0;
-    return ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 && ::read(fds_[0], &c, 1) == 1;
-  }
-
- private:
-  int fds_[2]{};
-};
 
 }  // namespace
 
