@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <thread>
 #include <vector>
 
 #include "daemon_fixture.hpp"
@@ -146,4 +147,62 @@ TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say 
   CHECK(stuck.wait() == 0);
   CHECK_FALSE(sub.take(50ms));
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 3s); }));
+}
+
+TEST_CASE("kill -9 of a subscriber releases a block publisher waiting on it within 1 s; the pool is whole") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Signal holding;
+  Child doomed([&] {
+    ferry::Node node{"doomed"};
+    auto sub = node.subscriber<ferry::Bytes>("frames");
+    auto held = sub.take(10s);
+    if (!held) return 1;
+    holding.raise();
+    std::this_thread::sleep_for(60s);
+    return 0;
+  });
+  ferry::Node node{"camera"};
+  auto pub = node.publisher<ferry::Bytes>("frames");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  const std::vector<std::byte> frame(5000);
+  CHECK(pub.publish(std::span(frame)).delivered == 1);
+  REQUIRE(holding.wait());
+  for (int i = 0; i < 4; ++i) CHECK(pub.publish(std::span(frame)).delivered == 1);  // full now
+  std::thread killer([&] {
+    std::this_thread::sleep_for(100ms);  // the publish below is waiting by then
+    doomed.kill(SIGKILL);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = pub.publish(std::span(frame));  // block_timeout_ms is 20 s
+  const auto waited = std::chrono::steady_clock::now() - start;
+  killer.join();
+  CHECK(r.delivered == 0);
+  CHECK(waited < 1s);
+  MESSAGE("publisher released " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() - 100
+                                << " ms after the kill");
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 2s); }));
+}
+
+TEST_CASE("kill -9 of a publisher holding loans returns them to the pool") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Signal loaned;
+  Child doomed([&] {
+    ferry::Node node{"doomed"};
+    auto pub = node.publisher<ferry::Bytes>("frames");
+    auto a = pub.loan(10000);
+    auto b = pub.loan(10000);
+    if (!a || !b) return 1;
+    loaned.raise();
+    std::this_thread::sleep_for(60s);
+    return 0;
+  });
+  REQUIRE(loaned.wait());
+  const auto count = ferry::test::pool_count(domain.name());
+  CHECK(count.total - count.free == 2);
+  doomed.kill(SIGKILL);
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 2s); }));
 }
