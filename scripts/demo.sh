@@ -39,6 +39,10 @@ sleep 1
 
 echo "== ferry topic list (while they run)"
 "$bin/ferry" topic list
+echo "== ferry node list"
+"$bin/ferry" node list
+echo "== ferry pool"
+"$bin/ferry" pool
 
 wait "$pub_pid"
 wait "$sub_pid"
