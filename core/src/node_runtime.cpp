@@ -90,9 +90,13 @@ NodeRuntime::NodeRuntime(std::string name, std::string domain,
 
 NodeRuntime::~NodeRuntime() {
   stopping_.store(true, std::memory_order_relaxed);  // SYNC: relaxed; join() orders the rest
-  // Wakes the serving thread's recv at once (the descriptor stays valid
-  // until the socket object dies, after the join).
-  ::shutdown(session_.client.socket().fd(), SHUT_RDWR);
+  {
+    // Wakes the serving thread's recv at once (the descriptor stays valid
+    // until the socket object dies, after the join). Under the send lock:
+    // a reconnecting serving thread replaces the client under it.
+    std::lock_guard send_lock(send_mutex_);
+    ::shutdown(session_.client.socket().fd(), SHUT_RDWR);
+  }
   if (thread_.joinable()) thread_.join();
   // Closing the socket tells ferryd at once that every port of ours is gone.
 }
@@ -114,18 +118,24 @@ void NodeRuntime::rejoin() {
   }
   // The serving thread ends once the connection is lost; wake it in case it
   // has not noticed our death sentence yet (it reads the reason first).
-  ::shutdown(session_.client.socket().fd(), SHUT_RDWR);
+  {
+    std::lock_guard send_lock(send_mutex_);
+    ::shutdown(session_.client.socket().fd(), SHUT_RDWR);
+  }
   if (thread_.joinable()) thread_.join();
   Session session = open_session(name_, domain_, request_timeout_);
   {
     std::lock_guard send_lock(send_mutex_);
     std::lock_guard lock(mutex_);
     session_ = std::move(session);
+    ++session_number_;
     ports_.clear();  // the old session's ports stay dead
     pending_.clear();
     replies_.clear();
+    resuming_.clear();
     connected_ = true;
     dead_reason_.clear();
+    replied_.notify_all();
   }
   spdlog::info("node '{}' joined domain '{}' again", name_, domain_);
   thread_ = std::thread([this] { serve(); });
@@ -166,10 +176,12 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
   // joins the domain again, with a new identity.
   if (dead) rejoin();
   std::uint32_t id = 0;
+  std::uint64_t session = 0;
   {
     // The pending entry must exist before the reply can arrive.
     std::lock_guard send_lock(send_mutex_);
     std::lock_guard lock(mutex_);
+    session = session_number_;
     if (!connected_) {
       throw Error(fmt::format("cannot create a {} on '{}': the connection to ferryd of domain '{}' "
                               "is lost",
@@ -182,9 +194,15 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
   }
 
   std::unique_lock lock(mutex_);
+  // A new connection restarts request ids: a request of the old one is lost.
   const bool answered = replied_.wait_for(lock, request_timeout_, [&] {
-    return replies_.contains(id) || !connected_;
+    return session_number_ != session || replies_.contains(id) || !connected_;
   });
+  if (session_number_ != session) {
+    throw Error(fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
+                            "{} on '{}'; try again",
+                            domain_, publisher ? "publisher" : "subscriber", topic));
+  }
   auto node = replies_.extract(id);
   pending_.erase(id);
   if (!answered || node.empty()) {
@@ -326,6 +344,11 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
       std::lock_guard send_lock(send_mutex_);
       std::lock_guard lock(mutex_);
       session_.client = std::move(*client);
+      ++session_number_;  // request ids start again: old requests are void
+      pending_.clear();
+      replies_.clear();
+      resuming_.clear();
+      replied_.notify_all();
       for (auto& [id, weak] : ports_) {
         if (auto port = weak.lock()) ports.push_back(std::move(port));
       }

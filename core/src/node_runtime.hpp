@@ -111,6 +111,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   // Re-registrations after a daemon restart: request id -> the port.
   std::map<std::uint32_t, std::weak_ptr<PortState>> resuming_;
   bool connected_ = true;
+  std::uint64_t session_number_ = 0;  // bumped with every new connection
   std::string dead_reason_;  // ferryd's node_expired sentence
 
   std::atomic<bool> stopping_{false};

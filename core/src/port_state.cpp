@@ -15,7 +15,7 @@ namespace {
 
 transport::Segment open_segment(const std::string& name, transport::SegmentKind kind,
                                 std::uint32_t version) {
-  auto segment = transport::Segment::open(name, kind, version, discovery::kOpenTimeout);
+  auto segment = transport::Segment::open(name, kind, version, discovery::kMatchedOpenTimeout);
   if (!segment) {
     throw std::runtime_error(
         fmt::format("cannot open shared-memory object '{}': {}", name, to_string(segment.error())));

@@ -33,4 +33,10 @@ inline constexpr transport::SegmentKind kPoolKind = transport::SegmentKind::Pool
 // has to wait long; this only covers a slow machine.
 inline constexpr std::chrono::milliseconds kOpenTimeout{1000};
 
+// Rings and doorbells named in a Matched exist and are sealed when it is sent
+// (a ring's name lingers until its survivor releases it). One that is
+// missing belongs to a peer that left since: waiting would only stall the
+// node's serving thread (and the replies queued behind that Matched).
+inline constexpr std::chrono::milliseconds kMatchedOpenTimeout{0};
+
 }  // namespace ferry::discovery
