@@ -38,6 +38,7 @@ void add_to_epoll(int epoll_fd, int fd, int tag) {
 
 Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacketSocket listener)
     : options_(std::move(options)),
+      access_{options_.domain, ::geteuid(), options_.group},
       liveness_(config.liveness),
       listener_(std::move(listener)),
       shm_(options_.object_mode),
@@ -119,19 +120,18 @@ void Daemon::accept_clients() {
     UnixSeqpacketSocket socket = std::move(*accepted);
     const int fd = socket.fd();
     Client client{std::move(socket), 0, 0, 0, 0, 0, {}, false};
-    if (auto cred = client.socket.peer_credentials()) {
-      client.pid = cred->pid;
-      client.uid = cred->uid;
-      client.gid = cred->gid;
+    auto cred = client.socket.peer_credentials();
+    if (!cred) {
+      // Without credentials the client cannot be told from root: refuse it.
+      spdlog::warn("refusing a client: {}", cred.error().message);
+      continue;
     }
-    if (client.uid != ::geteuid() && client.uid != 0 && options_.object_mode == 0600) {
-      spdlog::warn("refusing client pid {}: uid {} is not the daemon's uid {} (start ferryd with "
-                   "--group to allow a group)",
-                   client.pid, client.uid, ::geteuid());
-      send_to(client, 0,
-              make_error(ErrorCode::permission_denied,
-                         fmt::format("uid {} may not use domain '{}' (ferryd runs as uid {})",
-                                     client.uid, options_.domain, ::geteuid())));
+    client.pid = cred->pid;
+    client.uid = cred->uid;
+    client.gid = cred->gid;
+    if (const auto refused = refuse_client(client.uid, client.gid, access_, user_in_group)) {
+      spdlog::warn("refusing client pid {}: {}", client.pid, *refused);
+      send_to(client, 0, make_error(ErrorCode::permission_denied, *refused));
       continue;
     }
     add_to_epoll(epoll_fd_, fd, fd);

@@ -15,6 +15,7 @@
 
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/socket.hpp"
+#include "client_access.hpp"
 #include "domain_pool.hpp"
 #include "registry.hpp"
 #include "shm_factory.hpp"
@@ -25,6 +26,7 @@ struct DaemonOptions {
   std::string domain;
   std::string socket_path;
   mode_t object_mode = 0600;  // 0660 with --group
+  std::optional<AdmittedGroup> group;  // --group: its members may connect too
   // The configuration as loaded, served to tools by GetConfig.
   std::string config_source;
   std::string config_text;
@@ -66,6 +68,7 @@ class Daemon {
   void shutdown();
 
   DaemonOptions options_;
+  ClientAccessPolicy access_;
   config::Liveness liveness_;
   UnixSeqpacketSocket listener_;
   ShmObjects shm_;

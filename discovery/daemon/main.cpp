@@ -1,7 +1,6 @@
 // ferryd: the discovery daemon of one ferry domain.
 //   ferryd --config FILE [--domain NAME] [--foreground] [--log-level LEVEL] [--group G]
 // Exit codes: 0 stopped cleanly, 1 runtime failure, 2 usage or configuration error.
-#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "client_access.hpp"
 #include "daemon.hpp"
 #include "ferry/config/error.hpp"
 #include "ferry/config/load.hpp"
@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   app.add_option("--domain", args.domain, "Domain to serve (else FERRY_DOMAIN, the config's domain:, 'default')");
   app.add_flag("--foreground", args.foreground, "Stay in the foreground and log to stderr");
   app.add_option("--log-level", args.log_level, "trace, debug, info, warn, error (else FERRY_LOG, else info)");
-  app.add_option("--group", args.group, "Let this group's members use the domain (objects 0660)");
+  app.add_option("--group", args.group,
+                 "Let this group's members use the domain (group name or gid; objects 0660)");
   app.set_version_flag("--version", "ferryd 0.1.0");
   try {
     app.parse(argc, argv);
@@ -103,12 +104,13 @@ int main(int argc, char** argv) {
   auto domain = ferry::discovery::resolve_domain(args.domain, config.domain);
   if (!domain) return fail(2, domain.error().message);
 
-  mode_t mode = 0600;
+  std::optional<ferry::discovery::AdmittedGroup> admitted;
   if (args.group) {
-    group* g = ::getgrnam(args.group->c_str());
-    if (g == nullptr) return fail(2, fmt::format("unknown group '{}' given to --group", *args.group));
-    mode = 0660;
+    auto found = ferry::discovery::find_group(*args.group);
+    if (!found) return fail(2, found.error());
+    admitted = std::move(*found);
   }
+  const mode_t mode = admitted ? 0660 : 0600;
 
   auto dir = ferry::discovery::ensure_runtime_dir();
   if (!dir) return fail(1, dir.error().message);
@@ -117,17 +119,16 @@ int main(int argc, char** argv) {
 
   auto listener = ferry::discovery::UnixSeqpacketSocket::listen(*sock_path);
   if (!listener) return fail(1, listener.error().message);
-  if (args.group) {
-    group* g = ::getgrnam(args.group->c_str());
-    if (::chown(sock_path->c_str(), static_cast<uid_t>(-1), g->gr_gid) != 0 ||
+  if (admitted) {
+    if (::chown(sock_path->c_str(), static_cast<uid_t>(-1), admitted->gid) != 0 ||
         ::chmod(sock_path->c_str(), 0660) != 0) {
-      return fail(1, fmt::format("cannot give group '{}' access to {}", *args.group, sock_path->string()));
+      return fail(1, fmt::format("cannot give group '{}' access to {}", admitted->name, sock_path->string()));
     }
   }
 
   try {
-    ferry::discovery::DaemonOptions options{*domain, sock_path->string(), mode, args.config,
-                                            std::move(config_text)};
+    ferry::discovery::DaemonOptions options{*domain, sock_path->string(), mode, admitted,
+                                            args.config, std::move(config_text)};
     // No live daemon holds the domain (listen() would have refused): what is
     // left in /dev/shm under its prefix belongs to a dead one.
     ferry::discovery::Daemon daemon(options, config, std::move(*listener));
