@@ -44,15 +44,8 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       shm_(options_.object_mode),
       registry_(options_.domain, served_topics(config), to_topic_config(config.defaults),
                 config.strict, shm_) {
-  // We hold the domain's socket, so no other daemon serves it: whatever is
-  // left under its prefix was left by a dead one.
-  if (const std::size_t stale = transport::remove_domain_objects(options_.domain); stale > 0) {
-    spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale, options_.domain);
-  }
-  pool_.emplace(options_.domain, config, options_.object_mode);
-  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
-
+  // Signals first: a SIGTERM that arrives while the pool is being made waits
+  // in the signalfd and stops the loop on its first turn.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
@@ -62,6 +55,15 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
   if (signal_fd_ < 0) throw std::runtime_error(fmt::format("signalfd: {}", std::strerror(errno)));
   // A client that vanishes mid-send must not kill the daemon.
   ::signal(SIGPIPE, SIG_IGN);
+
+  // We hold the domain's socket, so no other daemon serves it: whatever is
+  // left under its prefix was left by a dead one.
+  if (const std::size_t stale = transport::remove_domain_objects(options_.domain); stale > 0) {
+    spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale, options_.domain);
+  }
+  pool_.emplace(options_.domain, config, options_.object_mode);
+  epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
+  if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);

@@ -2,6 +2,9 @@
 // ferryd's event loop: one thread, epoll over the listening socket, the
 // clients, a signalfd (SIGINT/SIGTERM) and a timer. It is never on the data
 // path: it matches ports, creates the rings and tells both sides.
+// Construct it in the process that runs it: the signalfd's readiness reaches
+// only the epoll of the process that registered it, so a Daemon carried over
+// a fork() would never see its SIGTERM (ferryd detaches first, then builds it).
 
 #include <sys/types.h>
 
