@@ -36,6 +36,15 @@ void add_to_epoll(int epoll_fd, int fd, int tag) {
 
 }  // namespace
 
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
 Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacketSocket listener)
     : options_(std::move(options)),
       access_{options_.domain, ::geteuid(), options_.group},
@@ -46,11 +55,7 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
                 config.strict, shm_) {
   // Signals first: a SIGTERM that arrives while the pool is being made waits
   // in the signalfd and stops the loop on its first turn.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  ::sigprocmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = block_stop_signals();
   signal_fd_ = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd_ < 0) throw std::runtime_error(fmt::format("signalfd: {}", std::strerror(errno)));
   // A client that vanishes mid-send must not kill the daemon.

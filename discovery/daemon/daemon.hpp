@@ -6,6 +6,7 @@
 // only the epoll of the process that registered it, so a Daemon carried over
 // a fork() would never see its SIGTERM (ferryd detaches first, then builds it).
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -34,6 +35,11 @@ struct DaemonOptions {
   std::string config_source;
   std::string config_text;
 };
+
+// Blocks SIGINT and SIGTERM in this process and returns them: from then on
+// they stay pending until a Daemon's signalfd reads them, so a signal sent
+// as soon as the socket is reachable still stops the daemon cleanly.
+sigset_t block_stop_signals();
 
 class Daemon {
  public:

@@ -213,6 +213,9 @@ struct Setup {
 // that serves (the detached child).
 int serve(const Args& args, Setup& setup, Startup& startup) {
   namespace discovery = ferry::discovery;
+  // The socket is reachable (and the pid file read) before the Daemon's loop
+  // runs: a SIGTERM sent meanwhile waits for its signalfd.
+  discovery::block_stop_signals();
   auto listener = discovery::UnixSeqpacketSocket::listen(setup.socket_path);
   if (!listener) return startup.fail(1, listener.error().message);
   if (setup.group) {
