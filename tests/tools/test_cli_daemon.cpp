@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -123,18 +124,27 @@ std::vector<std::string> objects_of(const TestDomain& domain) {
 
 // A node (a child process) with a publisher and a subscriber on "t", so
 // that the domain has a ring and doorbells besides the pool; it runs until
-// the returned Child is destroyed.
+// the returned Child is destroyed. Returns once the two are matched (all
+// their objects made), which the child says on a pipe.
 ferry::test::Child start_node(const TestDomain& domain) {
-  const std::size_t before = objects_of(domain).size();
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
   ferry::test::Child node([&] {
+    ::close(ready[0]);
     ferry::test::use_domain_env(domain);
     ferry::Node n{"maker"};
     auto pub = n.publisher<Seq>("t");
     auto sub = n.subscriber<Seq>("t");
+    if (!eventually([&] { return pub.subscriber_count() == 1; })) return 1;
+    [[maybe_unused]] const ssize_t w = ::write(ready[1], "!", 1);
     ::pause();
     return 0;
   });
-  REQUIRE(eventually([&] { return objects_of(domain).size() > before; }));
+  ::close(ready[1]);
+  pollfd p{ready[0], POLLIN, 0};
+  const bool matched = ::poll(&p, 1, 10000) == 1 && (p.revents & POLLIN) != 0;
+  ::close(ready[0]);
+  REQUIRE(matched);
   return node;
 }
 
@@ -167,6 +177,9 @@ TEST_CASE("a detached ferryd serves once the command returns and stops on SIGTER
   const std::string log = read_file(domain.runtime_dir() / (domain.name() + ".log"));
   CHECK(log.find("signal 15 received") != std::string::npos);
   CHECK(log.find("ferryd stopped") != std::string::npos);
+  // A detached daemon's stderr is its log: a sanitizer build reports there.
+  CHECK(log.find("Sanitizer") == std::string::npos);
+  CHECK(log.find("runtime error:") == std::string::npos);
 }
 
 TEST_CASE("a detached ferryd with a bad configuration prints file:line:col and exits 2") {
@@ -199,7 +212,8 @@ TEST_CASE("a second detached ferryd on a served domain exits 1 saying so; the fi
 TEST_CASE("a foreground ferryd writes its pid file too and removes it when it stops") {
   TestDomain domain;
   Daemon daemon(domain, seq_config(kTopics));
-  CHECK(ferry::discovery::read_pid_file(pid_file_of(domain)) == daemon.pid());
+  // The fixture returns once the socket accepts; the pid file follows it.
+  CHECK(eventually([&] { return ferry::discovery::read_pid_file(pid_file_of(domain)) == daemon.pid(); }));
   CHECK(daemon.stop() == 0);
   CHECK_FALSE(fs::exists(pid_file_of(domain)));
 }
