@@ -37,13 +37,31 @@ void add_to_epoll(int epoll_fd, int fd, int tag) {
 
 }  // namespace
 
+sigset_t block_stop_signals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
 Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacketSocket listener)
     : options_(std::move(options)),
+      access_{options_.domain, ::geteuid(), options_.group},
       liveness_(config.liveness),
       listener_(std::move(listener)),
       shm_(options_.object_mode),
       registry_(options_.domain, served_topics(config), to_topic_config(config.defaults),
                 config.strict, shm_) {
+  // Signals first: a SIGTERM that arrives while the pool is being made waits
+  // in the signalfd and stops the loop on its first turn.
+  const sigset_t signals = block_stop_signals();
+  signal_fd_ = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd_ < 0) throw std::runtime_error(fmt::format("signalfd: {}", std::strerror(errno)));
+  // A client that vanishes mid-send must not kill the daemon.
+  ::signal(SIGPIPE, SIG_IGN);
+
   // We hold the domain's socket, so no other daemon serves it. A previous
   // one may have died while its nodes live on: their flows keep running and
   // they will reconnect, so its pool and heartbeat table are adopted.
@@ -61,16 +79,6 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
   beats_.header().daemon_beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
-
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  ::sigprocmask(SIG_BLOCK, &signals, nullptr);
-  signal_fd_ = ::signalfd(-1, &signals, SFD_CLOEXEC | SFD_NONBLOCK);
-  if (signal_fd_ < 0) throw std::runtime_error(fmt::format("signalfd: {}", std::strerror(errno)));
-  // A client that vanishes mid-send must not kill the daemon.
-  ::signal(SIGPIPE, SIG_IGN);
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);
@@ -212,19 +220,18 @@ void Daemon::accept_clients() {
     UnixSeqpacketSocket socket = std::move(*accepted);
     const int fd = socket.fd();
     Client client{std::move(socket), 0, 0, 0, 0, 0, {}, false};
-    if (auto cred = client.socket.peer_credentials()) {
-      client.pid = cred->pid;
-      client.uid = cred->uid;
-      client.gid = cred->gid;
+    auto cred = client.socket.peer_credentials();
+    if (!cred) {
+      // Without credentials the client cannot be told from root: refuse it.
+      spdlog::warn("refusing a client: {}", cred.error().message);
+      continue;
     }
-    if (client.uid != ::geteuid() && client.uid != 0 && options_.object_mode == 0600) {
-      spdlog::warn("refusing client pid {}: uid {} is not the daemon's uid {} (start ferryd with "
-                   "--group to allow a group)",
-                   client.pid, client.uid, ::geteuid());
-      send_to(client, 0,
-              make_error(ErrorCode::permission_denied,
-                         fmt::format("uid {} may not use domain '{}' (ferryd runs as uid {})",
-                                     client.uid, options_.domain, ::geteuid())));
+    client.pid = cred->pid;
+    client.uid = cred->uid;
+    client.gid = cred->gid;
+    if (const auto refused = refuse_client(client.uid, client.gid, access_, user_in_group)) {
+      spdlog::warn("refusing client pid {}: {}", client.pid, *refused);
+      send_to(client, 0, make_error(ErrorCode::permission_denied, *refused));
       continue;
     }
     add_to_epoll(epoll_fd_, fd, fd);

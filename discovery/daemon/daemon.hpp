@@ -2,7 +2,11 @@
 // ferryd's event loop: one thread, epoll over the listening socket, the
 // clients, a signalfd (SIGINT/SIGTERM) and a timer. It is never on the data
 // path: it matches ports, creates the rings and tells both sides.
+// Construct it in the process that runs it: the signalfd's readiness reaches
+// only the epoll of the process that registered it, so a Daemon carried over
+// a fork() would never see its SIGTERM (ferryd detaches first, then builds it).
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -16,6 +20,7 @@
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/heartbeats.hpp"
 #include "ferry/discovery/socket.hpp"
+#include "client_access.hpp"
 #include "domain_pool.hpp"
 #include "registry.hpp"
 #include "shm_factory.hpp"
@@ -26,10 +31,16 @@ struct DaemonOptions {
   std::string domain;
   std::string socket_path;
   mode_t object_mode = 0600;  // 0660 with --group
+  std::optional<AdmittedGroup> group;  // --group: its members may connect too
   // The configuration as loaded, served to tools by GetConfig.
   std::string config_source;
   std::string config_text;
 };
+
+// Blocks SIGINT and SIGTERM in this process and returns them: from then on
+// they stay pending until a Daemon's signalfd reads them, so a signal sent
+// as soon as the socket is reachable still stops the daemon cleanly.
+sigset_t block_stop_signals();
 
 class Daemon {
  public:
@@ -79,6 +90,7 @@ class Daemon {
   void shutdown();
 
   DaemonOptions options_;
+  ClientAccessPolicy access_;
   config::Liveness liveness_;
   UnixSeqpacketSocket listener_;
   ShmObjects shm_;

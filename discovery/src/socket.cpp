@@ -96,6 +96,33 @@ SocketError already_served(const std::filesystem::path& path) {
 
 }  // namespace
 
+std::expected<ServerLock, SocketError> ServerLock::acquire(const std::filesystem::path& socket_path) {
+  const std::string lock_path = socket_path.string() + ".lock";
+  FdGuard lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)};
+  if (lock.fd < 0) return std::unexpected(sys_error(text::cat("cannot open ", lock_path), errno));
+  if (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
+    if (errno == EWOULDBLOCK) return std::unexpected(already_served(socket_path));
+    return std::unexpected(sys_error(text::cat("cannot lock ", lock_path), errno));
+  }
+  return ServerLock{lock.release()};
+}
+
+ServerLock::~ServerLock() { release(); }
+
+ServerLock::ServerLock(ServerLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+
+ServerLock& ServerLock::operator=(ServerLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void ServerLock::release() noexcept {
+  if (fd_ >= 0) ::close(std::exchange(fd_, -1));  // closing the last descriptor releases the flock
+}
+
 std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::listen(
     const std::filesystem::path& path, int backlog) {
   const auto addr = make_address(path);
@@ -105,13 +132,8 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::listen(
   // The lock decides between servers starting at the same moment; the
   // connect() probe below then only has to tell a stale file from a live
   // server that predates the lock.
-  const std::string lock_path = shown + ".lock";
-  FdGuard lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)};
-  if (lock.fd < 0) return std::unexpected(sys_error(text::cat("cannot open ", lock_path), errno));
-  if (::flock(lock.fd, LOCK_EX | LOCK_NB) != 0) {
-    if (errno == EWOULDBLOCK) return std::unexpected(already_served(path));
-    return std::unexpected(sys_error(text::cat("cannot lock ", lock_path), errno));
-  }
+  auto lock = ServerLock::acquire(path);
+  if (!lock) return std::unexpected(lock.error());
 
   FdGuard sock{new_socket()};
   if (sock.fd < 0) return std::unexpected(sys_error("socket(AF_UNIX, SOCK_SEQPACKET)", errno));
@@ -159,7 +181,7 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::listen(
   }
 
   UnixSeqpacketSocket result{sock.release()};
-  result.lock_fd_ = lock.release();
+  result.lock_ = std::move(*lock);
   result.path_ = path;
   result.bound_dev_ = st.st_dev;
   result.bound_ino_ = st.st_ino;
@@ -210,7 +232,7 @@ UnixSeqpacketSocket::~UnixSeqpacketSocket() { close(); }
 
 UnixSeqpacketSocket::UnixSeqpacketSocket(UnixSeqpacketSocket&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)),
-      lock_fd_(std::exchange(other.lock_fd_, -1)),
+      lock_(std::move(other.lock_)),
       path_(std::exchange(other.path_, {})),
       bound_dev_(other.bound_dev_),
       bound_ino_(other.bound_ino_) {}
@@ -219,7 +241,7 @@ UnixSeqpacketSocket& UnixSeqpacketSocket::operator=(UnixSeqpacketSocket&& other)
   if (this != &other) {
     close();
     fd_ = std::exchange(other.fd_, -1);
-    lock_fd_ = std::exchange(other.lock_fd_, -1);
+    lock_ = std::move(other.lock_);
     path_ = std::exchange(other.path_, {});
     bound_dev_ = other.bound_dev_;
     bound_ino_ = other.bound_ino_;
@@ -238,7 +260,7 @@ void UnixSeqpacketSocket::close() noexcept {
     path_.clear();
   }
   if (fd_ >= 0) ::close(std::exchange(fd_, -1));
-  if (lock_fd_ >= 0) ::close(std::exchange(lock_fd_, -1));  // releases the flock
+  lock_.release();
 }
 
 std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::accept() {

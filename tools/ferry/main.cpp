@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
       "  ferry --domain demo node list --json\n"
       "  ferry top\n"
       "  ferry config check topics.yaml\n"
+      "  ferry clean                      # after a ferryd was killed\n"
       "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration error.");
 
   add_topic_commands(app, context);
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
   add_top_command(app, context);
   add_config_commands(app, context);
   add_bench_commands(app, context);
+  add_clean_command(app, context);
 
   try {
     app.parse(argc, argv);

@@ -43,6 +43,32 @@ struct PeerCredentials {
   gid_t gid = 0;
 };
 
+// The flock()ed `<socket path>.lock` that a listening server holds for as
+// long as it lives. Holding it proves that no server (no ferryd) serves the
+// path, so a tool may remove what a dead one left (`ferry clean`).
+class ServerLock {
+ public:
+  // Takes the lock without waiting, creating the lock file (mode 0600) when
+  // needed; already_served when a live server holds it.
+  [[nodiscard]] static std::expected<ServerLock, SocketError> acquire(
+      const std::filesystem::path& socket_path);
+
+  ServerLock() noexcept = default;
+  ~ServerLock();
+  ServerLock(ServerLock&& other) noexcept;
+  ServerLock& operator=(ServerLock&& other) noexcept;
+  ServerLock(const ServerLock&) = delete;
+  ServerLock& operator=(const ServerLock&) = delete;
+
+  [[nodiscard]] bool is_held() const noexcept { return fd_ >= 0; }
+  // Releases the lock (the lock file stays).
+  void release() noexcept;
+
+ private:
+  explicit ServerLock(int fd) noexcept : fd_(fd) {}
+  int fd_ = -1;
+};
+
 class UnixSeqpacketSocket {
  public:
   using Millis = std::chrono::milliseconds;
@@ -104,7 +130,7 @@ class UnixSeqpacketSocket {
   explicit UnixSeqpacketSocket(int fd) noexcept : fd_(fd) {}
 
   int fd_ = -1;
-  int lock_fd_ = -1;            // listening socket: the flock()ed <path>.lock
+  ServerLock lock_;             // listening socket: the flock()ed <path>.lock
   std::filesystem::path path_;  // listening socket: the bound path
   dev_t bound_dev_ = 0;         // the socket file we created, to remove only that one
   ino_t bound_ino_ = 0;

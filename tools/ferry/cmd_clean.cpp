@@ -1,0 +1,163 @@
+// ferry clean: removes what a dead ferryd of the domain left behind: its
+// shared-memory objects (/dev/shm/ferry.<domain>.*), its socket and its pid
+// file. Refuses while a ferryd serves the domain.
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "ferry/discovery/paths.hpp"
+#include "ferry/discovery/pid_file.hpp"
+#include "ferry/discovery/socket.hpp"
+#include "ferry/transport/names.hpp"
+#include "sample_codec.hpp"
+
+namespace ferry::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Cleaned {
+  std::vector<std::string> objects;  // names in /dev/shm
+  std::optional<std::string> socket;
+  std::optional<std::string> pid_file;
+  std::optional<pid_t> dead_pid;      // what the pid file said
+  std::vector<std::string> failures;  // "what: why"
+};
+
+[[noreturn]] void refuse_live(const std::string& domain, const fs::path& socket,
+                              std::optional<pid_t> pid) {
+  const std::string who = pid ? fmt::format("ferryd (pid {})", *pid) : std::string{"a ferryd"};
+  const std::string stop = pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"};
+  throw Failure(kExitRuntime,
+                fmt::format("{} is serving domain '{}' on {}; {}: ferry clean only removes what a "
+                            "dead ferryd left behind",
+                            who, domain, socket.string(), stop));
+}
+
+// Holds the domain's server lock while it cleans, so that no ferryd starts
+// meanwhile; refuses (Failure, exit 1) while one serves the domain.
+std::optional<discovery::ServerLock> lock_dead_domain(const std::string& domain,
+                                                      const fs::path& dir, const fs::path& socket) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::nullopt;  // no runtime directory: no ferryd either
+  auto lock = discovery::ServerLock::acquire(socket);
+  if (!lock) {
+    if (lock.error().code == discovery::SocketErrorCode::already_served) {
+      refuse_live(domain, socket, discovery::read_pid_file(discovery::pid_file_path(domain, dir)));
+    }
+    throw Failure(kExitRuntime, lock.error().message);
+  }
+  // A server that does not take the lock (an older ferryd) still answers.
+  if (auto probe = discovery::UnixSeqpacketSocket::connect(socket, std::chrono::milliseconds(500))) {
+    std::optional<pid_t> pid;
+    if (auto cred = probe->peer_credentials()) pid = cred->pid;
+    refuse_live(domain, socket, pid);
+  }
+  return std::move(*lock);
+}
+
+void remove_file(const fs::path& path, std::optional<std::string>& removed,
+                 std::vector<std::string>& failures) {
+  if (::unlink(path.c_str()) == 0) {
+    removed = path.string();
+  } else if (errno != ENOENT) {
+    failures.push_back(fmt::format("{}: {}", path.string(), std::strerror(errno)));
+  }
+}
+
+Cleaned clean_domain(const std::string& domain, const fs::path& dir, const fs::path& socket) {
+  Cleaned cleaned;
+  for (const auto& name : transport::list_domain_objects(domain)) {
+    if (::shm_unlink(("/" + name).c_str()) == 0) {
+      cleaned.objects.push_back(name);
+    } else if (errno != ENOENT) {
+      cleaned.failures.push_back(fmt::format("/dev/shm/{}: {}", name, std::strerror(errno)));
+    }
+  }
+  struct stat st {};
+  if (::lstat(socket.c_str(), &st) == 0) {
+    if (S_ISSOCK(st.st_mode)) {
+      remove_file(socket, cleaned.socket, cleaned.failures);
+    } else {
+      cleaned.failures.push_back(
+          fmt::format("{}: not a socket, left as it is (remove it by hand)", socket.string()));
+    }
+  }
+  const fs::path pid_file = discovery::pid_file_path(domain, dir);
+  cleaned.dead_pid = discovery::read_pid_file(pid_file);
+  remove_file(pid_file, cleaned.pid_file, cleaned.failures);
+  return cleaned;
+}
+
+void print(const std::string& domain, const Cleaned& cleaned, bool json) {
+  if (json) {
+    const auto or_null = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
+    Json out{{"domain", domain},
+             {"objects", cleaned.objects},
+             {"socket", or_null(cleaned.socket)},
+             {"pid_file", or_null(cleaned.pid_file)},
+             {"dead_pid", cleaned.dead_pid ? Json(*cleaned.dead_pid) : Json(nullptr)},
+             {"failures", cleaned.failures}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  for (const auto& name : cleaned.objects) std::printf("removed /dev/shm/%s\n", name.c_str());
+  if (cleaned.socket) std::printf("removed %s\n", cleaned.socket->c_str());
+  if (cleaned.pid_file) {
+    std::printf("removed %s%s\n", cleaned.pid_file->c_str(),
+                cleaned.dead_pid ? fmt::format(" (of ferryd pid {}, no longer serving)", *cleaned.dead_pid).c_str()
+                                 : "");
+  }
+  if (cleaned.objects.empty() && !cleaned.socket && !cleaned.pid_file) {
+    std::printf("domain '%s': nothing to clean\n", domain.c_str());
+  } else {
+    std::printf("domain '%s': removed %zu shared-memory object(s)%s%s\n", domain.c_str(),
+                cleaned.objects.size(), cleaned.socket ? ", the stale socket" : "",
+                cleaned.pid_file ? ", the pid file" : "");
+  }
+}
+
+void clean(const Context& context, bool json) {
+  const std::string domain = context.domain();
+  const fs::path dir = discovery::runtime_dir();
+  auto socket = discovery::socket_path(domain, dir);
+  if (!socket) throw Failure(kExitRuntime, socket.error().message);
+  const auto lock = lock_dead_domain(domain, dir, *socket);
+  const Cleaned cleaned = clean_domain(domain, dir, *socket);
+  print(domain, cleaned, json);
+  if (!cleaned.failures.empty()) {
+    std::string list;
+    for (const auto& f : cleaned.failures) list += (list.empty() ? "" : "; ") + f;
+    throw Failure(kExitRuntime, fmt::format("could not remove everything of domain '{}': {}", domain, list));
+  }
+}
+
+}  // namespace
+
+void add_clean_command(CLI::App& app, Context& context) {
+  auto* cmd = app.add_subcommand("clean", "Remove a dead domain's shared-memory objects, stale socket and pid file");
+  auto json = std::make_shared<bool>(false);
+  cmd->add_flag("--json", *json, "Print a JSON object: domain, objects, socket, pid_file, dead_pid, failures");
+  cmd->footer(
+      "Removes /dev/shm/ferry.<domain>.* and the socket and pid file a killed ferryd left in the\n"
+      "runtime directory. Refuses (exit 1) while a ferryd serves the domain: stop it instead, it\n"
+      "removes its own objects. Processes that still map an object keep their mapping; a new\n"
+      "ferryd removes the same leftovers when it starts.\n"
+      "Examples:\n  ferry clean\n  ferry --domain demo clean --json");
+  cmd->callback([&context, json] { clean(context, *json); });
+}
+
+}  // namespace ferry::cli
