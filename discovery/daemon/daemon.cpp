@@ -37,6 +37,11 @@ void add_to_epoll(int epoll_fd, int fd, int tag) {
 
 }  // namespace
 
+// The group the domain's objects are given to: --group's, else ferryd's own.
+gid_t object_group(const DaemonOptions& options) {
+  return options.group ? options.group->gid : static_cast<gid_t>(-1);
+}
+
 sigset_t block_stop_signals() {
   sigset_t signals;
   sigemptyset(&signals);
@@ -51,7 +56,7 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       access_{options_.domain, ::geteuid(), options_.group},
       liveness_(config.liveness),
       listener_(std::move(listener)),
-      shm_(options_.object_mode),
+      shm_(options_.object_mode, object_group(options_)),
       registry_(options_.domain, served_topics(config), to_topic_config(config.defaults),
                 config.strict, shm_) {
   // Signals first: a SIGTERM that arrives while the pool is being made waits
@@ -71,7 +76,7 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
                    options_.domain);
     }
-    pool_.emplace(options_.domain, config, options_.object_mode);
+    pool_.emplace(options_.domain, config, options_.object_mode, object_group(options_));
     create_heartbeat_table();
   }
   // SYNC: relaxed; a number for the clients.
@@ -88,7 +93,9 @@ void Daemon::create_heartbeat_table() {
   const std::string name = registry_object_name(options_.domain);
   auto beats = transport::Segment::create(name, kRegistryKind, kRegistryLayoutVersion,
                                           kHeartbeatTableBytes,
-                                          {.remove_stale = true, .mode = options_.object_mode});
+                                          {.remove_stale = true,
+                                           .mode = options_.object_mode,
+                                           .group = object_group(options_)});
   if (!beats) {
     throw std::runtime_error(fmt::format("cannot create the heartbeat table '{}': {}", name,
                                          transport::to_string(beats.error())));

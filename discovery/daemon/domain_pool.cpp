@@ -31,7 +31,8 @@ transport::PoolGeometry geometry_of(const config::PoolPlan& plan) {
 
 }  // namespace
 
-DomainPool::DomainPool(const std::string& domain, const config::Config& config, mode_t mode)
+DomainPool::DomainPool(const std::string& domain, const config::Config& config, mode_t mode,
+                       gid_t group)
     : name_(pool_object_name(domain)) {
   config::PoolPlan plan = config::plan_pool(config);
   if (plan.classes.empty()) {
@@ -48,7 +49,7 @@ DomainPool::DomainPool(const std::string& domain, const config::Config& config, 
   const std::size_t bytes = transport::pool_bytes(geometry);
   if (bytes == 0) throw std::runtime_error("the pool's size classes are invalid");
   auto segment = transport::Segment::create(name_, kPoolKind, transport::kPoolLayoutVersion, bytes,
-                                            {.remove_stale = true, .mode = mode});
+                                            {.remove_stale = true, .mode = mode, .group = group});
   if (!segment) {
     throw std::runtime_error(fmt::format("cannot create the pool '{}' ({} bytes): {}", name_, bytes,
                                          transport::to_string(segment.error())));

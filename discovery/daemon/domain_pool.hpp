@@ -17,7 +17,8 @@ class DomainPool {
  public:
   // Throws std::runtime_error with one sentence (which topic needs how much
   // when /dev/shm is too small).
-  DomainPool(const std::string& domain, const config::Config& config, mode_t mode);
+  DomainPool(const std::string& domain, const config::Config& config, mode_t mode,
+             gid_t group = static_cast<gid_t>(-1));
   // Adopts the pool a previous ferryd of the domain left (its live nodes
   // still use it). Throws std::runtime_error when there is none usable.
   struct Adopt {};

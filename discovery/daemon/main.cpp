@@ -316,6 +316,15 @@ int main(int argc, char** argv) {
   auto dir = ferry::discovery::ensure_runtime_dir();
   if (!dir) return fail(1, dir.error().message);
   setup.runtime_dir = *dir;
+  if (setup.group) {
+    // The group's members must reach the socket: the directory becomes
+    // theirs to enter and list (0750), never to write.
+    if (::chown(dir->c_str(), static_cast<uid_t>(-1), setup.group->gid) != 0 ||
+        ::chmod(dir->c_str(), 0750) != 0) {
+      return fail(1, fmt::format("cannot open the runtime directory {} to group '{}': {}",
+                                 dir->string(), setup.group->name, std::strerror(errno)));
+    }
+  }
   auto sock_path = ferry::discovery::socket_path(setup.domain, setup.runtime_dir);
   if (!sock_path) return fail(1, sock_path.error().message);
   setup.socket_path = *sock_path;

@@ -22,7 +22,7 @@ std::expected<void, std::string> ShmObjects::create_ring(const std::string& name
   }
   auto segment = transport::Segment::create(name, kRingKind,
                                             transport::kRingLayoutVersion, bytes,
-                                            {.remove_stale = true, .mode = mode_});
+                                            {.remove_stale = true, .mode = mode_, .group = group_});
   if (!segment) {
     return std::unexpected(fmt::format("cannot create ring '{}' ({} bytes): {}", name, bytes,
                                        transport::to_string(segment.error())));
@@ -40,7 +40,7 @@ std::expected<void, std::string> ShmObjects::create_ring(const std::string& name
 std::expected<void, std::string> ShmObjects::create_doorbell(const std::string& name) {
   auto segment = transport::Segment::create(name, kDoorbellKind, kDoorbellLayoutVersion,
                                             sizeof(transport::DoorbellWord),
-                                            {.remove_stale = true, .mode = mode_});
+                                            {.remove_stale = true, .mode = mode_, .group = group_});
   if (!segment) {
     return std::unexpected(fmt::format("cannot create doorbell '{}': {}", name,
                                        transport::to_string(segment.error())));

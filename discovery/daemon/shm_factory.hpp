@@ -11,7 +11,7 @@ namespace ferry::discovery {
 
 class ShmObjects final : public ShmFactory {
  public:
-  explicit ShmObjects(mode_t mode) : mode_(mode) {}
+  ShmObjects(mode_t mode, gid_t group) : mode_(mode), group_(group) {}
   std::expected<void, std::string> create_ring(const std::string& name, std::uint32_t capacity,
                                                std::uint32_t slot_size, Policy policy) override;
   std::expected<void, std::string> create_doorbell(const std::string& name) override;
@@ -20,6 +20,7 @@ class ShmObjects final : public ShmFactory {
 
  private:
   mode_t mode_;
+  gid_t group_;  // -1: ferryd's own
 };
 
 }  // namespace ferry::discovery

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -296,6 +297,54 @@ TEST_CASE("ferryd --group with an unknown group exits 2 naming it; a known one g
   CHECK((st.st_mode & 0777) == 0660);
   CHECK(st.st_gid == ::getgid());
   CHECK(run_program(domain, {bin_path("ferry"), "topic", "list"}).exit_code == 0);
+  REQUIRE(::kill(daemon.pid(), SIGTERM) == 0);
+  CHECK(eventually([&] { return process_gone(daemon.pid()); }, std::chrono::seconds(2)));
+}
+
+TEST_CASE("with --group, a process of another uid in that group uses the domain end to end") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: switching to another uid needs root");
+    return;
+  }
+  const group* g = ::getgrnam("nogroup");
+  if (g == nullptr) g = ::getgrnam("users");
+  REQUIRE(g != nullptr);
+  const gid_t gid = g->gr_gid;
+  TestDomain domain;
+  ferry::test::use_domain_env(domain);
+  const auto config = write_file(domain, "ok.yaml", seq_config(kTopics));
+  DetachedDaemon daemon(domain, config, {"--group", g->gr_name});
+  REQUIRE(daemon.result().exit_code == 0);
+  struct stat st {};
+  REQUIRE(::stat(domain.runtime_dir().c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0750);
+  CHECK(st.st_gid == gid);
+
+  ferry::Node node{"insider"};
+  auto pub = node.publisher<Seq>("t");
+  ferry::test::Child outsider([gid] {
+    // Another user, whose group is the daemon's --group.
+    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(65534) != 0) return 3;
+    try {
+      ferry::Node other{"outsider"};
+      auto sub = other.subscriber<Seq>("t");
+      auto s = sub.take(std::chrono::seconds(10));
+      return s && (*s)->seq == 7 ? 0 : 1;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "outsider: %s\n", e.what());
+      return 2;
+    }
+  });
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  CHECK(pub.publish(make_seq(1, 7)).delivered == 1);
+  CHECK(outsider.wait() == 0);
+  // Every object of the domain belongs to the group, mode 0660.
+  for (const auto& name : ferry::transport::list_domain_objects(domain.name())) {
+    CAPTURE(name);
+    REQUIRE(::stat(("/dev/shm/" + name).c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == 0660);
+    CHECK(st.st_gid == gid);
+  }
   REQUIRE(::kill(daemon.pid(), SIGTERM) == 0);
   CHECK(eventually([&] { return process_gone(daemon.pid()); }, std::chrono::seconds(2)));
 }

@@ -109,6 +109,10 @@ std::expected<Segment, SegmentError> Segment::create(std::string_view name, Segm
     if (::fchmod(shm.get_mapping_handle().handle, options.mode) != 0) {
       return std::unexpected(from_errno(errno));
     }
+    if (options.group != static_cast<gid_t>(-1) &&
+        ::fchown(shm.get_mapping_handle().handle, static_cast<uid_t>(-1), options.group) != 0) {
+      return std::unexpected(from_errno(errno));
+    }
     const std::size_t total = kPayloadOffset + payload_bytes;
     shm.truncate(static_cast<bip::offset_t>(total));  // zero-filled
     bip::mapped_region region(shm, bip::read_write, 0, total);

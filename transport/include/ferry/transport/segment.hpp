@@ -78,6 +78,7 @@ inline constexpr std::uint64_t kSegmentMagic = 0x4745535952524546ULL;  // "FERRY
 struct SegmentCreateOptions {
   bool remove_stale = false;  // remove an existing object of that name first
   mode_t mode = 0600;         // applied with fchmod: the umask does not matter
+  gid_t group = static_cast<gid_t>(-1);  // given to this group (fchown); -1: the creator's
 };
 
 enum class SegmentAccess : std::uint8_t { ReadWrite, ReadOnly };
