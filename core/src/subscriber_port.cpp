@@ -92,7 +92,7 @@ bool any_data(SubscriberState& state) noexcept {
 
 SubscriberPort::SubscriberPort(std::shared_ptr<NodeRuntime> runtime,
                                std::shared_ptr<SubscriberState> state)
-    : runtime_(std::move(runtime)), state_(std::move(state)) {}
+    : runtime_(std::move(runtime)), state_(std::move(state)), held_(&state_->held()) {}
 
 SubscriberPort::~SubscriberPort() { runtime_->destroy_port(state_->port_id); }
 
@@ -140,8 +140,6 @@ const std::string& SubscriberPort::topic() const noexcept { return state_->topic
 std::size_t SubscriberPort::sample_size() const noexcept {
   return static_cast<std::size_t>(state_->config.sample_size);
 }
-
-HeldSamples* SubscriberPort::held() const noexcept { return &state_->held(); }
 
 void release_held(HeldSamples* held, std::uint32_t token) noexcept { held->release(token); }
 
