@@ -174,7 +174,16 @@ PublisherPort::~PublisherPort() { runtime_->destroy_port(state_->port_id); }
 
 PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexcept {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
-  if (size <= state_->inline_max) return deliver(*state_, Message{bytes, kSlotInline, {}});
+  if (size <= state_->inline_max) {
+    // The usual case, one queue with room (block or drop_new): one push and
+    // nothing else. A full queue, several queues or drop_oldest: deliver().
+    auto& connections = state_->connections();
+    if (connections.size() == 1 && state_->config.policy != Policy::drop_oldest &&
+        connections.front()->producer.try_push(bytes, kSlotInline)) [[likely]] {
+      return PublishResult{1, 0, 0, 0};
+    }
+    return deliver(*state_, Message{bytes, kSlotInline, {}});
+  }
   // Too large for a slot: copy it into a chunk once, and share the chunk.
   auto chunk = loan(size);
   if (!chunk) {
