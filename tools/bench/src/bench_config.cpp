@@ -16,7 +16,7 @@ constexpr std::uint64_t kMinChunk = 64;
 std::uint64_t chunk_size_for(std::uint64_t size) noexcept { return std::bit_ceil(std::max(size, kMinChunk)); }
 
 std::uint64_t chunks_for(const BenchTopic& t) noexcept {
-  return std::uint64_t{t.capacity} * t.max_subscribers + kBenchMaxLoans +
+  return std::uint64_t{t.max_queued} * t.max_subscribers + kBenchMaxLoans +
          std::uint64_t{kBenchMaxHeld} * t.max_subscribers;
 }
 
@@ -57,20 +57,15 @@ std::uint32_t throughput_capacity(std::uint64_t size) noexcept {
   return 4;
 }
 
-std::uint32_t latency_capacity(std::uint64_t size, FerryPath path) noexcept {
-  return path == FerryPath::Copy && size <= config::kMaxInlineSample ? 64 : 2;
-}
-
 TopicSet latency_topics(std::uint64_t size, FerryPath path) {
   const bool fixed = path == FerryPath::Copy;
-  const std::uint32_t capacity = latency_capacity(size, path);
-  return {BenchTopic{latency_ping_topic(size, path), size, fixed, capacity, 1},
-          BenchTopic{latency_pong_topic(size, path), size, fixed, capacity, 1}};
+  return {BenchTopic{latency_ping_topic(size, path), size, fixed, kLatencyCapacity, 1, 1},
+          BenchTopic{latency_pong_topic(size, path), size, fixed, kLatencyCapacity, 1, 1}};
 }
 
 TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, FerryPath path) {
-  return {BenchTopic{throughput_topic(size, path), size, path == FerryPath::Copy, throughput_capacity(size),
-                     subscribers}};
+  const std::uint32_t capacity = throughput_capacity(size);
+  return {BenchTopic{throughput_topic(size, path), size, path == FerryPath::Copy, capacity, subscribers, capacity}};
 }
 
 std::string bench_yaml(const std::vector<TopicSet>& sets) {

@@ -42,6 +42,9 @@ struct BenchTopic {
   bool fixed = false;                 // an opaque type of max_size bytes instead of bytes
   std::uint32_t capacity = 0;         // queue slots, a power of two
   std::uint32_t max_subscribers = 1;  // one publisher per topic
+  // Messages a queue ever holds at once (sizes the pool): capacity for a
+  // stream, 1 for a ping-pong (one message in flight, whatever the capacity).
+  std::uint32_t max_queued = 0;
 };
 
 // The topics one run uses at the same time.
@@ -51,12 +54,12 @@ using TopicSet = std::vector<BenchTopic>;
 inline constexpr std::uint32_t kBenchMaxLoans = 2;
 inline constexpr std::uint32_t kBenchMaxHeld = 2;
 
-// Queue capacity for latency at `size` bytes. One message is in flight, but
-// a producer re-reads the consumer's head (a cache miss) each time its
-// cached copy says full, so a tiny ring costs a miss every other message:
-// inline sizes get the raw-ring's capacity (64, also the topic default);
-// pooled sizes 2, which keeps the pool (sized from capacity) within /dev/shm.
-[[nodiscard]] std::uint32_t latency_capacity(std::uint64_t size, FerryPath path) noexcept;
+// Queue capacity for latency: the raw-ring's (and the topic default), 64.
+// One message is in flight, but a producer re-reads the consumer's head (a
+// cross-core miss) each time its cached copy says full, so a tiny ring would
+// cost a miss every other message. The pool is sized from the one message
+// in flight, not from the capacity (max_queued).
+inline constexpr std::uint32_t kLatencyCapacity = 64;
 
 // The topics of each path (Copy: a fixed-size type; Loan: bytes).
 [[nodiscard]] std::string latency_ping_topic(std::uint64_t size, FerryPath path);
