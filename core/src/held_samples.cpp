@@ -1,7 +1,8 @@
 #include "held_samples.hpp"
 
-#include <bit>
+#include <mutex>
 #include <new>
+#include <vector>
 
 namespace ferry::detail {
 
@@ -10,9 +11,41 @@ constexpr std::size_t kAlign = 64;
 std::size_t round_up(std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 }  // namespace
 
+// Closed objects with samples still out, deleted by a later sweep once every
+// buffer is back. Not the hot path: only create() and close() come here.
+struct ClosedHeldSamples {
+  std::mutex mutex;
+  std::vector<HeldSamples*> waiting;  // under mutex
+
+  // Adds `add` (if any), then deletes the waiting objects whose buffers are
+  // all back.
+  void sweep(HeldSamples* add) {
+    std::vector<HeldSamples*> done;
+    {
+      std::lock_guard lock(mutex);
+      if (add != nullptr) waiting.push_back(add);
+      done.reserve(waiting.size());  // the predicate below must not throw
+      std::erase_if(waiting, [&](HeldSamples* h) {
+        if (!h->all_released()) return false;
+        done.push_back(h);
+        return true;
+      });
+    }
+    for (HeldSamples* h : done) delete h;
+  }
+
+  static ClosedHeldSamples& instance() {
+    // Never destroyed: a Sample released by a static destructor at exit may
+    // still look here. What waits at exit is still reachable (not a leak).
+    static auto* list = new ClosedHeldSamples;
+    return *list;
+  }
+};
+
 HeldSamples* HeldSamples::create(std::uint32_t count, std::size_t buffer_size,
                                  std::shared_ptr<DomainPoolView> pool) {
   if (count == 0 || count > kMaxBuffers) throw std::bad_alloc();
+  ClosedHeldSamples::instance().sweep(nullptr);
   const std::size_t rounded = round_up(buffer_size == 0 ? 1 : buffer_size);
   auto* storage = static_cast<std::byte*>(::operator new(rounded * count, std::align_val_t{kAlign}));
   return new HeldSamples(count, rounded, storage, std::move(pool));
@@ -23,58 +56,71 @@ HeldSamples::HeldSamples(std::uint32_t count, std::size_t buffer_size, std::byte
     : count_(count),
       buffer_size_(buffer_size),
       storage_(storage),
-      all_free_((std::uint64_t{1} << count) - 1),
       pool_(std::move(pool)),
-      state_(all_free_) {}
+      free_((std::uint64_t{1} << count) - 1) {}
 
 HeldSamples::~HeldSamples() { ::operator delete(storage_, std::align_val_t{kAlign}); }
 
-bool HeldSamples::acquire(std::uint32_t& token, std::byte*& buffer) noexcept {
-  // SYNC: acquire, pairs with the acq_rel fetch_or in release(): a reader on
-  // another thread has finished with the buffer before we overwrite it.
-  const std::uint64_t free_bits = state_.load(std::memory_order_acquire) & all_free_;
-  if (free_bits == 0) return false;
-  const auto index = static_cast<std::uint32_t>(std::countr_zero(free_bits));
-  // Only this thread clears bits, so the bit found above is still set.
-  // SYNC: relaxed; the buffer's new contents are published to a releasing
-  // thread through the Sample handle the user passes it, not through this word.
-  state_.fetch_and(~(std::uint64_t{1} << index), std::memory_order_relaxed);
-  token = index;
-  buffer = storage_ + std::size_t{index} * buffer_size_;
+bool HeldSamples::collect() noexcept {
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    // SYNC: acquire, pairs with the release store in release(): the reader
+    // of the buffer (any thread) has finished with it before we reuse it.
+    if (released_[i].load(std::memory_order_acquire) != 0) {
+      // SYNC: relaxed; the buffer is ours again, and reaches a releaser only
+      // through a new Sample handle (which carries the ordering).
+      released_[i].store(0, std::memory_order_relaxed);
+      free_ |= std::uint64_t{1} << i;
+    }
+  }
+  return free_ != 0;
+}
+
+void HeldSamples::release_chunk(std::uint32_t token) noexcept {
+  // SYNC: relaxed; see hold_chunk.
+  const std::uint64_t ref = chunks_[token].load(std::memory_order_relaxed);
+  chunks_[token].store(0, std::memory_order_relaxed);
+  // A failure means ferryd reclaimed the chunk already (this node was
+  // declared dead): nothing is left to give back.
+  (void)pool_->pool.release(transport::ChunkRef::unpack(ref), pool_->owner);
+}
+
+bool HeldSamples::all_released() const noexcept {
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    // SYNC: acquire, pairs with the release store in release() (see there).
+    if (released_[i].load(std::memory_order_acquire) == 0) return false;
+  }
   return true;
 }
 
-void HeldSamples::release(std::uint32_t token) noexcept {
-  if (token >= count_) return;
-  // SYNC: relaxed; see hold_chunk.
-  if (const std::uint64_t ref = chunks_[token].load(std::memory_order_relaxed); ref != 0) {
-    chunks_[token].store(0, std::memory_order_relaxed);
-    // A failure means ferryd reclaimed the chunk already (this node was
-    // declared dead): nothing is left to give back.
-    (void)pool_->pool.release(transport::ChunkRef::unpack(ref), pool_->owner);
-  }
-  const std::uint64_t bit = std::uint64_t{1} << token;
-  // SYNC: acq_rel. Release pairs with the acquire load in acquire(); acquire
-  // pairs with close() so that whoever deletes sees every other access.
-  const std::uint64_t before = state_.fetch_or(bit, std::memory_order_acq_rel);
-  finish_if_done(before | bit);
-}
-
 void HeldSamples::close() noexcept {
-  // SYNC: acq_rel, pairs with the fetch_or in release() (see there).
-  const std::uint64_t before = state_.fetch_or(kClosedBit, std::memory_order_acq_rel);
-  finish_if_done(before | kClosedBit);
-}
-
-void HeldSamples::finish_if_done(std::uint64_t state_after) noexcept {
-  // Exactly one read-modify-write produces "closed and all free": its caller deletes.
-  if (state_after == (kClosedBit | all_free_)) delete this;
+  // The buffers only the owner knew free count as released from now on.
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    if ((free_ >> i & 1) != 0) {
+      // SYNC: relaxed; nobody else writes a free buffer's flag, and a sweep
+      // on another thread sees it through the list's mutex.
+      released_[i].store(1, std::memory_order_relaxed);
+    }
+  }
+  free_ = 0;
+  if (all_released()) {
+    delete this;
+    ClosedHeldSamples::instance().sweep(nullptr);
+    return;
+  }
+  try {
+    ClosedHeldSamples::instance().sweep(this);
+  } catch (...) {
+    // No memory to remember it: leak it rather than free a buffer in use.
+  }
 }
 
 std::uint32_t HeldSamples::held_count() const noexcept {
-  // SYNC: relaxed; a statistic.
-  const std::uint64_t free_bits = state_.load(std::memory_order_relaxed) & all_free_;
-  return count_ - static_cast<std::uint32_t>(std::popcount(free_bits));
+  std::uint32_t free = static_cast<std::uint32_t>(std::popcount(free_));
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    // SYNC: relaxed; a statistic.
+    free += released_[i].load(std::memory_order_relaxed);
+  }
+  return count_ - free;
 }
 
 }  // namespace ferry::detail

@@ -5,10 +5,22 @@
 // until its Sample handle dies.
 //
 // The user's thread acquires buffers; a Sample may be released from any
-// thread, even after its Subscriber is gone: the object then frees itself on
-// the last release.
+// thread, even after its Subscriber is gone.
+//
+// No read-modify-write on the hot path: a release is one release-store of
+// its buffer's `released_` flag (its last access to this object); the owner
+// keeps the buffers it knows free in a private mask and, only when that mask
+// is empty, collects the released flags (plain loads and stores, once per
+// max_held takes). An empty take() touches nothing here.
+//
+// Lifetime: the owner closes the object when its Subscriber goes. If every
+// buffer is back it is deleted then; otherwise it waits in a process-wide
+// list of closed objects that close() and create() sweep (a closed object
+// whose flags are all set has no releaser left inside it: each release's
+// flag store is its last access).
 
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -19,7 +31,7 @@ namespace ferry::detail {
 
 class HeldSamples {
  public:
-  static constexpr std::uint32_t kMaxBuffers = 63;  // one bit each, one bit for "closed"
+  static constexpr std::uint32_t kMaxBuffers = 63;  // config::kMaxHeld
 
   // Heap-allocates `count` buffers of `buffer_size` bytes, 64-byte aligned.
   // `pool` (may be null) is where pooled samples' references are released.
@@ -27,9 +39,17 @@ class HeldSamples {
                              std::shared_ptr<DomainPoolView> pool);
 
   // Takes a free buffer; false when all `count` are held. Owner thread only.
-  bool acquire(std::uint32_t& token, std::byte*& buffer) noexcept;
+  bool acquire(std::uint32_t& token, std::byte*& buffer) noexcept {
+    if (free_ == 0 && !collect()) return false;
+    const auto index = static_cast<std::uint32_t>(std::countr_zero(free_));
+    free_ &= free_ - 1;
+    token = index;
+    buffer = storage_ + std::size_t{index} * buffer_size_;
+    return true;
+  }
   // Gives back a buffer that acquire handed out but that was not filled.
-  void unacquire(std::uint32_t token) noexcept { release(token); }
+  // Owner thread only.
+  void unacquire(std::uint32_t token) noexcept { free_ |= std::uint64_t{1} << token; }
   // The held sample is a pool chunk (ChunkRef::pack()): release drops the
   // node's reference to it. Owner thread, between acquire and handing out.
   void hold_chunk(std::uint32_t token, std::uint64_t ref) noexcept {
@@ -37,30 +57,50 @@ class HeldSamples {
     // and read back by release() on the thread that got that handle.
     chunks_[token].store(ref, std::memory_order_relaxed);
   }
-  // Any thread. May delete this when the owner has closed it.
-  void release(std::uint32_t token) noexcept;
-  // The owner is gone; frees now if nothing is held, else on the last release.
+  // Any thread, once per acquired token. The object may be deleted by
+  // another thread as soon as this returns.
+  void release(std::uint32_t token) noexcept {
+    if (token >= count_) return;
+    // SYNC: relaxed; see hold_chunk.
+    if (chunks_[token].load(std::memory_order_relaxed) != 0) release_chunk(token);
+    // SYNC: release, pairs with the acquire loads in collect() and
+    // all_released(): our reads of the buffer (and the chunk bookkeeping)
+    // happen before the owner reuses it or a sweep deletes us. This store is
+    // our last access to the object.
+    released_[token].store(1, std::memory_order_release);
+  }
+  // The owner is gone: deletes now if nothing is held, else later (above).
+  // On the owner's thread, or after it (its last acquire happens before).
   void close() noexcept;
 
+  // Owner thread (a statistic).
   [[nodiscard]] std::uint32_t held_count() const noexcept;
   [[nodiscard]] std::uint32_t capacity() const noexcept { return count_; }
 
  private:
+  friend struct ClosedHeldSamples;
   HeldSamples(std::uint32_t count, std::size_t buffer_size, std::byte* storage,
               std::shared_ptr<DomainPoolView> pool) noexcept;
   ~HeldSamples();
-  void finish_if_done(std::uint64_t state_after) noexcept;
-
-  static constexpr std::uint64_t kClosedBit = std::uint64_t{1} << 63;
+  // Owner thread: moves the buffers released since the last call into free_.
+  bool collect() noexcept;
+  // Drops the node's reference to token's pool chunk.
+  void release_chunk(std::uint32_t token) noexcept;
+  // Closed, or about to be: is every buffer back?
+  [[nodiscard]] bool all_released() const noexcept;
 
   const std::uint32_t count_;
   const std::size_t buffer_size_;  // rounded up to 64
   std::byte* const storage_;
-  const std::uint64_t all_free_;
   std::shared_ptr<DomainPoolView> pool_;
   std::atomic<std::uint64_t> chunks_[kMaxBuffers]{};  // pooled sample per token, 0: none
-  // Bit i set: buffer i is free. Bit 63: the owner closed us.
-  std::atomic<std::uint64_t> state_;
+  // Every buffer is in exactly one of: free_ (free, the owner knows it),
+  // released (its flag is 1, not yet collected), or held by a Sample.
+  std::uint64_t free_;  // owner thread only; bit i: buffer i is free
+  // 1: buffer i was released (by any thread) and not yet collected. Written
+  // 1 by the releaser, 0 by the owner when it collects; never both at once
+  // (the buffer goes back to a releaser only through a new Sample).
+  std::atomic<std::uint8_t> released_[kMaxBuffers]{};
 };
 
 }  // namespace ferry::detail

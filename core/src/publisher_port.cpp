@@ -180,8 +180,17 @@ PublisherPort::~PublisherPort() { runtime_->destroy_port(*state_); }
 PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexcept {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
   if (size <= state_->inline_max) {
-    const PublishResult result = deliver(*state_, Message{bytes, kSlotInline, {}});
-    (void)state_->remember(bytes, kSlotInline);  // a no-op without `history:`
+    // The usual case, one queue with room (block or drop_new): one push and
+    // nothing else. A full queue, several queues or drop_oldest: deliver().
+    auto& connections = state_->connections();
+    PublishResult result;
+    if (connections.size() == 1 && state_->config.policy != Policy::drop_oldest &&
+        connections.front()->producer.try_push(bytes, kSlotInline)) [[likely]] {
+      result.delivered = 1;
+    } else {
+      result = deliver(*state_, Message{bytes, kSlotInline, {}});
+    }
+    if (!result.error) (void)state_->remember(bytes, kSlotInline);  // a no-op without `history:`
     return result;
   }
   // Too large for a slot: copy it into a chunk once, and share the chunk.

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "daemon_fixture.hpp"
@@ -261,4 +262,39 @@ TEST_CASE("a subscriber drains its publishers' queues in turn, so none starves a
   while (auto s = sub.take()) order.push_back((*s)->publisher);
   REQUIRE(order.size() == 16);
   for (std::size_t i = 1; i < order.size(); ++i) CHECK(order[i] != order[i - 1]);
+}
+
+TEST_CASE("samples outlive their subscriber and node, released on another thread, and stay intact") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 8, policy: block, max_held: 4 }\n"));
+  ferry::test::use_domain_env(domain);
+  std::vector<ferry::Sample<Seq>> kept;
+  {
+    ferry::Node node{"n"};
+    auto pub = node.publisher<Seq>("t");
+    auto sub = node.subscriber<Seq>("t");
+    REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
+    for (std::uint64_t i = 0; i < 20; ++i) {
+      REQUIRE(pub.publish(make_seq(7, i)).delivered == 1);
+      auto s = sub.take(1s);
+      REQUIRE(s);
+      CHECK((*s)->seq == i);
+      if (i >= 17) kept.push_back(std::move(*s));  // three held when the subscriber goes
+    }
+  }
+  // The subscriber and its node are gone; the samples' buffers are not.
+  for (std::size_t i = 0; i < kept.size(); ++i) {
+    CHECK(intact(*kept[i]));
+    CHECK(kept[i]->seq == 17 + i);
+  }
+  std::thread([&] { kept.clear(); }).join();
+  // A new subscriber (its creation sweeps the closed ones) works as usual.
+  ferry::Node node{"again"};
+  auto pub = node.publisher<Seq>("t");
+  auto sub = node.subscriber<Seq>("t");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
+  REQUIRE(pub.publish(make_seq(8, 0)).delivered == 1);
+  auto s = sub.take(1s);
+  REQUIRE(s);
+  CHECK((*s)->publisher == 8);
 }

@@ -145,6 +145,19 @@ TEST_CASE("bench_throughput_reports_rates_of_every_transport_and_leaves_nothing"
   }
 }
 
+TEST_CASE("bench_measures_ferry_copy_and_ferry_loan_on_request") {
+  // ferry takes the copy path at 64 B and the loan path at 1 MiB; the two
+  // variants measure one path at every size.
+  const auto lines = run_bench({"latency", "--rounds", "500", "--repeat", "1", "--size", "64", "--size", "1MiB",
+                                "--transports", "ferry-loan,ferry,ferry-copy", "--json"});
+  REQUIRE(lines.size() == 2);
+  for (const auto& line : lines) {
+    CAPTURE(line.dump());
+    CHECK(transports_of(line) == std::vector<std::string>{"ferry", "ferry-copy", "ferry-loan"});
+    for (const auto& r : line.at("results")) CHECK(r.at("p50_ns").get<std::int64_t>() > 0);
+  }
+}
+
 TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
   TestDomain domain;
   auto r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--size", "4KB"});

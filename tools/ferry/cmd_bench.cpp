@@ -5,8 +5,12 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "commands.hpp"
 #include "ferry/bench/bench.hpp"
+#include "ferry/config/limits.hpp"
+#include "ferry/config/units.hpp"
 
 namespace ferry::cli {
 
@@ -24,8 +28,15 @@ struct CommonArgs {
 
 void add_common(CLI::App& cmd, CommonArgs& a, const char* size_help) {
   cmd.add_option("--size", a.sizes, size_help)->delimiter(',');
+  const std::string inline_max = config::format_size(config::kMaxInlineSample);
   cmd.add_option("--transports", a.transports,
-                 "Transports to measure, in a list: ferry, ferry-copy, raw-ring, unix-socket, pipe (default all but ferry-copy)")
+                 fmt::format("Transports to measure, in a list: ferry, ferry-copy, ferry-loan, raw-ring, "
+                             "unix-socket, pipe (default all but ferry-copy and ferry-loan). ferry is what the "
+                             "full API gives at each size: publish(const T&) / take() up to {0} (copied into "
+                             "the ring slot and out), loan / publish / take above (zero copy); ferry-copy is "
+                             "publish(const T&) at every size (above {0} copied once into a pool chunk), "
+                             "ferry-loan the loan path at every size",
+                             inline_max))
       ->delimiter(',');
   cmd.add_option("--cpus", a.cpus,
                  "CPUs to pin to: the sending side first, then the receiving side(s) "

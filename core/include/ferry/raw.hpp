@@ -58,17 +58,19 @@ class RawPublisher {
   // `sample` must be exactly sample_size() bytes; anything else is refused
   // (nothing delivered) without touching the queues.
   PublishResult publish(std::span<const std::byte> sample) noexcept {
-    if (sample.size() != port_->sample_size()) return PublishResult{};
+    if (sample.size() != sample_size_) return PublishResult{};
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
-  [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
+  [[nodiscard]] std::size_t sample_size() const noexcept { return sample_size_; }
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept { return port_->subscriber_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
 
  private:
   friend class Node;
-  explicit RawPublisher(std::unique_ptr<detail::PublisherPort> port) : port_(std::move(port)) {}
+  explicit RawPublisher(std::unique_ptr<detail::PublisherPort> port)
+      : port_(std::move(port)), sample_size_(port_->sample_size()) {}
   std::unique_ptr<detail::PublisherPort> port_;
+  std::size_t sample_size_;  // the topic's, fixed: not asked on every publish
 };
 
 class RawSubscriber {

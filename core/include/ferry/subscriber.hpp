@@ -21,16 +21,13 @@ class Subscriber {
  public:
   // Never blocks. Empty when nothing is queued (or max_held is reached: use
   // try_take to tell the two apart).
-  std::optional<Sample<T>> take() noexcept {
-    auto r = try_take();
-    if (r && *r) return std::move(**r);
-    return std::nullopt;
-  }
+  std::optional<Sample<T>> take() noexcept { return take(std::chrono::nanoseconds::zero()); }
   // Waits up to `timeout` for a sample: spins briefly, then sleeps.
   std::optional<Sample<T>> take(std::chrono::nanoseconds timeout) noexcept {
-    auto r = try_take(timeout);
-    if (r && *r) return std::move(**r);
-    return std::nullopt;
+    detail::TakenSample taken;
+    ErrorCode error{};
+    if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;
+    return make_sample(taken);
   }
   // Like take(), but says why nothing came back when it is an error
   // (TooManyHeld, NodeDeclaredDead, ...).
@@ -40,14 +37,7 @@ class Subscriber {
     ErrorCode error{};
     switch (port_->take(taken, error, timeout)) {
       case detail::TakeStatus::Taken:
-        if constexpr (std::is_same_v<T, Bytes>) {
-          return std::optional<Sample<T>>(Sample<T>(
-              port_->held(), taken.token,
-              Bytes(std::span(static_cast<const std::byte*>(taken.data), taken.size))));
-        } else {
-          return std::optional<Sample<T>>(
-              Sample<T>(port_->held(), taken.token, static_cast<const T*>(taken.data)));
-        }
+        return std::optional<Sample<T>>(make_sample(taken));
       case detail::TakeStatus::Failed:
         return std::unexpected(error);
       case detail::TakeStatus::Empty:
@@ -62,6 +52,14 @@ class Subscriber {
  private:
   friend class Node;
   explicit Subscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
+  Sample<T> make_sample(const detail::TakenSample& taken) const noexcept {
+    if constexpr (std::is_same_v<T, Bytes>) {
+      return Sample<T>(port_->held(), taken.token,
+                       Bytes(std::span(static_cast<const std::byte*>(taken.data), taken.size)));
+    } else {
+      return Sample<T>(port_->held(), taken.token, static_cast<const T*>(taken.data));
+    }
+  }
   std::unique_ptr<detail::SubscriberPort> port_;
 };
 

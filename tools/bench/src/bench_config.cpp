@@ -16,7 +16,7 @@ constexpr std::uint64_t kMinChunk = 64;
 std::uint64_t chunk_size_for(std::uint64_t size) noexcept { return std::bit_ceil(std::max(size, kMinChunk)); }
 
 std::uint64_t chunks_for(const BenchTopic& t) noexcept {
-  return std::uint64_t{t.capacity} * t.max_subscribers + kBenchMaxLoans +
+  return std::uint64_t{t.max_queued} * t.max_subscribers + kBenchMaxLoans +
          std::uint64_t{kBenchMaxHeld} * t.max_subscribers;
 }
 
@@ -34,14 +34,18 @@ std::map<std::uint64_t, std::uint64_t> pool_classes(const std::vector<TopicSet>&
 
 }  // namespace
 
-std::string latency_ping_topic(std::uint64_t size, bool copy) {
-  return fmt::format("bench/latency{}/{}/ping", copy ? "-copy" : "", size);
+namespace {
+const char* path_suffix(FerryPath path) noexcept { return path == FerryPath::Copy ? "-copy" : ""; }
+}  // namespace
+
+std::string latency_ping_topic(std::uint64_t size, FerryPath path) {
+  return fmt::format("bench/latency{}/{}/ping", path_suffix(path), size);
 }
-std::string latency_pong_topic(std::uint64_t size, bool copy) {
-  return fmt::format("bench/latency{}/{}/pong", copy ? "-copy" : "", size);
+std::string latency_pong_topic(std::uint64_t size, FerryPath path) {
+  return fmt::format("bench/latency{}/{}/pong", path_suffix(path), size);
 }
-std::string throughput_topic(std::uint64_t size, bool copy) {
-  return fmt::format("bench/throughput{}/{}", copy ? "-copy" : "", size);
+std::string throughput_topic(std::uint64_t size, FerryPath path) {
+  return fmt::format("bench/throughput{}/{}", path_suffix(path), size);
 }
 std::string slot_topic(const std::string& topic, std::uint64_t run) {
   return fmt::format("{}/s{}", topic, run % kTopicSlots);
@@ -53,13 +57,15 @@ std::uint32_t throughput_capacity(std::uint64_t size) noexcept {
   return 4;
 }
 
-TopicSet latency_topics(std::uint64_t size, bool copy) {
-  return {BenchTopic{latency_ping_topic(size, copy), size, copy, kLatencyCapacity, 1},
-          BenchTopic{latency_pong_topic(size, copy), size, copy, kLatencyCapacity, 1}};
+TopicSet latency_topics(std::uint64_t size, FerryPath path) {
+  const bool fixed = path == FerryPath::Copy;
+  return {BenchTopic{latency_ping_topic(size, path), size, fixed, kLatencyCapacity, 1, 1},
+          BenchTopic{latency_pong_topic(size, path), size, fixed, kLatencyCapacity, 1, 1}};
 }
 
-TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, bool copy) {
-  return {BenchTopic{throughput_topic(size, copy), size, copy, throughput_capacity(size), subscribers}};
+TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, FerryPath path) {
+  const std::uint32_t capacity = throughput_capacity(size);
+  return {BenchTopic{throughput_topic(size, path), size, path == FerryPath::Copy, capacity, subscribers, capacity}};
 }
 
 std::string bench_yaml(const std::vector<TopicSet>& sets) {

@@ -1,8 +1,8 @@
 #pragma once
 // The YAML a benchmark's private ferryd loads: topics with policy `block`
 // (lossless, like a socket or a pipe) and an explicit pool. ferry's loan
-// path uses `bytes` topics; its copy path (ferry-copy) topics of an opaque
-// type of exactly the message size, which is what publish(const T&) sends.
+// path uses `bytes` topics; its copy path topics of an opaque type of
+// exactly the message size, which is what publish(const T&) sends.
 //
 // Each run uses topics of its own: the topics a run needs are declared
 // kTopicSlots times (".../s0" ... ".../s7") and run i uses slot i % 8. A
@@ -15,7 +15,24 @@
 #include <string>
 #include <vector>
 
+#include "ferry/config/limits.hpp"
+
 namespace ferry::bench {
+
+// How a ferry transport sends a message:
+// - Copy: publish(const T&) of a T of the message size and take(): up to
+//   kMaxInlineSample bytes the sample is copied into the ring slot and out
+//   of it (what ferry does for small samples); above, once into a pool chunk.
+// - Loan: loan(n) / publish(loan) on a bytes topic and take(): zero copy,
+//   the sample stays in the pool.
+enum class FerryPath : std::uint8_t { Copy, Loan };
+
+// The path a user of the full API takes for `size`, which the `ferry`
+// transport measures: the inline copy while the sample fits a ring slot,
+// the loan above.
+[[nodiscard]] constexpr FerryPath ferry_path(std::uint64_t size) noexcept {
+  return size <= config::kMaxInlineSample ? FerryPath::Copy : FerryPath::Loan;
+}
 
 inline constexpr std::uint32_t kTopicSlots = 8;
 
@@ -25,6 +42,9 @@ struct BenchTopic {
   bool fixed = false;                 // an opaque type of max_size bytes instead of bytes
   std::uint32_t capacity = 0;         // queue slots, a power of two
   std::uint32_t max_subscribers = 1;  // one publisher per topic
+  // Messages a queue ever holds at once (sizes the pool): capacity for a
+  // stream, 1 for a ping-pong (one message in flight, whatever the capacity).
+  std::uint32_t max_queued = 0;
 };
 
 // The topics one run uses at the same time.
@@ -33,20 +53,26 @@ using TopicSet = std::vector<BenchTopic>;
 // Per-topic limits the benchmark's sides stay within.
 inline constexpr std::uint32_t kBenchMaxLoans = 2;
 inline constexpr std::uint32_t kBenchMaxHeld = 2;
-inline constexpr std::uint32_t kLatencyCapacity = 2;  // one message in flight
 
-// `copy`: the ferry-copy transport's topics (fixed-size type).
-[[nodiscard]] std::string latency_ping_topic(std::uint64_t size, bool copy = false);
-[[nodiscard]] std::string latency_pong_topic(std::uint64_t size, bool copy = false);
-[[nodiscard]] std::string throughput_topic(std::uint64_t size, bool copy = false);
+// Queue capacity for latency: the raw-ring's (and the topic default), 64.
+// One message is in flight, but a producer re-reads the consumer's head (a
+// cross-core miss) each time its cached copy says full, so a tiny ring would
+// cost a miss every other message. The pool is sized from the one message
+// in flight, not from the capacity (max_queued).
+inline constexpr std::uint32_t kLatencyCapacity = 64;
+
+// The topics of each path (Copy: a fixed-size type; Loan: bytes).
+[[nodiscard]] std::string latency_ping_topic(std::uint64_t size, FerryPath path);
+[[nodiscard]] std::string latency_pong_topic(std::uint64_t size, FerryPath path);
+[[nodiscard]] std::string throughput_topic(std::uint64_t size, FerryPath path);
 // The name run `run` uses for `topic`.
 [[nodiscard]] std::string slot_topic(const std::string& topic, std::uint64_t run);
 
 // Queue capacity for throughput at `size` bytes (ferry and raw-ring alike).
 [[nodiscard]] std::uint32_t throughput_capacity(std::uint64_t size) noexcept;
 
-[[nodiscard]] TopicSet latency_topics(std::uint64_t size, bool copy = false);
-[[nodiscard]] TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, bool copy = false);
+[[nodiscard]] TopicSet latency_topics(std::uint64_t size, FerryPath path);
+[[nodiscard]] TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, FerryPath path);
 
 // The configuration text: every set's topics in every slot; `pool:` with one
 // class per power-of-two chunk size, holding twice what the most demanding

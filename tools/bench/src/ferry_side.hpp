@@ -10,7 +10,9 @@
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/bench/options.hpp"
+#include "ferry/bench/spin.hpp"
 #include "ferry/ferry.hpp"
+#include "latency_transport.hpp"  // kPeerTimeoutNs
 #include "run_control.hpp"
 #include "seq.hpp"
 
@@ -32,13 +34,53 @@ template <class Pred>
   return true;
 }
 
+// Reports why next_sample() returned nothing (out of line: not the hot path).
+void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCode* error);
+
 // The next sample: polls take() (spin) or blocks in take(timeout) (sleep).
 // nullopt after kPeerTimeoutNs or on an error, which it reports as `who`.
-[[nodiscard]] std::optional<ferry::Sample<ferry::Bytes>> next_sample(ferry::Subscriber<ferry::Bytes>& sub,
-                                                                     Wait wait, RunControl& control,
-                                                                     const char* who);
+// Inline, like the raw-ring's raw_take: the measured path is the API call
+// in the caller's loop, not a harness function around it.
+[[nodiscard]] inline std::optional<ferry::Sample<ferry::Bytes>> next_sample(ferry::Subscriber<ferry::Bytes>& sub,
+                                                                            Wait wait, RunControl& control,
+                                                                            const char* who) {
+  std::optional<ferry::Sample<ferry::Bytes>> got;
+  std::optional<ferry::ErrorCode> error;
+  if (wait == Wait::Sleep) {
+    auto r = sub.try_take(std::chrono::nanoseconds(kPeerTimeoutNs));
+    if (!r) {
+      error = r.error();
+    } else {
+      got = std::move(*r);
+    }
+  } else {
+    (void)spin_until(
+        [&] {
+          auto r = sub.try_take();
+          if (!r) {
+            error = r.error();
+            return true;
+          }
+          if (!*r) return false;
+          got = std::move(*r);
+          return true;
+        },
+        kPeerTimeoutNs);
+  }
+  if (!got) report_no_sample(control, who, error ? &*error : nullptr);
+  return got;
+}
 // The same for a raw port (the topic's own fixed-size type).
-[[nodiscard]] std::optional<ferry::RawSample> next_sample(ferry::RawSubscriber& sub, Wait wait, RunControl& control,
-                                                          const char* who);
+[[nodiscard]] inline std::optional<ferry::RawSample> next_sample(ferry::RawSubscriber& sub, Wait wait,
+                                                                 RunControl& control, const char* who) {
+  std::optional<ferry::RawSample> got;
+  if (wait == Wait::Sleep) {
+    got = sub.take(std::chrono::nanoseconds(kPeerTimeoutNs));
+  } else {
+    (void)spin_until([&] { return (got = sub.take()).has_value(); }, kPeerTimeoutNs);
+  }
+  if (!got) report_no_sample(control, who, nullptr);
+  return got;
+}
 
 }  // namespace ferry::bench

@@ -57,11 +57,13 @@ int run_latency(LatencyOptions o, std::FILE* out) {
   const auto wants = [&](std::string_view t) {
     return std::find(o.transports.begin(), o.transports.end(), t) != o.transports.end();
   };
-  if (wants(kFerry) || wants(kFerryCopy)) {
+  if (wants(kFerry) || wants(kFerryCopy) || wants(kFerryLoan)) {
     std::vector<TopicSet> sets;
     for (auto size : o.sizes) {
-      if (wants(kFerry)) sets.push_back(latency_topics(size));
-      if (wants(kFerryCopy)) sets.push_back(latency_topics(size, true));
+      const bool copy = wants(kFerryCopy) || (wants(kFerry) && ferry_path(size) == FerryPath::Copy);
+      const bool loan = wants(kFerryLoan) || (wants(kFerry) && ferry_path(size) == FerryPath::Loan);
+      if (copy) sets.push_back(latency_topics(size, FerryPath::Copy));
+      if (loan) sets.push_back(latency_topics(size, FerryPath::Loan));
     }
     domain.start_daemon(bench_yaml(sets));
   }
@@ -86,7 +88,7 @@ int run_latency(LatencyOptions o, std::FILE* out) {
         }
         LatencyTransport& tr = *transports[t];
         progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(), size_label(o.sizes[i])));
-        if (tr.name() == kFerry || tr.name() == kFerryCopy) domain.check_daemon();
+        if (is_ferry(tr.name())) domain.check_daemon();
         LatencyPlan plan;
         plan.size = o.sizes[i];
         plan.rounds = table.rounds[i];

@@ -1,4 +1,5 @@
-// ferry's copy path, what publish(const T&) does for a T of `size` bytes:
+// ferry's copy path (ferry-copy, and ferry up to the inline limit), what
+// publish(const T&) does for a T of `size` bytes:
 // the sample is copied into each queue's slot when it fits one (up to
 // 4 KiB), else once into a pool chunk that the queues share. Raw ports on a
 // topic of an opaque type of exactly `size` bytes take the same path as a
@@ -19,7 +20,8 @@ namespace {
 
 class FerryCopyLatency final : public LatencyTransport {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return kFerryCopy; }
+  explicit FerryCopyLatency(std::string_view name) : name_(name) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format("publish(const T&) / {} of a T of the message size: copied into the slot (up to 4 KiB), "
                        "above once into a pool chunk",
@@ -28,31 +30,32 @@ class FerryCopyLatency final : public LatencyTransport {
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "ping");
-    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_ping_topic(plan.size, true), plan.run));
-    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, true), plan.run));
+    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
+    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const std::string who = fmt::format("{} ping", name_);
     if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
-      report_error(control, "ferry-copy ping: ferryd did not match the echo side within 10 s");
+      report_error(control, who + ": ferryd did not match the echo side within 10 s");
       return 2;
     }
     if (!start_barrier(control, 2, 10'000'000'000)) {
-      report_error(control, "ferry-copy ping: the echo side did not start");
+      report_error(control, who + ": the echo side did not start");
       return 2;
     }
     std::vector<std::byte> msg(plan.size, std::byte{0x5a});
     auto send = [&](std::uint64_t seq) {
       write_seq(msg.data(), seq);
       if (pub.publish(msg).delivered == 0) {
-        report_error(control, "ferry-copy ping: publish reached no subscriber");
+        report_error(control, who + ": publish reached no subscriber");
         return false;
       }
       return true;
     };
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
       if (!send(seq)) return false;
-      auto s = next_sample(sub, plan.wait, control, "ferry-copy ping");
+      auto s = next_sample(sub, plan.wait, control, who.c_str());
       if (!s) return false;
       if (s->size() != plan.size || read_seq(s->data()) != seq) {
-        report_error(control, fmt::format("ferry-copy ping: bad answer to {}", seq));
+        report_error(control, fmt::format("{}: bad answer to {}", who, seq));
         return false;
       }
       return true;
@@ -64,36 +67,43 @@ class FerryCopyLatency final : public LatencyTransport {
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "echo");
-    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, true), plan.run));
-    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_pong_topic(plan.size, true), plan.run));
+    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
+    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const std::string who = fmt::format("{} echo", name_);
     if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
-      report_error(control, "ferry-copy echo: ferryd did not match the ping side within 10 s");
+      report_error(control, who + ": ferryd did not match the ping side within 10 s");
       return 2;
     }
     if (!start_barrier(control, 2, 10'000'000'000)) {
-      report_error(control, "ferry-copy echo: the ping side did not start");
+      report_error(control, who + ": the ping side did not start");
       return 2;
     }
     std::vector<std::byte> reply(plan.size, std::byte{0xa5});
     for (;;) {
-      auto s = next_sample(sub, plan.wait, control, "ferry-copy echo");
+      auto s = next_sample(sub, plan.wait, control, who.c_str());
       if (!s) return 3;
       const std::uint64_t seq = read_seq(s->data());
       if (seq == kStopSeq) break;
       s.reset();
       write_seq(reply.data(), seq);
       if (pub.publish(reply).delivered == 0) {
-        report_error(control, "ferry-copy echo: the pong reached no subscriber");
+        report_error(control, who + ": the pong reached no subscriber");
         return 3;
       }
     }
     mark_finished(control);
     return 0;
   }
+
+ private:
+  static constexpr FerryPath kPath = FerryPath::Copy;
+  std::string_view name_;
 };
 
 }  // namespace
 
-std::unique_ptr<LatencyTransport> make_ferry_copy_latency() { return std::make_unique<FerryCopyLatency>(); }
+std::unique_ptr<LatencyTransport> make_ferry_copy_latency(std::string_view name) {
+  return std::make_unique<FerryCopyLatency>(name);
+}
 
 }  // namespace ferry::bench

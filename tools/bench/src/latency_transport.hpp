@@ -44,8 +44,11 @@ class LatencyTransport {
   virtual int echo(const LatencyPlan& plan, RunControl& control) = 0;
 };
 
+// ferry: the copy path up to the inline limit, the loan path above.
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_latency();
-[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_copy_latency();
+// One path at every size, reported as `name`.
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_copy_latency(std::string_view name = kFerryCopy);
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_loan_latency(std::string_view name = kFerryLoan);
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_unix_socket_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_pipe_latency();

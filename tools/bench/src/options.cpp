@@ -63,7 +63,8 @@ void finalize_common(CommonOptions& o, std::size_t processes) {
 std::string_view to_string(Wait wait) noexcept { return wait == Wait::Spin ? "spin" : "sleep"; }
 
 const std::vector<std::string>& known_transports() {
-  static const std::vector<std::string> names{std::string(kFerry), std::string(kFerryCopy), std::string(kRawRing),
+  static const std::vector<std::string> names{std::string(kFerry),       std::string(kFerryCopy),
+                                              std::string(kFerryLoan),   std::string(kRawRing),
                                               std::string(kUnixSocket), std::string(kPipe)};
   return names;
 }
@@ -99,7 +100,7 @@ std::vector<std::string> parse_transports(const std::vector<std::string>& values
     }
     if (std::find(known_transports().begin(), known_transports().end(), w) == known_transports().end()) {
       throw UsageError(fmt::format(
-          "unknown transport '{}'; expected ferry, ferry-copy, raw-ring, unix-socket or pipe", w));
+          "unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, raw-ring, unix-socket or pipe", w));
     }
   }
   std::vector<std::string> out;

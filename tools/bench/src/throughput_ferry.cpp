@@ -1,12 +1,10 @@
-// ferry's throughput: the full API, one publisher and K subscribers (each
-// its own process) on a bytes topic with policy block. Every message is a
-// loan of `size` bytes with its sequence number in front.
+// ferry's throughput as a user of the full API gets it at each size:
+// publish(const T&) / take() while the sample fits a ring slot (copied into
+// each queue's slot), loan / publish / take above (zero copy). ferry-copy and
+// ferry-loan measure one path at every size.
 #include <fmt/format.h>
 
 #include "bench_config.hpp"
-#include "ferry_side.hpp"
-#include "private_domain.hpp"
-#include "stream_loops.hpp"
 #include "throughput_transport.hpp"
 
 namespace ferry::bench {
@@ -15,49 +13,33 @@ namespace {
 
 class FerryThroughput final : public ThroughputTransport {
  public:
+  FerryThroughput() : copy_(make_ferry_copy_throughput(kFerry)), loan_(make_ferry_loan_throughput(kFerry)) {}
   [[nodiscard]] std::string_view name() const noexcept override { return kFerry; }
   [[nodiscard]] std::string describe(Wait wait) const override {
-    return fmt::format("loan(n) / publish / {} on a bytes topic, policy block: zero copy, each subscriber "
-                       "its own queue",
+    return fmt::format("up to {} B publish(const T&) / {} (copied into each queue's slot), above loan(n) / "
+                       "publish (zero copy); policy block, each subscriber its own queue",
+                       config::kMaxInlineSample,
                        wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
   }
-
-  int send(const ThroughputPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "publisher");
-    auto pub = node.publisher<ferry::Bytes>(slot_topic(throughput_topic(plan.size), plan.run));
-    if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
-      report_error(control, "ferry publisher: ferryd did not match every subscriber within 10 s");
-      return 2;
-    }
-    const std::uint64_t size = plan.size;
-    const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
-      auto loan = pub.loan(size);
-      if (!loan) {
-        report_error(control, fmt::format("ferry publisher: loan failed: {}", ferry::to_string(loan.error())));
-        return false;
-      }
-      write_seq((*loan)->data(), seq);
-      (void)pub.publish(std::move(*loan));  // a queue still full at the deadline shows as a sequence gap
-      return true;
-    });
-    return ok ? 0 : 3;
+  // The orchestrator calls prepare() first for every run: it picks the path.
+  void prepare(const ThroughputPlan& plan) override {
+    current_ = &side(plan);
+    current_->prepare(plan);
   }
-
+  void after_spawn() override { current_->after_spawn(); }
+  void finish() override { current_->finish(); }
+  int send(const ThroughputPlan& plan, RunControl& control) override { return side(plan).send(plan, control); }
   int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
-    ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index));
-    auto sub = node.subscriber<ferry::Bytes>(slot_topic(throughput_topic(plan.size), plan.run));
-    if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
-      report_error(control, "ferry subscriber: ferryd did not match the publisher within 10 s");
-      return 2;
-    }
-    const bool ok = receive_loop(plan, control, index, [&](std::uint64_t& seq) {
-      auto s = next_sample(sub, plan.wait, control, "ferry subscriber");
-      if (!s) return false;
-      seq = (*s)->size() == plan.size ? read_seq((*s)->data()) : 0;  // a wrong size counts as a sequence error
-      return true;
-    });
-    return ok ? 0 : 3;
+    return side(plan).receive(plan, control, index);
   }
+
+ private:
+  [[nodiscard]] ThroughputTransport& side(const ThroughputPlan& plan) const {
+    return ferry_path(plan.size) == FerryPath::Copy ? *copy_ : *loan_;
+  }
+  std::unique_ptr<ThroughputTransport> copy_;
+  std::unique_ptr<ThroughputTransport> loan_;
+  ThroughputTransport* current_ = nullptr;
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
-// ferry's copy path for throughput: publish(const T&) of a T of the message
-// size (raw ports on a topic of that opaque type), K subscribers.
+// ferry's copy path for throughput (ferry-copy, and ferry up to the inline
+// limit): publish(const T&) of a T of the message size (raw ports on a
+// topic of that opaque type take the same path), K subscribers.
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,7 +17,8 @@ namespace {
 
 class FerryCopyThroughput final : public ThroughputTransport {
  public:
-  [[nodiscard]] std::string_view name() const noexcept override { return kFerryCopy; }
+  explicit FerryCopyThroughput(std::string_view name) : name_(name) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format("publish(const T&) / {} of a T of the message size, policy block: copied into each "
                        "queue's slot (up to 4 KiB), above once into a pool chunk",
@@ -25,9 +27,9 @@ class FerryCopyThroughput final : public ThroughputTransport {
 
   int send(const ThroughputPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "publisher");
-    ferry::RawPublisher pub = node.raw_publisher(slot_topic(throughput_topic(plan.size, true), plan.run));
+    ferry::RawPublisher pub = node.raw_publisher(slot_topic(throughput_topic(plan.size, kPath), plan.run));
     if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
-      report_error(control, "ferry-copy publisher: ferryd did not match every subscriber within 10 s");
+      report_error(control, fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name_));
       return 2;
     }
     std::vector<std::byte> msg(plan.size, std::byte{0x5a});
@@ -41,25 +43,30 @@ class FerryCopyThroughput final : public ThroughputTransport {
 
   int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
     ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index));
-    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(throughput_topic(plan.size, true), plan.run));
+    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(throughput_topic(plan.size, kPath), plan.run));
     if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
-      report_error(control, "ferry-copy subscriber: ferryd did not match the publisher within 10 s");
+      report_error(control, fmt::format("{} subscriber: ferryd did not match the publisher within 10 s", name_));
       return 2;
     }
+    const std::string who = fmt::format("{} subscriber", name_);
     const bool ok = receive_loop(plan, control, index, [&](std::uint64_t& seq) {
-      auto s = next_sample(sub, plan.wait, control, "ferry-copy subscriber");
+      auto s = next_sample(sub, plan.wait, control, who.c_str());
       if (!s) return false;
       seq = s->size() == plan.size ? read_seq(s->data()) : 0;
       return true;
     });
     return ok ? 0 : 3;
   }
+
+ private:
+  static constexpr FerryPath kPath = FerryPath::Copy;
+  std::string_view name_;
 };
 
 }  // namespace
 
-std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput() {
-  return std::make_unique<FerryCopyThroughput>();
+std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput(std::string_view name) {
+  return std::make_unique<FerryCopyThroughput>(name);
 }
 
 }  // namespace ferry::bench

@@ -75,15 +75,18 @@ class SubscriberPort {
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;
-  [[nodiscard]] HeldSamples* held() const noexcept;
+  // Where taken samples are released (fixed for the port's life; inline:
+  // every take that returns a sample asks).
+  [[nodiscard]] HeldSamples* held() const noexcept { return held_; }
 
  private:
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
   std::shared_ptr<SubscriberState> state_;
+  HeldSamples* held_;
 };
 
 // Returns a held sample's buffer; safe from any thread, even after the
-// subscriber is gone (the last release then frees the buffers).
+// subscriber is gone (its buffers are freed once every sample is back).
 void release_held(HeldSamples* held, std::uint32_t token) noexcept;
 
 }  // namespace ferry::detail

@@ -505,6 +505,24 @@ class RingConsumer {
     release_slot();
   }
 
+  // Polling: is a message waiting? Cheaper than a try_pop that finds
+  // nothing, and takes nothing. Spsc: no shared load while the cached tail
+  // already says yes; else one acquire load of tail (and, like try_pop, a
+  // prefetch of the next slot's line, so that it travels with tail). True
+  // also for corrupt indices: the try_pop that follows reports them.
+  [[nodiscard]] bool ready() noexcept {
+    if (mode_ != RingMode::Spsc) return has_data();
+    const std::uint32_t h = head_;
+    if (h != cached_tail_) return true;
+    __builtin_prefetch(slot_at(h));
+    // SYNC: acquire, pairs with the producer's release store of tail in
+    // publish(): the slots before it are fully written.
+    const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
+    if (t == h) return false;
+    if (t - h <= capacity_) cached_tail_ = t;  // else left for next_slot to report
+    return true;
+  }
+
   // Fresh read of tail: is there a message? For waiting on a shared doorbell
   // over several rings (doorbell_wait's ready()).
   // True when the producer closed the ring and every message is taken.

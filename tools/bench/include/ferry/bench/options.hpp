@@ -21,14 +21,23 @@ enum class Wait : std::uint8_t { Spin, Sleep };
 [[nodiscard]] std::string_view to_string(Wait wait) noexcept;
 
 // The transports, in the order they run and are shown.
-inline constexpr std::string_view kFerry = "ferry";            // loan / publish / take: zero copy
-inline constexpr std::string_view kFerryCopy = "ferry-copy";   // publish(const T&): the copy path
+// ferry: what a user of the full API gets at each size: publish(const T&) /
+// take() while the sample fits a ring slot (config::kMaxInlineSample, copied
+// into the slot), loan / publish / take above (zero copy).
+inline constexpr std::string_view kFerry = "ferry";
+inline constexpr std::string_view kFerryCopy = "ferry-copy";  // publish(const T&) at every size
+inline constexpr std::string_view kFerryLoan = "ferry-loan";  // loan / publish at every size
 inline constexpr std::string_view kRawRing = "raw-ring";
 inline constexpr std::string_view kUnixSocket = "unix-socket";
 inline constexpr std::string_view kPipe = "pipe";
+// ferry, ferry-copy or ferry-loan: measured through the private ferryd.
+[[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
+  return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan;
+}
 // Every transport, in canonical order.
 [[nodiscard]] const std::vector<std::string>& known_transports();
-// The ones measured when --transports is not given (ferry-copy is asked for).
+// The ones measured when --transports is not given (ferry-copy and
+// ferry-loan are asked for).
 [[nodiscard]] const std::vector<std::string>& default_transports();
 
 struct CommonOptions {
