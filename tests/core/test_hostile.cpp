@@ -16,6 +16,7 @@
 
 #include "daemon_fixture.hpp"
 #include "ferry/transport/names.hpp"
+#include "pool_probe.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
@@ -102,6 +103,7 @@ TEST_CASE("scribbling over every shared object while samples flow crashes and ha
   Child pub([] { return publish_all(4.0); });
   Child sub([] { return take_all(4.5); });
   std::this_thread::sleep_for(500ms);  // matched and flowing
+  REQUIRE(ferry::test::pool_count(domain.name()).total > 0);
 
   std::mt19937_64 random(20261130);
   const auto end = std::chrono::steady_clock::now() + 2s;
@@ -155,6 +157,8 @@ TEST_CASE("a node refuses a pool whose header was overwritten, with a sentence, 
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
+  // ferryd accepts on its socket a moment before its pool exists.
+  REQUIRE(eventually([&] { return ferry::test::pool_count(domain.name()).total > 0; }));
   {
     Mapping pool("ferry." + domain.name() + ".pool");
     REQUIRE(pool.base != MAP_FAILED);
