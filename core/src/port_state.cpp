@@ -84,33 +84,67 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
   if (!history_.enabled()) return;
   const std::uint64_t recorded = history_.recorded();
   const std::uint64_t kept = std::min<std::uint64_t>(recorded, history_.depth());
-  std::uint64_t seq = std::max(c.history_next, recorded - kept);
-  // The largest slot payload; history is handed out only when a queue is
-  // matched, never on the hot path.
-  std::vector<std::byte> buffer(inline_max);
-  for (; seq < recorded; ++seq) {
+  const std::uint64_t from = std::max(c.history_next, recorded - kept);
+  if (from >= recorded) return;
+  // The entries [from, recorded) are collected first and pushed only as one
+  // unbroken run: an entry the publisher overwrote meanwhile (it lapped the
+  // serving thread), or whose chunk is gone, ends everything before it, so
+  // the subscriber never sees a gap between history and live samples. Not
+  // the hot path: it runs when a queue is matched.
+  struct Item {
     std::uint32_t length = 0;
     std::uint32_t flags = 0;
-    // A failed read: the entry was just overwritten (the publisher lapped
-    // us); the newer entries are still worth handing out.
-    if (!history_.read(seq, buffer, length, flags)) continue;
-    const std::span<const std::byte> bytes(buffer.data(), length);
     transport::ChunkRef chunk{};
-    if (flags == kSlotPooled) {
-      PooledSlot slot{};
-      if (length != sizeof slot) continue;
-      std::memcpy(&slot, buffer.data(), sizeof slot);
-      chunk = transport::ChunkRef::unpack(slot.ref);
+  };
+  std::vector<Item> items;
+  items.reserve(static_cast<std::size_t>(recorded - from));
+  std::vector<std::byte> buffer(static_cast<std::size_t>(recorded - from) * inline_max);
+  auto slot_of = [&](std::size_t k) {
+    return std::span<std::byte>(buffer.data() + k * inline_max, inline_max);
+  };
+  auto drop_collected = [&] {
+    for (const Item& item : items) {
+      if (item.flags == kSlotPooled) (void)pool->pool.revoke(item.chunk, pool->owner, c.peer_owner);
+    }
+    items.clear();
+  };
+  for (std::uint64_t seq = from; seq < recorded; ++seq) {
+    Item item;
+    const auto slot = slot_of(items.size());
+    if (!history_.read(seq, slot, item.length, item.flags)) {
+      drop_collected();  // overwritten: the run restarts after it
+      continue;
+    }
+    if (item.flags == kSlotPooled) {
+      PooledSlot pooled{};
+      if (item.length != sizeof pooled) {
+        drop_collected();
+        continue;
+      }
+      std::memcpy(&pooled, slot.data(), sizeof pooled);
+      item.chunk = transport::ChunkRef::unpack(pooled.ref);
       // The history holds the chunk (or held it a moment ago: then the
       // chunk's generation moved on and the give is refused).
-      if (!pool->pool.give(chunk, pool->owner, c.peer_owner)) continue;
+      if (!pool->pool.give(item.chunk, pool->owner, c.peer_owner)) {
+        drop_collected();
+        continue;
+      }
     }
-    if (!c.producer.try_push(bytes, flags)) {
-      if (flags == kSlotPooled) (void)pool->pool.revoke(chunk, pool->owner, c.peer_owner);
-      break;  // the queue is full: the rest would not fit either
+    items.push_back(item);
+  }
+  std::size_t pushed = 0;
+  for (; pushed < items.size(); ++pushed) {
+    const Item& item = items[pushed];
+    if (!c.producer.try_push(slot_of(pushed).first(item.length), item.flags)) break;
+  }
+  // A queue too full for the rest (history as large as the capacity, and
+  // more published meanwhile): those are not handed out.
+  for (std::size_t k = pushed; k < items.size(); ++k) {
+    if (items[k].flags == kSlotPooled) {
+      (void)pool->pool.revoke(items[k].chunk, pool->owner, c.peer_owner);
     }
   }
-  c.history_next = seq;
+  c.history_next = recorded;
 }
 
 void PublisherState::on_matched(const discovery::Matched& m) {
@@ -134,11 +168,9 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     return;
   }
   spdlog::debug("publisher on '{}' matched subscriber '{}' (pid {})", topic, m.peer_node, m.peer_pid);
-  // A late joiner gets the history now, even if we never publish again; the
-  // user's thread adds what it publishes meanwhile when it takes the queue.
-  hand_history(*connection);
+  PublisherConnection* const added = connection.get();
   peer_owners_[m.peer_port_id] = m.peer_owner;
-  handed_[m.peer_port_id] = connection.get();
+  handed_[m.peer_port_id] = added;
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
@@ -155,6 +187,22 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     matched.fetch_add(1, std::memory_order_relaxed);
   }
   announce_change();
+  if (history_.enabled()) {
+    // A late joiner gets the history now, even if we never publish again.
+    // Claimed first, so that a publish() that picks the queue up meanwhile
+    // waits for us (apply_changes) instead of writing the queue alongside,
+    // and then adds what it published since.
+    int unclaimed = kHistoryUnclaimed;
+    // SYNC: acq_rel CAS, pairs with the user's thread's CAS in apply_changes:
+    // exactly one of the two threads hands the history first.
+    if (added->history_state.compare_exchange_strong(unclaimed, kHistoryServing,
+                                                     std::memory_order_acq_rel)) {
+      hand_history(*added);
+      // SYNC: release, pairs with the acquire spin in apply_changes: our
+      // pushes and history_next are complete before the user's thread goes on.
+      added->history_state.store(kHistoryHanded, std::memory_order_release);
+    }
+  }
 }
 
 void PublisherState::begin_epoch() {
@@ -235,7 +283,19 @@ void PublisherState::apply_changes() {
     return;
   }
   for (auto& c : incoming_) {
-    hand_history(*c);  // what was published since the serving thread handed it
+    if (history_.enabled()) {
+      int unclaimed = kHistoryUnclaimed;
+      // SYNC: acq_rel CAS, pairs with the serving thread's in on_matched.
+      if (!c->history_state.compare_exchange_strong(unclaimed, kHistoryHanded,
+                                                    std::memory_order_acq_rel)) {
+        // The serving thread is handing the history (a few pushes): wait.
+        // SYNC: acquire, pairs with its release store of kHistoryHanded.
+        while (c->history_state.load(std::memory_order_acquire) != kHistoryHanded) {
+          transport::cpu_relax();
+        }
+      }
+      hand_history(*c);  // all of it, or what was published since the serving thread's part
+    }
     active_.push_back(std::move(c));
   }
   incoming_.clear();

@@ -130,7 +130,12 @@ struct PublisherConnection {
   // Raised by the serving thread when the subscriber is gone, to end a
   // block-policy push() waiting for room in its queue.
   std::atomic<bool> abandoned{false};
+  // Who hands this queue the topic's history first (kHistory*).
+  std::atomic<int> history_state{0};
 };
+inline constexpr int kHistoryUnclaimed = 0;
+inline constexpr int kHistoryServing = 1;  // the serving thread is pushing it
+inline constexpr int kHistoryHanded = 2;   // done (by either thread)
 
 class PublisherState final : public PortState {
  public:
