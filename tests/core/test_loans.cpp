@@ -227,6 +227,19 @@ TEST_CASE("max_loans, an exhausted pool and max_held are error values that recov
     CHECK(s2.error() == ferry::ErrorCode::TooManyHeld);
     s0.reset();
     CHECK(sub.take());
+    // max_held reached with nothing queued: empty, not an error.
+    s1.reset();
+    while (sub.take()) {
+    }
+    pub.publish(make_seq(0, 10));
+    pub.publish(make_seq(0, 11));
+    auto h0 = sub.take();
+    auto h1 = sub.take();
+    REQUIRE(h0);
+    REQUIRE(h1);
+    auto none = sub.try_take();
+    REQUIRE(none);
+    CHECK_FALSE(*none);
   }
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }

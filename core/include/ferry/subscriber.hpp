@@ -19,8 +19,8 @@ class Subscriber {
   static_assert(std::is_trivially_copyable_v<T>, "ferry samples must be trivially copyable");
 
  public:
-  // Never blocks. Empty when nothing is queued (or max_held is reached: use
-  // try_take to tell the two apart).
+  // Never blocks. Empty when nothing is queued, or when a sample is queued
+  // but max_held samples are still held (try_take tells the two apart).
   std::optional<Sample<T>> take() noexcept { return take(std::chrono::nanoseconds::zero()); }
   // Waits up to `timeout` for a sample: spins briefly, then sleeps.
   std::optional<Sample<T>> take(std::chrono::nanoseconds timeout) noexcept {
@@ -29,8 +29,9 @@ class Subscriber {
     if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;
     return make_sample(taken);
   }
-  // Like take(), but says why nothing came back when it is an error
-  // (TooManyHeld, NodeDeclaredDead, ...).
+  // Like take(), but says why nothing came back when it is an error:
+  // TooManyHeld (a sample is queued but max_held samples are still held),
+  // NodeDeclaredDead, ... An empty optional means nothing is queued.
   std::expected<std::optional<Sample<T>>, ErrorCode> try_take(
       std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
     detail::TakenSample taken;

@@ -28,8 +28,9 @@ inline constexpr std::uint32_t kMaxCapacity = 65536;
 inline constexpr std::uint32_t kMaxPublishers = 1024;
 inline constexpr std::uint32_t kMaxSubscribers = 1024;
 inline constexpr std::uint32_t kMaxLoans = 65536;
-// A subscriber tracks its held samples in one 64-bit word (one bit is its
-// "closed" mark), so it can hold at most 63 at once.
+// A subscriber keeps the buffers it knows free in one 64-bit mask and one
+// released flag per buffer (core/src/held_samples.hpp); 63 keeps the mask
+// and the per-buffer arrays small.
 inline constexpr std::uint32_t kMaxHeld = 63;
 
 // Every *_ms value is at most one day: longer is a unit mistake.
