@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "all_types_yaml.hpp"
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
@@ -31,34 +32,11 @@ FERRY_TYPE_NAMED(BlobSample, "Blob");
 
 namespace {
 
-const char* const kAllTypes = R"(types:
-  Inner:
-    fields:
-      - { name: flag, type: bool }
-      - { name: label, type: "char[8]" }
-      - { name: value, type: f64 }
-  All:
-    fields:
-      - { name: b, type: bool }
-      - { name: i8, type: i8 }
-      - { name: i16, type: i16 }
-      - { name: i32, type: i32 }
-      - { name: i64, type: i64 }
-      - { name: u8, type: u8 }
-      - { name: u16, type: u16 }
-      - { name: u32, type: u32 }
-      - { name: u64, type: u64 }
-      - { name: f32, type: f32 }
-      - { name: f64, type: f64 }
-      - { name: name, type: "char[16]" }
-      - { name: arr, type: "i32[3]" }
-      - { name: inner, type: Inner }
-      - { name: inners, type: "Inner[2]" }
-  Blob: { size: 40 }
-topics:
-  - { name: all, type: All }
-  - { name: blob, type: Blob }
-)";
+const std::string kAllTypes = std::string("types:\n") + ferry::test::kInnerAndAllTypes +
+                              "  Blob: { size: 40 }\n"
+                              "topics:\n"
+                              "  - { name: all, type: All }\n"
+                              "  - { name: blob, type: Blob }\n";
 
 const char* const kAllValue =
     "{b: true, i8: -128, i16: -32768, i32: -2147483648, i64: -9223372036854775808, u8: 255, "

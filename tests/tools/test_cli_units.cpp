@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include <yaml-cpp/yaml.h>
 
+#include "all_types_yaml.hpp"
 #include "ferry/config/load.hpp"
 #include "format.hpp"
 #include "queue_counters.hpp"
@@ -19,38 +21,14 @@ using namespace ferry::cli;
 
 namespace {
 
-const char* const kTypes = R"(
-types:
-  Inner:
-    fields:
-      - { name: flag, type: bool }
-      - { name: label, type: "char[8]" }
-      - { name: value, type: f64 }
-  All:
-    fields:
-      - { name: b, type: bool }
-      - { name: i8, type: i8 }
-      - { name: i16, type: i16 }
-      - { name: i32, type: i32 }
-      - { name: i64, type: i64 }
-      - { name: u8, type: u8 }
-      - { name: u16, type: u16 }
-      - { name: u32, type: u32 }
-      - { name: u64, type: u64 }
-      - { name: f32, type: f32 }
-      - { name: f64, type: f64 }
-      - { name: name, type: "char[16]" }
-      - { name: arr, type: "i32[3]" }
-      - { name: inner, type: Inner }
-      - { name: inners, type: "Inner[2]" }
-  Big:
-    fields:
-      - { name: pixels, type: "u8[1000]" }
-      - { name: depth, type: "f32[300]" }
-  Blob: { size: 40 }
-topics:
-  - { name: all, type: All }
-)";
+const std::string kTypes = std::string("types:\n") + ferry::test::kInnerAndAllTypes +
+                           "  Big:\n"
+                           "    fields:\n"
+                           "      - { name: pixels, type: \"u8[1000]\" }\n"
+                           "      - { name: depth, type: \"f32[300]\" }\n"
+                           "  Blob: { size: 40 }\n"
+                           "topics:\n"
+                           "  - { name: all, type: All }\n";
 
 struct Fixture {
   ferry::config::Config config = ferry::config::load_string(kTypes, "types.yaml");
