@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "iceoryx_hoofs/log/logmanager.hpp"
