@@ -31,12 +31,15 @@ void add_common(CLI::App& cmd, CommonArgs& a, const char* size_help) {
   const std::string inline_max = config::format_size(config::kMaxInlineSample);
   cmd.add_option("--transports", a.transports,
                  fmt::format("Transports to measure, in a list: ferry, ferry-copy, ferry-loan, raw-ring, "
-                             "unix-socket, pipe (default all but ferry-copy and ferry-loan). ferry is what the "
-                             "full API gives at each size: publish(const T&) / take() up to {0} (copied into "
-                             "the ring slot and out), loan / publish / take above (zero copy); ferry-copy is "
-                             "publish(const T&) at every size (above {0} copied once into a pool chunk), "
-                             "ferry-loan the loan path at every size",
-                             inline_max))
+                             "unix-socket, pipe, iceoryx (default all but ferry-copy and ferry-loan). ferry is "
+                             "what the full API gives at each size: publish(const T&) / take() up to {0} (copied "
+                             "into the ring slot and out), loan / publish / take above (zero copy); ferry-copy "
+                             "is publish(const T&) at every size (above {0} copied once into a pool chunk), "
+                             "ferry-loan the loan path at every size; iceoryx is iceoryx 2.x loan / publish "
+                             "through a RouDi of its own ({1})",
+                             inline_max,
+                             bench::iceoryx_built() ? "built in"
+                                                    : "not built in: install libiceoryx-posh-dev and rebuild"))
       ->delimiter(',');
   cmd.add_option("--cpus", a.cpus,
                  "CPUs to pin to: the sending side first, then the receiving side(s) "

@@ -97,6 +97,7 @@ int run_latency(LatencyOptions o, std::FILE* out) {
         plan.wait = o.wait;
         plan.run = run++;
         plan.domain = &domain;
+        plan.all_sizes = o.sizes;
 
         control.reset();
         tr.prepare(plan);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -23,6 +24,8 @@ struct LatencyPlan {
   Wait wait = Wait::Spin;
   std::uint64_t run = 0;             // index of this run (picks the topic slot)
   const PrivateDomain* domain = nullptr;
+  // Every size of this invocation: a comparator sizes its daemon for all at once.
+  std::span<const std::uint64_t> all_sizes;
 };
 
 // The sequence number that tells the echo side to stop.
@@ -52,6 +55,8 @@ class LatencyTransport {
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_unix_socket_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_pipe_latency();
+// Defined only when iceoryx was built (FERRY_BENCH_HAVE_ICEORYX).
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_iceoryx_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name);
 
 }  // namespace ferry::bench

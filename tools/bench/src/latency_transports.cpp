@@ -9,6 +9,9 @@ std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name) 
   if (name == kRawRing) return make_raw_ring_latency();
   if (name == kUnixSocket) return make_unix_socket_latency();
   if (name == kPipe) return make_pipe_latency();
+#ifdef FERRY_BENCH_HAVE_ICEORYX
+  if (name == kIceoryx) return make_iceoryx_latency();
+#endif
   return nullptr;
 }
 

@@ -62,16 +62,31 @@ void finalize_common(CommonOptions& o, std::size_t processes) {
 
 std::string_view to_string(Wait wait) noexcept { return wait == Wait::Spin ? "spin" : "sleep"; }
 
+bool iceoryx_built() noexcept {
+#ifdef FERRY_BENCH_HAVE_ICEORYX
+  return true;
+#else
+  return false;
+#endif
+}
+
 const std::vector<std::string>& known_transports() {
-  static const std::vector<std::string> names{std::string(kFerry),       std::string(kFerryCopy),
-                                              std::string(kFerryLoan),   std::string(kRawRing),
-                                              std::string(kUnixSocket), std::string(kPipe)};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{std::string(kFerry),     std::string(kFerryCopy),  std::string(kFerryLoan),
+                               std::string(kRawRing),   std::string(kUnixSocket), std::string(kPipe)};
+    if (iceoryx_built()) n.emplace_back(kIceoryx);
+    return n;
+  }();
   return names;
 }
 
 const std::vector<std::string>& default_transports() {
-  static const std::vector<std::string> names{std::string(kFerry), std::string(kRawRing),
-                                              std::string(kUnixSocket), std::string(kPipe)};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n{std::string(kFerry), std::string(kRawRing), std::string(kUnixSocket),
+                               std::string(kPipe)};
+    if (iceoryx_built()) n.emplace_back(kIceoryx);
+    return n;
+  }();
   return names;
 }
 
@@ -94,13 +109,13 @@ std::vector<std::uint64_t> parse_sizes(const std::vector<std::string>& values) {
 std::vector<std::string> parse_transports(const std::vector<std::string>& values) {
   std::vector<std::string> wanted = split_all(values);
   for (const auto& w : wanted) {
-    if (w == "iceoryx") {
-      throw UsageError(
-          "transport 'iceoryx' is not available: this ferry was built without the iceoryx comparator");
+    if (w == kIceoryx && !iceoryx_built()) {
+      throw UsageError("iceoryx was not found when ferry was built; install libiceoryx-posh-dev and rebuild");
     }
     if (std::find(known_transports().begin(), known_transports().end(), w) == known_transports().end()) {
-      throw UsageError(fmt::format(
-          "unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, raw-ring, unix-socket or pipe", w));
+      throw UsageError(fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, raw-ring, "
+                                   "unix-socket, pipe or iceoryx",
+                                   w));
     }
   }
   std::vector<std::string> out;

@@ -100,6 +100,7 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
         plan.receivers = o.subscribers;
         plan.run = run++;
         plan.domain = &domain;
+        plan.all_sizes = o.sizes;
 
         control.reset();
         tr.prepare(plan);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,8 @@ struct ThroughputPlan {
   std::uint32_t receivers = 1;
   std::uint64_t run = 0;  // index of this run (picks the topic slot)
   const PrivateDomain* domain = nullptr;
+  // Every size of this invocation: a comparator sizes its daemon for all at once.
+  std::span<const std::uint64_t> all_sizes;
 };
 
 class ThroughputTransport {
@@ -46,6 +49,8 @@ class ThroughputTransport {
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_raw_ring_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_unix_socket_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_pipe_throughput();
+// Defined only when iceoryx was built (FERRY_BENCH_HAVE_ICEORYX).
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_iceoryx_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_throughput_transport(std::string_view name);
 
 }  // namespace ferry::bench

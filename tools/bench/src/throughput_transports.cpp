@@ -9,6 +9,9 @@ std::unique_ptr<ThroughputTransport> make_throughput_transport(std::string_view 
   if (name == kRawRing) return make_raw_ring_throughput();
   if (name == kUnixSocket) return make_unix_socket_throughput();
   if (name == kPipe) return make_pipe_throughput();
+#ifdef FERRY_BENCH_HAVE_ICEORYX
+  if (name == kIceoryx) return make_iceoryx_throughput();
+#endif
   return nullptr;
 }
 

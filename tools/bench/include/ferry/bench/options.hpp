@@ -30,6 +30,10 @@ inline constexpr std::string_view kFerryLoan = "ferry-loan";  // loan / publish 
 inline constexpr std::string_view kRawRing = "raw-ring";
 inline constexpr std::string_view kUnixSocket = "unix-socket";
 inline constexpr std::string_view kPipe = "pipe";
+// The optional comparator: iceoryx 2.x through a RouDi of its own, known
+// only when CMake found iceoryx when ferry was built.
+inline constexpr std::string_view kIceoryx = "iceoryx";
+[[nodiscard]] bool iceoryx_built() noexcept;
 // ferry, ferry-copy or ferry-loan: measured through the private ferryd.
 [[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
   return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan;
@@ -37,7 +41,7 @@ inline constexpr std::string_view kPipe = "pipe";
 // Every transport, in canonical order.
 [[nodiscard]] const std::vector<std::string>& known_transports();
 // The ones measured when --transports is not given (ferry-copy and
-// ferry-loan are asked for).
+// ferry-loan are asked for; iceoryx is measured when it was built).
 [[nodiscard]] const std::vector<std::string>& default_transports();
 
 struct CommonOptions {
