@@ -154,6 +154,7 @@ class PublisherState final : public PortState {
   // Returns false when the topic has no history (the caller keeps the
   // reference).
   bool remember(std::span<const std::byte> slot_bytes, std::uint32_t flags) noexcept;
+  [[nodiscard]] bool keeps_history() const noexcept { return history_.enabled(); }
 
   // User's thread: the matched queues, current.
   std::vector<std::unique_ptr<PublisherConnection>>& connections() noexcept {

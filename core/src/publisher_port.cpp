@@ -28,6 +28,11 @@ struct Message {
   std::span<const std::byte> bytes;
   std::uint32_t flags = kSlotInline;
   ChunkRef chunk{};  // pooled only
+  // Pooled and no history: when there is exactly one queue, the
+  // publisher's own reference is handed to its subscriber (Pool::transfer,
+  // one CAS) instead of a give now and a release after the push. Null: never;
+  // else set true by prepare() once it happened.
+  bool* handed = nullptr;
 };
 
 // The reference a pooled slot's payload names (0 when unreadable).
@@ -40,13 +45,18 @@ std::uint64_t pooled_ref(std::span<const std::byte> payload) noexcept {
 
 class Delivery {
  public:
-  Delivery(PublisherState& state, const Message& msg, PublishResult& result) noexcept
-      : state_(state), msg_(msg), result_(result) {}
+  Delivery(PublisherState& state, const Message& msg, PublishResult& result, bool hand_over) noexcept
+      : state_(state), msg_(msg), result_(result), hand_over_(hand_over) {}
 
   // Gives the subscriber's node its reference before the push makes the
   // sample visible. False: the queue is skipped (counted as dropped).
   bool prepare(PublisherConnection& c) noexcept {
     if (msg_.flags != kSlotPooled) return true;
+    if (hand_over_ && !*msg_.handed &&
+        state_.pool->pool.transfer(msg_.chunk, state_.pool->owner, c.peer_owner)) {
+      *msg_.handed = true;
+      return true;
+    }
     if (state_.pool->pool.give(msg_.chunk, state_.pool->owner, c.peer_owner)) return true;
     refuse(c);
     return false;
@@ -134,6 +144,7 @@ class Delivery {
   PublisherState& state_;
   const Message& msg_;
   PublishResult& result_;
+  const bool hand_over_;  // decided once the queues are read: exactly one
 };
 
 PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
@@ -143,7 +154,7 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
     result.error = ErrorCode::NodeDeclaredDead;
     return result;
   }
-  Delivery delivery(state, msg, result);
+  Delivery delivery(state, msg, result, msg.handed != nullptr && connections.size() == 1);
   switch (state.config.policy) {
     case Policy::drop_new:
       for (auto& c : connections) delivery.drop_new(*c);
@@ -163,8 +174,11 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
 // keep the chunk alive.
 PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t size) noexcept {
   const PooledSlot slot{ref.pack(), size};
-  const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, ref};
+  bool handed = false;
+  const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, ref,
+                    state.keeps_history() ? nullptr : &handed};
   const PublishResult result = deliver(state, msg);
+  if (handed) return result;  // our reference went to the subscriber
   if (!state.remember(msg.bytes, kSlotPooled)) (void)state.pool->pool.release(ref, state.pool->owner);
   return result;
 }

@@ -442,6 +442,81 @@ TEST_CASE("revoke takes back a reference the receiver will never take; the last 
   CHECK(pool.revoke(ref, kPub, kSub).error() == PoolError::StaleReference);
 }
 
+TEST_CASE("a handle reuses the chunk it allocated last once it is free, leaving the hint bit to the next scan") {
+  HeapPool hp(small_geometry());
+  Pool& pool = hp.pool;
+  auto other = Pool::attach(hp.mem(), hp.bytes());
+  REQUIRE(other);
+  const ChunkRef first = *pool.allocate(64, kPub);
+  REQUIRE(pool.release(first, kPub).has_value());
+  const ChunkRef again = *pool.allocate(64, kPub);
+  CHECK(again.index == first.index);  // the same chunk, a new generation
+  CHECK(again.generation == first.generation + 1);
+  CHECK(pool.resolve(first).error() == PoolError::StaleReference);
+  // Its hint bit is still set: another handle scanning finds it in use,
+  // skips it and takes another chunk; a chunk is never handed out twice.
+  const ChunkRef theirs = *other->allocate(64, kOther);
+  CHECK(theirs.index != again.index);
+  // While it is in use, the next allocation scans for another one.
+  const ChunkRef next = *pool.allocate(64, kPub);
+  CHECK(next.index != again.index);
+  CHECK(next.index != theirs.index);
+  for (auto [r, o] : {std::pair{again, kPub}, std::pair{next, kPub}, std::pair{theirs, kOther}}) {
+    REQUIRE(pool.release(r, o).has_value());
+  }
+  check_all_free(pool);
+  CHECK(pool.stats().classes[0].in_use == 0);
+}
+
+TEST_CASE("transfer turns a fresh loan into one subscriber's pending reference in one step") {
+  HeapPool hp(small_geometry());
+  Pool& pool = hp.pool;
+  const ChunkRef ref = *pool.allocate(64, kPub);
+  fill_payload(*pool.resolve(ref), 7);
+  REQUIRE(pool.transfer(ref, kPub, kSub).has_value());
+  CHECK(pool.holdings(kPub).held == 0);
+  CHECK(pool.holdings(kSub).pending == 1);
+  CHECK(pool.release(ref, kPub).error() == PoolError::NotHeld);  // nothing of kPub's left
+  CHECK(pool.check_accounting().ok);
+  REQUIRE(pool.accept(ref, kSub, kPub).has_value());
+  CHECK(check_payload(*pool.resolve(ref)) == 7);
+  REQUIRE(pool.release(ref, kSub).has_value());  // the last reference frees it
+  check_all_free(pool);
+  CHECK(pool.transfer(ref, kPub, kSub).error() == PoolError::StaleReference);
+}
+
+TEST_CASE("transfer refuses a giver that holds more than its one loan, and a giver that holds nothing") {
+  HeapPool hp(small_geometry());
+  Pool& pool = hp.pool;
+  const ChunkRef ref = *pool.allocate(64, kPub);
+  REQUIRE(pool.add_ref(ref, kPub).has_value());  // e.g. kept as history too
+  CHECK(pool.transfer(ref, kPub, kSub).error() == PoolError::NotHeld);
+  CHECK(pool.transfer(ref, kOther, kSub).error() == PoolError::NotHeld);
+  CHECK(pool.transfer(ref, kPub, kPub).error() == PoolError::InvalidOwner);
+  CHECK(pool.holdings(kSub).pending == 0);  // nothing changed
+  REQUIRE(pool.release(ref, kPub).has_value());
+  // Down to exactly one held reference: now it can be handed over.
+  REQUIRE(pool.transfer(ref, kPub, kSub).has_value());
+  CHECK(pool.revoke(ref, kPub, kSub).has_value());  // the push failed: freed
+  check_all_free(pool);
+}
+
+TEST_CASE("a publisher that dies after a transfer and before the push leaves a phantom only its subscriber settles") {
+  HeapPool hp(small_geometry());
+  Pool& pool = hp.pool;
+  const ChunkRef ref = *pool.allocate(64, kPub);
+  REQUIRE(pool.transfer(ref, kPub, kSub).has_value());
+  CHECK(pool.reclaim_owner(kPub).refs_dropped == 0);  // nothing of the dead publisher's left
+  CHECK(pool.holdings(kSub).pending == 1);
+  CHECK(pool.settle_pending(kSub, kPub) == 1);  // its queue is drained: the reference never came
+  check_all_free(pool);
+  // Killed before the transfer: the loan is the dead publisher's, and reclaim frees it.
+  const ChunkRef loan = *pool.allocate(64, kPub);
+  CHECK(pool.reclaim_owner(kPub).refs_dropped == 1);
+  CHECK(pool.resolve(loan).error() == PoolError::StaleReference);
+  check_all_free(pool);
+}
+
 TEST_CASE("settle_pending drops what a dead giver never delivered, and only that") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;

@@ -350,9 +350,12 @@ std::expected<ChunkRef, PoolError> Pool::allocate_impl(std::size_t size, OwnerId
 // holder (owner, held 1). Returns the generation, or 0 when the chunk was not
 // free (a stale hint) or another claimer got it.
 template <class Stop>
-std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, OwnerId owner, Stop& stop) noexcept {
-  // SYNC: relaxed; the CAS below re-checks it (with acquire).
-  std::uint64_t s = m.state.load(std::memory_order_relaxed);
+std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, OwnerId owner, Stop& stop,
+                                                    std::uint64_t guess) noexcept {
+  // SYNC: relaxed; the CAS below re-checks it (with acquire). With a guess
+  // (the Free word we expect) the CAS goes first: one transfer of the line
+  // from the core that freed the chunk instead of a load and then a CAS.
+  std::uint64_t s = guess != 0 ? guess : m.state.load(std::memory_order_relaxed);
   std::uint32_t gen = 0;
   for (std::uint32_t attempt = 0;; ++attempt) {
     if (!st::well_formed(s)) {
@@ -392,8 +395,46 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
   return gen;
 }
 
+void Pool::count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
+                            std::uint32_t generation) noexcept {
+  // SYNC: relaxed; counters (in_use, and its high-water mark by CAS).
+  const std::int64_t now = cv.counters->in_use.fetch_add(1, std::memory_order_relaxed) + 1;
+  std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
+  while (now > peak &&
+         !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+  // SYNC: relaxed; a private guess of this handle (threads share it).
+  std::atomic_ref<std::uint64_t>(last_[c]).store((std::uint64_t{index} + 1) << 32 | generation,
+                                                 std::memory_order_relaxed);
+}
+
+template <class Stop>
+std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, OwnerId owner, Stop stop) noexcept {
+  const ClassView& cv = classes_[c];
+  // SYNC: relaxed; a private guess of this handle.
+  const std::uint64_t last = std::atomic_ref<std::uint64_t>(last_[c]).load(std::memory_order_relaxed);
+  const std::uint64_t index = (last >> 32) - 1;
+  if (last == 0 || index >= cv.count) return std::unexpected(PoolError::Exhausted);
+  // The chunk we allocated last: when its subscribers are done with it, it is
+  // Free with the next generation. In a steady stream that is the usual case,
+  // and claiming it directly leaves the class's hint word alone: the freer
+  // set its bit (a line it keeps in its cache), we do not clear it. A set
+  // hint on a chunk that is no longer free is allowed (a hint is only a
+  // candidate): the next scanner clears it after one failed claim.
+  if (stop(1)) return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
+  ChunkMeta& m = cv.meta[index];
+  const auto generation = static_cast<std::uint32_t>(last);
+  auto claimed = claim(m, owner, stop, st::make_free(st::next_generation(generation)));
+  if (!claimed) return std::unexpected(claimed.error());
+  if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // still in use: scan
+  if (stop(4)) return std::unexpected(PoolError::Aborted);
+  count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed);
+  return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
+}
+
 template <class Stop>
 std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId owner, Stop stop) noexcept {
+  if (auto again = allocate_again(c, owner, stop); again || again.error() != PoolError::Exhausted) return again;
   const ClassView& cv = classes_[c];
   std::atomic_ref<std::uint32_t> cursor(cursor_[c]);
   // SYNC: relaxed; a private search hint of this handle.
@@ -430,7 +471,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
       }
       if (stop(1)) return std::unexpected(PoolError::Aborted);
       ChunkMeta& m = cv.meta[i];
-      auto claimed = claim(m, owner, stop);
+      auto claimed = claim(m, owner, stop, 0);
       if (!claimed) return std::unexpected(claimed.error());
       if (*claimed == 0) {
         // Not free (a stale hint), or lost to another claimer. If it is Free
@@ -444,12 +485,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
       }
       const std::uint32_t gen = *claimed;
       if (stop(4)) return std::unexpected(PoolError::Aborted);
-      // SYNC: relaxed; counters (in_use, and its high-water mark by CAS).
-      const std::int64_t now = cv.counters->in_use.fetch_add(1, std::memory_order_relaxed) + 1;
-      std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
-      while (now > peak &&
-             !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
-      }
+      count_allocation(cv, c, i, gen);
       if (w != start) cursor.store(w, std::memory_order_relaxed);
       return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
     }
@@ -624,6 +660,47 @@ std::expected<void, PoolError> Pool::give_impl(ChunkRef ref, OwnerId from, Owner
 
 std::expected<void, PoolError> Pool::give(ChunkRef ref, OwnerId from, OwnerId to, std::uint32_t n) noexcept {
   return give_impl(ref, from, to, n, NeverStop{});
+}
+
+std::expected<void, PoolError> Pool::transfer(ChunkRef ref, OwnerId from, OwnerId to) noexcept {
+  if (from == kNoOwner || to == kNoOwner || from == to) return std::unexpected(PoolError::InvalidOwner);
+  auto loc = locate(ref);
+  if (!loc) return std::unexpected(loc.error());
+  ChunkMeta& m = *loc->meta;
+  for (std::uint32_t attempt = 0; attempt < kPoolMaxRetries; ++attempt) {
+    auto s = live_state(m, ref.generation);
+    if (!s) return std::unexpected(s.error());
+    int mine = -1;
+    std::uint64_t word = 0;
+    for (std::uint64_t live = st::live_pairs(*s); live != 0; live &= live - 1) {
+      const auto j = static_cast<unsigned>(std::countr_zero(live) / 2);
+      // SYNC: acquire, pairs with the acq_rel CASes on this holder word.
+      const std::uint64_t w = m.holders[j].load(std::memory_order_acquire);
+      const hw::Fields f = hw::decode(w);
+      if (f.closed) continue;
+      if (!hw::open_well_formed(f)) return corrupt();
+      if (f.owner != from) continue;
+      // Anything but exactly one held reference: not ours to hand over whole.
+      if (mine >= 0 || f.held != 1 || f.pending != 0) return not_held();
+      mine = static_cast<int>(j);
+      word = w;
+    }
+    if (mine < 0) return not_held();
+    hw::Fields f = hw::decode(word);
+    f.owner = to;
+    f.aux = from;
+    f.held = 0;
+    f.pending = 1;
+    ++f.tag;  // another owner's word now: a stale expectation of the old one fails
+    // SYNC: acq_rel: a link in the chain of count changes on this word (as
+    // give's pending +1 and release's close would be); the slot stays Live,
+    // so the state word does not change.
+    if (m.holders[mine].compare_exchange_strong(word, hw::encode(f), std::memory_order_acq_rel,
+                                                std::memory_order_relaxed)) {
+      return {};
+    }
+  }
+  return contended();
 }
 
 std::expected<void, PoolError> Pool::accept(ChunkRef ref, OwnerId to, OwnerId from) noexcept {

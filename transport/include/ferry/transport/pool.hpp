@@ -336,6 +336,14 @@ class Pool {
   // giver `from`): call it before pushing the reference into to's queue.
   [[nodiscard]] std::expected<void, PoolError> give(ChunkRef ref, OwnerId from, OwnerId to,
                                                     std::uint32_t n = 1) noexcept;
+  // give(ref, from, to) and release(ref, from) in ONE CAS, when `from`'s
+  // only reference is its one held reference (a fresh loan with one
+  // subscriber): from's holder word becomes to's pending one (giver `from`).
+  // NotHeld when `from` holds anything else (the caller gives and releases).
+  // Crash-wise it is a give whose giver then released at once: before the
+  // CAS reclaim(from) frees the chunk; after it the reference is to's
+  // (queued, or a phantom that settle_pending(to, from) drops).
+  [[nodiscard]] std::expected<void, PoolError> transfer(ChunkRef ref, OwnerId from, OwnerId to) noexcept;
   // `to` took a reference given by `from` out of its queue: pending -> held.
   [[nodiscard]] std::expected<void, PoolError> accept(ChunkRef ref, OwnerId to, OwnerId from) noexcept;
   // `from` takes back one reference it gave `to` that `to` will never take
@@ -416,8 +424,15 @@ class Pool {
   std::expected<ChunkRef, PoolError> allocate_impl(std::size_t size, OwnerId owner, Stop stop) noexcept;
   template <class Stop>
   std::expected<ChunkRef, PoolError> allocate_from(std::uint32_t c, OwnerId owner, Stop stop) noexcept;
+  // The chunk this handle allocated last in class c, if it is Free again
+  // (Exhausted: it is not; the caller scans).
   template <class Stop>
-  std::expected<std::uint32_t, PoolError> claim(pool_layout::ChunkMeta& m, OwnerId owner, Stop& stop) noexcept;
+  std::expected<ChunkRef, PoolError> allocate_again(std::uint32_t c, OwnerId owner, Stop stop) noexcept;
+  // `guess`: the Free state word expected (0: load it first).
+  template <class Stop>
+  std::expected<std::uint32_t, PoolError> claim(pool_layout::ChunkMeta& m, OwnerId owner, Stop& stop,
+                                                std::uint64_t guess) noexcept;
+  void count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index, std::uint32_t generation) noexcept;
   template <class Stop>
   std::expected<void, PoolError> add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n, Stop stop) noexcept;
   template <class Stop>
@@ -442,6 +457,9 @@ class Pool {
   // Where this handle last found a free chunk, per class (a hint word
   // index). Private to the handle; threads share it through atomic_ref.
   std::array<std::uint32_t, kMaxPoolClasses> cursor_{};
+  // The chunk this handle allocated last, per class: (index + 1) << 32 |
+  // generation, 0 for none. Private to the handle, shared through atomic_ref.
+  std::array<std::uint64_t, kMaxPoolClasses> last_{};
 };
 
 }  // namespace ferry::transport
