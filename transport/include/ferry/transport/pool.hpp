@@ -35,6 +35,8 @@
 //               if the push failed: revoke(ref, P, S)
 //               drop_oldest discarded an older R: revoke(R, P, S)
 //             release(ref, P)   (or keep it as history: give it later to a late joiner)
+//             one subscriber queue and no history: transfer(ref, P, S) replaces
+//               give + release (P's held 1 becomes S's pending 1, one CAS)
 //   take:     pop a packed ref from q; accept(ref, S, P)   S: pending -1, held +1
 //             resolve(ref) -> the payload; the user reads it
 //             release(ref, S)
@@ -64,7 +66,10 @@
 //   slot frees the chunk with ONE CAS of the state word (nobody else can
 //   touch that chunk then: that would take holding a reference).
 // Free chunks are found through a per-class bitmap of HINTS (bit = "maybe
-// free"). The state word is the truth; a hint is only a candidate: a
+// free"). A handle first tries the chunk it allocated last (a steady stream
+// reuses it), by CAS from the Free word it expects, and leaves that chunk's
+// hint bit set: a stale hint, which the next scanner clears after one failed
+// claim. The state word is the truth; a hint is only a candidate: a
 // claimer clears the bit, then CASes Free -> Claimed, and skips a chunk that
 // is not Free. Setting a hint is idempotent, so anybody (reclaim) can repair
 // lost hints at any time while others run. (A Treiber stack cannot be
@@ -102,6 +107,9 @@
 //             2 holder word written, still Reserving | as 1
 //   push      (ring) given but not pushed: a phantom pending reference of S,
 //             given by D: S's settle_pending(S, D) drops it; or reclaim(S)
+//   transfer  one CAS on D's own slot: before it D holds the loan (reclaim(D)
+//             frees it), after it the reference is S's pending one, as after
+//             give + release (a phantom until pushed: settle_pending(S, D))
 //   accept    one CAS (pending -1, held +1): before it S has a pending one,
 //             after it a held one; reclaim(S) drops either
 //   release of the chunk's last reference: one CAS frees it
