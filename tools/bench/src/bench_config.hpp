@@ -11,10 +11,12 @@
 // never counted by their subscriber_count(), and never fills a queue that a
 // `block` publisher would wait on.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ferry/bench/options.hpp"
 #include "ferry/config/limits.hpp"
 
 namespace ferry::bench {
@@ -50,6 +52,14 @@ struct BenchTopic {
 // The topics one run uses at the same time.
 using TopicSet = std::vector<BenchTopic>;
 
+// The topic sets the ferry transports among `transports` need for `sizes`
+// (empty when none is asked for): `topics_for(size, path)` gives one run's.
+// ferry-copy and ferry-loan measure their path at every size; ferry the one
+// a user of the full API takes (ferry_path).
+template <class TopicsFor>
+[[nodiscard]] std::vector<TopicSet> ferry_topic_sets(const std::vector<std::string>& transports,
+                                                     const std::vector<std::uint64_t>& sizes, TopicsFor&& topics_for);
+
 // Per-topic limits the benchmark's sides stay within.
 inline constexpr std::uint32_t kBenchMaxLoans = 2;
 inline constexpr std::uint32_t kBenchMaxHeld = 2;
@@ -82,5 +92,24 @@ inline constexpr std::uint32_t kLatencyCapacity = 64;
 
 // Bytes of pool that configuration asks for.
 [[nodiscard]] std::uint64_t bench_pool_bytes(const std::vector<TopicSet>& sets);
+
+template <class TopicsFor>
+std::vector<TopicSet> ferry_topic_sets(const std::vector<std::string>& transports,
+                                       const std::vector<std::uint64_t>& sizes, TopicsFor&& topics_for) {
+  const auto wants = [&](std::string_view t) {
+    return std::find(transports.begin(), transports.end(), t) != transports.end();
+  };
+  std::vector<TopicSet> sets;
+  for (auto size : sizes) {
+    const bool full_api = wants(kFerry);
+    if (wants(kFerryCopy) || (full_api && ferry_path(size) == FerryPath::Copy)) {
+      sets.push_back(topics_for(size, FerryPath::Copy));
+    }
+    if (wants(kFerryLoan) || (full_api && ferry_path(size) == FerryPath::Loan)) {
+      sets.push_back(topics_for(size, FerryPath::Loan));
+    }
+  }
+  return sets;
+}
 
 }  // namespace ferry::bench

@@ -34,6 +34,23 @@ template <class Pred>
   return true;
 }
 
+// A latency side: waits until ferryd matched both its ports (one peer each)
+// and the peer side started; false, reported as `who`, when either takes
+// longer than 10 s.
+template <class Pub, class Sub>
+[[nodiscard]] bool latency_side_ready(const Pub& pub, const Sub& sub, RunControl& control, const std::string& who,
+                                      const char* peer) {
+  if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
+    report_error(control, who + ": ferryd did not match the " + peer + " side within 10 s");
+    return false;
+  }
+  if (!start_barrier(control, 2, 10'000'000'000)) {
+    report_error(control, who + ": the " + peer + " side did not start");
+    return false;
+  }
+  return true;
+}
+
 // Reports why next_sample() returned nothing (out of line: not the hot path).
 void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCode* error);
 

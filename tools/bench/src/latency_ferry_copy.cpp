@@ -33,14 +33,7 @@ class FerryCopyLatency final : public LatencyTransport {
     ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} ping", name_);
-    if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
-      report_error(control, who + ": ferryd did not match the echo side within 10 s");
-      return 2;
-    }
-    if (!start_barrier(control, 2, 10'000'000'000)) {
-      report_error(control, who + ": the echo side did not start");
-      return 2;
-    }
+    if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
     std::vector<std::byte> msg(plan.size, std::byte{0x5a});
     auto send = [&](std::uint64_t seq) {
       write_seq(msg.data(), seq);
@@ -70,14 +63,7 @@ class FerryCopyLatency final : public LatencyTransport {
     ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} echo", name_);
-    if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
-      report_error(control, who + ": ferryd did not match the ping side within 10 s");
-      return 2;
-    }
-    if (!start_barrier(control, 2, 10'000'000'000)) {
-      report_error(control, who + ": the ping side did not start");
-      return 2;
-    }
+    if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
     std::vector<std::byte> reply(plan.size, std::byte{0xa5});
     for (;;) {
       auto s = next_sample(sub, plan.wait, control, who.c_str());

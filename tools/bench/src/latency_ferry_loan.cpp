@@ -51,14 +51,7 @@ class FerryLoanLatency final : public LatencyTransport {
     BytesPublisher pub = node.publisher<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     BytesSubscriber sub = node.subscriber<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} ping", name_);
-    if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
-      report_error(control, who + ": ferryd did not match the echo side within 10 s");
-      return 2;
-    }
-    if (!start_barrier(control, 2, 10'000'000'000)) {
-      report_error(control, who + ": the echo side did not start");
-      return 2;
-    }
+    if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
     const std::uint64_t size = plan.size;
     const Wait wait = plan.wait;
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
@@ -82,14 +75,7 @@ class FerryLoanLatency final : public LatencyTransport {
     BytesSubscriber sub = node.subscriber<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     BytesPublisher pub = node.publisher<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} echo", name_);
-    if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
-      report_error(control, who + ": ferryd did not match the ping side within 10 s");
-      return 2;
-    }
-    if (!start_barrier(control, 2, 10'000'000'000)) {
-      report_error(control, who + ": the ping side did not start");
-      return 2;
-    }
+    if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
     for (;;) {
       auto s = next_sample(sub, plan.wait, control, who.c_str());
       if (!s) return 3;

@@ -4,9 +4,22 @@
 
 #include <fmt/format.h>
 
+#include "ferry/bench/clock.hpp"
 #include "ferry/config/units.hpp"
 
 namespace ferry::bench {
+
+RunSetup describe_run(const CommonOptions& options) {
+  RunSetup setup;
+  setup.machine = describe_machine();
+  setup.cpus = options.cpus;
+  setup.wait = options.wait;
+  setup.repeat = options.repeat;
+  setup.transports = options.transports;
+  setup.clock_read_ns = clock_read_cost_ns();
+  return setup;
+}
+
 
 namespace {
 

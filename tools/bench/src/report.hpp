@@ -25,6 +25,10 @@ struct RunSetup {
   std::vector<std::string> described;   // one line per transport
 };
 
+// What a run's header shows of the machine and the options (the domain and
+// the transports' descriptions are added by the caller).
+[[nodiscard]] RunSetup describe_run(const CommonOptions& options);
+
 // Runs that failed for one cell, and why the first one did.
 struct Failures {
   int count = 0;

@@ -39,13 +39,7 @@ std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome, const 
 int run_throughput(ThroughputOptions o, std::FILE* out) {
   finalize(o);
   SignalScope signals;
-  RunSetup setup;
-  setup.machine = describe_machine();
-  setup.cpus = o.cpus;
-  setup.wait = o.wait;
-  setup.repeat = o.repeat;
-  setup.transports = o.transports;
-  setup.clock_read_ns = clock_read_cost_ns();
+  RunSetup setup = describe_run(o);
 
   std::vector<std::unique_ptr<ThroughputTransport>> transports;
   for (const auto& name : o.transports) {
@@ -56,19 +50,10 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   SharedControl control;
   PrivateDomain domain;
   setup.domain = domain.name();
-  const auto wants = [&](std::string_view t) {
-    return std::find(o.transports.begin(), o.transports.end(), t) != o.transports.end();
-  };
-  if (wants(kFerry) || wants(kFerryCopy) || wants(kFerryLoan)) {
-    std::vector<TopicSet> sets;
-    for (auto size : o.sizes) {
-      const bool copy = wants(kFerryCopy) || (wants(kFerry) && ferry_path(size) == FerryPath::Copy);
-      const bool loan = wants(kFerryLoan) || (wants(kFerry) && ferry_path(size) == FerryPath::Loan);
-      if (copy) sets.push_back(throughput_topics(size, o.subscribers, FerryPath::Copy));
-      if (loan) sets.push_back(throughput_topics(size, o.subscribers, FerryPath::Loan));
-    }
-    domain.start_daemon(bench_yaml(sets));
-  }
+  const auto sets = ferry_topic_sets(o.transports, o.sizes, [&](std::uint64_t size, FerryPath path) {
+    return throughput_topics(size, o.subscribers, path);
+  });
+  if (!sets.empty()) domain.start_daemon(bench_yaml(sets));
 
   ThroughputTable table;
   table.sizes = o.sizes;

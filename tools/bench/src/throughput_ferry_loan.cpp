@@ -8,6 +8,7 @@
 #include "ferry_side.hpp"
 #include "private_domain.hpp"
 #include "stream_loops.hpp"
+#include "throughput_ferry_side.hpp"
 #include "throughput_transport.hpp"
 
 namespace ferry::bench {
@@ -48,18 +49,7 @@ class FerryLoanThroughput final : public ThroughputTransport {
   int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
     ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index));
     auto sub = node.subscriber<ferry::Bytes>(slot_topic(throughput_topic(plan.size, kPath), plan.run));
-    if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
-      report_error(control, fmt::format("{} subscriber: ferryd did not match the publisher within 10 s", name_));
-      return 2;
-    }
-    const std::string who = fmt::format("{} subscriber", name_);
-    const bool ok = receive_loop(plan, control, index, [&](std::uint64_t& seq) {
-      auto s = next_sample(sub, plan.wait, control, who.c_str());
-      if (!s) return false;
-      seq = (*s)->size() == plan.size ? read_seq((*s)->data()) : 0;  // a wrong size counts as a sequence error
-      return true;
-    });
-    return ok ? 0 : 3;
+    return receive_samples(sub, plan, control, index, name_);
   }
 
  private:
