@@ -34,6 +34,7 @@ bool accept_pooled(SubscriberState& state, SubscriberConnection& q, const std::b
   std::memcpy(&pooled, slot, sizeof pooled);
   const auto ref = transport::ChunkRef::unpack(pooled.ref);
   auto& pool = state.pool->pool;
+  pool.prefetch_payload(ref, false);  // the user reads it next: fetch it while accept's CAS waits
   if (!pool.accept(ref, state.pool->owner, q.peer_owner)) return false;  // counted by the pool
   auto payload = pool.resolve(ref);
   if (!payload || pooled.size > payload->size() || !plausible_size(state, pooled.size)) {

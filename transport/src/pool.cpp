@@ -286,6 +286,21 @@ std::expected<Pool, PoolError> Pool::attach(void* mem, std::size_t bytes) noexce
   return p;
 }
 
+namespace {
+// The line at p, fetched ahead: for writing with PREFETCHW (a NOP on cores
+// without it), so that our store finds the line ours.
+inline void prefetch_line(const void* p, bool for_write) noexcept {
+#if defined(__x86_64__)
+  if (for_write) {
+    asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+    return;
+  }
+#endif
+  (void)for_write;
+  __builtin_prefetch(p);  // elsewhere a read prefetch still brings the line near
+}
+}  // namespace
+
 std::expected<Pool::Located, PoolError> Pool::locate(ChunkRef ref) const noexcept {
   if (ref.size_class >= class_count_ || ref.index >= classes_[ref.size_class].count || ref.generation == 0) {
     bump(counters_->invalid_refs);
@@ -317,7 +332,7 @@ void Pool::after_free(const ClassView& cv, std::uint32_t index) noexcept {
   // SYNC: relaxed: a hint only; claimers synchronise through the state word.
   cv.hints[index / 64].fetch_or(std::uint64_t{1} << (index % 64), std::memory_order_relaxed);
   // SYNC: relaxed; counter.
-  cv.counters->in_use.fetch_sub(1, std::memory_order_relaxed);
+  cv.counters->freed.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------
@@ -397,8 +412,11 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
 
 void Pool::count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
                             std::uint32_t generation) noexcept {
-  // SYNC: relaxed; counters (in_use, and its high-water mark by CAS).
-  const std::int64_t now = cv.counters->in_use.fetch_add(1, std::memory_order_relaxed) + 1;
+  // SYNC: relaxed; counters (allocated, and the high-water mark of
+  // allocated - freed by CAS). `freed` may lag a free that just happened
+  // elsewhere: the mark then errs high by that much, never low.
+  const std::int64_t now = cv.counters->allocated.fetch_add(1, std::memory_order_relaxed) + 1 -
+                           cv.counters->freed.load(std::memory_order_relaxed);
   std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
   while (now > peak &&
          !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
@@ -424,6 +442,9 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, OwnerId
   if (stop(1)) return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
   ChunkMeta& m = cv.meta[index];
   const auto generation = static_cast<std::uint32_t>(last);
+  // The loan's first write goes to the payload the last reader has in its
+  // cache: fetch it for writing while the claim's CAS fetches the metadata.
+  prefetch_line(cv.payload + static_cast<std::size_t>(index) * cv.chunk_size, true);
   auto claimed = claim(m, owner, stop, st::make_free(st::next_generation(generation)));
   if (!claimed) return std::unexpected(claimed.error());
   if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // still in use: scan
@@ -832,6 +853,12 @@ std::expected<std::span<std::byte>, PoolError> Pool::resolve(ChunkRef ref) const
   return std::span<std::byte>(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size, cv.chunk_size);
 }
 
+void Pool::prefetch_payload(ChunkRef ref, bool for_write) const noexcept {
+  if (ref.size_class >= class_count_ || ref.index >= classes_[ref.size_class].count) return;
+  const ClassView& cv = classes_[ref.size_class];
+  prefetch_line(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size, for_write);
+}
+
 bool Pool::contains(const void* p) const noexcept {
   const auto* b = static_cast<const std::byte*>(p);
   for (std::uint32_t c = 0; c < class_count_; ++c) {
@@ -1107,7 +1134,10 @@ PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks) 
     PoolClassStats& cs = out.classes[c];
     cs.chunk_size = e.chunk_size;
     cs.total = e.count;
-    cs.in_use = cc.in_use.load(std::memory_order_relaxed);
+    // SYNC: relaxed, both: statistics. freed first: a free always follows
+    // its allocation, so in_use read this way is never below the truth.
+    const std::int64_t freed = cc.freed.load(std::memory_order_relaxed);
+    cs.in_use = cc.allocated.load(std::memory_order_relaxed) - freed;
     cs.low_water = std::max<std::int64_t>(0, std::int64_t{e.count} - cc.peak_in_use.load(std::memory_order_relaxed));
     cs.exhausted = cc.exhausted.load(std::memory_order_relaxed);
     cs.fallbacks = cc.fallbacks.load(std::memory_order_relaxed);

@@ -352,6 +352,11 @@ class Pool {
   // CAS reclaim(from) frees the chunk; after it the reference is to's
   // (queued, or a phantom that settle_pending(to, from) drops).
   [[nodiscard]] std::expected<void, PoolError> transfer(ChunkRef ref, OwnerId from, OwnerId to) noexcept;
+  // Starts fetching the first line of ref's payload (for writing: to own
+  // it), reading nothing shared: a caller that is about to wait for the
+  // chunk's metadata (accept's CAS) overlaps the two transfers from the
+  // other process's core. A bad reference is ignored.
+  void prefetch_payload(ChunkRef ref, bool for_write) const noexcept;
   // `to` took a reference given by `from` out of its queue: pending -> held.
   [[nodiscard]] std::expected<void, PoolError> accept(ChunkRef ref, OwnerId to, OwnerId from) noexcept;
   // `from` takes back one reference it gave `to` that `to` will never take

@@ -6,7 +6,7 @@
 //   line 0      PoolHeader: magic, version, class count, sizes (read-only after format)
 //   line 1      PoolCounters: pool-wide event counters (many writers, fetch_add)
 //   n lines     ClassEntry[n]: each class's geometry (read-only after format)
-//   n lines     ClassCounters[n]: each class's counters (many writers)
+//   2n lines    ClassCounters[n]: each class's counters (many writers)
 //   per class   ChunkMeta[count] (128 bytes each), then the free hints
 //               (one bit per chunk, 64-byte padded)
 //   per class   payloads: count x chunk_size bytes, each 64-byte aligned
@@ -24,7 +24,7 @@
 namespace ferry::transport {
 
 inline constexpr std::uint32_t kPoolMagic = 0x4c4f5046;  // "FPOL"
-inline constexpr std::uint32_t kPoolLayoutVersion = 1;
+inline constexpr std::uint32_t kPoolLayoutVersion = 2;  // 2: ClassCounters on two lines
 
 inline constexpr std::uint32_t kMaxPoolClasses = 32;
 // A ChunkRef packs the index into 24 bits and the class into 8.
@@ -76,17 +76,22 @@ struct alignas(kCacheLine) ClassEntry {
   std::uint8_t reserved[16];
 };
 
-// Per class counters (many writers, relaxed). in_use is a hot-path running
-// count, exact unless a process died inside allocate/release (pool.hpp, crash
-// table); the exact free count comes from a scan (read_pool_stats).
+// Per class counters (many writers, relaxed), on two lines: one written by
+// allocating processes, one by freeing ones. In a stream those are the
+// publisher and the subscriber; one shared line would move between their
+// cores twice per sample. in_use = allocated - freed is a hot-path running
+// count, exact unless a process died inside allocate/release (pool.hpp,
+// crash table); the exact free count comes from a scan (read_pool_stats).
 struct alignas(kCacheLine) ClassCounters {
-  std::atomic<std::int64_t> in_use;       // chunks allocated and not yet freed
+  // Allocators' line.
+  std::atomic<std::int64_t> allocated;    // chunks allocated, ever
   std::atomic<std::int64_t> peak_in_use;  // high-water mark of in_use: total - peak is the free low-water mark
   std::atomic<std::uint64_t> exhausted;  // allocations that found this class empty
   std::atomic<std::uint64_t> fallbacks;  // allocations served here because a smaller fitting class was empty
-  // No allocation/free event counters: each would cost the hot path one more
-  // locked instruction (~6 ns) on a line every process writes.
-  std::uint64_t reserved[4];
+  std::uint64_t reserved0[4];
+  // Freers' line.
+  alignas(kCacheLine) std::atomic<std::int64_t> freed;  // chunks freed, ever
+  std::uint64_t reserved1[7];
 };
 
 // One chunk's metadata: 2 cache lines, apart from its payload.
@@ -99,7 +104,8 @@ struct alignas(kCacheLine) ChunkMeta {
 static_assert(sizeof(PoolHeader) == kCacheLine);
 static_assert(sizeof(PoolCounters) == kCacheLine);
 static_assert(sizeof(ClassEntry) == kCacheLine);
-static_assert(sizeof(ClassCounters) == kCacheLine);
+static_assert(sizeof(ClassCounters) == 2 * kCacheLine);
+static_assert(offsetof(ClassCounters, freed) == kCacheLine);
 static_assert(sizeof(ChunkMeta) == 2 * kCacheLine);
 static_assert(alignof(ChunkMeta) == kCacheLine);
 static_assert(offsetof(PoolHeader, magic) == 0);
