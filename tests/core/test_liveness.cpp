@@ -140,6 +140,9 @@ TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say 
   ferry::Node node{"viewer"};
   auto sub = node.subscriber<ferry::Bytes>("frames");
   REQUIRE(ready.wait());
+  // Our side sees the publisher too before it stops: else the count below
+  // is 0 before any death and the test would not wait for one.
+  REQUIRE(eventually([&] { return sub.publisher_count() == 1; }));
   ::kill(stuck.pid(), SIGSTOP);
   CHECK(eventually([&] { return sub.publisher_count() == 0; }, 5s));
   ::kill(stuck.pid(), SIGCONT);
