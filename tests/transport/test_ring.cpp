@@ -80,6 +80,27 @@ TEST_CASE("a message comes out as it went in, with its flags") {
   CHECK(flags == 1);
 }
 
+TEST_CASE("max_backlog counts a backlog that never filled the ring") {
+  ShmRing r(kSmall);
+  std::array<std::byte, 56> buf{};
+  const std::uint64_t waiting = kSmall.capacity - 2;  // the producer never finds it full
+  for (std::uint64_t i = 0; i < waiting; ++i) {
+    REQUIRE(r.producer.try_push(make_message(i, 16, buf.data())).has_value());
+  }
+  CHECK(r.stats().backlog == waiting);
+  CHECK(r.stats().max_backlog == waiting);  // seen by the snapshot itself
+  std::array<std::byte, 64> out{};
+  for (std::uint64_t i = 0; i < waiting; ++i) REQUIRE(r.consumer.try_pop(out).has_value());
+  CHECK(r.stats().backlog == 0);
+  CHECK(r.stats().max_backlog == waiting);  // the consumer saw it when it read tail
+  // A new consumer continues from the stored value, never lowers it.
+  auto again = RingConsumer::attach(r.segment.payload(), r.segment.payload_size());
+  REQUIRE(again.has_value());
+  REQUIRE(r.producer.try_push(make_message(7, 16, buf.data())).has_value());
+  REQUIRE(again->try_pop(out).has_value());
+  CHECK(r.stats().max_backlog == waiting);
+}
+
 TEST_CASE("a full ring refuses a push until a message is taken") {
   ShmRing r(kSmall);
   std::array<std::byte, 56> buf{};

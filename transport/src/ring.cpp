@@ -1,3 +1,4 @@
+#include <algorithm>
 #include "ferry/transport/ring.hpp"
 
 #include <new>
@@ -95,7 +96,9 @@ RingStats read_ring_stats(const void* mem, std::size_t bytes) noexcept {
   s.dropped = header->producer.dropped.load(std::memory_order_relaxed);
   s.overwritten = header->producer.overwritten.load(std::memory_order_relaxed);
   s.timed_out = header->producer.timed_out.load(std::memory_order_relaxed);
-  s.max_backlog = header->producer.max_backlog.load(std::memory_order_relaxed);
+  s.max_backlog = std::max({header->producer.max_backlog.load(std::memory_order_relaxed),
+                            header->consumer.max_backlog.load(std::memory_order_relaxed),
+                            s.backlog <= s.capacity ? s.backlog : 0});
   s.popped = header->consumer.popped.load(std::memory_order_relaxed);
   s.corrupt = header->consumer.corrupt.load(std::memory_order_relaxed);
   return s;
@@ -220,6 +223,7 @@ std::expected<RingConsumer, RingError> RingConsumer::attach(void* mem, std::size
   // SYNC: relaxed; single-writer counters, we are now the writer.
   c.popped_ = header->consumer.popped.load(std::memory_order_relaxed);
   c.corrupt_ = header->consumer.corrupt.load(std::memory_order_relaxed);
+  c.max_backlog_ = header->consumer.max_backlog.load(std::memory_order_relaxed);
   // A consumer killed in futex_wait left `sleeping` set. An external doorbell
   // is shared by the owner's other rings (one of which may be waiting right
   // now): its owner resets it, not us.

@@ -95,6 +95,8 @@ struct RingStats {
   std::uint64_t overwritten = 0;
   std::uint64_t timed_out = 0;
   std::uint64_t corrupt = 0;
+  // The most that waited whenever someone looked: the producer (finding the
+  // ring full), the consumer (re-reading tail), or this snapshot.
   std::uint32_t max_backlog = 0;
 };
 inline constexpr std::size_t kRingHeaderBytes = ring_layout::kSlotsOffset;
@@ -519,7 +521,10 @@ class RingConsumer {
     // publish(): the slots before it are fully written.
     const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
     if (t == h) return false;
-    if (t - h <= capacity_) cached_tail_ = t;  // else left for next_slot to report
+    if (t - h <= capacity_) {
+      cached_tail_ = t;
+      note_backlog(t - h);
+    }  // else left for next_slot to report
     return true;
   }
 
@@ -571,6 +576,7 @@ class RingConsumer {
       if (t == h) return std::unexpected(RingError::Empty);
       if (t - h > capacity_) return std::unexpected(RingError::CorruptIndices);  // cached_tail_ unchanged
       cached_tail_ = t;
+      note_backlog(t - h);
     }
     // The length is read ONCE (one 8-byte load of {length, flags}); the
     // producer may be broken or hostile and rewrite it behind our back.
@@ -601,6 +607,15 @@ class RingConsumer {
     // SYNC: relaxed; single-writer counter, read by read_ring_stats.
     header_->consumer.popped.store(popped_, std::memory_order_relaxed);
   }
+  // The producer samples the backlog only when the ring looks full; we do
+  // whenever we re-read tail, so a queue that grows without filling (a slow
+  // reader) is seen too. A store only when it grows: none in a steady state.
+  void note_backlog(std::uint32_t waiting) noexcept {
+    if (waiting <= max_backlog_) [[likely]] return;
+    max_backlog_ = waiting;
+    // SYNC: relaxed; single-writer counter, read by read_ring_stats.
+    header_->consumer.max_backlog.store(waiting, std::memory_order_relaxed);
+  }
   void count_corrupt() noexcept {
     ++corrupt_;
     // SYNC: relaxed; single-writer counter, read by read_ring_stats.
@@ -628,6 +643,7 @@ class RingConsumer {
   bool front_valid_ = false;
   std::uint64_t popped_ = 0;
   std::uint64_t corrupt_ = 0;
+  std::uint32_t max_backlog_ = 0;
 };
 
 // ---------------------------------------------------------------------------

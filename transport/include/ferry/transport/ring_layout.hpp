@@ -69,7 +69,10 @@ struct alignas(kCacheLine) ConsumerLine {
   // Counters: single writer (the consumer), relaxed stores, read by anyone.
   std::atomic<std::uint64_t> popped;   // messages taken
   std::atomic<std::uint64_t> corrupt;  // slots skipped because their length was invalid
-  std::uint8_t reserved[40];
+  // Largest backlog the consumer observed (when it re-read tail). Was
+  // reserved (zero) before: readers of either layout agree.
+  std::atomic<std::uint32_t> max_backlog;
+  std::uint8_t reserved[36];
 };
 
 struct RingHeader {
@@ -103,6 +106,7 @@ static_assert(offsetof(ProducerLine, tail) == 0);
 static_assert(offsetof(ProducerLine, pushed) == 8);
 static_assert(offsetof(ProducerLine, max_backlog) == 40);
 static_assert(offsetof(ConsumerLine, head) == 0);
+static_assert(offsetof(ConsumerLine, max_backlog) == 24);
 static_assert(offsetof(ConsumerLine, popped) == 8);
 static_assert(offsetof(ConsumerLine, corrupt) == 16);
 static_assert(sizeof(SlotHeader) == 8 && offsetof(SlotHeader, flags) == 4);
