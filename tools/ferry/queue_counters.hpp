@@ -24,7 +24,9 @@ struct QueueCounters {
   std::uint64_t overwritten = 0;  // older samples discarded for newer ones (drop_oldest)
   std::uint64_t timed_out = 0;    // still full at the block deadline (block)
   std::uint64_t backlog = 0;      // waiting in the queue now
-  std::uint64_t max_backlog = 0;  // the most that ever waited
+  // The most seen waiting: by the publisher finding the queue full, by the
+  // subscriber re-reading its tail, or by this read.
+  std::uint64_t max_backlog = 0;
 };
 
 // Keeps read-only mappings of ring segments, by name, between reads.
