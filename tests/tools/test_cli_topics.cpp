@@ -132,6 +132,26 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
         std::vector<std::string>{"tester", "tester", "10", "4", "2", "6", "0", "0", "2", "4"});
 }
 
+TEST_CASE("topic info shows the largest backlog of a queue that never filled") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: slow, type: Seq, capacity: 16, policy: drop_new, max_held: 8 }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"tester"};
+  auto pub = node.publisher<Seq>("slow");
+  auto sub = node.subscriber<Seq>("slow");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  for (std::uint64_t i = 0; i < 5; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
+
+  json q = queue_of(ferry_json(domain, {"topic", "info", "slow"}));
+  CHECK(q["backlog"] == 5);
+  CHECK(q["max_backlog"] == 5);  // the publisher never found it full
+  for (int i = 0; i < 5; ++i) REQUIRE(sub.take());
+  q = queue_of(ferry_json(domain, {"topic", "info", "slow"}));
+  CHECK(q["taken"] == 5);
+  CHECK(q["backlog"] == 0);
+  CHECK(q["max_backlog"] == 5);  // kept by the subscriber, which saw 5 waiting
+}
+
 TEST_CASE("topic info counts overwrites on a drop_oldest queue and timeouts on a block queue") {
   TestDomain domain;
   Daemon daemon(domain, seq_config("  - { name: newest, type: Seq, capacity: 4, policy: drop_oldest }\n"
