@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "ferry/detail/lane.hpp"
 #include "ferry/transport/pool.hpp"
 #include "ferry/transport/segment.hpp"
 
@@ -37,7 +38,7 @@ struct DomainPoolView {
     return node_state != nullptr &&
            node_state->load(std::memory_order_relaxed) == kNodeDeclaredDead;
   }
-  static constexpr std::uint32_t kNodeDeclaredDead = 2;  // discovery::SlotState::declared_dead
+  static constexpr std::uint32_t kNodeDeclaredDead = LaneGuard::kNodeDeclaredDead;
 
   // Throws std::runtime_error naming the object when it cannot be opened.
   static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner);
@@ -62,9 +63,8 @@ struct DomainPoolView {
   std::map<transport::OwnerId, PeerQueues> peers_;
 };
 
-// What a ring slot carries for a pooled sample (flags == kSlotPooled).
-inline constexpr std::uint32_t kSlotInline = 0;
-inline constexpr std::uint32_t kSlotPooled = 1;
+// What a ring slot carries for a pooled sample (flags == kSlotPooled, in
+// ferry/detail/lane.hpp).
 struct PooledSlot {
   std::uint64_t ref;   // ChunkRef::pack()
   std::uint64_t size;  // bytes of the sample inside the chunk

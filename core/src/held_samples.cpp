@@ -1,4 +1,6 @@
-#include "held_samples.hpp"
+#include "ferry/detail/held_samples.hpp"
+
+#include "domain_pool_view.hpp"
 
 #include <mutex>
 #include <new>

@@ -55,6 +55,11 @@ PortState::PortState(std::string domain_name, std::string topic_name,
                                          "a pool reference",
                                          topic, created.topic.slot_size));
   }
+  guard_.node_state = pool->node_state;
+}
+
+bool PortState::samples_fit_slot() const noexcept {
+  return config.sample_size != 0 && config.sample_size <= inline_max;
 }
 
 // ---- publisher ---------------------------------------------------------------
@@ -63,7 +68,9 @@ PublisherState::PublisherState(std::string domain_name, std::string topic_name,
                                const discovery::PortCreated& created,
                                std::shared_ptr<DomainPoolView> pool_view)
     : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)),
-      history_(created.topic.limits.history, inline_max) {}
+      history_(created.topic.limits.history, inline_max) {
+  rebuild_lane();
+}
 
 PublisherState::~PublisherState() {
   // Nobody else uses the history now: the chunks it kept go back.
@@ -280,6 +287,7 @@ void PublisherState::apply_changes() {
     incoming_.clear();
     leaving_.clear();
     dead_seen = true;
+    rebuild_lane();
     return;
   }
   for (auto& c : incoming_) {
@@ -309,6 +317,16 @@ void PublisherState::apply_changes() {
   }
   leaving_.clear();
   full_.reserve(active_.size());
+  rebuild_lane();
+}
+
+void PublisherState::rebuild_lane() noexcept {
+  // One queue, inline samples, and nothing a push alone would not do:
+  // drop_oldest may discard (a CAS, counted), history records each sample.
+  const bool applies = active_.size() == 1 && !dead_seen && samples_fit_slot() &&
+                       config.policy != discovery::Policy::drop_oldest && !history_.enabled();
+  lane_.guard = &guard_;
+  lane_.producer = applies ? &active_.front()->producer : nullptr;
 }
 
 void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
@@ -350,6 +368,7 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
   // Inline samples are copied into these buffers; pooled ones are read in
   // place (the buffer only receives the slot's reference).
   held_ = HeldSamples::create(held, inline_max, pool);
+  rebuild_lane();
 }
 
 SubscriberState::~SubscriberState() {
@@ -460,6 +479,7 @@ void SubscriberState::apply_changes() {
     incoming_.clear();
     leaving_.clear();
     dead_seen = true;
+    rebuild_lane();
     return;
   }
   for (auto& c : incoming_) active_.push_back(std::move(c));
@@ -478,6 +498,7 @@ void SubscriberState::apply_changes() {
     }
   }
   leaving_.clear();
+  rebuild_lane();
 }
 
 void SubscriberState::drop_drained() noexcept {
@@ -488,6 +509,25 @@ void SubscriberState::drop_drained() noexcept {
     if (c->old_epoch) transport::Segment::remove(c->ring_segment.name());
     return true;
   });
+  rebuild_lane();
+}
+
+void SubscriberState::rebuild_lane() noexcept {
+  lane_.guard = &guard_;
+  lane_.held = held_;
+  lane_.slot_bytes = inline_max;
+  lane_.sample_size = 0;
+  lane_.consumer = nullptr;
+  lane_queue_ = nullptr;
+  if (active_.size() != 1 || dead_seen || !samples_fit_slot()) return;
+  lane_.sample_size = static_cast<std::uint32_t>(config.sample_size);  // fits: <= inline_max
+  SubscriberConnection& q = *active_.front();
+  // A retired queue is dropped once drained, a previous daemon's once
+  // finished (pop_next); alone, a queue waits for no other.
+  if (q.retired || q.old_epoch) return;
+  q.waits_for = 0;
+  lane_.consumer = &q.consumer;
+  lane_queue_ = &q;
 }
 
 }  // namespace ferry::detail

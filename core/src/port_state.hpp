@@ -8,6 +8,9 @@
 // last saw (one acquire load) and only on a difference take the mutex and
 // apply the queue. The active list is touched by the user's thread alone, so
 // a ring is unmapped only when that thread has dropped it.
+//
+// Applying a change also rebuilds the port's lane (ferry/detail/lane.hpp),
+// the shortcut its inlined publish()/take() use while nothing changes.
 
 #include <atomic>
 #include <cstdint>
@@ -20,12 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "ferry/detail/lane.hpp"
 #include "ferry/discovery/messages.hpp"
 #include "ferry/transport/doorbell.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
 #include "domain_pool_view.hpp"
-#include "held_samples.hpp"
+#include "ferry/detail/held_samples.hpp"
 #include "history.hpp"
 
 namespace ferry::detail {
@@ -72,6 +76,9 @@ class PortState {
   // Largest sample that travels inline in a ring slot; larger ones go
   // through the pool.
   const std::uint32_t inline_max;
+  // A fixed-size type whose samples travel inline (a loan of one still
+  // travels pooled).
+  [[nodiscard]] bool samples_fit_slot() const noexcept;
 
   // Matched peers right now, as ferryd says (serving thread writes).
   std::atomic<std::uint32_t> matched{0};
@@ -89,17 +96,14 @@ class PortState {
   bool dead_seen = false;
 
  protected:
-  // SYNC: release, pairs with the acquire load in has_changes(): the queued
-  // connections (under `mutex`) are complete before the hot path looks.
-  void announce_change() noexcept { changes_.fetch_add(1, std::memory_order_release); }
+  // SYNC: release, pairs with the acquire load in LaneGuard::changed(): the
+  // queued connections (under `mutex`) are complete before the hot path looks.
+  void announce_change() noexcept { guard_.changes.fetch_add(1, std::memory_order_release); }
   // User's thread: one load on the hot path.
-  [[nodiscard]] bool has_changes() const noexcept {
-    // SYNC: acquire, pairs with the release fetch_add in announce_change().
-    return changes_.load(std::memory_order_acquire) != seen_changes_;
-  }
+  [[nodiscard]] bool has_changes() const noexcept { return guard_.changed(); }
   void mark_changes_seen() noexcept {
     // SYNC: relaxed; a change announced after this load is seen next time.
-    seen_changes_ = changes_.load(std::memory_order_relaxed);
+    guard_.seen = guard_.changes.load(std::memory_order_relaxed);
   }
 
   // User's thread, in apply_changes (after the acquire in has_changes()).
@@ -109,10 +113,10 @@ class PortState {
   // Peer port -> its node's owner id, for the queues we mapped (serving
   // thread only). An Unmatched for a queue we could not map changes nothing.
   std::map<std::uint64_t, transport::OwnerId> peer_owners_;
+  // The change counter and our node's state word, read by the lanes.
+  LaneGuard guard_;
 
  private:
-  std::atomic<std::uint32_t> changes_{0};
-  std::uint32_t seen_changes_ = 0;  // user's thread only
   std::atomic<bool> dead_{false};
 };
 
@@ -166,9 +170,12 @@ class PublisherState final : public PortState {
   // User's thread: scratch list for the block policy, with room for every
   // active queue (reserved when queues change, not on the hot path).
   std::vector<PublisherConnection*>& full_queues() noexcept { return full_; }
+  [[nodiscard]] const PublishLane* lane() const noexcept { return &lane_; }
 
  private:
   void apply_changes();
+  // User's thread, after applying changes: the shortcut, if it applies.
+  void rebuild_lane() noexcept;
   // Pushes the history entries c has not had yet, oldest first, as far as
   // its queue has room. Called by whichever thread is c's producer.
   void hand_history(PublisherConnection& c) noexcept;
@@ -199,6 +206,7 @@ class PublisherState final : public PortState {
   std::vector<std::unique_ptr<PublisherConnection>> active_;    // user's thread
   std::vector<std::unique_ptr<PublisherConnection>> graveyard_;  // under mutex_: kept until we go
   std::vector<PublisherConnection*> full_;                      // user's thread
+  PublishLane lane_;                                             // user's thread
 };
 
 // ---- subscriber --------------------------------------------------------------
@@ -247,9 +255,14 @@ class SubscriberState final : public PortState {
   // Bytes a ring slot's payload can hold: the receive buffer's size.
   [[nodiscard]] std::uint32_t slot_bytes() const noexcept { return inline_max; }
   std::size_t next_ring = 0;  // round-robin start, user's thread
+  [[nodiscard]] const TakeLane* lane() const noexcept { return &lane_; }
+  // User's thread: the queue behind the lane (null while it has none).
+  [[nodiscard]] SubscriberConnection* lane_queue() const noexcept { return lane_queue_; }
 
  private:
   void apply_changes();
+  // User's thread, whenever active_ changed: the shortcut, if it applies.
+  void rebuild_lane() noexcept;
 
   std::optional<transport::Segment> bell_segment_;
   transport::DoorbellWord* bell_ = nullptr;
@@ -260,6 +273,8 @@ class SubscriberState final : public PortState {
   std::vector<std::uint64_t> aging_;  // under mutex_: peers whose queues are now old_epoch
   std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
   std::vector<std::unique_ptr<SubscriberConnection>> active_;    // user's thread
+  TakeLane lane_;                                                // user's thread
+  SubscriberConnection* lane_queue_ = nullptr;                   // user's thread: lane_'s
 };
 
 }  // namespace ferry::detail

@@ -187,15 +187,16 @@ PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t siz
 
 PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
                              std::shared_ptr<PublisherState> state)
-    : runtime_(std::move(runtime)), state_(std::move(state)) {}
+    : runtime_(std::move(runtime)), state_(std::move(state)), lane_(state_->lane()) {}
 
 PublisherPort::~PublisherPort() { runtime_->destroy_port(*state_); }
 
-PublishResult PublisherPort::publish(const void* data, std::uint32_t size) noexcept {
+PublishResult PublisherPort::publish_general(const void* data, std::uint32_t size) noexcept {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
   if (size <= state_->inline_max) {
-    // The usual case, one queue with room (block or drop_new): one push and
-    // nothing else. A full queue, several queues or drop_oldest: deliver().
+    // One queue with room, no drop_oldest: one push (the inlined lane
+    // usually got here first; this serves history topics and the first
+    // publish after a change). Else the policy over every queue: deliver().
     auto& connections = state_->connections();
     PublishResult result;
     if (connections.size() == 1 && state_->config.policy != Policy::drop_oldest &&

@@ -126,12 +126,32 @@ bool any_data(SubscriberState& state) noexcept {
 
 SubscriberPort::SubscriberPort(std::shared_ptr<NodeRuntime> runtime,
                                std::shared_ptr<SubscriberState> state)
-    : runtime_(std::move(runtime)), state_(std::move(state)), held_(&state_->held()) {}
+    : runtime_(std::move(runtime)),
+      state_(std::move(state)),
+      held_(&state_->held()),
+      lane_(state_->lane()) {}
 
 SubscriberPort::~SubscriberPort() { runtime_->destroy_port(*state_); }
 
-TakeStatus SubscriberPort::take(TakenSample& out, ErrorCode& error,
-                                std::chrono::nanoseconds timeout) noexcept {
+TakeStatus SubscriberPort::take_popped(const LaneTaken& popped, TakenSample& out, ErrorCode& error,
+                                       std::chrono::nanoseconds timeout) noexcept {
+  SubscriberState& state = *state_;
+  // The queue the lane popped from: still active, as the lane changes only
+  // when this thread applies a change, and none was applied since.
+  SubscriberConnection& q = *state.lane_queue();
+  if (popped.flags == kSlotPooled &&
+      accept_pooled(state, q, popped.data, popped.size, popped.token, out)) {
+    out.token = popped.token;
+    return TakeStatus::Taken;
+  }
+  // A slot no plausible sample (bad flags, size or reference): dropped, as
+  // the general path does; it goes on with the next.
+  state.held().unacquire(popped.token);
+  return take_general(out, error, timeout);
+}
+
+TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
+                                        std::chrono::nanoseconds timeout) noexcept {
   SubscriberState& state = *state_;
   auto& queues = state.connections();  // one acquire load: also picks up a death sentence
   if (state.dead_seen) [[unlikely]] {
@@ -220,7 +240,5 @@ const std::string& SubscriberPort::topic() const noexcept { return state_->topic
 std::size_t SubscriberPort::sample_size() const noexcept {
   return static_cast<std::size_t>(state_->config.sample_size);
 }
-
-void release_held(HeldSamples* held, std::uint32_t token) noexcept { held->release(token); }
 
 }  // namespace ferry::detail

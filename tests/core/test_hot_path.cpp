@@ -71,10 +71,13 @@ extern "C" void* realloc(void* p, std::size_t n) {
 using ferry::test::Daemon;
 using ferry::test::TestDomain;
 
-static void run_loop(const char* policy) {
+// `loans`: every other sample is loaned, so it travels pooled and the
+// subscriber's shortcut hands it to the general path (take_popped).
+static void run_loop(const char* policy, bool loans = false) {
   TestDomain domain;
   Daemon daemon(domain, seq_config(std::string("  - { name: t, type: Seq, capacity: 16, policy: ") +
-                                   policy + " }\n"));
+                                       policy + " }\n",
+                                   "pool:\n  - { chunk_size: 64B, count: 64 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"test"};
   auto pub = node.publisher<Seq>("t");
@@ -85,12 +88,22 @@ static void run_loop(const char* policy) {
   REQUIRE(sub.take());
 
   std::uint64_t sum = 0;
+  std::uint64_t sent = 0;
   std::size_t counted = 0;
   {
     CountAllocations guard;
     for (std::uint64_t i = 1; i <= 20000; ++i) {
-      const auto r = pub.publish(make_seq(0, i));
+      ferry::PublishResult r;
+      if (loans && i % 2 == 0) {
+        auto loan = pub.loan();
+        if (!loan) break;
+        **loan = make_seq(0, i);
+        r = pub.publish(std::move(*loan));
+      } else {
+        r = pub.publish(make_seq(0, i));
+      }
       if (r.delivered != 1) break;
+      ++sent;
       if (i % 4 == 0) {  // let a few queue up, then drain them
         while (auto s = sub.take()) sum += (*s)->seq;
       }
@@ -98,9 +111,11 @@ static void run_loop(const char* policy) {
     counted = allocations;
   }
   CHECK(counted == 0);
+  CHECK(sent == 20000);
   CHECK(sum > 0);
 }
 
 TEST_CASE("publish, take and release allocate nothing (drop_oldest)") { run_loop("drop_oldest"); }
 TEST_CASE("publish, take and release allocate nothing (drop_new)") { run_loop("drop_new"); }
 TEST_CASE("publish, take and release allocate nothing (block)") { run_loop("block"); }
+TEST_CASE("loaned small samples: publish, take and release allocate nothing (block)") { run_loop("block", true); }

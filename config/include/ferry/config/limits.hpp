@@ -29,7 +29,7 @@ inline constexpr std::uint32_t kMaxPublishers = 1024;
 inline constexpr std::uint32_t kMaxSubscribers = 1024;
 inline constexpr std::uint32_t kMaxLoans = 65536;
 // A subscriber keeps the buffers it knows free in one 64-bit mask and one
-// released flag per buffer (core/src/held_samples.hpp); 63 keeps the mask
+// released flag per buffer (core/include/ferry/detail/held_samples.hpp); 63 keeps the mask
 // and the per-buffer arrays small.
 inline constexpr std::uint32_t kMaxHeld = 63;
 

@@ -18,6 +18,9 @@
 // list of closed objects that close() and create() sweep (a closed object
 // whose flags are all set has no releaser left inside it: each release's
 // flag store is its last access).
+//
+// A public detail header because take() and a Sample's release are inlined
+// into the caller (ports.hpp): acquire and release are a few instructions.
 
 #include <atomic>
 #include <bit>
@@ -25,9 +28,9 @@
 #include <cstdint>
 #include <memory>
 
-#include "domain_pool_view.hpp"
-
 namespace ferry::detail {
+
+struct DomainPoolView;  // core/src: the node's pool mapping
 
 class HeldSamples {
  public:

@@ -1,6 +1,7 @@
 #pragma once
 // Untyped ports behind Publisher<T> and Subscriber<T>. The typed templates
-// are thin; everything that touches shared memory lives in core/src.
+// are thin; what touches shared memory lives in core/src, except the
+// shortcut of a port with one queue (lane.hpp), inlined here.
 
 #include <chrono>
 #include <cstddef>
@@ -9,6 +10,8 @@
 #include <memory>
 #include <string>
 
+#include "ferry/detail/held_samples.hpp"
+#include "ferry/detail/lane.hpp"
 #include "ferry/error.hpp"
 #include "ferry/publish_result.hpp"
 
@@ -17,7 +20,6 @@ namespace ferry::detail {
 class NodeRuntime;
 class PublisherState;
 class SubscriberState;
-class HeldSamples;
 
 // A pool chunk loaned to the user: write up to `capacity` bytes at `data`.
 struct LoanedChunk {
@@ -35,7 +37,14 @@ class PublisherPort {
 
   // Copies `size` bytes into every matched subscriber's queue (through one
   // pool chunk when the sample does not fit a ring slot).
-  PublishResult publish(const void* data, std::uint32_t size) noexcept;
+  PublishResult publish(const void* data, std::uint32_t size) noexcept {
+    if (lane_->try_publish(data, size)) [[likely]] {
+      PublishResult result;
+      result.delivered = 1;
+      return result;
+    }
+    return publish_general(data, size);
+  }
   // A chunk of at least `size` bytes (TooManyLoans, PoolExhausted, TooLarge).
   std::expected<LoanedChunk, ErrorCode> loan(std::size_t size) noexcept;
   // Sends the first `size` bytes of a loaned chunk without copying; the
@@ -49,8 +58,12 @@ class PublisherPort {
   [[nodiscard]] std::size_t max_size() const noexcept;  // bytes topics
 
  private:
+  // Every case the lane does not cover: the topic's policy over all queues.
+  PublishResult publish_general(const void* data, std::uint32_t size) noexcept;
+
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
   std::shared_ptr<PublisherState> state_;
+  const PublishLane* lane_;  // in *state_
 };
 
 // One sample taken out of a queue and held by the user.
@@ -71,7 +84,22 @@ class SubscriberPort {
 
   // Takes the next sample, waiting up to `timeout` (zero: never waits).
   // Empty is not an error; Failed sets `error`.
-  TakeStatus take(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept;
+  TakeStatus take(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept {
+    LaneTaken taken;
+    switch (lane_->try_take(taken)) {
+      case LaneResult::Taken:
+        out = TakenSample{taken.data, taken.size, taken.token};
+        return TakeStatus::Taken;
+      case LaneResult::Empty:
+        if (timeout.count() <= 0) return TakeStatus::Empty;
+        break;
+      case LaneResult::Popped:
+        return take_popped(taken, out, error, timeout);
+      case LaneResult::General:
+        break;
+    }
+    return take_general(out, error, timeout);
+  }
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;
@@ -80,13 +108,21 @@ class SubscriberPort {
   [[nodiscard]] HeldSamples* held() const noexcept { return held_; }
 
  private:
+  // Every case the lane does not cover: all queues, fairly; waits.
+  TakeStatus take_general(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept;
+  // The lane popped a slot that is not an inline sample: a pooled one is
+  // accepted, anything else dropped (and the general path goes on).
+  TakeStatus take_popped(const LaneTaken& popped, TakenSample& out, ErrorCode& error,
+                         std::chrono::nanoseconds timeout) noexcept;
+
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
   std::shared_ptr<SubscriberState> state_;
   HeldSamples* held_;
+  const TakeLane* lane_;  // in *state_
 };
 
 // Returns a held sample's buffer; safe from any thread, even after the
 // subscriber is gone (its buffers are freed once every sample is back).
-void release_held(HeldSamples* held, std::uint32_t token) noexcept;
+inline void release_held(HeldSamples* held, std::uint32_t token) noexcept { held->release(token); }
 
 }  // namespace ferry::detail

@@ -1,0 +1,192 @@
+// The hot path's shortcut (ferry/detail/lane.hpp) across processes: a port
+// with one queue publishes and takes inline; when a sample is not an inline
+// one, or the queues change, the general path takes over with nothing lost,
+// duplicated or reordered, and back again.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <map>
+#include <thread>
+
+#include "daemon_fixture.hpp"
+#include "pool_probe.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::Child;
+using ferry::test::Daemon;
+using ferry::test::TestDomain;
+
+namespace {
+
+const std::string kConfig = seq_config(
+    "  - { name: mix, type: Seq, capacity: 64, policy: block, block_timeout_ms: 5000, max_held: 4 }\n"
+    "  - { name: busy, type: Seq, capacity: 256, policy: block, block_timeout_ms: 5000 }\n",
+    "pool:\n"
+    "  - { chunk_size: 64B, count: 128 }\n");
+
+}  // namespace
+
+TEST_CASE("one queue: copied and loaned samples of a small type arrive in order, every chunk back") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  constexpr std::uint64_t kCount = 30000;
+  Child pub([] {
+    ferry::Node node{"mixer"};
+    auto publisher = node.publisher<Seq>("mix");
+    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    for (std::uint64_t i = 0; i < kCount; ++i) {
+      ferry::PublishResult r;
+      if (i % 3 == 0) {  // a loan: travels pooled, which the subscriber's shortcut hands on
+        auto loan = publisher.loan();
+        if (!loan) return 2;
+        **loan = make_seq(1, i);
+        r = publisher.publish(std::move(*loan));
+      } else {
+        r = publisher.publish(make_seq(1, i));
+      }
+      if (r.delivered != 1) return 3;
+    }
+    return 0;
+  });
+  ferry::Node node{"reader"};
+  auto sub = node.subscriber<Seq>("mix");
+  std::uint64_t next = 0;
+  bool in_order = true;
+  std::vector<ferry::Sample<Seq>> kept;  // holding some changes which buffer each take gets
+  while (next < kCount) {
+    auto s = sub.take(5s);
+    if (!s) break;
+    if ((*s)->seq != next || !intact(**s)) {
+      in_order = false;
+      break;
+    }
+    ++next;
+    if (next % 7 == 0) kept.push_back(std::move(*s));
+    if (kept.size() == 3) kept.clear();
+  }
+  kept.clear();
+  CHECK(in_order);
+  CHECK(next == kCount);
+  CHECK(pub.wait() == 0);
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
+}
+
+namespace {
+
+constexpr int kVisits = 4;
+constexpr std::uint64_t kVisitSamples = 1000;
+
+// The steady publisher: its one queue becomes two while a visiting
+// subscriber is there. It runs for `run_for` (past the visits) and marks its
+// last sample (pad[0] = 1).
+int steady_publisher(std::chrono::milliseconds run_for) {
+  ferry::Node n{"steady"};
+  auto publisher = n.publisher<Seq>("busy");
+  if (!eventually([&] { return publisher.subscriber_count() >= 1; })) return 1;
+  const auto until = std::chrono::steady_clock::now() + run_for;
+  std::uint64_t i = 0;
+  for (; std::chrono::steady_clock::now() < until; ++i) {
+    if (publisher.publish(make_seq(1, i)).delivered == 0) return 2;
+  }
+  Seq last = make_seq(1, i);
+  last.pad[0] = 1;
+  return publisher.publish(last).delivered == 0 ? 3 : 0;
+}
+
+// Visitors, one after another: a subscriber that reads for a while (the
+// steady publisher goes general, then back), then a publisher that sends a
+// short run (the reader's subscriber goes general, then back).
+int visitors() {
+  for (int v = 0; v < kVisits; ++v) {
+    {
+      ferry::Node n{"visiting_reader"};
+      auto s = n.subscriber<Seq>("busy");
+      // The steady publisher must now feed two queues: we see its samples,
+      // consecutive from the first.
+      std::uint64_t got = 0;
+      std::uint64_t expect = 0;
+      const auto until = std::chrono::steady_clock::now() + 50ms;
+      while (std::chrono::steady_clock::now() < until || got == 0) {
+        auto sample = s.take(2s);
+        if (!sample) return 3;
+        if ((*sample)->publisher != 1) continue;  // none other publishes now
+        if (got > 0 && (*sample)->seq != expect) return 4;
+        expect = (*sample)->seq + 1;
+        ++got;
+      }
+    }
+    {
+      ferry::Node n{"visiting_writer"};
+      auto p = n.publisher<Seq>("busy");
+      if (!eventually([&] { return p.subscriber_count() >= 1; })) return 1;
+      for (std::uint64_t i = 0; i < kVisitSamples; ++i) {
+        if (p.publish(make_seq(100 + v, i)).delivered == 0) return 2;
+      }
+    }
+  }
+  return 0;
+}
+
+// The reader: every sample of each publisher, in its order, until the
+// steady one's last and every visitor's run. True when all came so.
+bool read_all_in_order() {
+  ferry::Node node{"reader"};
+  auto sub = node.subscriber<Seq>("busy");
+  std::map<std::uint64_t, std::uint64_t> next;  // publisher -> next seq expected
+  bool steady_done = false;
+  auto visits_done = [&] {
+    for (int v = 0; v < kVisits; ++v) {
+      if (next[100 + v] != kVisitSamples) return false;
+    }
+    return true;
+  };
+  while (!steady_done || !visits_done()) {
+    auto s = sub.take(5s);
+    if (!s) break;
+    const Seq& got = **s;
+    if (!intact(got) || got.seq != next[got.publisher]) {
+      MESSAGE("publisher " << got.publisher << ": seq " << got.seq << ", expected " << next[got.publisher]);
+      return false;
+    }
+    ++next[got.publisher];
+    if (got.publisher == 1 && got.pad[0] == 1) steady_done = true;
+  }
+  CHECK(steady_done);
+  CHECK(visits_done());
+  CHECK(next[1] > 1000);
+  return steady_done && visits_done();
+}
+
+}  // namespace
+
+// Forks before the test process starts threads of its own (TSan allows that).
+TEST_CASE("ports leave the shortcut when peers come and go, and keep each publisher's order") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  Child steady([] { return steady_publisher(1500ms); });
+  Child visiting([] { return visitors(); });
+  CHECK(read_all_in_order());
+  CHECK(visiting.wait() == 0);
+  CHECK(steady.wait() == 0);
+}
+
+// The same in one process, for the TSan suite: the serving threads hand the
+// queues over to the users' threads while those publish and take.
+TEST_CASE("the shortcut is handed over between threads without a race") {
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  std::atomic<int> steady_status{-1};
+  std::atomic<int> visitors_status{-1};
+  std::thread steady([&] { steady_status = steady_publisher(kScale == 1 ? 1500ms : 4000ms); });
+  std::thread visiting([&] { visitors_status = visitors(); });
+  CHECK(read_all_in_order());
+  visiting.join();
+  steady.join();
+  CHECK(visitors_status == 0);
+  CHECK(steady_status == 0);
+}
