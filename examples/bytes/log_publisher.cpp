@@ -9,6 +9,7 @@
 
 #include <ferry/ferry.hpp>
 
+#include "cli.hpp"
 #include "example.hpp"
 #include "log_line.hpp"
 
@@ -17,8 +18,12 @@ namespace {
 constexpr const char* kUsage = "log_publisher [count] [rate_hz]";
 
 int run(int argc, char** argv) {
-  const auto count = example::arg<std::uint64_t>(argc, argv, 1, "count", 18);
-  const double rate_hz = example::rate_arg(argc, argv, 2, 10.0);
+  std::uint64_t count = 18;
+  double rate_hz = 10.0;
+  CLI::App app{"Publishes log lines of 48 B to 64 KiB on logs/text", "log_publisher"};
+  app.add_option("count", count, "Lines to publish (default 18)")->check(example::at_least(0));
+  app.add_option("rate_hz", rate_hz, "Lines per second (default 10)")->check(example::rate());
+  example::parse(app, argc, argv, kUsage);
 
   ferry::Node node{"log_publisher"};
   auto pub = node.publisher<ferry::Bytes>("logs/text");
@@ -47,5 +52,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("log_publisher", kUsage, [&] { return run(argc, argv); });
+  return example::run("log_publisher", [&] { return run(argc, argv); });
 }

@@ -9,6 +9,7 @@
 
 #include <ferry/ferry.hpp>
 
+#include "cli.hpp"
 #include "example.hpp"
 
 namespace {
@@ -19,14 +20,10 @@ constexpr std::size_t kShown = 72;  // characters shown of a long line without -
 int run(int argc, char** argv) {
   std::uint64_t count = 18;
   bool full = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--full") {
-      full = true;
-    } else {
-      count = example::number<std::uint64_t>(a, "count");
-    }
-  }
+  CLI::App app{"Prints the log lines of logs/text as they come", "log_tail"};
+  app.add_option("count", count, "Lines to wait for (default 18)")->check(example::at_least(0));
+  app.add_flag("--full", full, "Print every line whole, one per output line and nothing else");
+  example::parse(app, argc, argv, kUsage);
 
   ferry::Node node{"log_tail"};
   auto sub = node.subscriber<ferry::Bytes>("logs/text");
@@ -52,5 +49,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("log_tail", kUsage, [&] { return run(argc, argv); });
+  return example::run("log_tail", [&] { return run(argc, argv); });
 }

@@ -2,14 +2,17 @@
 // chunk of the shared pool (a loan) and published without a copy.
 // Usage: camera_publisher [frames]
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "cli.hpp"
 #include "frame.hpp"
 
 int main(int argc, char** argv) try {
-  const int frames = argc > 1 ? std::atoi(argv[1]) : 90;
+  int frames = 90;
+  CLI::App app{"Publishes 1080p frames on camera/frames at 30 Hz", "camera_publisher"};
+  app.add_option("frames", frames, "Frames to publish (default 90)")->check(example::at_least(0));
+  example::parse(app, argc, argv, "camera_publisher [frames]");
   ferry::Node node{"camera"};
   auto pub = node.publisher<Frame>("camera/frames");
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);

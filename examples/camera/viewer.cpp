@@ -3,13 +3,16 @@
 // the shared pool. Usage: camera_viewer [frames]
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <vector>
 
+#include "cli.hpp"
 #include "frame.hpp"
 
 int main(int argc, char** argv) try {
-  const int wanted = argc > 1 ? std::atoi(argv[1]) : 90;
+  int wanted = 90;
+  CLI::App app{"Takes frames from camera/frames and reports their latency", "camera_viewer"};
+  app.add_option("frames", wanted, "Frames to wait for (default 90)")->check(example::at_least(0));
+  example::parse(app, argc, argv, "camera_viewer [frames]");
   ferry::Node node{"viewer"};
   auto sub = node.subscriber<Frame>("camera/frames");
   std::vector<std::uint64_t> latencies;

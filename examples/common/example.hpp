@@ -1,11 +1,10 @@
 #pragma once
 // What the control, fan_in and bytes examples share, so that each program
-// shows only its ferry part: reading number arguments, waiting for a first
-// subscriber, pacing, taking with a bounded wait (so that every program
-// ends on its own), and the exit codes: 0 ok, 1 failure, 2 bad usage, each
-// failure being one line on stderr.
+// shows only its ferry part: waiting for a first subscriber, pacing, taking
+// with a bounded wait (so that every program ends on its own), and the exit
+// codes: 0 ok, 1 failure, each failure being one line on stderr (2 for a bad
+// argument: cli.hpp).
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -14,40 +13,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <type_traits>
 
 namespace example {
-
-// A bad command line: the program prints it with its usage and exits 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// `text` as a number; `what` names the argument in the error.
-template <class T>
-T number(std::string_view text, std::string_view what) {
-  T value{};
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  bool negative = false;
-  if constexpr (std::is_signed_v<T>) negative = value < T{};
-  if (ec != std::errc{} || end != text.data() + text.size() || negative) {
-    throw UsageError(std::string(what) + " must be a non-negative number, not '" + std::string(text) + "'");
-  }
-  return value;
-}
-
-// Positional argument `index` (1-based) as a number, `fallback` when absent.
-template <class T>
-T arg(int argc, char** argv, int index, std::string_view what, T fallback) {
-  return index < argc ? number<T>(argv[index], what) : fallback;
-}
-
-// Positional argument `index` as a rate in Hz, `fallback` when absent.
-inline double rate_arg(int argc, char** argv, int index, double fallback) {
-  const double hz = arg<double>(argc, argv, index, "rate_hz", fallback);
-  if (!(hz > 0.0 && hz <= 1e6)) throw UsageError("rate_hz must be above 0 and at most 1000000");
-  return hz;
-}
 
 // Waits until the publisher sees a subscriber. A publisher that starts
 // before its subscribers would otherwise publish into no queue at all.
@@ -110,16 +77,13 @@ auto next_sample(Subscriber& sub, std::uint64_t received, std::string_view expec
   return std::move(*sample);
 }
 
-// Runs a program's body: exceptions become one line on stderr, prefixed by
-// the program's name, and exit code 2 (usage) or 1 (anything else, such as
-// a ferry::Error when ferryd is not running).
+// Runs a program's body: an exception becomes one line on stderr, prefixed
+// by the program's name, and exit code 1 (such as a ferry::Error when
+// ferryd is not running).
 template <class Body>
-int run(const char* program, const char* usage, Body&& body) {
+int run(const char* program, Body&& body) {
   try {
     return body();
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "%s: %s; usage: %s\n", program, e.what(), usage);
-    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", program, e.what());
     return 1;

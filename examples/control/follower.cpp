@@ -8,9 +8,9 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
-#include <string_view>
 #include <thread>
 
+#include "cli.hpp"
 #include "command.hpp"
 #include "example.hpp"
 
@@ -22,14 +22,10 @@ double age_ms(std::uint64_t stamp_ns) { return static_cast<double>(example::now_
 
 int run(int argc, char** argv) {
   unsigned slow_ms = 0;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "--slow-ms" && i + 1 < argc) {
-      slow_ms = example::number<unsigned>(argv[++i], "--slow-ms");
-    } else {
-      throw example::UsageError("unexpected argument '" + std::string(a) + "'");
-    }
-  }
+  CLI::App app{"Follows the commands on robot/cmd until the stop command", "control_follower"};
+  app.add_option("--slow-ms", slow_ms, "Milliseconds to carry out each command (default 0)")
+      ->check(example::at_least(0));
+  example::parse(app, argc, argv, kUsage);
 
   ferry::Node node{"control_follower"};
   auto sub = node.subscriber<Command>("robot/cmd");
@@ -64,5 +60,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("control_follower", kUsage, [&] { return run(argc, argv); });
+  return example::run("control_follower", [&] { return run(argc, argv); });
 }

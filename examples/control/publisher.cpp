@@ -10,6 +10,7 @@
 
 #include <cmath>
 
+#include "cli.hpp"
 #include "command.hpp"
 #include "example.hpp"
 
@@ -22,9 +23,13 @@ constexpr double kSafeRateHz = 10.0;
 constexpr int kStopAttempts = 10;
 
 int run(int argc, char** argv) {
-  const auto count = example::arg<std::uint64_t>(argc, argv, 1, "count", 50);
-  double rate_hz = example::rate_arg(argc, argv, 2, 100.0);
-  if (count == 0) throw example::UsageError("count must be above 0");
+  std::uint64_t count = 50;
+  double rate_hz = 100.0;
+  CLI::App app{"Sends velocity commands on robot/cmd, the last one a stop", "control_publisher"};
+  // At least 1: the last command is the stop command.
+  app.add_option("count", count, "Commands to send (default 50)")->check(example::at_least(1));
+  app.add_option("rate_hz", rate_hz, "Commands per second (default 100)")->check(example::rate());
+  example::parse(app, argc, argv, kUsage);
   spdlog::set_pattern("control_publisher: %^%l%$: %v");
 
   ferry::Node node{"control_publisher"};
@@ -78,5 +83,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("control_publisher", kUsage, [&] { return run(argc, argv); });
+  return example::run("control_publisher", [&] { return run(argc, argv); });
 }

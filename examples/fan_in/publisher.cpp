@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "cli.hpp"
 #include "example.hpp"
 #include "tick.hpp"
 
@@ -14,10 +15,14 @@ namespace {
 constexpr const char* kUsage = "fan_in_publisher ID [count] [rate_hz]";
 
 int run(int argc, char** argv) {
-  if (argc < 2) throw example::UsageError("missing the publisher ID");
-  const auto id = example::arg<std::uint64_t>(argc, argv, 1, "ID", 0);
-  const auto count = example::arg<std::uint64_t>(argc, argv, 2, "count", 20);
-  const double rate_hz = example::rate_arg(argc, argv, 3, 10.0);
+  std::uint64_t id = 0;
+  std::uint64_t count = 20;
+  double rate_hz = 10.0;
+  CLI::App app{"Publishes ticks on sensors/ticks, each marked with this publisher's ID", "fan_in_publisher"};
+  app.add_option("ID", id, "This publisher's ID")->required()->check(example::at_least(0));
+  app.add_option("count", count, "Ticks to publish (default 20)")->check(example::at_least(0));
+  app.add_option("rate_hz", rate_hz, "Ticks per second (default 10)")->check(example::rate());
+  example::parse(app, argc, argv, kUsage);
   const std::string name = "fan_in_publisher_" + std::to_string(id);
 
   ferry::Node node{name};
@@ -44,5 +49,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("fan_in_publisher", kUsage, [&] { return run(argc, argv); });
+  return example::run("fan_in_publisher", [&] { return run(argc, argv); });
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "cli.hpp"
 #include "example.hpp"
 #include "tick.hpp"
 
@@ -16,8 +17,12 @@ namespace {
 constexpr const char* kUsage = "fan_in_subscriber [publishers] [count]";
 
 int run(int argc, char** argv) {
-  const auto publishers = example::arg<std::size_t>(argc, argv, 1, "publishers", 2);
-  const auto count = example::arg<std::uint64_t>(argc, argv, 2, "count", 20);
+  std::size_t publishers = 2;
+  std::uint64_t count = 20;
+  CLI::App app{"Takes the ticks of all publishers on sensors/ticks and checks their order", "fan_in_subscriber"};
+  app.add_option("publishers", publishers, "Publishers to wait for (default 2)")->check(example::at_least(0));
+  app.add_option("count", count, "Ticks from each publisher (default 20)")->check(example::at_least(0));
+  example::parse(app, argc, argv, kUsage);
 
   ferry::Node node{"fan_in_subscriber"};
   auto sub = node.subscriber<Tick>("sensors/ticks");
@@ -51,5 +56,5 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  return example::run("fan_in_subscriber", kUsage, [&] { return run(argc, argv); });
+  return example::run("fan_in_subscriber", [&] { return run(argc, argv); });
 }

@@ -3,15 +3,19 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
+#include "cli.hpp"
 #include "pose.hpp"
 
 int main(int argc, char** argv) try {
-  const int count = argc > 1 ? std::atoi(argv[1]) : 20;
-  const double rate_hz = argc > 2 ? std::atof(argv[2]) : 10.0;
+  int count = 20;
+  double rate_hz = 10.0;
+  CLI::App app{"Publishes poses on robot/pose", "hello_publisher"};
+  app.add_option("count", count, "Poses to send (default 20)")->check(example::at_least(0));
+  app.add_option("rate_hz", rate_hz, "Poses per second (default 10)")->check(example::rate());
+  example::parse(app, argc, argv, "hello_publisher [count] [rate_hz]");
 
   ferry::Node node{"hello_publisher"};
   auto pub = node.publisher<Pose>("robot/pose");

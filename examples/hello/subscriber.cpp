@@ -2,12 +2,15 @@
 // two seconds. Usage: hello_subscriber [count]
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 
+#include "cli.hpp"
 #include "pose.hpp"
 
 int main(int argc, char** argv) try {
-  const int count = argc > 1 ? std::atoi(argv[1]) : 20;
+  int count = 20;
+  CLI::App app{"Prints the poses of robot/pose", "hello_subscriber"};
+  app.add_option("count", count, "Poses to wait for (default 20)")->check(example::at_least(0));
+  example::parse(app, argc, argv, "hello_subscriber [count]");
 
   ferry::Node node{"hello_subscriber"};
   auto sub = node.subscriber<Pose>("robot/pose");

@@ -179,3 +179,19 @@ TEST_CASE("every example program fails in one line: exit 1 without ferryd, 2 on 
     CHECK(bad.err.find("usage: " + std::string(program)) != std::string::npos);
   }
 }
+
+TEST_CASE("hello and camera programs refuse a bad argument in one line with exit 2") {
+  TestDomain domain;  // no daemon: a bad argument is refused before any connection
+  for (const char* program : {"hello_publisher", "hello_subscriber", "camera_publisher", "camera_viewer"}) {
+    CAPTURE(program);
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"x"}, {"-5"}, {"1", "2", "3"}}) {
+      std::vector<std::string> argv{bin_path(program)};
+      argv.insert(argv.end(), args.begin(), args.end());
+      const auto bad = run_program(domain, argv, 10s);
+      CAPTURE(bad.err);
+      CHECK(bad.exit_code == 2);
+      CHECK(one_line(bad.err));
+      CHECK(bad.err.find("usage: " + std::string(program)) != std::string::npos);
+    }
+  }
+}
