@@ -1,17 +1,21 @@
 // ferry pool: the domain's loaned-memory pool, read from a read-only mapping
 // of its segment: per size class total, free, loaned, in flight and the
-// low-water mark, and the nodes holding the most chunks.
+// low-water mark, and the topics holding the most chunks (pool_topics.hpp
+// says how chunks are attributed).
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
 #include "ferry/discovery/objects.hpp"
 #include "ferry/transport/pool.hpp"
 #include "format.hpp"
+#include "pool_topics.hpp"
+#include "queued_chunks.hpp"
 #include "sample_codec.hpp"
 #include "table.hpp"
 
@@ -20,17 +24,55 @@ namespace ferry::cli {
 namespace {
 
 constexpr std::size_t kHoldersShown = 5;
+constexpr std::size_t kTopicsShown = 5;
 
 struct Holder {
   const discovery::NodeInfo* node;
   transport::OwnerHoldings holdings;
 };
 
-std::string topics_of(const discovery::NodeInfo& n) {
-  std::string out;
-  for (const auto& p : n.publishers) out += fmt::format("{}{}", out.empty() ? "" : ", ", p.topic);
-  for (const auto& p : n.subscribers) out += fmt::format("{}{}", out.empty() ? "" : ", ", p.topic);
+// The topics a node publishes or subscribes to, each once, in that order.
+std::vector<std::string> topics_of(const discovery::NodeInfo& n) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& t) {
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  };
+  for (const auto& p : n.publishers) add(p.topic);
+  for (const auto& p : n.subscribers) add(p.topic);
   return out;
+}
+
+Json topics_json(const std::vector<TopicChunks>& topics) {
+  Json out = Json::array();
+  for (const auto& t : topics) {
+    Json entry{{"topic", t.topic.empty() ? Json(nullptr) : Json(t.topic)}};
+    if (t.topic.empty()) entry["candidates"] = t.candidates;
+    entry["chunks"] = t.chunks;
+    entry["bytes"] = t.bytes;
+    entry["queued"] = t.queued;
+    entry["held"] = t.held;
+    entry["nodes"] = t.nodes;
+    out.push_back(std::move(entry));
+  }
+  return out;
+}
+
+void print_topics(const std::vector<TopicChunks>& topics) {
+  if (topics.empty()) {
+    std::printf("no topic holds a chunk: nothing is queued or held\n");
+    return;
+  }
+  std::printf("topics holding the most chunks:\n");
+  Table table({"TOPIC", "CHUNKS", "BYTES", "QUEUED", "HELD", "NODES"});
+  for (std::size_t i = 0; i < topics.size() && i < kTopicsShown; ++i) {
+    const auto& t = topics[i];
+    table.add({t.label(), std::to_string(t.chunks), human_bytes(static_cast<double>(t.bytes)),
+               std::to_string(t.queued), std::to_string(t.held), fmt::format("{}", fmt::join(t.nodes, ", "))});
+  }
+  std::fputs(table.render().c_str(), stdout);
+  if (topics.size() > kTopicsShown) {
+    std::printf("... and %zu more (ferry pool --json lists them all)\n", topics.size() - kTopicsShown);
+  }
 }
 
 void pool(const Context& context, bool json) {
@@ -45,7 +87,8 @@ void pool(const Context& context, bool json) {
                                               transport::to_string(segment.error())));
     }
     if (json) {
-      std::printf("%s\n", Json{{"pool", nullptr}, {"classes", Json::array()}}.dump(2).c_str());
+      std::printf("%s\n",
+                  Json{{"pool", nullptr}, {"classes", Json::array()}, {"topics", Json::array()}}.dump(2).c_str());
     } else {
       std::printf("domain '%s' has no loaned-memory pool (ferryd did not create one)\n", domain.c_str());
     }
@@ -56,16 +99,22 @@ void pool(const Context& context, bool json) {
     throw Failure(kExitRuntime, fmt::format("'{}' is not a pool this ferry can read (another version?)", name));
   }
 
-  // Who holds chunks: each node's pool owner id is its slot. holdings() only
-  // reads the chunks' state words, so a read-only mapping serves.
+  // Who holds chunks: each node's pool owner id is its slot. holdings() and
+  // live_chunks() only read the chunks' words, so a read-only mapping
+  // serves. The rings are read first: a chunk taken between the two reads
+  // is still found (held by its subscriber), one queued after is not yet.
   std::vector<Holder> holders;
+  std::vector<TopicChunks> topics;
   const auto nodes = list_nodes(client);
+  const auto topic_list = list_topics(client);
+  const auto queued = queued_chunks(topic_list);
   if (auto view = transport::Pool::attach(segment->payload(), segment->payload_size())) {
     for (const auto& n : nodes) {
       if (n.slot == 0 || n.slot > 0xFFFF) continue;
       const auto h = view->holdings(static_cast<transport::OwnerId>(n.slot));
       if (h.chunks > 0) holders.push_back({&n, h});
     }
+    topics = chunks_by_topic(view->live_chunks(), queued, nodes, topic_list);
   }
   std::sort(holders.begin(), holders.end(),
             [](const Holder& a, const Holder& b) { return a.holdings.chunks > b.holdings.chunks; });
@@ -92,6 +141,7 @@ void pool(const Context& context, bool json) {
     const Json out{{"pool", name},
                    {"bytes", segment->total_size()},
                    {"classes", std::move(classes)},
+                   {"topics", topics_json(topics)},
                    {"holders", std::move(top)},
                    {"rejected_refs", stats.invalid_refs + stats.stale_refs + stats.not_held},
                    {"reclaimed_refs", stats.reclaimed_refs}};
@@ -108,23 +158,20 @@ void pool(const Context& context, bool json) {
                std::to_string(k.exhausted)});
   }
   std::fputs(table.render().c_str(), stdout);
-  if (!holders.empty()) {
-    std::printf("holding the most chunks:\n");
-    for (const auto& h : holders) {
-      std::printf("  %s (pid %d): %llu chunk(s); topics: %s\n", h.node->name.c_str(), h.node->pid,
-                  static_cast<unsigned long long>(h.holdings.chunks), topics_of(*h.node).c_str());
-    }
-  }
+  print_topics(topics);
 }
 
 }  // namespace
 
 void add_pool_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand("pool", "Show the loaned-memory pool: size classes, free chunks, holders");
+  auto* cmd = app.add_subcommand("pool", "Show the loaned-memory pool: size classes, free chunks, the topics holding them");
   auto json = std::make_shared<bool>(false);
   cmd->add_flag("--json", *json, "Print a JSON object");
   cmd->footer("Per size class: total chunks, free, loaned (held by the publisher that allocated them),\n"
-              "in flight (queued to or held by subscribers) and the low-water mark of free chunks.\n"
+              "in flight (queued to or held by subscribers) and the low-water mark of free chunks;\n"
+              "then the topics holding the most chunks: queued in their queues, or held by a node\n"
+              "(a loan, history, samples taken and kept). Held chunks that cannot be told apart\n"
+              "show as \"(node X, topics a, b)\".\n"
               "Examples:\n  ferry pool\n  ferry --domain demo pool --json");
   cmd->callback([&context, json] { pool(context, *json); });
 }

@@ -288,6 +288,22 @@ struct OwnerHoldings {
   std::uint64_t given = 0;    // references it gave that are still pending with their receivers
 };
 
+// One live chunk and who keeps it, from a scan (Pool::live_chunks): what
+// `ferry pool` needs to say which topics hold the pool's memory.
+struct ChunkHolder {
+  OwnerId owner = kNoOwner;
+  OwnerId giver = kNoOwner;  // who gave them (it stays after they are taken); kNoOwner: its own allocation
+  std::uint32_t held = 0;
+  std::uint32_t pending = 0;
+};
+struct LiveChunk {
+  ChunkRef ref;
+  std::uint64_t chunk_size = 0;
+  OwnerId origin = kNoOwner;  // the owner that allocated it (kNoOwner: not recorded for this generation)
+  std::uint32_t holder_count = 0;
+  std::array<ChunkHolder, kHoldersPerChunk> holders{};
+};
+
 // Invariants checked by a scan; meant for tests and `ferry` when nothing runs.
 struct AccountingReport {
   bool ok = false;           // every chunk Free or Live with a holder, nothing half-done, nothing corrupt
@@ -382,6 +398,10 @@ class Pool {
   ReclaimReport reclaim_owner(OwnerId owner, bool process_gone = true) noexcept;
 
   [[nodiscard]] OwnerHoldings holdings(OwnerId owner) const noexcept;
+  // Every live chunk with its open holders (a scan; reads only, so a
+  // read-only mapping serves; a snapshot while others run).
+  [[nodiscard]] std::vector<LiveChunk> live_chunks() const;
+
   [[nodiscard]] AccountingReport check_accounting() const noexcept;
   [[nodiscard]] PoolStats stats(bool scan_chunks = true) const noexcept;
 

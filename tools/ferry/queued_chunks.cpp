@@ -1,0 +1,48 @@
+#include "queued_chunks.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include "ferry/discovery/objects.hpp"
+#include "ferry/transport/ring.hpp"
+#include "ferry/transport/ring_peek.hpp"
+#include "ferry/transport/segment.hpp"
+
+namespace ferry::cli {
+
+namespace {
+
+// How core writes a pooled sample into a ring slot (core/src's PooledSlot
+// and kSlotPooled, private to core): flags 1, then {ChunkRef::pack(), size}.
+// Restated here because the CLI only reads rings; test_cli_pool fails if
+// the two drift apart (it expects the queued chunks it made).
+constexpr std::uint32_t kSlotPooled = 1;
+constexpr std::size_t kPooledSlotBytes = 16;
+
+// ferryd seals a ring before it names it, so a short wait only covers a
+// ring removed between the topic list and this read.
+constexpr std::chrono::milliseconds kOpenWait{50};
+
+}  // namespace
+
+std::vector<QueuedChunk> queued_chunks(const std::vector<discovery::TopicInfo>& topics) {
+  std::vector<QueuedChunk> out;
+  for (const auto& t : topics) {
+    for (const auto& q : t.queues) {
+      auto ring = transport::Segment::open(q.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                                           kOpenWait, transport::SegmentAccess::ReadOnly);
+      if (!ring) continue;
+      for (const auto& m : transport::peek_ring(ring->payload(), ring->payload_size(), kPooledSlotBytes)) {
+        if (m.flags != kSlotPooled || m.length != kPooledSlotBytes || m.prefix.size() < sizeof(std::uint64_t)) {
+          continue;
+        }
+        std::uint64_t packed = 0;
+        std::memcpy(&packed, m.prefix.data(), sizeof packed);
+        out.push_back({t.name, transport::ChunkRef::unpack(packed)});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace ferry::cli
