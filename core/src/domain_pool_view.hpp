@@ -63,12 +63,4 @@ struct DomainPoolView {
   std::map<transport::OwnerId, PeerQueues> peers_;
 };
 
-// What a ring slot carries for a pooled sample (flags == kSlotPooled, in
-// ferry/detail/lane.hpp).
-struct PooledSlot {
-  std::uint64_t ref;   // ChunkRef::pack()
-  std::uint64_t size;  // bytes of the sample inside the chunk
-};
-static_assert(sizeof(PooledSlot) == 16);
-
 }  // namespace ferry::detail

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "ferry/detail/lane.hpp"
 #include "ferry/discovery/objects.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/ring_peek.hpp"
@@ -12,12 +13,8 @@ namespace ferry::cli {
 
 namespace {
 
-// How core writes a pooled sample into a ring slot (core/src's PooledSlot
-// and kSlotPooled, private to core): flags 1, then {ChunkRef::pack(), size}.
-// Restated here because the CLI only reads rings; test_cli_pool fails if
-// the two drift apart (it expects the queued chunks it made).
-constexpr std::uint32_t kSlotPooled = 1;
-constexpr std::size_t kPooledSlotBytes = 16;
+using detail::kSlotPooled;
+constexpr std::size_t kPooledSlotBytes = sizeof(detail::PooledSlot);
 
 // ferryd seals a ring before it names it, so a short wait only covers a
 // ring removed between the topic list and this read.

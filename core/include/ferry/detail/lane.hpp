@@ -29,6 +29,14 @@ namespace ferry::detail {
 inline constexpr std::uint32_t kSlotInline = 0;  // the sample's bytes
 inline constexpr std::uint32_t kSlotPooled = 1;  // a PooledSlot: a pool reference
 
+// What a pooled slot's payload holds (also read by tools that inspect
+// queues, such as `ferry pool`).
+struct PooledSlot {
+  std::uint64_t ref;   // transport::ChunkRef::pack()
+  std::uint64_t size;  // bytes of the sample inside the chunk
+};
+static_assert(sizeof(PooledSlot) == 16);
+
 // Whether the port's queues are as the user's thread last applied them.
 struct LaneGuard {
   static constexpr std::uint32_t kNodeDeclaredDead = 2;  // discovery::SlotState::declared_dead
