@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "frame.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
@@ -20,14 +21,6 @@ using namespace std::chrono_literals;
 using ferry::test::Child;
 using ferry::test::Daemon;
 using ferry::test::TestDomain;
-
-// A 1080p NV12 frame, as DESIGN's Frame type.
-struct Frame {
-  std::uint32_t width;
-  std::uint32_t height;
-  std::uint8_t pixels[3110400];
-};
-FERRY_TYPE(Frame);
 
 namespace {
 

@@ -14,6 +14,7 @@
 
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
+#include "frame.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
@@ -23,15 +24,6 @@ using ferry::test::ferry_json;
 using ferry::test::run_program;
 using ferry::test::TestDomain;
 using nlohmann::json;
-
-// A 1080p NV12 frame (the camera example's size): far above the inline
-// limit, so it always travels through the pool.
-struct Frame {
-  std::uint32_t width;
-  std::uint32_t height;
-  std::uint8_t pixels[3110400];
-};
-FERRY_TYPE(Frame);
 
 namespace {
 
