@@ -8,6 +8,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <functional>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +22,7 @@
 
 using ferry::test::bin_path;
 using ferry::test::Daemon;
+using ferry::test::RunResult;
 using ferry::test::run_program;
 using ferry::test::TestDomain;
 
@@ -26,6 +31,41 @@ std::string write_file(const TestDomain& domain, const std::string& name, const 
   const std::string path = (domain.runtime_dir() / name).string();
   std::ofstream(path) << text;
   return path;
+}
+
+// Runs `ferry ARGS...` with FERRY_DOMAIN naming another (unserved) domain of
+// the same runtime directory, so that only a --domain on the command line
+// reaches the test's domain.
+RunResult ferry_elsewhere(const TestDomain& domain, const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"/usr/bin/env", "FERRY_DOMAIN=" + domain.name() + "x", bin_path("ferry")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_program(domain, argv);
+}
+
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
+// The README's error format: exactly one line on stderr, "ferry: ...".
+void check_one_line_error(const RunResult& r) {
+  CHECK(r.err.rfind("ferry: ", 0) == 0);
+  CHECK(r.err.find('\n') == r.err.size() - 1);
 }
 }  // namespace
 
@@ -114,8 +154,20 @@ TEST_CASE("ferry topic list shows declared and live topics, as a table and as JS
 
   const auto table = run_program(domain, {bin_path("ferry"), "--domain", domain.name(), "topic", "list"});
   CHECK(table.exit_code == 0);
-  CHECK(table.out.find("robot/pose") != std::string::npos);
-  CHECK(table.out.find("drop_new") != std::string::npos);
+  const auto rows = lines(table.out);
+  REQUIRE(rows.size() == 2);
+  CHECK(words(rows[0]) ==
+        std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"});
+  // Nothing is published: the queues exist, so the rate is measured, and 0.
+  CHECK(words(rows[1]) == std::vector<std::string>{"robot/pose", "Seq", "drop_new", "16", "1", "2", "0.0"});
+  // Columns line up: each value starts where its header does.
+  for (const char* header : {"TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"}) {
+    CAPTURE(header);
+    const auto at = rows[0].find(header);
+    REQUIRE(at != std::string::npos);
+    CHECK(rows[1][at] != ' ');
+    CHECK(rows[1][at - 1] == ' ');
+  }
 }
 
 TEST_CASE("ferry without a daemon exits 1 naming the socket; bad usage exits 2") {
@@ -142,4 +194,153 @@ TEST_CASE("ferryd removes the shared-memory objects a dead daemon of its domain 
     const auto names = ferry::transport::list_domain_objects(domain.name());
     return std::find(names.begin(), names.end(), stale.substr(1)) == names.end();
   }));
+}
+
+TEST_CASE("--domain works after the verb and between its words, for every verb that reads a domain") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 8 }\n"));
+  const std::string& d = domain.name();
+  const std::string wrong = d + "x";  // FERRY_DOMAIN of ferry_elsewhere: nothing serves it
+
+  // Without --domain the environment's domain is used, and nothing serves it.
+  const auto unserved = ferry_elsewhere(domain, {"topic", "list"});
+  CHECK(unserved.exit_code == 1);
+  CHECK(unserved.err.find(wrong + ".sock") != std::string::npos);
+
+  struct Case {
+    std::vector<std::string> args;
+    std::function<bool(const nlohmann::json&)> ok;
+  };
+  const auto lists_t = [](const nlohmann::json& j) { return j.is_array() && j.size() == 1 && j[0]["name"] == "t"; };
+  for (const Case& c : {
+           Case{{"topic", "list", "--json", "--domain", d}, lists_t},
+           Case{{"topic", "list", "--domain", d, "--json"}, lists_t},
+           Case{{"topic", "--domain", d, "list", "--json"}, lists_t},
+           Case{{"--domain", d, "topic", "list", "--json"}, lists_t},
+           Case{{"--domain", d, "topic", "list", "--json", "--domain", d}, lists_t},  // twice, same name
+           Case{{"topic", "info", "t", "--domain", d, "--json"},
+                [](const nlohmann::json& j) { return j["name"] == "t" && j["capacity"] == 8; }},
+           Case{{"node", "list", "--json", "--domain", d}, [](const nlohmann::json& j) { return j.is_array(); }},
+           Case{{"node", "--domain", d, "list", "--json"}, [](const nlohmann::json& j) { return j.is_array(); }},
+           Case{{"pool", "--json", "--domain", d}, [](const nlohmann::json& j) { return j.contains("classes"); }},
+       }) {
+    const std::string command = joined(c.args);
+    CAPTURE(command);
+    const auto r = ferry_elsewhere(domain, c.args);
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+    REQUIRE_NOTHROW(nlohmann::json::parse(r.out));
+    CHECK(c.ok(nlohmann::json::parse(r.out)));
+  }
+
+  // clean after the verb reaches the served domain: refused, it is alive.
+  const auto live = ferry_elsewhere(domain, {"clean", "--domain", d});
+  CHECK(live.exit_code == 1);
+  CHECK(live.err.find("is serving domain '" + d + "'") != std::string::npos);
+  check_one_line_error(live);
+  // ... and a domain nobody serves has nothing to clean.
+  const auto dead = run_program(domain, {bin_path("ferry"), "clean", "--domain", wrong, "--json"});
+  CHECK(dead.exit_code == 0);
+  CHECK(nlohmann::json::parse(dead.out)["domain"] == wrong);
+
+  // A wrong domain after the verb fails as before the verb: exit 1 naming its socket.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "list"}, {"topic", "info", "t"},
+                                               {"node", "list"}, {"pool"}}) {
+    const std::string command = joined(args);
+    CAPTURE(command);
+    std::vector<std::string> argv{bin_path("ferry")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"--domain", wrong});
+    const auto r = run_program(domain, argv);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find(wrong + ".sock") != std::string::npos);
+    check_one_line_error(r);
+  }
+
+  // Two different names are a usage error naming both, not a silent pick.
+  const auto twice = run_program(domain, {bin_path("ferry"), "--domain", d, "topic", "list", "--domain", wrong});
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.err.find("'" + d + "'") != std::string::npos);
+  CHECK(twice.err.find("'" + wrong + "'") != std::string::npos);
+  check_one_line_error(twice);
+}
+
+TEST_CASE("--version works after the verb too") {
+  TestDomain domain;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--version"}, {"topic", "list", "--version"}, {"pool", "--version"},
+        {"topic", "--version"}}) {
+    const std::string command = joined(args);
+    CAPTURE(command);
+    std::vector<std::string> argv{bin_path("ferry")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = run_program(domain, argv);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "ferry 0.1.0\n");
+  }
+}
+
+TEST_CASE("usage errors are one line on stderr, prefixed 'ferry: ', naming what was wrong, exit 2") {
+  TestDomain domain;  // no daemon: parsing fails before any connection
+  struct Case {
+    std::vector<std::string> args;
+    std::string names;  // the bad token, in the sentence
+    std::string see;    // where to look
+  };
+  for (const Case& c : {
+           Case{{"frob"}, "unknown command 'frob' for 'ferry'", "see 'ferry --help'"},
+           Case{{"topic", "frob"}, "unknown command 'frob' for 'ferry topic'", "see 'ferry topic --help'"},
+           Case{{"node", "frob", "--json"}, "unknown command 'frob' for 'ferry node'", "see 'ferry node --help'"},
+           Case{{"topic"}, "'ferry topic' needs a command: list, info, echo, pub, hz, bw", "see 'ferry topic --help'"},
+           Case{{}, "'ferry' needs a command", "see 'ferry --help'"},
+           Case{{"pool", "extra"}, "unexpected argument 'extra' for 'ferry pool'", "see 'ferry pool --help'"},
+           Case{{"topic", "info", "a", "b"}, "unexpected argument 'b' for 'ferry topic info'",
+                "see 'ferry topic info --help'"},
+           Case{{"topic", "list", "--jsn"}, "unknown option '--jsn' for 'ferry topic list'",
+                "see 'ferry topic list --help'"},
+           Case{{"topic", "info", "--jsn"}, "unknown option '--jsn' for 'ferry topic info'",
+                "see 'ferry topic info --help'"},
+           Case{{"--jsn", "topic", "list"}, "unknown option '--jsn' for 'ferry'", "see 'ferry --help'"},
+           Case{{"topic", "info"}, "TOPIC is required", "see 'ferry topic info --help'"},
+           Case{{"config", "check"}, "FILE is required", "see 'ferry config check --help'"},
+           Case{{"top", "--count", "x"}, "x", "see 'ferry top --help'"},
+           Case{{"topic", "hz", "t", "--window", "1"}, "--window", "see 'ferry topic hz --help'"},
+           Case{{"topic", "pub", "t", "{}", "--rate", "0"}, "--rate", "see 'ferry topic pub --help'"},
+           Case{{"topic", "list", "--domain"}, "--domain", "see 'ferry topic list --help'"},
+       }) {
+    const std::string command = joined(c.args);
+    CAPTURE(command);
+    std::vector<std::string> argv{bin_path("ferry")};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    const auto r = run_program(domain, argv);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    check_one_line_error(r);
+    CHECK(r.err.find(c.names) != std::string::npos);
+    CHECK(r.err.find(c.see) != std::string::npos);
+  }
+}
+
+TEST_CASE("ferry bench refuses --domain, before or after the verb, and does not list it") {
+  TestDomain domain;
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"bench", "latency", "--domain", "x"}, {"--domain", "x", "bench", "throughput"},
+        {"bench", "--domain", "x", "latency"}}) {
+    const std::string command = joined(args);
+    CAPTURE(command);
+    std::vector<std::string> argv{bin_path("ferry")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const auto r = run_program(domain, argv);
+    CHECK(r.exit_code == 2);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("private domain, so --domain does not apply") != std::string::npos);
+    check_one_line_error(r);
+  }
+  for (const char* verb : {"latency", "throughput"}) {
+    const auto help = run_program(domain, {bin_path("ferry"), "bench", verb, "--help"});
+    CHECK(help.exit_code == 0);
+    CHECK(help.out.find("--size") != std::string::npos);
+    CHECK(help.out.find("--domain NAME") == std::string::npos);  // not among the options...
+    CHECK(help.out.find("refuses --domain") != std::string::npos);  // ... and said why
+  }
 }

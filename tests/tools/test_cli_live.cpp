@@ -58,6 +58,53 @@ std::vector<json> json_lines(const std::string& out) {
   return lines;
 }
 
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The words of the last line of `text` starting with `prefix`.
+std::vector<std::string> last_line_words(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) == 0) out = words(line);
+  }
+  return out;
+}
+
+// "3.12 KiB" (two words of `ferry topic bw`) in bytes.
+double bytes_of(const std::string& number, const std::string& unit) {
+  const double value = std::stod(number);
+  double scale = 1;
+  for (const char* u : {"B", "KiB", "MiB", "GiB"}) {
+    if (unit == u || unit == std::string(u) + "/s") return value * scale;
+    scale *= 1024;
+  }
+  FAIL("not a size unit: " << unit);
+  return 0;
+}
+
+// What a program drew on the terminal, as the lines a user sees: control
+// sequences (ESC [ ... final byte) and carriage returns removed.
+std::vector<std::string> screen_lines(const std::string& screen) {
+  std::string plain;
+  for (std::size_t i = 0; i < screen.size(); ++i) {
+    if (screen[i] == '\x1b' && i + 1 < screen.size() && screen[i + 1] == '[') {
+      i += 2;
+      while (i < screen.size() && !(screen[i] >= '@' && screen[i] <= '~')) ++i;
+      continue;
+    }
+    if (screen[i] != '\r') plain += screen[i];
+  }
+  std::vector<std::string> out;
+  std::istringstream in(plain);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
 const json* find_named(const json& array, const std::string& name) {
   for (const auto& item : array) {
     if (item["name"] == name) return &item;
@@ -67,20 +114,25 @@ const json* find_named(const json& array, const std::string& name) {
 
 }  // namespace
 
+// A topic name longer than the TOPIC column of an 80-column `top` can hold.
+const std::string kLongTopic = "a/topic/name/much/longer/than/the/top/column/allows";
+
 TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"));
+  Daemon daemon(domain, seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"
+                                   "  - { name: " + kLongTopic + ", type: Seq }\n"));
   ferry::test::use_domain_env(domain);
   Child metronome = publisher_at_rate("rate", 5.0);
   Background hz(domain, {bin_path("ferry"), "topic", "hz", "rate", "--window", "100", "--duration", "3.2", "--json"});
   Background bw(domain, {bin_path("ferry"), "topic", "bw", "rate", "--duration", "2.2", "--json"});
   Background hz_text(domain, {bin_path("ferry"), "topic", "hz", "rate", "--duration", "1.5"});
+  Background bw_text(domain, {bin_path("ferry"), "topic", "bw", "rate", "--duration", "2.2"});
 
   // While they subscribe, the rings count what is published.
   REQUIRE(eventually([&] {
     const json topics = ferry_json(domain, {"topic", "list"});
     const json* t = find_named(topics, "rate");
-    return t != nullptr && (*t)["subscribers"] == 3 && (*t)["publishers"] == 1;
+    return t != nullptr && (*t)["subscribers"] == 4 && (*t)["publishers"] == 1;
   }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const json* listed = nullptr;
@@ -90,16 +142,50 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   REQUIRE((*listed)["rate_hz"].is_number());
   CHECK((*listed)["rate_hz"].get<double>() == doctest::Approx(kRate).epsilon(0.10));
 
+  // The same as a table: the header, then the row's values under it.
+  const auto table = run_program(domain, {bin_path("ferry"), "topic", "list"});
+  REQUIRE(table.exit_code == 0);
+  CHECK(words(table.out.substr(0, table.out.find('\n'))) ==
+        std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"});
+  const auto row = last_line_words(table.out, "rate ");
+  REQUIRE(row.size() == 7);
+  CHECK(row[1] == "Seq");
+  CHECK(row[2] == "drop_oldest");  // the default policy
+  CHECK(row[3] == "64");
+  CHECK(row[4] == "1");
+  CHECK(row[5] == "4");
+  CHECK(std::stod(row[6]) == doctest::Approx(kRate).epsilon(0.10));
+  // A topic without a subscriber has no queue, hence no rate.
+  CHECK(last_line_words(table.out, kLongTopic) ==
+        std::vector<std::string>{kLongTopic, "Seq", "drop_oldest", "64", "0", "0", "-"});
+
   {
     OnTerminal top(domain, {bin_path("ferry"), "top"});
     REQUIRE(top.started());
-    CHECK(top.shows("RATE/s"));
+    for (const char* header : {"RATE/s", "BW/s", "BACKLOG", "DROPPED", "OVERWR", "TIMEOUT"}) {
+      CAPTURE(header);
+      CHECK(top.shows(header));
+    }
     CHECK(top.shows("rate "));
-    CHECK(top.shows("1/3"));  // one publisher, three subscribers
+    CHECK(top.shows("1/4"));  // one publisher, four subscribers
+    // Clipped to the room an 80-column line leaves: 80 - 56 fixed - 1 spare.
+    CHECK(top.shows(kLongTopic.substr(0, 22) + "~ "));
     top.type("q");
     CHECK(top.wait() == 0);
     CHECK(top.screen().find("\x1b[?1049h") != std::string::npos);  // drew full screen...
     CHECK(top.screen().find("\x1b[?1049l") != std::string::npos);  // ... and restored the terminal
+    std::size_t header_lines = 0;
+    for (const auto& line : screen_lines(top.screen())) {
+      CAPTURE(line);
+      CHECK(line.size() <= 80);
+      if (line.rfind("TOPIC", 0) == 0) {
+        ++header_lines;
+        // Every column fits: none was clipped away at the right edge.
+        CHECK(words(line) ==
+              std::vector<std::string>{"TOPIC", "P/S", "RATE/s", "BW/s", "BACKLOG", "DROPPED", "OVERWR", "TIMEOUT"});
+      }
+    }
+    CHECK(header_lines >= 1);
   }
 
   REQUIRE(hz.wait() == 0);
@@ -117,6 +203,25 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   CHECK(b["bytes_per_s"].get<double>() == doctest::Approx(kRate * 64).epsilon(0.10));
   CHECK(b["mean_size"] == 64.0);
   CHECK(b["max_size"] == 64);
+
+  // Without --json: "bandwidth: 3.12 KiB/s from N samples" then
+  // "\tmean: 64 B min: 64 B max: 64 B window: N", once a second.
+  REQUIRE(bw_text.wait() == 0);
+  const std::string bw_out = bw_text.out();
+  CHECK(bw_out.rfind("bandwidth: ", 0) == 0);
+  const auto rate_words = last_line_words(bw_out, "bandwidth: ");
+  REQUIRE(rate_words.size() == 6);
+  CHECK(rate_words[3] == "from");
+  CHECK(rate_words[5] == "samples");
+  CHECK(bytes_of(rate_words[1], rate_words[2]) == doctest::Approx(kRate * 64).epsilon(0.10));
+  CHECK(std::stoul(rate_words[4]) >= 50);  // about 2 s of samples in the window
+  const auto size_words = last_line_words(bw_out, "\tmean: ");
+  REQUIRE(size_words.size() == 11);
+  CHECK(bytes_of(size_words[1], size_words[2]) == 64);
+  CHECK(bytes_of(size_words[4], size_words[5]) == 64);
+  CHECK(bytes_of(size_words[7], size_words[8]) == 64);
+  CHECK(size_words[10] == rate_words[4]);
+  CHECK(bw_text.err().empty());
 
   REQUIRE(hz_text.wait() == 0);
   CHECK(hz_text.out().find("average rate: ") == 0);
@@ -266,6 +371,7 @@ TEST_CASE("every verb has help with examples, and bad usage exits 2") {
     CAPTURE(args.back());
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("Example") != std::string::npos);
+    CHECK(r.out.find("--domain") != std::string::npos);  // the global flag is taken after the verb too
   }
   const auto top_help = run_program(domain, {bin_path("ferry"), "--help"});
   CHECK(top_help.out.find("Exit codes") != std::string::npos);
@@ -278,4 +384,54 @@ TEST_CASE("every verb has help with examples, and bad usage exits 2") {
     CAPTURE(args.back());
     CHECK(run_program(domain, argv).exit_code == 2);
   }
+}
+
+TEST_CASE("topic pub waits for a subscriber that appears after it started") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: late, type: Seq }\n"));
+  ferry::test::use_domain_env(domain);
+  Background pub(domain, {bin_path("ferry"), "topic", "pub", "late", "{publisher: 7, seq: 42}"});
+  // Its publisher is up, with no subscriber: without the wait the sample
+  // would go nowhere (no history on this topic).
+  REQUIRE(eventually([&] {
+    const json t = ferry_json(domain, {"topic", "info", "late"});
+    return t["publishers"].size() == 1;
+  }));
+  CHECK(ferry_json(domain, {"topic", "info", "late"})["subscribers"].empty());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ferry::Node node{"latecomer"};
+  auto sub = node.subscriber<Seq>("late");
+  const auto sample = sub.take(std::chrono::seconds(5));
+  REQUIRE(sample.has_value());
+  CHECK((*sample)->publisher == 7);
+  CHECK((*sample)->seq == 42);
+  CHECK(pub.wait() == 0);
+  CHECK(pub.out().find("published 1 sample(s) on 'late': 1 delivered") != std::string::npos);
+}
+
+TEST_CASE("topic echo shows a bytes topic's samples as their size and a hex prefix, as YAML and JSON") {
+  TestDomain domain;
+  Daemon daemon(domain, "topics:\n  - { name: raw, type: bytes, max_size: 48 }\n");
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"raw-writer"};
+  auto pub = node.publisher<ferry::Bytes>("raw");
+  Background text(domain, {bin_path("ferry"), "topic", "echo", "raw", "--count", "1"});
+  Background js(domain, {bin_path("ferry"), "topic", "echo", "raw", "--count", "1", "--json"});
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 2; }));
+  std::vector<std::byte> payload(40);
+  for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(0xA0 + i);
+  CHECK(pub.publish(std::span<const std::byte>(payload)).delivered == 2);
+
+  REQUIRE(js.wait() == 0);
+  const json v = json::parse(js.out());
+  CHECK(v["size"] == 40);
+  CHECK(v["hex"].get<std::string>().substr(0, 8) == "a0a1a2a3");
+  CHECK(v["hex"].get<std::string>().size() == 64);  // the first 32 bytes
+
+  REQUIRE(text.wait() == 0);
+  const std::string out = text.out();
+  CHECK(out.find("size: 40\n") != std::string::npos);
+  CHECK(out.find("hex: \"a0a1a2a3") != std::string::npos);
+  CHECK(out.substr(out.size() - 4) == "---\n");
+  CHECK(text.err().empty());
 }

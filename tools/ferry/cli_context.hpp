@@ -22,7 +22,12 @@ class Failure : public std::runtime_error {
 };
 
 struct Context {
-  std::string domain_flag;  // --domain; empty: FERRY_DOMAIN, else "default"
+  std::string domain_flag;    // --domain; empty: FERRY_DOMAIN, else "default"
+  bool domain_given = false;  // --domain was on the command line (even as "")
+  // --domain may be given before the verb and after it (each level of the
+  // command has its own option); both store here. Giving two different names
+  // is a usage error (CLI::ValidationError) rather than a silent pick.
+  void set_domain_flag(const std::string& name);
   // The domain the verb works on (resolved from --domain and FERRY_DOMAIN).
   [[nodiscard]] std::string domain() const;
 };

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "usage.hpp"
 #include "ferry/bench/bench.hpp"
 #include "ferry/config/limits.hpp"
 #include "ferry/config/units.hpp"
@@ -65,7 +66,14 @@ void fill_common(Options& o, const CommonArgs& a) {
 // Runs a verb: usage errors exit 2, a run that could not start 1, failed
 // runs 1 (after the results), an interrupt 130.
 template <class Run>
-void run_verb(Run&& run) {
+void run_verb(const Context& context, Run&& run) {
+  // A benchmark measures in a domain of its own; silently ignoring --domain
+  // would let a user believe the numbers came from theirs.
+  if (context.domain_given) {
+    throw Failure(kExitUsage,
+                  "ferry bench starts its own ferryd in a private domain, so --domain does not apply; "
+                  "run it without --domain");
+  }
   int code = 0;
   try {
     code = run();
@@ -82,17 +90,22 @@ void run_verb(Run&& run) {
 
 }  // namespace
 
-void add_bench_commands(CLI::App& app, Context& /*context*/) {
+void add_bench_commands(CLI::App& app, Context& context) {
   auto* bench = app.add_subcommand(
       "bench", "Measure ferry against the transport ring alone, a Unix socket and a pipe, on this machine");
   bench->require_subcommand(1);
   bench->footer(
       "Each verb starts its own ferryd (the one next to this program) in a private domain and runtime\n"
-      "directory, forks the sides it measures (pinned to CPUs), and removes everything when it ends.\n"
+      "directory, forks the sides it measures (pinned to CPUs), and removes everything when it ends;\n"
+      "so it refuses --domain (exit 2) and ignores FERRY_DOMAIN.\n"
       "Examples:\n"
       "  ferry bench latency\n"
       "  ferry bench latency --size 64 --size 3110400 --wait sleep --json\n"
       "  ferry bench throughput --size 64 --seconds 2 --subscribers 2");
+
+  // Known (hidden from help) at every level so that run_verb refuses it with
+  // the reason, instead of CLI11 calling it an unknown option.
+  add_domain_option(*bench, context, "")->group("");
 
   auto lat = std::make_shared<CommonArgs>();
   auto rounds = std::make_shared<std::uint64_t>(0);
@@ -106,8 +119,9 @@ void add_bench_commands(CLI::App& app, Context& /*context*/) {
                       "Measured round trips per run (default 20000 up to 16 KiB, fewer above, at least 300)");
   latency->add_option("--max-run-seconds", *max_run, "A run stops measuring after this long (fewer samples)")
       ->capture_default_str();
-  latency->callback([lat, rounds, max_run] {
-    run_verb([&] {
+  add_domain_option(*latency, context, "")->group("");
+  latency->callback([&context, lat, rounds, max_run] {
+    run_verb(context, [&] {
       bench::LatencyOptions o;
       fill_common(o, *lat);
       o.rounds = *rounds;
@@ -125,8 +139,9 @@ void add_bench_commands(CLI::App& app, Context& /*context*/) {
   throughput->add_option("--seconds", *seconds, "Measured seconds per run")->capture_default_str();
   throughput->add_option("--subscribers", *subscribers, "Receivers (fan-out), each its own process")
       ->capture_default_str();
-  throughput->callback([tput, seconds, subscribers] {
-    run_verb([&] {
+  add_domain_option(*throughput, context, "")->group("");
+  throughput->callback([&context, tput, seconds, subscribers] {
+    run_verb(context, [&] {
       bench::ThroughputOptions o;
       fill_common(o, *tput);
       o.seconds = *seconds;

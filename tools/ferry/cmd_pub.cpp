@@ -14,6 +14,7 @@
 #include "interrupt.hpp"
 #include "sample_codec.hpp"
 #include "topic_type.hpp"
+#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -124,7 +125,7 @@ void add_pub_command(CLI::App& topic, Context& context) {
       ->required();
   cmd->add_option("--count,-n", o->count, "Samples to publish (0: until Ctrl-C)")->capture_default_str();
   cmd->add_option("--rate,-r", o->rate, "Samples per second")
-      ->check(CLI::PositiveNumber)
+      ->check(above_zero())
       ->capture_default_str();
   cmd->footer(
       "The value is checked against the topic's type first: an unknown field, a wrong type or a\n"

@@ -14,6 +14,7 @@
 #include "interrupt.hpp"
 #include "rate_stats.hpp"
 #include "sample_codec.hpp"
+#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -115,7 +116,7 @@ void add_measure(CLI::App& topic, Context& context, Measure m) {
       ->check(CLI::Range(std::size_t{2}, std::size_t{10'000'000}))
       ->capture_default_str();
   cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until Ctrl-C)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(zero_or_more());
   cmd->add_flag("--json", o->json, "One JSON object per report");
   cmd->footer(rate ? "Rate is 1 / the mean interval between arrivals; min, max and std dev are of the intervals.\n"
                      "Examples:\n  ferry topic hz robot/pose\n  ferry topic hz robot/pose --window 50 --duration 5 --json"

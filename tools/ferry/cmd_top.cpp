@@ -26,9 +26,10 @@ struct TopOptions {
   std::uint64_t count = 0;  // refreshes; 0: until q or Ctrl-C
 };
 
-// Fixed columns after TOPIC: 57 characters with their separating spaces.
+// The seven fixed columns after TOPIC take 56 characters: their widths (49)
+// plus the space before each (7).
 constexpr const char* kColumns = "{:<{}} {:>5} {:>7} {:>9} {:>7} {:>7} {:>7} {:>7}";
-constexpr int kFixedWidth = 5 + 7 + 9 + 7 + 7 + 7 + 7 + 7;
+constexpr int kFixedWidth = (5 + 7 + 9 + 7 + 7 + 7 + 7) + 7;
 
 std::string clip(const std::string& text, std::size_t width) {
   if (text.size() <= width) return text;
@@ -41,6 +42,8 @@ std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& n
                   int width, bool keys) {
   std::size_t longest = 5;
   for (const auto& s : now) longest = std::max(longest, s.info.name.size());
+  // The last terminal column stays free: a line that fills it wraps on
+  // terminals without deferred wrapping, and the screen would scroll.
   const int room = std::max(10, width - kFixedWidth - 1);
   const auto topic_width = std::min<std::size_t>(longest, static_cast<std::size_t>(room));
   const auto line_width = static_cast<std::size_t>(width);

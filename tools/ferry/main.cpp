@@ -6,15 +6,14 @@
 
 #include "cli_context.hpp"
 #include "commands.hpp"
+#include "usage.hpp"
 
 int main(int argc, char** argv) {
   using namespace ferry::cli;
   Context context;
-  CLI::App app{"ferry: inspect and drive a ferry domain (topics, nodes, pool)"};
+  // Named, so that help says "Usage: ferry topic list", not the path it ran from.
+  CLI::App app{"ferry: inspect and drive a ferry domain (topics, nodes, pool)", "ferry"};
   app.require_subcommand(1);
-  app.add_option("--domain", context.domain_flag,
-                 "Domain to work on (else FERRY_DOMAIN, else 'default')");
-  app.set_version_flag("--version", "ferry 0.1.0");
   app.footer(
       "Examples:\n"
       "  ferry topic list\n"
@@ -33,12 +32,18 @@ int main(int argc, char** argv) {
   add_config_commands(app, context);
   add_bench_commands(app, context);
   add_clean_command(app, context);
+  // Last, so that every verb registered above gets them.
+  add_global_flags(app, context);
 
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help or --version: CLI11 prints them to stdout
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitUsage;
+    // Not app.exit(): CLI11 prints two lines without our prefix and, for an
+    // unknown verb, does not name it (README: one sentence, "ferry: ").
+    std::fprintf(stderr, "ferry: %s\n", usage_error(app, e).c_str());
+    return kExitUsage;
   } catch (const Failure& f) {
     std::fprintf(stderr, "ferry: %s\n", f.what());
     return f.code();
