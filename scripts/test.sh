@@ -2,7 +2,7 @@
 # Builds ferry and runs its whole test suite (unit and multi-process tests).
 # Usage: scripts/test.sh [--sanitize address|thread]
 #   --sanitize address  the whole suite under ASan+UBSan (build-address/)
-#   --sanitize thread   the threaded ring/pool tests under TSan (build-thread/)
+#   --sanitize thread   the threaded tests (label tsan: ring, pool, history, port lanes) under TSan (build-thread/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
