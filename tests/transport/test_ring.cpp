@@ -132,6 +132,98 @@ TEST_CASE("a full ring refuses a push until a message is taken") {
   CHECK(s.popped == 5);
 }
 
+TEST_CASE("try_push_fast publishes like try_push and refuses what try_push would, writing nothing") {
+  ShmRing r(kSmall);
+  std::array<std::byte, 56> buf{};
+  for (std::uint64_t i = 0; i < kSmall.capacity; ++i) {
+    REQUIRE(r.producer.try_push_fast(make_message(i, 16, buf.data()), 7));
+  }
+  CHECK_FALSE(r.producer.try_push_fast(make_message(99, 16, buf.data()), 7));  // full
+  std::array<std::byte, 57> too_large{};
+  CHECK_FALSE(r.producer.try_push_fast(too_large, 7));
+  CHECK(r.stats().pushed == kSmall.capacity);
+  CHECK(r.stats().backlog == kSmall.capacity);
+
+  std::array<std::byte, 64> out{};
+  std::uint32_t flags = 0;
+  auto got = r.consumer.try_pop(out, &flags);
+  REQUIRE(got.has_value());
+  CHECK(check_message({out.data(), *got}) == 0);
+  CHECK(flags == 7);
+  // Room again: the cached head is stale, so this re-reads it.
+  REQUIRE(r.producer.try_push_fast(make_message(4, 16, buf.data()), 7));
+  for (std::uint64_t i = 1; i <= 4; ++i) {
+    got = r.consumer.try_pop(out);
+    REQUIRE(got.has_value());
+    CHECK(check_message({out.data(), *got}) == i);
+  }
+}
+
+TEST_CASE("try_pop_ready takes only what ready() saw, and leaves every other case to try_pop") {
+  ShmRing r(kSmall);
+  std::array<std::byte, 64> out{};
+  std::uint32_t length = 0;
+  std::uint32_t flags = 0;
+  CHECK_FALSE(r.consumer.ready());
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));
+
+  REQUIRE(r.producer.try_push(bytes_of("seen"), 3).has_value());
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));  // ready() was not asked since
+  REQUIRE(r.consumer.ready());
+  REQUIRE(r.consumer.try_pop_ready(out, length, flags));
+  CHECK(string_of({out.data(), length}) == "seen");
+  CHECK(flags == 3);
+  CHECK(r.stats().popped == 1);
+  CHECK(r.stats().backlog == 0);
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));  // nothing left that ready() saw
+
+  // A buffer too small: nothing taken, try_pop reports it.
+  REQUIRE(r.producer.try_push(bytes_of("twelve bytes")).has_value());
+  REQUIRE(r.consumer.ready());
+  std::array<std::byte, 11> small{};
+  CHECK_FALSE(r.consumer.try_pop_ready(small, length, flags));
+  CHECK(r.stats().backlog == 1);
+  CHECK(r.consumer.try_pop(small).error() == RingError::BufferTooSmall);
+  REQUIRE(r.consumer.try_pop_ready(out, length, flags));
+  CHECK(string_of({out.data(), length}) == "twelve bytes");
+}
+
+TEST_CASE("try_pop_ready never trusts a corrupt length: try_pop skips and counts it") {
+  HeapRing ring(kSmall);
+  auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
+  auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
+  std::array<std::byte, 56> buf{};
+  REQUIRE(producer.try_push(make_message(0, 16, buf.data())).has_value());
+  REQUIRE(producer.try_push(make_message(1, 16, buf.data())).has_value());
+  auto* slot0 = static_cast<std::byte*>(ring.mem()) + ring_layout::kSlotsOffset;
+  const std::uint32_t huge = 0x7fffffff;
+  std::memcpy(slot0, &huge, sizeof huge);
+
+  std::array<std::byte, 64> out{};
+  std::uint32_t length = 0;
+  std::uint32_t flags = 0;
+  REQUIRE(consumer.ready());
+  CHECK_FALSE(consumer.try_pop_ready(out, length, flags));
+  CHECK(read_ring_stats(ring.mem()).corrupt == 0);  // not its job
+  CHECK(consumer.try_pop(out).error() == RingError::CorruptSlot);
+  REQUIRE(consumer.try_pop_ready(out, length, flags));  // the next one is fine
+  CHECK(check_message({out.data(), length}) == 1);
+  CHECK(read_ring_stats(ring.mem()).corrupt == 1);
+}
+
+TEST_CASE("try_pop_ready leaves an overwrite-mode ring to try_pop") {
+  ShmRing r(RingGeometry{.capacity = 4, .slot_size = 64, .mode = RingMode::Overwrite});
+  REQUIRE(r.producer.try_push(bytes_of("kept")).has_value());
+  std::array<std::byte, 64> out{};
+  std::uint32_t length = 0;
+  std::uint32_t flags = 0;
+  REQUIRE(r.consumer.ready());
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));
+  auto got = r.consumer.try_pop(out);
+  REQUIRE(got.has_value());
+  CHECK(string_of({out.data(), *got}) == "kept");
+}
+
 TEST_CASE("a message larger than the slot payload is refused with TooLarge") {
   ShmRing r(kSmall);
   CHECK(r.producer.max_message_size() == 56);

@@ -22,7 +22,7 @@ class Publisher {
   // Copies the sample into every matched subscriber's queue, applying the
   // topic's full-queue policy (a sample too large for a ring slot is copied
   // once into a pool chunk that all share). Never allocates or throws.
-  PublishResult publish(const T& sample) noexcept
+  FERRY_HOT PublishResult publish(const T& sample) noexcept
     requires(!std::is_same_v<T, Bytes>)
   {
     return port_->publish(&sample, static_cast<std::uint32_t>(sizeof(T)));

@@ -44,7 +44,7 @@ class RawSample {
   friend class RawSubscriber;
   RawSample(detail::HeldSamples* held, std::uint32_t token, std::span<const std::byte> bytes) noexcept
       : held_(held), token_(token), bytes_(bytes) {}
-  void reset() noexcept {
+  FERRY_HOT void reset() noexcept {
     if (held_ != nullptr) detail::release_held(std::exchange(held_, nullptr), token_);
   }
 
@@ -57,7 +57,7 @@ class RawPublisher {
  public:
   // `sample` must be exactly sample_size() bytes; anything else is refused
   // (nothing delivered) without touching the queues.
-  PublishResult publish(std::span<const std::byte> sample) noexcept {
+  FERRY_HOT PublishResult publish(std::span<const std::byte> sample) noexcept {
     if (sample.size() != sample_size_) return PublishResult{};
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
@@ -76,7 +76,7 @@ class RawPublisher {
 class RawSubscriber {
  public:
   // Waits up to `timeout` (zero: never waits). Empty when nothing came.
-  std::optional<RawSample> take(std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
+  FERRY_HOT std::optional<RawSample> take(std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
     detail::TakenSample taken;
     ErrorCode error{};
     if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;

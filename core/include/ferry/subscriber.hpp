@@ -21,9 +21,9 @@ class Subscriber {
  public:
   // Never blocks. Empty when nothing is queued, or when a sample is queued
   // but max_held samples are still held (try_take tells the two apart).
-  std::optional<Sample<T>> take() noexcept { return take(std::chrono::nanoseconds::zero()); }
+  FERRY_HOT std::optional<Sample<T>> take() noexcept { return take(std::chrono::nanoseconds::zero()); }
   // Waits up to `timeout` for a sample: spins briefly, then sleeps.
-  std::optional<Sample<T>> take(std::chrono::nanoseconds timeout) noexcept {
+  FERRY_HOT std::optional<Sample<T>> take(std::chrono::nanoseconds timeout) noexcept {
     detail::TakenSample taken;
     ErrorCode error{};
     if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;
@@ -32,7 +32,7 @@ class Subscriber {
   // Like take(), but says why nothing came back when it is an error:
   // TooManyHeld (a sample is queued but max_held samples are still held),
   // NodeDeclaredDead, ... An empty optional means nothing is queued.
-  std::expected<std::optional<Sample<T>>, ErrorCode> try_take(
+  FERRY_HOT std::expected<std::optional<Sample<T>>, ErrorCode> try_take(
       std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
     detail::TakenSample taken;
     ErrorCode error{};
@@ -53,7 +53,7 @@ class Subscriber {
  private:
   friend class Node;
   explicit Subscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
-  Sample<T> make_sample(const detail::TakenSample& taken) const noexcept {
+  FERRY_HOT Sample<T> make_sample(const detail::TakenSample& taken) const noexcept {
     if constexpr (std::is_same_v<T, Bytes>) {
       return Sample<T>(port_->held(), taken.token,
                        Bytes(std::span(static_cast<const std::byte*>(taken.data), taken.size)));

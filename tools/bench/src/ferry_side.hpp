@@ -94,7 +94,10 @@ void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCo
   if (wait == Wait::Sleep) {
     got = sub.take(std::chrono::nanoseconds(kPeerTimeoutNs));
   } else {
-    (void)spin_until([&] { return (got = sub.take()).has_value(); }, kPeerTimeoutNs);
+    // Forced inline like the API below it: an out-of-line call in the poll
+    // loop costs ferry ~100 ns one-way (ferry/detail/lane.hpp).
+    (void)spin_until([&]() __attribute__((always_inline)) { return (got = sub.take()).has_value(); },
+                     kPeerTimeoutNs);
   }
   if (!got) report_no_sample(control, who, nullptr);
   return got;

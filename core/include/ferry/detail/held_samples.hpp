@@ -28,6 +28,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "ferry/transport/platform.hpp"  // FERRY_HOT
+
 namespace ferry::detail {
 
 struct DomainPoolView;  // core/src: the node's pool mapping
@@ -42,7 +44,7 @@ class HeldSamples {
                              std::shared_ptr<DomainPoolView> pool);
 
   // Takes a free buffer; false when all `count` are held. Owner thread only.
-  bool acquire(std::uint32_t& token, std::byte*& buffer) noexcept {
+  FERRY_HOT bool acquire(std::uint32_t& token, std::byte*& buffer) noexcept {
     if (free_ == 0 && !collect()) return false;
     const auto index = static_cast<std::uint32_t>(std::countr_zero(free_));
     free_ &= free_ - 1;
@@ -62,7 +64,7 @@ class HeldSamples {
   }
   // Any thread, once per acquired token. The object may be deleted by
   // another thread as soon as this returns.
-  void release(std::uint32_t token) noexcept {
+  FERRY_HOT void release(std::uint32_t token) noexcept {
     if (token >= count_) return;
     // SYNC: relaxed; see hold_chunk.
     if (chunks_[token].load(std::memory_order_relaxed) != 0) release_chunk(token);

@@ -7,15 +7,21 @@
 // current whenever it applies a change to its queues (port_state.cpp), and
 // clears it whenever the shortcut would not do what the general path does.
 //
-// Why inline: it cuts publish + take + release from 399 to 324 instructions
-// (callgrind). An earlier bench run that credited the out-of-line call with
-// ~190 ns per hop did not hold up; the general path stays out of line.
+// Why inline, and forced (FERRY_HOT): measured on the bench (issue 7), an
+// out-of-line call anywhere between the user's spin loop and the ring cost
+// about 100 ns of one-way latency at 64 B, far more than its instructions.
+// GCC declined to inline try_take() once it grew, then RawSubscriber::take()
+// when try_take() was forced: 64 B one-way went from 1.45x the bare ring to
+// 1.02x once every level from the public take()/publish() down was forced
+// inline (6 interleaved runs each, throw-away builds; perf record showed
+// which function the poll loop sat in each time). The general path stays
+// out of line.
 //
-// What does show on the bench is what a take() does between seeing the
-// message and returning it: in a spinning ping-pong each ns there costs
-// about 1.5-2 ns of one-way latency (measured by padding the bare ring's
-// loop), since it also shifts the peer's next poll. So an empty poll loads
-// the ring's tail before anything else, and the data path stays short.
+// Also measured: what a take() does between seeing the message and
+// returning it costs 1.5-2x its own time in a spinning ping-pong (padding
+// the bare ring's loop), since it also shifts the peer's next poll; and an
+// empty poll that loads the ring's tail first, before the guard, gained
+// ~55 ns. So the tail comes first and the data path stays short.
 //
 // Threads: everything here but `changes` (and the node's state word, which
 // ferryd writes) belongs to the port's user thread.
@@ -53,19 +59,19 @@ struct LaneGuard {
   // ferryd writes it. Fixed once the port exists.
   const std::atomic<std::uint32_t>* node_state = nullptr;
 
-  [[nodiscard]] bool changed() const noexcept {
+  [[nodiscard]] FERRY_HOT bool changed() const noexcept {
     // SYNC: acquire, pairs with the release fetch_add in
     // PortState::announce_change(): what the serving thread queued for us
     // (under its mutex) is complete before we go and apply it.
     return changes.load(std::memory_order_acquire) != seen;
   }
-  [[nodiscard]] bool node_declared_dead() const noexcept {
+  [[nodiscard]] FERRY_HOT bool node_declared_dead() const noexcept {
     // SYNC: relaxed; ferryd's store happens before it reclaims anything of
     // ours, and what we do after seeing it depends on no other shared data.
     return node_state != nullptr && node_state->load(std::memory_order_relaxed) == kNodeDeclaredDead;
   }
   // Nothing to apply: the lanes built from the last change still hold.
-  [[nodiscard]] bool clear() const noexcept { return !changed() && !node_declared_dead(); }
+  [[nodiscard]] FERRY_HOT bool clear() const noexcept { return !changed() && !node_declared_dead(); }
 };
 
 // A publisher's lane: set when it has exactly one queue, the topic's
@@ -78,9 +84,9 @@ struct PublishLane {
 
   // True when the sample was pushed; false: nothing happened, take the
   // general path (it repeats the attempt with the policy applied).
-  [[nodiscard]] bool try_publish(const void* data, std::uint32_t size) const noexcept {
+  [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size) const noexcept {
     if (producer == nullptr || !guard->clear()) return false;
-    return producer->try_push(std::span(static_cast<const std::byte*>(data), size), kSlotInline).has_value();
+    return producer->try_push_fast(std::span(static_cast<const std::byte*>(data), size), kSlotInline);
   }
 };
 
@@ -113,25 +119,29 @@ struct TakeLane {
   // A slot that is not a plausible inline sample (a pooled one, a broken
   // peer's) comes back Popped; a failed pop (a corrupt slot skipped, a race
   // lost to an overwriting producer) General, with nothing held.
-  [[nodiscard]] LaneResult try_take(LaneTaken& out) const noexcept {
+  [[nodiscard]] FERRY_HOT LaneResult try_take(LaneTaken& out) const noexcept {
     if (consumer == nullptr) return LaneResult::General;
-    // The tail before the guard: polling a queue that is empty, the one load
-    // that can change comes first (one-way p50 ~505 -> ~450 ns on the bench,
-    // 8 interleaved runs). A change waiting makes an empty lane General, so
-    // a queue added meanwhile is still looked at.
+    // The tail before the guard (see the top). A change waiting makes an
+    // empty lane General, so a queue added meanwhile is still looked at.
     if (!consumer->ready()) return guard->clear() ? LaneResult::Empty : LaneResult::General;
     if (!guard->clear()) return LaneResult::General;
     std::uint32_t token = 0;
     std::byte* buffer = nullptr;
     if (!held->acquire(token, buffer)) return LaneResult::General;  // max_held: it says so
+    std::uint32_t size = 0;
     std::uint32_t flags = 0;
-    const auto popped = consumer->try_pop(std::span(buffer, slot_bytes), &flags);
-    if (!popped) [[unlikely]] {
-      held->unacquire(token);
-      return LaneResult::General;
+    if (!consumer->try_pop_ready(std::span(buffer, slot_bytes), size, flags)) [[unlikely]] {
+      // Not the plain case (a corrupt slot, an overwriting producer's ring):
+      // the ring's full pop decides.
+      const auto popped = consumer->try_pop(std::span(buffer, slot_bytes), &flags);
+      if (!popped) {
+        held->unacquire(token);
+        return LaneResult::General;
+      }
+      size = *popped;
     }
-    out = LaneTaken{buffer, *popped, token, flags};
-    if (flags == kSlotInline && *popped == sample_size) [[likely]] return LaneResult::Taken;
+    out = LaneTaken{buffer, size, token, flags};
+    if (flags == kSlotInline && size == sample_size) [[likely]] return LaneResult::Taken;
     return LaneResult::Popped;
   }
 };

@@ -37,7 +37,7 @@ class PublisherPort {
 
   // Copies `size` bytes into every matched subscriber's queue (through one
   // pool chunk when the sample does not fit a ring slot).
-  PublishResult publish(const void* data, std::uint32_t size) noexcept {
+  FERRY_HOT PublishResult publish(const void* data, std::uint32_t size) noexcept {
     if (lane_->try_publish(data, size)) [[likely]] {
       PublishResult result;
       result.delivered = 1;
@@ -84,7 +84,7 @@ class SubscriberPort {
 
   // Takes the next sample, waiting up to `timeout` (zero: never waits).
   // Empty is not an error; Failed sets `error`.
-  TakeStatus take(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept {
+  FERRY_HOT TakeStatus take(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept {
     LaneTaken taken;
     switch (lane_->try_take(taken)) {
       case LaneResult::Taken:

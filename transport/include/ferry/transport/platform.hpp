@@ -11,6 +11,11 @@ namespace ferry::transport {
 // one shared-memory layout.
 inline constexpr std::size_t kCacheLine = 64;
 
+// Inlined into the caller whatever the compiler's size heuristics say. For
+// the hot path of a port with one queue, where an out-of-line call was
+// measured to cost far more than its instructions (ferry/detail/lane.hpp).
+#define FERRY_HOT [[gnu::always_inline]]
+
 // Tells the CPU we are spinning (lowers power, frees the sibling hyperthread,
 // avoids the memory-order pipeline flush when the awaited line changes).
 inline void cpu_relax() noexcept {

@@ -209,6 +209,20 @@ class RingProducer {
     return staged;
   }
 
+  // try_push for a hot path that must stay inline (no std::expected to
+  // carry): true when the message was published; false, with nothing
+  // written, when it is too large, there is no room, or the indices are
+  // corrupt. try_push then says which.
+  [[nodiscard]] FERRY_HOT bool try_push_fast(std::span<const std::byte> msg, std::uint32_t flags) noexcept {
+    if (msg.size() > payload_max_) [[unlikely]] return false;
+    if (next_ - cached_head_ >= capacity_ && !ensure_room()) return false;
+    claimed_ = false;  // as stage(): a pending claim() shares this slot
+    write_slot(next_, msg, flags);
+    ++next_;
+    publish();
+    return true;
+  }
+
   // Like try_push, but waits for room: spins (at most spin_limit() iterations,
   // fewer while spinning keeps failing, see detail::SpinBudget), then
   // sleeps on the space doorbell, at most `timeout` from the moment it first
@@ -256,7 +270,7 @@ class RingProducer {
     ++next_;
     return {};
   }
-  std::uint32_t publish() noexcept {
+  FERRY_HOT std::uint32_t publish() noexcept {
     const std::uint32_t n = next_ - tail_;
     if (n == 0) return 0;
     tail_ = next_;
@@ -382,7 +396,7 @@ class RingProducer {
     header_->producer.max_backlog.store(used, std::memory_order_relaxed);
   }
 
-  void write_slot(std::uint32_t index, std::span<const std::byte> msg, std::uint32_t flags) noexcept {
+  FERRY_HOT void write_slot(std::uint32_t index, std::span<const std::byte> msg, std::uint32_t flags) noexcept {
     std::byte* slot = slot_at(index);
     const auto length = static_cast<std::uint32_t>(msg.size());
     if (mode_ == RingMode::Spsc) {
@@ -474,6 +488,28 @@ class RingConsumer {
     return h.length;
   }
 
+  // The short way after ready() said yes (Spsc): copies the message ready()
+  // saw into `out`, sets `length` and `flags`, and frees its slot. False,
+  // with nothing taken, in every other case (not Spsc, ready() not asked or
+  // said no, a length that is impossible or longer than `out`): try_pop then
+  // does what it always does (skips and counts a corrupt slot, ...).
+  [[nodiscard]] FERRY_HOT bool try_pop_ready(std::span<std::byte> out, std::uint32_t& length,
+                                             std::uint32_t& flags) noexcept {
+    const std::uint32_t h = head_;
+    if (mode_ != RingMode::Spsc || h == cached_tail_) return false;
+    // The slot header is read ONCE, as in next_slot(): the producer may be
+    // broken or hostile and rewrite it behind our back. The tail it was
+    // published with was read by ready() (acquire).
+    const ring_layout::SlotHeader hdr = detail::unpack_header(detail::load_word(slot_at(h)));
+    if (hdr.length > payload_max_ || hdr.length > out.size()) [[unlikely]] return false;
+    std::memcpy(out.data(), slot_at(h) + ring_layout::kSlotHeaderBytes, hdr.length);
+    front_valid_ = false;  // as try_pop: a front() view is gone
+    release_slot();
+    length = hdr.length;
+    flags = hdr.flags;
+    return true;
+  }
+
   // Like try_pop, but waits for a message: spins, then sleeps on the data
   // doorbell, at most `timeout` from the moment it first decides to sleep.
   [[nodiscard]] std::expected<std::uint32_t, RingError> pop(std::span<std::byte> out, std::uint32_t* flags,
@@ -512,7 +548,7 @@ class RingConsumer {
   // already says yes; else one acquire load of tail (and, like try_pop, a
   // prefetch of the next slot's line, so that it travels with tail). True
   // also for corrupt indices: the try_pop that follows reports them.
-  [[nodiscard]] bool ready() noexcept {
+  [[nodiscard]] FERRY_HOT bool ready() noexcept {
     if (mode_ != RingMode::Spsc) return has_data();
     const std::uint32_t h = head_;
     if (h != cached_tail_) return true;
