@@ -47,6 +47,26 @@ struct ShmRing {
 
 constexpr RingGeometry kSmall{.capacity = 4, .slot_size = 64, .mode = RingMode::Spsc};
 
+// Messages 0 and 1 pushed, then slot 0's length overwritten with an
+// impossible value, as a broken producer would (a heap ring: ASan sees any
+// read the length would lead to).
+struct CorruptFirstSlot {
+  CorruptFirstSlot()
+      : ring(kSmall),
+        producer(*RingProducer::attach(ring.mem(), ring.bytes())),
+        consumer(*RingConsumer::attach(ring.mem(), ring.bytes())) {
+    std::array<std::byte, 56> buf{};
+    REQUIRE(producer.try_push(make_message(0, 16, buf.data())).has_value());
+    REQUIRE(producer.try_push(make_message(1, 16, buf.data())).has_value());
+    std::memcpy(slot0(), &kHuge, sizeof kHuge);
+  }
+  [[nodiscard]] std::byte* slot0() const { return static_cast<std::byte*>(ring.mem()) + ring_layout::kSlotsOffset; }
+  static constexpr std::uint32_t kHuge = 0x7fffffff;
+  HeapRing ring;
+  RingProducer producer;
+  RingConsumer consumer;
+};
+
 }  // namespace
 
 TEST_CASE("an empty ring pops nothing") {
@@ -189,26 +209,17 @@ TEST_CASE("try_pop_ready takes only what ready() saw, and leaves every other cas
 }
 
 TEST_CASE("try_pop_ready never trusts a corrupt length: try_pop skips and counts it") {
-  HeapRing ring(kSmall);
-  auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
-  auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
-  std::array<std::byte, 56> buf{};
-  REQUIRE(producer.try_push(make_message(0, 16, buf.data())).has_value());
-  REQUIRE(producer.try_push(make_message(1, 16, buf.data())).has_value());
-  auto* slot0 = static_cast<std::byte*>(ring.mem()) + ring_layout::kSlotsOffset;
-  const std::uint32_t huge = 0x7fffffff;
-  std::memcpy(slot0, &huge, sizeof huge);
-
+  CorruptFirstSlot r;
   std::array<std::byte, 64> out{};
   std::uint32_t length = 0;
   std::uint32_t flags = 0;
-  REQUIRE(consumer.ready());
-  CHECK_FALSE(consumer.try_pop_ready(out, length, flags));
-  CHECK(read_ring_stats(ring.mem()).corrupt == 0);  // not its job
-  CHECK(consumer.try_pop(out).error() == RingError::CorruptSlot);
-  REQUIRE(consumer.try_pop_ready(out, length, flags));  // the next one is fine
+  REQUIRE(r.consumer.ready());
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));
+  CHECK(read_ring_stats(r.ring.mem()).corrupt == 0);  // not its job
+  CHECK(r.consumer.try_pop(out).error() == RingError::CorruptSlot);
+  REQUIRE(r.consumer.try_pop_ready(out, length, flags));  // the next one is fine
   CHECK(check_message({out.data(), length}) == 1);
-  CHECK(read_ring_stats(ring.mem()).corrupt == 1);
+  CHECK(read_ring_stats(r.ring.mem()).corrupt == 1);
 }
 
 TEST_CASE("try_pop_ready leaves an overwrite-mode ring to try_pop") {
@@ -316,34 +327,25 @@ TEST_CASE("pop sleeping on an empty ring wakes as soon as a message is pushed") 
 }
 
 TEST_CASE("an invalid length in a slot is skipped and counted, never trusted") {
-  HeapRing ring(kSmall);
-  auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
-  auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
-  std::array<std::byte, 56> buf{};
-  REQUIRE(producer.try_push(make_message(0, 16, buf.data())).has_value());
-  REQUIRE(producer.try_push(make_message(1, 16, buf.data())).has_value());
-  // A broken producer wrote an impossible length into slot 0.
-  auto* slot0 = static_cast<std::byte*>(ring.mem()) + ring_layout::kSlotsOffset;
-  const std::uint32_t huge = 0x7fffffff;
-  std::memcpy(slot0, &huge, sizeof huge);
-
+  CorruptFirstSlot r;
   std::array<std::byte, 64> out{};
-  auto got = consumer.try_pop(out);
+  auto got = r.consumer.try_pop(out);
   REQUIRE_FALSE(got.has_value());
   CHECK(got.error() == RingError::CorruptSlot);
-  got = consumer.try_pop(out);  // the next one is fine
+  got = r.consumer.try_pop(out);  // the next one is fine
   REQUIRE(got.has_value());
   CHECK(check_message({out.data(), *got}) == 1);
-  const RingStats s = read_ring_stats(ring.mem());
+  const RingStats s = read_ring_stats(r.ring.mem());
   CHECK(s.corrupt == 1);
   CHECK(s.popped == 1);
   CHECK(s.backlog == 0);
 
   // front() skips it the same way.
-  REQUIRE(producer.try_push(make_message(2, 16, buf.data())).has_value());
-  std::memcpy(slot0 + 2 * kSmall.slot_size, &huge, sizeof huge);
-  CHECK(consumer.front().error() == RingError::CorruptSlot);
-  CHECK(read_ring_stats(ring.mem()).corrupt == 2);
+  std::array<std::byte, 56> buf{};
+  REQUIRE(r.producer.try_push(make_message(2, 16, buf.data())).has_value());
+  std::memcpy(r.slot0() + 2 * kSmall.slot_size, &CorruptFirstSlot::kHuge, sizeof CorruptFirstSlot::kHuge);
+  CHECK(r.consumer.front().error() == RingError::CorruptSlot);
+  CHECK(read_ring_stats(r.ring.mem()).corrupt == 2);
 }
 
 TEST_CASE("a caller buffer too small leaves the message in the ring") {
