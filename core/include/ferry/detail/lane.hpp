@@ -11,11 +11,10 @@
 // out-of-line call anywhere between the user's spin loop and the ring cost
 // about 100 ns of one-way latency at 64 B, far more than its instructions.
 // GCC declined to inline try_take() once it grew, then RawSubscriber::take()
-// when try_take() was forced: 64 B one-way went from 1.45x the bare ring to
-// 1.02x once every level from the public take()/publish() down was forced
-// inline (6 interleaved runs each, throw-away builds; perf record showed
-// which function the poll loop sat in each time). The general path stays
-// out of line.
+// when try_take() was forced: 64 B one-way went from 1.72x the bare ring to
+// 0.99x once every level from the public take()/publish() down was forced
+// inline (6 interleaved runs each; perf record showed which function the
+// poll loop sat in each time). The general path stays out of line.
 //
 // Also measured: what a take() does between seeing the message and
 // returning it costs 1.5-2x its own time in a spinning ping-pong (padding
