@@ -32,13 +32,7 @@ struct DomainPoolView {
   // even runs. Read-mostly: only ferryd writes it.
   std::optional<transport::Segment> beats_segment;
   const std::atomic<std::uint32_t>* node_state = nullptr;
-  [[nodiscard]] bool declared_dead() const noexcept {
-    // SYNC: relaxed; ferryd's store happens before it reclaims anything of
-    // ours, and what we do after seeing it depends on no other shared data.
-    return node_state != nullptr &&
-           node_state->load(std::memory_order_relaxed) == kNodeDeclaredDead;
-  }
-  static constexpr std::uint32_t kNodeDeclaredDead = LaneGuard::kNodeDeclaredDead;
+  [[nodiscard]] bool declared_dead() const noexcept { return node_state_says_dead(node_state); }
 
   // Throws std::runtime_error naming the object when it cannot be opened.
   static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner);

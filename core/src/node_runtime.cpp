@@ -61,7 +61,7 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
                               welcome.heartbeat_slot));
     }
     static_assert(static_cast<std::uint32_t>(discovery::SlotState::declared_dead) ==
-                  DomainPoolView::kNodeDeclaredDead);
+                  kNodeDeclaredDead);
     // The mapping moves with the Segment object; the memory stays put.
     session.pool->node_state = &session.beat_slot->state;
     session.pool->beats_segment.emplace(std::move(*beats));

@@ -99,14 +99,12 @@ class PortState {
   // SYNC: release, pairs with the acquire load in LaneGuard::changed(): the
   // queued connections (under `mutex`) are complete before the hot path looks.
   void announce_change() noexcept { guard_.changes.fetch_add(1, std::memory_order_release); }
-  // User's thread: one load on the hot path.
-  [[nodiscard]] bool has_changes() const noexcept { return guard_.changed(); }
   void mark_changes_seen() noexcept {
     // SYNC: relaxed; a change announced after this load is seen next time.
     guard_.seen = guard_.changes.load(std::memory_order_relaxed);
   }
 
-  // User's thread, in apply_changes (after the acquire in has_changes()).
+  // User's thread, in apply_changes (after the acquire in guard_.clear()).
   [[nodiscard]] bool is_dead() const noexcept { return dead_.load(std::memory_order_relaxed); }
 
   std::mutex mutex_;  // guards the hand-over queues of the subclasses
@@ -164,7 +162,7 @@ class PublisherState final : public PortState {
   std::vector<std::unique_ptr<PublisherConnection>>& connections() noexcept {
     // One acquire load for queue changes, one relaxed load of our node's
     // heartbeat state; both are read-mostly lines.
-    if ((has_changes() || pool->declared_dead()) && !dead_seen) apply_changes();
+    if (!guard_.clear() && !dead_seen) apply_changes();
     return active_;
   }
   // User's thread: scratch list for the block policy, with room for every
@@ -244,7 +242,7 @@ class SubscriberState final : public PortState {
   std::vector<std::unique_ptr<SubscriberConnection>>& connections() noexcept {
     // One acquire load for queue changes, one relaxed load of our node's
     // heartbeat state; both are read-mostly lines.
-    if ((has_changes() || pool->declared_dead()) && !dead_seen) apply_changes();
+    if (!guard_.clear() && !dead_seen) apply_changes();
     return active_;
   }
   // User's thread: forgets retired queues that are empty.

@@ -47,9 +47,20 @@ struct PooledSlot {
 };
 static_assert(sizeof(PooledSlot) == 16);
 
+// Our node's slot state in the heartbeat table once ferryd declared it dead
+// (discovery::SlotState::declared_dead).
+inline constexpr std::uint32_t kNodeDeclaredDead = 2;
+
+// Whether `node_state` (our node's slot state; null without a heartbeat
+// table) says ferryd declared our node dead.
+[[nodiscard]] FERRY_HOT inline bool node_state_says_dead(const std::atomic<std::uint32_t>* node_state) noexcept {
+  // SYNC: relaxed; ferryd's store happens before it reclaims anything of
+  // ours, and what we do after seeing it depends on no other shared data.
+  return node_state != nullptr && node_state->load(std::memory_order_relaxed) == kNodeDeclaredDead;
+}
+
 // Whether the port's queues are as the user's thread last applied them.
 struct LaneGuard {
-  static constexpr std::uint32_t kNodeDeclaredDead = 2;  // discovery::SlotState::declared_dead
 
   // Bumped by the serving thread for every change it hands over.
   std::atomic<std::uint32_t> changes{0};
@@ -64,11 +75,7 @@ struct LaneGuard {
     // (under its mutex) is complete before we go and apply it.
     return changes.load(std::memory_order_acquire) != seen;
   }
-  [[nodiscard]] FERRY_HOT bool node_declared_dead() const noexcept {
-    // SYNC: relaxed; ferryd's store happens before it reclaims anything of
-    // ours, and what we do after seeing it depends on no other shared data.
-    return node_state != nullptr && node_state->load(std::memory_order_relaxed) == kNodeDeclaredDead;
-  }
+  [[nodiscard]] FERRY_HOT bool node_declared_dead() const noexcept { return node_state_says_dead(node_state); }
   // Nothing to apply: the lanes built from the last change still hold.
   [[nodiscard]] FERRY_HOT bool clear() const noexcept { return !changed() && !node_declared_dead(); }
 };
