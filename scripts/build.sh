@@ -18,5 +18,8 @@ done
 [ -n "$dir" ] || dir="build${sanitize:+-$sanitize}"
 
 scripts/install-deps.sh
-cmake -S . -B "$dir" -DFERRY_SANITIZE="$sanitize" >/dev/null
+# ccache, when a developer has it, makes rebuilds and other worktrees cheap.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S . -B "$dir" -DFERRY_SANITIZE="$sanitize" "${launcher[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" "${targets[@]}"
