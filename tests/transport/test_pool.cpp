@@ -5,7 +5,6 @@
 // test needs a real mapping.
 
 #include <doctest/doctest.h>
-
 #include <time.h>
 
 #include <algorithm>
@@ -87,7 +86,8 @@ TEST_CASE("format refuses an invalid geometry, and a region too small or misalig
   CHECK(refused(PoolGeometry{{{kMaxPoolChunkSize + 1, 1}}}));
   CHECK(refused(PoolGeometry{{{100, 1}, {128, 1}}}));  // the same class once rounded
   PoolGeometry too_many;
-  for (std::uint32_t c = 0; c <= kMaxPoolClasses; ++c) too_many.classes.push_back({64 * (c + 1), 1});
+  for (std::uint32_t c = 0; c <= kMaxPoolClasses; ++c)
+    too_many.classes.push_back({64 * (c + 1), 1});
   CHECK(refused(too_many));
 
   const PoolGeometry g = small_geometry();
@@ -148,7 +148,8 @@ TEST_CASE("attach refuses memory that is not a pool of this layout") {
   CHECK(Pool::attach(buf.ptr, n).has_value());
 }
 
-TEST_CASE("corrupting the header and class table after attach has no effect on an attached handle") {
+TEST_CASE(
+    "corrupting the header and class table after attach has no effect on an attached handle") {
   HeapPool hp(small_geometry());
   auto& header = *reinterpret_cast<layout::PoolHeader*>(hp.mem());
   auto* table = reinterpret_cast<layout::ClassEntry*>(hp.mem() + layout::kClassTableOffset);
@@ -215,7 +216,8 @@ TEST_CASE("allocate picks the smallest class that fits") {
   check_all_free(pool);
 }
 
-TEST_CASE("allocate falls back to a larger class when the fitting one is exhausted, and counts it") {
+TEST_CASE(
+    "allocate falls back to a larger class when the fitting one is exhausted, and counts it") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   std::vector<ChunkRef> refs;
@@ -271,7 +273,9 @@ TEST_CASE("an exhausted pool gives Exhausted and recovers after a release") {
   check_all_free(pool);
 }
 
-TEST_CASE("every chunk payload is 64-byte aligned, chunk_size long, inside the pool, and apart from the others") {
+TEST_CASE(
+    "every chunk payload is 64-byte aligned, chunk_size long, inside the pool, and apart from the "
+    "others") {
   TestDomain domain;
   const PoolGeometry g{{{64, 16}, {1000, 8}, {65536, 2}}};
   Segment seg = create_pool_segment(domain, "pool", g);
@@ -294,7 +298,8 @@ TEST_CASE("every chunk payload is 64-byte aligned, chunk_size long, inside the p
     }
   }
   CHECK(refs.size() == 26);
-  for (auto r : refs) CHECK(check_payload(*pool.resolve(r), pool.chunk_size(r.size_class)) == r.pack());
+  for (auto r : refs)
+    CHECK(check_payload(*pool.resolve(r), pool.chunk_size(r.size_class)) == r.pack());
   std::byte outside{};
   CHECK_FALSE(pool.contains(&outside));
   CHECK_FALSE(pool.contains(seg.payload()));  // the header is not a payload
@@ -305,7 +310,9 @@ TEST_CASE("every chunk payload is 64-byte aligned, chunk_size long, inside the p
 // ---------------------------------------------------------------------------
 // references
 
-TEST_CASE("the last release frees the chunk, bumps its generation, and the old reference is then stale and counted") {
+TEST_CASE(
+    "the last release frees the chunk, bumps its generation, and the old reference is then stale "
+    "and counted") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef ref = *pool.allocate(64, kPub);
@@ -329,8 +336,10 @@ TEST_CASE("the last release frees the chunk, bumps its generation, and the old r
   std::vector<ChunkRef> all;
   for (int i = 0; i < 8; ++i) all.push_back(*pool.allocate(64, kOther));
   for (auto r : all) {
-    if (r.index == ref.index) again = r;
-    else REQUIRE(pool.release(r, kOther).has_value());
+    if (r.index == ref.index)
+      again = r;
+    else
+      REQUIRE(pool.release(r, kOther).has_value());
   }
   CHECK(again.generation == ref.generation + 1);
   CHECK(pool.resolve(ref).error() == PoolError::StaleReference);
@@ -339,7 +348,9 @@ TEST_CASE("the last release frees the chunk, bumps its generation, and the old r
   check_all_free(pool);
 }
 
-TEST_CASE("forged references (bad class, bad index, generation 0) are rejected and counted, never followed") {
+TEST_CASE(
+    "forged references (bad class, bad index, generation 0) are rejected and counted, never "
+    "followed") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef good = *pool.allocate(64, kPub);
@@ -365,7 +376,8 @@ TEST_CASE("forged references (bad class, bad index, generation 0) are rejected a
   check_all_free(pool);
 }
 
-TEST_CASE("operations on a reference the owner does not hold are refused with NotHeld and counted") {
+TEST_CASE(
+    "operations on a reference the owner does not hold are refused with NotHeld and counted") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef ref = *pool.allocate(64, kPub);
@@ -428,7 +440,8 @@ TEST_CASE("a subscriber can forward what it holds, and a node can subscribe to i
   check_all_free(pool);
 }
 
-TEST_CASE("revoke takes back a reference the receiver will never take; the last one frees the chunk") {
+TEST_CASE(
+    "revoke takes back a reference the receiver will never take; the last one frees the chunk") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef ref = *pool.allocate(64, kPub);
@@ -442,7 +455,9 @@ TEST_CASE("revoke takes back a reference the receiver will never take; the last 
   CHECK(pool.revoke(ref, kPub, kSub).error() == PoolError::StaleReference);
 }
 
-TEST_CASE("a handle reuses the chunk it allocated last once it is free, leaving the hint bit to the next scan") {
+TEST_CASE(
+    "a handle reuses the chunk it allocated last once it is free, leaving the hint bit to the next "
+    "scan") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   auto other = Pool::attach(hp.mem(), hp.bytes());
@@ -485,7 +500,8 @@ TEST_CASE("transfer turns a fresh loan into one subscriber's pending reference i
   CHECK(pool.transfer(ref, kPub, kSub).error() == PoolError::StaleReference);
 }
 
-TEST_CASE("transfer refuses a giver that holds more than its one loan, and a giver that holds nothing") {
+TEST_CASE(
+    "transfer refuses a giver that holds more than its one loan, and a giver that holds nothing") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef ref = *pool.allocate(64, kPub);
@@ -501,7 +517,9 @@ TEST_CASE("transfer refuses a giver that holds more than its one loan, and a giv
   check_all_free(pool);
 }
 
-TEST_CASE("a publisher that dies after a transfer and before the push leaves a phantom only its subscriber settles") {
+TEST_CASE(
+    "a publisher that dies after a transfer and before the push leaves a phantom only its "
+    "subscriber settles") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef ref = *pool.allocate(64, kPub);
@@ -514,6 +532,53 @@ TEST_CASE("a publisher that dies after a transfer and before the push leaves a p
   const ChunkRef loan = *pool.allocate(64, kPub);
   CHECK(pool.reclaim_owner(kPub).refs_dropped == 1);
   CHECK(pool.resolve(loan).error() == PoolError::StaleReference);
+  check_all_free(pool);
+}
+
+TEST_CASE(
+    "revoke_given: a giver drops what it gave a dead receiver after its reclaim, and only that") {
+  HeapPool hp(small_geometry());
+  Pool& pool = hp.pool;
+  // kSub dies and is reclaimed; kPub, stalled meanwhile, then gives it `late`
+  // (and pushes it into a queue nobody reads). kOther gave kSub `other`.
+  const ChunkRef early = *pool.allocate(64, kPub);
+  REQUIRE(pool.give(early, kPub, kSub).has_value());
+  REQUIRE(pool.release(early, kPub).has_value());
+  const ReclaimReport dead = pool.reclaim_owner(kSub);
+  CHECK(dead.refs_dropped == 1);
+  const ChunkRef late = *pool.allocate(64, kPub);
+  const ChunkRef kept = *pool.allocate(64, kPub);  // kPub's own loan, given to nobody
+  REQUIRE(pool.give(late, kPub, kSub).has_value());
+  REQUIRE(pool.give(kept, kPub, kOther).has_value());
+  REQUIRE(pool.release(late, kPub).has_value());
+  CHECK(pool.holdings(kSub).pending == 1);
+  // kPub's publishing thread dropped kSub's queue: nothing more goes there.
+  CHECK(pool.revoke_given(kPub, kSub) == 1);
+  CHECK(pool.revoke_given(kPub, kSub) == 0);  // idempotent
+  CHECK(pool.resolve(late).error() == PoolError::StaleReference);
+  CHECK(pool.holdings(kOther).pending == 1);  // a live receiver's: untouched
+  REQUIRE(pool.accept(kept, kOther, kPub).has_value());
+  REQUIRE(pool.release(kept, kOther).has_value());
+  REQUIRE(pool.release(kept, kPub).has_value());
+  check_all_free(pool);
+}
+
+TEST_CASE("reclaim_owner with dead_receiver: a dead giver's references to dead receivers go too") {
+  HeapPool hp(small_geometry());
+  Pool& pool = hp.pool;
+  // kSub was reclaimed, then kPub gave it `late` and died before revoking;
+  // kPub also gave kOther (alive) `live`, queued to it.
+  REQUIRE(pool.reclaim_owner(kSub).refs_dropped == 0);
+  const ChunkRef late = *pool.allocate(64, kPub);
+  const ChunkRef live = *pool.allocate(64, kPub);
+  REQUIRE(pool.transfer(late, kPub, kSub).has_value());
+  REQUIRE(pool.transfer(live, kPub, kOther).has_value());
+  const ReclaimReport r = pool.reclaim_owner(kPub, true, [](OwnerId o) { return o == kSub; });
+  CHECK(r.given_dropped == 1);
+  CHECK(pool.resolve(late).error() == PoolError::StaleReference);
+  CHECK(pool.holdings(kOther).pending == 1);  // still kOther's to take
+  REQUIRE(pool.accept(live, kOther, kPub).has_value());
+  REQUIRE(pool.release(live, kOther).has_value());
   check_all_free(pool);
 }
 
@@ -569,7 +634,8 @@ TEST_CASE("an owner with 4095 references in one slot spills into a second slot")
   REQUIRE(pool.add_ref(ref, kPub, 2).has_value());
   CHECK(pool.holdings(kPub).held == kMaxRefsPerHolder + 2);
   CHECK(pool.check_accounting().ok);
-  for (std::uint32_t i = 0; i < kMaxRefsPerHolder + 2; ++i) REQUIRE(pool.release(ref, kPub).has_value());
+  for (std::uint32_t i = 0; i < kMaxRefsPerHolder + 2; ++i)
+    REQUIRE(pool.release(ref, kPub).has_value());
   CHECK(pool.release(ref, kPub).error() == PoolError::StaleReference);
   check_all_free(pool);
 }
@@ -604,7 +670,8 @@ TEST_CASE("reclaim_owner drops everything a dead node held and leaves what it ga
   CHECK(pool.holdings(kOther).held == 0);
   CHECK(pool.holdings(kOther).pending == 0);
   CHECK(pool.holdings(kOther).given == 1);  // `published`, queued to kSub: kSub's now
-  for (auto ref : {loan1, loan2, taken}) CHECK(pool.resolve(ref).error() == PoolError::StaleReference);
+  for (auto ref : {loan1, loan2, taken})
+    CHECK(pool.resolve(ref).error() == PoolError::StaleReference);
   // The live subscriber still gets both samples queued to it.
   REQUIRE(pool.accept(queued, kSub, kPub).has_value());
   REQUIRE(pool.accept(published, kSub, kOther).has_value());
@@ -647,25 +714,31 @@ void expect_stopped(const std::expected<void, PoolError>& r, int step) {
 
 }  // namespace
 
-TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owner, nothing lost or freed twice") {
+TEST_CASE(
+    "a kill -9 after any step of any operation is repaired by reclaim_owner, nothing lost or freed "
+    "twice") {
   using Hooks = detail::PoolTestHooks;
   constexpr OwnerId kDead = kOther;
   const std::vector<Scenario> scenarios = {
-      {"allocate (while kSub holds another chunk)", {0, 1, 2, 3, 4},
+      {"allocate (while kSub holds another chunk)",
+       {0, 1, 2, 3, 4},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kSub));
          fill_payload(*p.resolve(refs[0]), 1);
        },
        [](Pool& p, std::vector<ChunkRef>&, int step) {
          auto r = Hooks::allocate(p, 64, kDead, step);
-         if (step == 0) REQUIRE(r.has_value());
-         else REQUIRE(r.error() == PoolError::Aborted);
+         if (step == 0)
+           REQUIRE(r.has_value());
+         else
+           REQUIRE(r.error() == PoolError::Aborted);
        },
        [](Pool& p, std::vector<ChunkRef>& refs, int) {
          CHECK(check_payload(*p.resolve(refs[0])) == 1);
          expect_ok(p.release(refs[0], kSub));
        }},
-      {"give to a new holder, then the push never happens", {0, 1, 2},
+      {"give to a new holder, then the push never happens",
+       {0, 1, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 2);
@@ -677,7 +750,8 @@ TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owne
          // kSub drains the dead publisher's queue (empty), then settles.
          CHECK(p.settle_pending(kSub, kDead) == (step == 0 ? 1U : 0U));
        }},
-      {"give to a new holder and push, then die holding the loan", {0, 1, 2},
+      {"give to a new holder and push, then die holding the loan",
+       {0, 1, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 3);
@@ -695,13 +769,15 @@ TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owne
          }
          CHECK(p.settle_pending(kSub, kDead) == 0);
        }},
-      {"release of the last reference (one CAS frees it)", {0, 2},
+      {"release of the last reference (one CAS frees it)",
+       {0, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) { refs.push_back(*p.allocate(64, kDead)); },
        [](Pool& p, std::vector<ChunkRef>& refs, int step) {
          expect_stopped(Hooks::release(p, refs[0], kDead, step), step);
        },
        [](Pool&, std::vector<ChunkRef>&, int) {}},
-      {"release while a subscriber holds the chunk", {0, 1},
+      {"release while a subscriber holds the chunk",
+       {0, 1},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 4);
@@ -715,7 +791,8 @@ TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owne
          CHECK(check_payload(*p.resolve(refs[0])) == 4);
          expect_ok(p.release(refs[0], kSub));
        }},
-      {"revoke of a subscriber's last pending reference (drop_oldest)", {0, 1, 2},
+      {"revoke of a subscriber's last pending reference (drop_oldest)",
+       {0, 1, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.give(refs[0], kDead, kSub));
@@ -725,7 +802,8 @@ TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owne
          expect_stopped(Hooks::revoke(p, refs[0], kDead, kSub, step), step);
        },
        [](Pool& p, std::vector<ChunkRef>&, int) { CHECK(p.settle_pending(kSub, kDead) == 0); }},
-      {"drop_oldest won the discard, killed before revoke", {0},
+      {"drop_oldest won the discard, killed before revoke",
+       {0},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.give(refs[0], kDead, kSub));
@@ -733,7 +811,8 @@ TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owne
        },
        [](Pool&, std::vector<ChunkRef>&, int) {},  // the ring slot is gone, the pool untouched
        [](Pool& p, std::vector<ChunkRef>&, int) { CHECK(p.settle_pending(kSub, kDead) == 1); }},
-      {"settle of pending references (the settling subscriber dies)", {0, 1, 2},
+      {"settle of pending references (the settling subscriber dies)",
+       {0, 1, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kPub));
          expect_ok(p.give(refs[0], kPub, kDead));
@@ -743,7 +822,8 @@ TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owne
          CHECK(Hooks::settle_pending(p, kDead, kPub, step) == 1);
        },
        [](Pool&, std::vector<ChunkRef>&, int) {}},
-      {"add_ref that needs a second holder slot", {0, 1, 2},
+      {"add_ref that needs a second holder slot",
+       {0, 1, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.add_ref(refs[0], kDead, kMaxRefsPerHolder - 1));
@@ -786,11 +866,14 @@ TEST_CASE("a kill -9 after any step of any operation is repaired by reclaim_owne
   }
 }
 
-TEST_CASE("reclaim of a node that may only be stopped leaves its half-done allocation until its process is gone") {
+TEST_CASE(
+    "reclaim of a node that may only be stopped leaves its half-done allocation until its process "
+    "is gone") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef loan = *pool.allocate(64, kOther);
-  REQUIRE(detail::PoolTestHooks::allocate(pool, 64, kOther, 2).error() == PoolError::Aborted);  // Claimed
+  REQUIRE(detail::PoolTestHooks::allocate(pool, 64, kOther, 2).error() ==
+          PoolError::Aborted);  // Claimed
   const ReclaimReport stopped = pool.reclaim_owner(kOther, false);
   CHECK(stopped.refs_dropped == 1);  // its loan: a stopped node loses it all the same
   CHECK(stopped.claims_left == 1);   // it may wake up and finish writing this one
@@ -802,7 +885,9 @@ TEST_CASE("reclaim of a node that may only be stopped leaves its half-done alloc
   check_all_free(pool);
 }
 
-TEST_CASE("a publisher that dies after enqueueing does not take the sample from its subscribers; a dead subscriber's queue is reclaimed") {
+TEST_CASE(
+    "a publisher that dies after enqueueing does not take the sample from its subscribers; a dead "
+    "subscriber's queue is reclaimed") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef to_live = *pool.allocate(64, kPub);
@@ -838,7 +923,7 @@ TEST_CASE("a hint bit set for a chunk in use is skipped: a chunk is never handed
   hint_word(hp.mem(), 0, 0).store(0xFF);  // "all free", a lie
   auto r = pool.allocate(64, kPub);
   REQUIRE(r.has_value());
-  CHECK(r->size_class == 1);  // fell back: class 0 really is full
+  CHECK(r->size_class == 1);                     // fell back: class 0 really is full
   CHECK(hint_word(hp.mem(), 0, 0).load() == 0);  // the lies were cleared on the way
   refs.push_back(*r);
   for (auto ref : refs) REQUIRE(pool.release(ref, kPub).has_value());
@@ -867,7 +952,9 @@ TEST_CASE("hint bits beyond a class are ignored and counted") {
   check_all_free(pool);
 }
 
-TEST_CASE("a corrupted state word is reported as Corrupt and counted, and skipped by allocate and reclaim") {
+TEST_CASE(
+    "a corrupted state word is reported as Corrupt and counted, and skipped by allocate and "
+    "reclaim") {
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef ref = *pool.allocate(64, kPub);
@@ -929,7 +1016,9 @@ TEST_CASE("a corrupted holder word is reported as Corrupt, never followed") {
   check_all_free(pool);
 }
 
-TEST_CASE("random garbage in every metadata word: every operation returns, nothing outside the pool is touched") {
+TEST_CASE(
+    "random garbage in every metadata word: every operation returns, nothing outside the pool is "
+    "touched") {
   HeapPool hp(PoolGeometry{{{64, 100}, {512, 30}}});
   Pool& pool = hp.pool;
   const layout::ClassEntry e0 = class_entry(hp.mem(), 0);
@@ -958,23 +1047,38 @@ TEST_CASE("random garbage in every metadata word: every operation returns, nothi
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   const int rounds = static_cast<int>(scaled(20'000, 4));
   for (int i = 0; i < rounds; ++i) {
-    const ChunkRef ref{static_cast<std::uint16_t>(rng() % 3), static_cast<std::uint32_t>(rng() % 110),
+    const ChunkRef ref{static_cast<std::uint16_t>(rng() % 3),
+                       static_cast<std::uint32_t>(rng() % 110),
                        static_cast<std::uint32_t>(rng() % 4)};
     const auto a = static_cast<OwnerId>(rng() % 4);
     const auto b = static_cast<OwnerId>(rng() % 4);
     switch (rng() % 9) {
-      case 0: (void)pool.allocate(rng() % 600, a == 0 ? 1 : a); break;
-      case 1: (void)pool.release(ref, a); break;
-      case 2: (void)pool.add_ref(ref, a, 1); break;
-      case 3: (void)pool.give(ref, a, b); break;
-      case 4: (void)pool.accept(ref, a, b); break;
-      case 5: (void)pool.revoke(ref, a, b); break;
+      case 0:
+        (void)pool.allocate(rng() % 600, a == 0 ? 1 : a);
+        break;
+      case 1:
+        (void)pool.release(ref, a);
+        break;
+      case 2:
+        (void)pool.add_ref(ref, a, 1);
+        break;
+      case 3:
+        (void)pool.give(ref, a, b);
+        break;
+      case 4:
+        (void)pool.accept(ref, a, b);
+        break;
+      case 5:
+        (void)pool.revoke(ref, a, b);
+        break;
       case 6: {
         auto p = pool.resolve(ref);
         if (p) CHECK(pool.contains(p->data()));
         break;
       }
-      case 7: (void)pool.holdings(a); break;
+      case 7:
+        (void)pool.holdings(a);
+        break;
       default:
         if (i % 50 == 0) {
           (void)pool.reclaim_owner(a);
@@ -991,7 +1095,9 @@ TEST_CASE("random garbage in every metadata word: every operation returns, nothi
 // ---------------------------------------------------------------------------
 // observability
 
-TEST_CASE("pool stats from a read-only mapping show total, free, loaned, in flight, the low-water mark and the counters") {
+TEST_CASE(
+    "pool stats from a read-only mapping show total, free, loaned, in flight, the low-water mark "
+    "and the counters") {
   TestDomain domain;
   const PoolGeometry g{{{64, 8}, {4096, 4}}};
   Segment seg = create_pool_segment(domain, "pool", g);
@@ -1068,8 +1174,8 @@ TEST_CASE("allocate plus release costs tens of nanoseconds uncontended") {
   });
   const double publish = time_ns([&] {  // loan, one subscriber, take, release
     auto r = pool.allocate(64, kPub);
-    if (!r || !pool.give(*r, kPub, kSub) || !pool.release(*r, kPub) || !pool.accept(*r, kSub, kPub) ||
-        !pool.release(*r, kSub)) {
+    if (!r || !pool.give(*r, kPub, kSub) || !pool.release(*r, kPub) ||
+        !pool.accept(*r, kSub, kPub) || !pool.release(*r, kSub)) {
       std::abort();
     }
   });
@@ -1083,12 +1189,14 @@ TEST_CASE("allocate plus release costs tens of nanoseconds uncontended") {
   const double floor = time_ns([&] {
     (void)(hint.a.fetch_and(~std::uint64_t{1}, std::memory_order_relaxed) & 1);
     std::uint64_t s = state.a.load(std::memory_order_relaxed);
-    (void)state.a.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel, std::memory_order_relaxed);
+    (void)state.a.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed);
     state.b.store(s, std::memory_order_relaxed);
     state.a.store(s + 2, std::memory_order_release);
     counter.a.fetch_add(1, std::memory_order_relaxed);
     s = state.a.load(std::memory_order_acquire);
-    (void)state.a.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel, std::memory_order_relaxed);
+    (void)state.a.compare_exchange_strong(s, s + 1, std::memory_order_acq_rel,
+                                          std::memory_order_relaxed);
     hint.a.fetch_or(1, std::memory_order_relaxed);
     counter.a.fetch_sub(1, std::memory_order_relaxed);
   });

@@ -17,20 +17,34 @@ namespace hw = pool_layout::holder;
 
 std::string_view to_string(PoolError e) noexcept {
   switch (e) {
-    case PoolError::Exhausted: return "the pool has no free chunk of a fitting size";
-    case PoolError::TooLarge: return "the requested size is larger than the pool's largest chunk";
-    case PoolError::InvalidReference: return "invalid chunk reference (class, index or generation out of range)";
-    case PoolError::StaleReference: return "stale chunk reference (the chunk was freed or reused since)";
-    case PoolError::NotHeld: return "the owner holds no such reference";
-    case PoolError::TooManyHolders: return "the chunk already has the maximum number of distinct holders";
-    case PoolError::InvalidOwner: return "invalid owner id (0) or reference count";
-    case PoolError::Corrupt: return "the pool's shared memory holds an impossible value";
-    case PoolError::Contended: return "gave up after too many lost races on the pool's shared memory";
-    case PoolError::InvalidGeometry: return "invalid pool geometry (classes, chunk sizes or counts)";
-    case PoolError::BadLayout: return "memory is not a pool of this layout version";
-    case PoolError::TooSmall: return "memory region is too small for the pool";
-    case PoolError::Misaligned: return "pool memory is not 64-byte aligned";
-    case PoolError::Aborted: return "operation stopped at a simulated crash point (tests)";
+    case PoolError::Exhausted:
+      return "the pool has no free chunk of a fitting size";
+    case PoolError::TooLarge:
+      return "the requested size is larger than the pool's largest chunk";
+    case PoolError::InvalidReference:
+      return "invalid chunk reference (class, index or generation out of range)";
+    case PoolError::StaleReference:
+      return "stale chunk reference (the chunk was freed or reused since)";
+    case PoolError::NotHeld:
+      return "the owner holds no such reference";
+    case PoolError::TooManyHolders:
+      return "the chunk already has the maximum number of distinct holders";
+    case PoolError::InvalidOwner:
+      return "invalid owner id (0) or reference count";
+    case PoolError::Corrupt:
+      return "the pool's shared memory holds an impossible value";
+    case PoolError::Contended:
+      return "gave up after too many lost races on the pool's shared memory";
+    case PoolError::InvalidGeometry:
+      return "invalid pool geometry (classes, chunk sizes or counts)";
+    case PoolError::BadLayout:
+      return "memory is not a pool of this layout version";
+    case PoolError::TooSmall:
+      return "memory region is too small for the pool";
+    case PoolError::Misaligned:
+      return "pool memory is not 64-byte aligned";
+    case PoolError::Aborted:
+      return "operation stopped at a simulated crash point (tests)";
   }
   return "unknown pool error";
 }
@@ -51,7 +65,9 @@ void bump(std::atomic<std::uint64_t>& counter, std::uint64_t n = 1) noexcept {
   counter.fetch_add(n, std::memory_order_relaxed);
 }
 
-constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t a) noexcept { return (v + a - 1) / a * a; }
+constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t a) noexcept {
+  return (v + a - 1) / a * a;
+}
 
 // The whole layout, computed from the classes (ascending chunk sizes,
 // multiples of 64). format, attach and read_pool_stats all use it: attach
@@ -64,7 +80,8 @@ struct Layout {
   std::uint64_t total_chunks = 0;
 };
 
-std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes, std::uint32_t n) noexcept {
+std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes,
+                                                std::uint32_t n) noexcept {
   if (n == 0 || n > kMaxPoolClasses) return std::unexpected(PoolError::InvalidGeometry);
   Layout l;
   l.class_count = n;
@@ -75,10 +92,12 @@ std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes, st
   for (std::uint32_t c = 0; c < n; ++c) {
     const std::uint64_t size = classes[c].chunk_size;
     const std::uint32_t count = classes[c].count;
-    if (size < kMinPoolChunkSize || size > kMaxPoolChunkSize || size % kCacheLine != 0 || size <= prev) {
+    if (size < kMinPoolChunkSize || size > kMaxPoolChunkSize || size % kCacheLine != 0 ||
+        size <= prev) {
       return std::unexpected(PoolError::InvalidGeometry);
     }
-    if (count == 0 || count > kMaxChunksPerClass) return std::unexpected(PoolError::InvalidGeometry);
+    if (count == 0 || count > kMaxChunksPerClass)
+      return std::unexpected(PoolError::InvalidGeometry);
     prev = size;
     ClassEntry& e = l.entries[c];
     e.chunk_size = size;
@@ -110,8 +129,9 @@ std::expected<Layout, PoolError> layout_of(const PoolGeometry& g) noexcept {
     if (size == 0 || size > kMaxPoolChunkSize) return std::unexpected(PoolError::InvalidGeometry);
     sorted[c] = {round_up(size, kCacheLine), g.classes[c].count};
   }
-  std::sort(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n),
-            [](const PoolClassSpec& a, const PoolClassSpec& b) { return a.chunk_size < b.chunk_size; });
+  std::sort(
+      sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n),
+      [](const PoolClassSpec& a, const PoolClassSpec& b) { return a.chunk_size < b.chunk_size; });
   return compute_layout(sorted.data(), static_cast<std::uint32_t>(n));
 }
 
@@ -125,7 +145,8 @@ std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes)
   const auto* header = reinterpret_cast<const PoolHeader*>(base + kHeaderOffset);
   // SYNC: acquire, pairs with the release store of the magic in format_pool:
   // the header and tables written before it are visible.
-  if (header->magic.load(std::memory_order_acquire) != kPoolMagic) return std::unexpected(PoolError::BadLayout);
+  if (header->magic.load(std::memory_order_acquire) != kPoolMagic)
+    return std::unexpected(PoolError::BadLayout);
   // Each field read once, into locals, then checked.
   const std::uint32_t version = header->layout_version;
   const std::uint32_t n = header->class_count;
@@ -133,11 +154,13 @@ std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes)
   const std::uint32_t meta_size = header->meta_size;
   const std::uint64_t table_offset = header->class_table_offset;
   const std::uint64_t total = header->total_bytes;
-  if (version != kPoolLayoutVersion || holders != kHoldersPerChunk || meta_size != sizeof(ChunkMeta) ||
-      table_offset != kClassTableOffset || n == 0 || n > kMaxPoolClasses) {
+  if (version != kPoolLayoutVersion || holders != kHoldersPerChunk ||
+      meta_size != sizeof(ChunkMeta) || table_offset != kClassTableOffset || n == 0 ||
+      n > kMaxPoolClasses) {
     return std::unexpected(PoolError::BadLayout);
   }
-  if (bytes < kClassTableOffset + std::uint64_t{n} * sizeof(ClassEntry)) return std::unexpected(PoolError::TooSmall);
+  if (bytes < kClassTableOffset + std::uint64_t{n} * sizeof(ClassEntry))
+    return std::unexpected(PoolError::TooSmall);
   std::array<ClassEntry, kMaxPoolClasses> stored{};
   std::memcpy(stored.data(), base + kClassTableOffset, n * sizeof(ClassEntry));
   std::array<PoolClassSpec, kMaxPoolClasses> specs{};
@@ -182,14 +205,15 @@ std::expected<bool, PoolError> vacate(ChunkMeta& m, unsigned j, std::uint64_t cl
     // SYNC: acquire, pairs with the release of the reserver's commit CAS.
     if (m.holders[j].load(std::memory_order_acquire) != closed_word) return false;
     const std::uint64_t others = st::live_pairs(s) & ~(std::uint64_t{1} << (2 * j));
-    const std::uint64_t next =
-        others != 0 ? st::with_slot(s, j, st::kSlotEmpty) : st::make_free(st::next_generation(st::generation(s)));
+    const std::uint64_t next = others != 0 ? st::with_slot(s, j, st::kSlotEmpty)
+                                           : st::make_free(st::next_generation(st::generation(s)));
     // SYNC: acq_rel. Release: every holder's last access to the payload
     // happened before its own closing CAS, and those CASes chain through the
     // holder words and this state word (all read-modify-writes) into the one
     // that frees the chunk, which the next claimer acquires. Acquire: pairs
     // with the other closers' releases.
-    if (m.state.compare_exchange_weak(s, next, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    if (m.state.compare_exchange_weak(s, next, std::memory_order_acq_rel,
+                                      std::memory_order_relaxed)) {
       return others == 0;
     }
   }
@@ -210,7 +234,8 @@ std::expected<void, PoolError> validate_geometry(const PoolGeometry& geometry) n
   return {};
 }
 
-std::expected<void, PoolError> format_pool(void* mem, std::size_t bytes, const PoolGeometry& geometry) noexcept {
+std::expected<void, PoolError> format_pool(void* mem, std::size_t bytes,
+                                           const PoolGeometry& geometry) noexcept {
   auto l = layout_of(geometry);
   if (!l) return std::unexpected(l.error());
   if (mem == nullptr || reinterpret_cast<std::uintptr_t>(mem) % kCacheLine != 0) {
@@ -302,7 +327,8 @@ inline void prefetch_line(const void* p, bool for_write) noexcept {
 }  // namespace
 
 std::expected<Pool::Located, PoolError> Pool::locate(ChunkRef ref) const noexcept {
-  if (ref.size_class >= class_count_ || ref.index >= classes_[ref.size_class].count || ref.generation == 0) {
+  if (ref.size_class >= class_count_ || ref.index >= classes_[ref.size_class].count ||
+      ref.generation == 0) {
     bump(counters_->invalid_refs);
     return std::unexpected(PoolError::InvalidReference);
   }
@@ -339,7 +365,8 @@ void Pool::after_free(const ClassView& cv, std::uint32_t index) noexcept {
 // allocate
 
 template <class Stop>
-std::expected<ChunkRef, PoolError> Pool::allocate_impl(std::size_t size, OwnerId owner, Stop stop) noexcept {
+std::expected<ChunkRef, PoolError> Pool::allocate_impl(std::size_t size, OwnerId owner,
+                                                       Stop stop) noexcept {
   if (owner == kNoOwner) return std::unexpected(PoolError::InvalidOwner);
   std::uint32_t first = class_count_;
   for (std::uint32_t c = 0; c < class_count_; ++c) {
@@ -365,8 +392,8 @@ std::expected<ChunkRef, PoolError> Pool::allocate_impl(std::size_t size, OwnerId
 // holder (owner, held 1). Returns the generation, or 0 when the chunk was not
 // free (a stale hint) or another claimer got it.
 template <class Stop>
-std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, OwnerId owner, Stop& stop,
-                                                    std::uint64_t guess) noexcept {
+std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, OwnerId owner,
+                                                    Stop& stop, std::uint64_t guess) noexcept {
   // SYNC: relaxed; the CAS below re-checks it (with acquire). With a guess
   // (the Free word we expect) the CAS goes first: one transfer of the line
   // from the core that freed the chunk instead of a load and then a CAS.
@@ -427,10 +454,12 @@ void Pool::count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t 
 }
 
 template <class Stop>
-std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, OwnerId owner, Stop stop) noexcept {
+std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, OwnerId owner,
+                                                        Stop stop) noexcept {
   const ClassView& cv = classes_[c];
   // SYNC: relaxed; a private guess of this handle.
-  const std::uint64_t last = std::atomic_ref<std::uint64_t>(last_[c]).load(std::memory_order_relaxed);
+  const std::uint64_t last =
+      std::atomic_ref<std::uint64_t>(last_[c]).load(std::memory_order_relaxed);
   const std::uint64_t index = (last >> 32) - 1;
   if (last == 0 || index >= cv.count) return std::unexpected(PoolError::Exhausted);
   // The chunk we allocated last: when its subscribers are done with it, it is
@@ -454,8 +483,10 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, OwnerId
 }
 
 template <class Stop>
-std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId owner, Stop stop) noexcept {
-  if (auto again = allocate_again(c, owner, stop); again || again.error() != PoolError::Exhausted) return again;
+std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId owner,
+                                                       Stop stop) noexcept {
+  if (auto again = allocate_again(c, owner, stop); again || again.error() != PoolError::Exhausted)
+    return again;
   const ClassView& cv = classes_[c];
   std::atomic_ref<std::uint32_t> cursor(cursor_[c]);
   // SYNC: relaxed; a private search hint of this handle.
@@ -525,7 +556,8 @@ std::expected<ChunkRef, PoolError> Pool::allocate(std::size_t size, OwnerId owne
 // makes it Live. Retry: the state word moved on, read it again.
 template <class Stop>
 std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m, std::uint64_t s,
-                                                      pool_layout::holder::Fields f, Stop& stop) noexcept {
+                                                      pool_layout::holder::Fields f,
+                                                      Stop& stop) noexcept {
   const std::uint64_t empty = st::empty_pairs(s);
   if (empty == 0) {
     bump(counters_->holder_overflow);
@@ -534,8 +566,8 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m,
   const auto j = static_cast<unsigned>(std::countr_zero(empty) / 2);
   // SYNC: acq_rel on success (a read-modify-write in the chain of the state
   // word); relaxed on failure: we read the word again.
-  if (!m.state.compare_exchange_strong(s, st::with_slot(s, j, st::kSlotReserving), std::memory_order_acq_rel,
-                                       std::memory_order_relaxed)) {
+  if (!m.state.compare_exchange_strong(s, st::with_slot(s, j, st::kSlotReserving),
+                                       std::memory_order_acq_rel, std::memory_order_relaxed)) {
     return Outcome::Retry;
   }
   if (stop(1)) return std::unexpected(PoolError::Aborted);
@@ -551,8 +583,8 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m,
     // SYNC: relaxed; published by the release CAS below.
     if (m.holders[j].compare_exchange_strong(old, hw::encode(f), std::memory_order_relaxed)) break;
     const std::uint64_t cur = m.state.load(std::memory_order_relaxed);
-    if (st::mode(cur) != st::kModeLive || st::generation(cur) != gen || st::slot(cur, j) != st::kSlotReserving ||
-        attempt == 8) {
+    if (st::mode(cur) != st::kModeLive || st::generation(cur) != gen ||
+        st::slot(cur, j) != st::kSlotReserving || attempt == 8) {
       bump(counters_->stale_refs);
       return std::unexpected(PoolError::StaleReference);
     }
@@ -565,15 +597,16 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m,
       bump(counters_->corrupt);
       return std::unexpected(PoolError::Corrupt);
     }
-    if (st::mode(cur) != st::kModeLive || st::generation(cur) != gen || st::slot(cur, j) != st::kSlotReserving) {
+    if (st::mode(cur) != st::kModeLive || st::generation(cur) != gen ||
+        st::slot(cur, j) != st::kSlotReserving) {
       // Freed under us: the caller did not hold a reference.
       bump(counters_->stale_refs);
       return std::unexpected(PoolError::StaleReference);
     }
     // SYNC: release (acq_rel), pairs with the acquire loads of the state word
     // before holder words are read: whoever sees slot j Live sees our word.
-    if (m.state.compare_exchange_weak(cur, st::with_slot(cur, j, st::kSlotLive), std::memory_order_acq_rel,
-                                      std::memory_order_relaxed)) {
+    if (m.state.compare_exchange_weak(cur, st::with_slot(cur, j, st::kSlotLive),
+                                      std::memory_order_acq_rel, std::memory_order_relaxed)) {
       return Outcome::Done;
     }
   }
@@ -582,8 +615,10 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m,
 }
 
 template <class Stop>
-std::expected<void, PoolError> Pool::add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n, Stop stop) noexcept {
-  if (owner == kNoOwner || n == 0 || n > kMaxRefsPerHolder) return std::unexpected(PoolError::InvalidOwner);
+std::expected<void, PoolError> Pool::add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n,
+                                                  Stop stop) noexcept {
+  if (owner == kNoOwner || n == 0 || n > kMaxRefsPerHolder)
+    return std::unexpected(PoolError::InvalidOwner);
   auto loc = locate(ref);
   if (!loc) return std::unexpected(loc.error());
   ChunkMeta& m = *loc->meta;
@@ -623,13 +658,14 @@ std::expected<void, PoolError> Pool::add_ref_impl(ChunkRef ref, OwnerId owner, s
   return contended();
 }
 
-std::expected<void, PoolError> Pool::add_ref(ChunkRef ref, OwnerId owner, std::uint32_t n) noexcept {
+std::expected<void, PoolError> Pool::add_ref(ChunkRef ref, OwnerId owner,
+                                             std::uint32_t n) noexcept {
   return add_ref_impl(ref, owner, n, NeverStop{});
 }
 
 template <class Stop>
-std::expected<void, PoolError> Pool::give_impl(ChunkRef ref, OwnerId from, OwnerId to, std::uint32_t n,
-                                               Stop stop) noexcept {
+std::expected<void, PoolError> Pool::give_impl(ChunkRef ref, OwnerId from, OwnerId to,
+                                               std::uint32_t n, Stop stop) noexcept {
   if (from == kNoOwner || to == kNoOwner || n == 0 || n > kMaxRefsPerHolder) {
     return std::unexpected(PoolError::InvalidOwner);
   }
@@ -662,8 +698,8 @@ std::expected<void, PoolError> Pool::give_impl(ChunkRef ref, OwnerId from, Owner
       f.aux = from;
       f.pending += n;
       // SYNC: acq_rel: a link in the chain of count changes on this word.
-      if (m.holders[target].compare_exchange_strong(target_word, hw::encode(f), std::memory_order_acq_rel,
-                                                    std::memory_order_relaxed)) {
+      if (m.holders[target].compare_exchange_strong(
+              target_word, hw::encode(f), std::memory_order_acq_rel, std::memory_order_relaxed)) {
         return {};
       }
       continue;
@@ -679,12 +715,14 @@ std::expected<void, PoolError> Pool::give_impl(ChunkRef ref, OwnerId from, Owner
   return contended();
 }
 
-std::expected<void, PoolError> Pool::give(ChunkRef ref, OwnerId from, OwnerId to, std::uint32_t n) noexcept {
+std::expected<void, PoolError> Pool::give(ChunkRef ref, OwnerId from, OwnerId to,
+                                          std::uint32_t n) noexcept {
   return give_impl(ref, from, to, n, NeverStop{});
 }
 
 std::expected<void, PoolError> Pool::transfer(ChunkRef ref, OwnerId from, OwnerId to) noexcept {
-  if (from == kNoOwner || to == kNoOwner || from == to) return std::unexpected(PoolError::InvalidOwner);
+  if (from == kNoOwner || to == kNoOwner || from == to)
+    return std::unexpected(PoolError::InvalidOwner);
   auto loc = locate(ref);
   if (!loc) return std::unexpected(loc.error());
   ChunkMeta& m = *loc->meta;
@@ -756,9 +794,10 @@ std::expected<void, PoolError> Pool::accept(ChunkRef ref, OwnerId to, OwnerId fr
 }
 
 template <class Stop>
-std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool by_giver, OwnerId other,
-                                               Stop stop) noexcept {
-  if (owner == kNoOwner || (by_giver && other == kNoOwner)) return std::unexpected(PoolError::InvalidOwner);
+std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool by_giver,
+                                               OwnerId other, Stop stop) noexcept {
+  if (owner == kNoOwner || (by_giver && other == kNoOwner))
+    return std::unexpected(PoolError::InvalidOwner);
   auto loc = locate(ref);
   if (!loc) return std::unexpected(loc.error());
   ChunkMeta& m = *loc->meta;
@@ -802,7 +841,8 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
         // through this slot's CAS chain every earlier holder's, happen before
         // the next claimer's acquire).
         std::uint64_t expected = *s;
-        if (m.state.compare_exchange_strong(expected, st::make_free(st::next_generation(ref.generation)),
+        if (m.state.compare_exchange_strong(expected,
+                                            st::make_free(st::next_generation(ref.generation)),
                                             std::memory_order_acq_rel, std::memory_order_relaxed)) {
           if (stop(2)) return std::unexpected(PoolError::Aborted);
           after_free(*loc->cv, ref.index);
@@ -850,7 +890,8 @@ std::expected<std::span<std::byte>, PoolError> Pool::resolve(ChunkRef ref) const
   auto s = live_state(*loc->meta, ref.generation);
   if (!s) return std::unexpected(s.error());
   const ClassView& cv = *loc->cv;
-  return std::span<std::byte>(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size, cv.chunk_size);
+  return std::span<std::byte>(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size,
+                              cv.chunk_size);
 }
 
 void Pool::prefetch_payload(ChunkRef ref, bool for_write) const noexcept {
@@ -871,9 +912,10 @@ bool Pool::contains(const void* p) const noexcept {
 // ---------------------------------------------------------------------------
 // recovery
 
-template <class Stop>
-std::uint64_t Pool::settle_impl(OwnerId to, OwnerId from, Stop stop) noexcept {
-  if (to == kNoOwner || from == kNoOwner) return 0;
+template <class Receiver, class Stop>
+std::uint64_t Pool::settle_impl(Receiver is_receiver, OwnerId from, OwnerId closer,
+                                Stop stop) noexcept {
+  if (from == kNoOwner || closer == kNoOwner) return 0;
   std::uint64_t dropped = 0;
   for (std::uint32_t c = 0; c < class_count_; ++c) {
     const ClassView& cv = classes_[c];
@@ -888,7 +930,8 @@ std::uint64_t Pool::settle_impl(OwnerId to, OwnerId from, Stop stop) noexcept {
           // SYNC: acquire, pairs with the acq_rel CASes on this holder word.
           std::uint64_t w = m.holders[j].load(std::memory_order_acquire);
           hw::Fields f = hw::decode(w);
-          if (f.closed || f.owner != to || f.aux != from || f.pending == 0 || !hw::open_well_formed(f)) break;
+          if (f.closed || f.aux != from || f.pending == 0 || !hw::open_well_formed(f)) break;
+          if (f.owner == kNoOwner || !is_receiver(f.owner)) break;
           const std::uint32_t n = f.pending;
           f.pending = 0;
           if (f.held > 0) {
@@ -900,7 +943,9 @@ std::uint64_t Pool::settle_impl(OwnerId to, OwnerId from, Stop stop) noexcept {
             }
             continue;
           }
-          f.aux = to;  // the closer
+          // The closer is the caller: if it dies before vacating, its own
+          // reclaim finishes the close (crash table, pool.hpp).
+          f.aux = closer;
           f.closed = true;
           const std::uint64_t closed_word = hw::encode(f);
           // SYNC: acq_rel, as above.
@@ -925,12 +970,27 @@ std::uint64_t Pool::settle_impl(OwnerId to, OwnerId from, Stop stop) noexcept {
 }
 
 std::uint64_t Pool::settle_pending(OwnerId to, OwnerId from) noexcept {
-  return settle_impl(to, from, NeverStop{});
+  if (to == kNoOwner) return 0;
+  return settle_impl([to](OwnerId o) { return o == to; }, from, to, NeverStop{});
 }
 
-ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone) noexcept {
+std::uint64_t Pool::revoke_given(OwnerId from, OwnerId to) noexcept {
+  if (to == kNoOwner) return 0;
+  return settle_impl([to](OwnerId o) { return o == to; }, from, from, NeverStop{});
+}
+
+ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone,
+                                  const std::function<bool(OwnerId)>& dead_receiver) noexcept {
   ReclaimReport report;
   if (dead == kNoOwner) return report;
+  if (dead_receiver) {
+    // What `dead` gave to receivers that are dead too: nobody will ever
+    // take it (each such receiver's own reclaim may have run before `dead`
+    // gave). `dead` closes these slots: a crash here is finished below or
+    // by the next reclaim of `dead`.
+    report.given_dropped = settle_impl([&](OwnerId o) { return o != dead && dead_receiver(o); },
+                                       dead, dead, NeverStop{});
+  }
   for (std::uint32_t c = 0; c < class_count_; ++c) {
     const ClassView& cv = classes_[c];
     for (std::uint32_t i = 0; i < cv.count; ++i) {
@@ -964,8 +1024,9 @@ ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone) noexcept {
             break;
           }
           // SYNC: acq_rel, as in vacate (a Free state is published by a release).
-          if (m.state.compare_exchange_strong(s, st::make_free(st::next_generation(st::generation(s))),
-                                              std::memory_order_acq_rel, std::memory_order_relaxed)) {
+          if (m.state.compare_exchange_strong(
+                  s, st::make_free(st::next_generation(st::generation(s))),
+                  std::memory_order_acq_rel, std::memory_order_relaxed)) {
             // in_use was not counted yet (that happens once Live).
             cv.hints[i / 64].fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_relaxed);
             ++report.claims_undone;
@@ -1074,12 +1135,15 @@ AccountingReport Pool::check_accounting() const noexcept {
         case st::kModeFree: {
           ++r.free;
           // SYNC: relaxed: a snapshot.
-          if ((cv.hints[i / 64].load(std::memory_order_relaxed) & (std::uint64_t{1} << (i % 64))) == 0) {
+          if ((cv.hints[i / 64].load(std::memory_order_relaxed) & (std::uint64_t{1} << (i % 64))) ==
+              0) {
             ++r.unhinted_free;
           }
           break;
         }
-        case st::kModeClaimed: ++r.claimed; break;
+        case st::kModeClaimed:
+          ++r.claimed;
+          break;
         default: {
           ++r.live;
           std::uint32_t open = 0;
@@ -1109,7 +1173,9 @@ AccountingReport Pool::check_accounting() const noexcept {
   return r;
 }
 
-PoolStats Pool::stats(bool scan_chunks) const noexcept { return read_pool_stats(base_, bytes_, scan_chunks); }
+PoolStats Pool::stats(bool scan_chunks) const noexcept {
+  return read_pool_stats(base_, bytes_, scan_chunks);
+}
 
 PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks) noexcept {
   PoolStats out;
@@ -1138,7 +1204,8 @@ PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks) 
     // its allocation, so in_use read this way is never below the truth.
     const std::int64_t freed = cc.freed.load(std::memory_order_relaxed);
     cs.in_use = cc.allocated.load(std::memory_order_relaxed) - freed;
-    cs.low_water = std::max<std::int64_t>(0, std::int64_t{e.count} - cc.peak_in_use.load(std::memory_order_relaxed));
+    cs.low_water = std::max<std::int64_t>(
+        0, std::int64_t{e.count} - cc.peak_in_use.load(std::memory_order_relaxed));
     cs.exhausted = cc.exhausted.load(std::memory_order_relaxed);
     cs.fallbacks = cc.fallbacks.load(std::memory_order_relaxed);
     if (!scan_chunks) continue;
@@ -1199,28 +1266,31 @@ std::unexpected<PoolError> Pool::contended() const noexcept {
 
 namespace detail {
 
-std::expected<ChunkRef, PoolError> PoolTestHooks::allocate(Pool& pool, std::size_t size, OwnerId owner,
-                                                           int stop_after) noexcept {
+std::expected<ChunkRef, PoolError> PoolTestHooks::allocate(Pool& pool, std::size_t size,
+                                                           OwnerId owner, int stop_after) noexcept {
   return pool.allocate_impl(size, owner, StopAt{stop_after});
 }
-std::expected<void, PoolError> PoolTestHooks::add_ref(Pool& pool, ChunkRef ref, OwnerId owner, std::uint32_t n,
-                                                      int stop_after) noexcept {
+std::expected<void, PoolError> PoolTestHooks::add_ref(Pool& pool, ChunkRef ref, OwnerId owner,
+                                                      std::uint32_t n, int stop_after) noexcept {
   return pool.add_ref_impl(ref, owner, n, StopAt{stop_after});
 }
-std::expected<void, PoolError> PoolTestHooks::give(Pool& pool, ChunkRef ref, OwnerId from, OwnerId to,
-                                                   std::uint32_t n, int stop_after) noexcept {
+std::expected<void, PoolError> PoolTestHooks::give(Pool& pool, ChunkRef ref, OwnerId from,
+                                                   OwnerId to, std::uint32_t n,
+                                                   int stop_after) noexcept {
   return pool.give_impl(ref, from, to, n, StopAt{stop_after});
 }
 std::expected<void, PoolError> PoolTestHooks::release(Pool& pool, ChunkRef ref, OwnerId owner,
                                                       int stop_after) noexcept {
   return pool.drop_impl(ref, owner, false, kNoOwner, StopAt{stop_after});
 }
-std::expected<void, PoolError> PoolTestHooks::revoke(Pool& pool, ChunkRef ref, OwnerId from, OwnerId to,
-                                                     int stop_after) noexcept {
+std::expected<void, PoolError> PoolTestHooks::revoke(Pool& pool, ChunkRef ref, OwnerId from,
+                                                     OwnerId to, int stop_after) noexcept {
   return pool.drop_impl(ref, to, true, from, StopAt{stop_after});
 }
-std::uint64_t PoolTestHooks::settle_pending(Pool& pool, OwnerId to, OwnerId from, int stop_after) noexcept {
-  return pool.settle_impl(to, from, StopAt{stop_after});
+std::uint64_t PoolTestHooks::settle_pending(Pool& pool, OwnerId to, OwnerId from,
+                                            int stop_after) noexcept {
+  if (to == kNoOwner) return 0;
+  return pool.settle_impl([to](OwnerId o) { return o == to; }, from, to, StopAt{stop_after});
 }
 
 }  // namespace detail

@@ -45,9 +45,13 @@
 //             pending references P gave S that never reached the queue or
 //             were discarded by P just before it died (the ring, not the
 //             pool, witnesses those; S is the one that read the ring).
-//   ferryd, when node D is dead: reclaim_owner(D). Idempotent; run it again
-//             once every peer that could still give to D (publishers not yet
-//             told) has detached, and never give D's id to a new node before.
+//   ferryd, when node D is dead: reclaim_owner(D) (idempotent), with
+//             dead_receiver: what D gave to nodes dead before it goes too.
+//             A publisher P still giving to D after that (stalled, or not
+//             told yet): once P's publishing thread has dropped D's queue,
+//             revoke_given(P, D) drops what it gave since. Run reclaim_owner
+//             again once D's process is gone (its half-done claims), and
+//             never give D's id to a new node.
 //
 // Queued references are the SUBSCRIBER's (pending in its slot) from the
 // moment give() returns: a publisher that dies after enqueueing does not take
@@ -166,6 +170,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -193,7 +198,8 @@ struct ChunkRef {
            (std::uint64_t{size_class & 0xFFU} << 56);
   }
   [[nodiscard]] static constexpr ChunkRef unpack(std::uint64_t w) noexcept {
-    return ChunkRef{static_cast<std::uint16_t>(w >> 56), static_cast<std::uint32_t>((w >> 32) & 0xFF'FFFFU),
+    return ChunkRef{static_cast<std::uint16_t>(w >> 56),
+                    static_cast<std::uint32_t>((w >> 32) & 0xFF'FFFFU),
                     static_cast<std::uint32_t>(w & 0xFFFF'FFFFU)};
   }
   friend constexpr bool operator==(const ChunkRef&, const ChunkRef&) = default;
@@ -232,7 +238,8 @@ struct PoolGeometry {
 
 // Bytes a pool of this geometry needs (0 when the geometry is invalid).
 [[nodiscard]] std::size_t pool_bytes(const PoolGeometry& geometry) noexcept;
-[[nodiscard]] std::expected<void, PoolError> validate_geometry(const PoolGeometry& geometry) noexcept;
+[[nodiscard]] std::expected<void, PoolError> validate_geometry(
+    const PoolGeometry& geometry) noexcept;
 
 // Initialises a pool in `mem` (64-byte aligned, `bytes` >= pool_bytes): every
 // chunk free, generation 1. Payloads are not touched. Not concurrent with
@@ -250,12 +257,14 @@ struct PoolClassStats {
   // snapshot otherwise). `scanned` false: not scanned, these are 0.
   bool scanned = false;
   std::uint32_t free = 0;
-  std::uint32_t loaned = 0;     // held only by the owner that allocated it (a loan, or history it keeps)
+  std::uint32_t loaned =
+      0;  // held only by the owner that allocated it (a loan, or history it keeps)
   std::uint32_t in_flight = 0;  // live and held or queued by someone else
-  std::uint32_t claiming = 0;   // Claimed: an allocation in progress, or a dead allocator's (reclaim)
+  std::uint32_t claiming =
+      0;  // Claimed: an allocation in progress, or a dead allocator's (reclaim)
   // Running counters (no scan).
-  std::int64_t in_use = 0;      // allocated minus freed
-  std::int64_t low_water = 0;   // total - peak in_use: the fewest free chunks seen
+  std::int64_t in_use = 0;     // allocated minus freed
+  std::int64_t low_water = 0;  // total - peak in_use: the fewest free chunks seen
   std::uint64_t exhausted = 0;
   std::uint64_t fallbacks = 0;
 };
@@ -278,7 +287,8 @@ struct PoolStats {
 // validates the header and class table like attach. With `scan_chunks` it
 // also reads every chunk's state word (exact free/loaned/in_flight; costs one
 // cache line per chunk, never a write).
-[[nodiscard]] PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks = true) noexcept;
+[[nodiscard]] PoolStats read_pool_stats(const void* mem, std::size_t bytes,
+                                        bool scan_chunks = true) noexcept;
 
 // What one owner has in the pool (a scan).
 struct OwnerHoldings {
@@ -292,21 +302,23 @@ struct OwnerHoldings {
 // `ferry pool` needs to say which topics hold the pool's memory.
 struct ChunkHolder {
   OwnerId owner = kNoOwner;
-  OwnerId giver = kNoOwner;  // who gave them (it stays after they are taken); kNoOwner: its own allocation
+  OwnerId giver =
+      kNoOwner;  // who gave them (it stays after they are taken); kNoOwner: its own allocation
   std::uint32_t held = 0;
   std::uint32_t pending = 0;
 };
 struct LiveChunk {
   ChunkRef ref;
   std::uint64_t chunk_size = 0;
-  OwnerId origin = kNoOwner;  // the owner that allocated it (kNoOwner: not recorded for this generation)
+  OwnerId origin =
+      kNoOwner;  // the owner that allocated it (kNoOwner: not recorded for this generation)
   std::uint32_t holder_count = 0;
   std::array<ChunkHolder, kHoldersPerChunk> holders{};
 };
 
 // Invariants checked by a scan; meant for tests and `ferry` when nothing runs.
 struct AccountingReport {
-  bool ok = false;           // every chunk Free or Live with a holder, nothing half-done, nothing corrupt
+  bool ok = false;  // every chunk Free or Live with a holder, nothing half-done, nothing corrupt
   std::uint64_t total = 0;
   std::uint64_t free = 0;
   std::uint64_t live = 0;
@@ -315,18 +327,20 @@ struct AccountingReport {
   std::uint64_t claimed = 0;          // half-done allocations
   std::uint64_t closing_slots = 0;    // closed holders not yet emptied
   std::uint64_t reserving_slots = 0;  // stuck reservations (not an error: wiped on free)
-  std::uint64_t unhinted_free = 0;    // free chunks whose hint bit is clear (unreachable until repaired)
-  std::uint64_t ownerless_live = 0;   // live chunks without an open holder
-  std::uint64_t corrupt = 0;          // malformed words
+  std::uint64_t unhinted_free =
+      0;  // free chunks whose hint bit is clear (unreachable until repaired)
+  std::uint64_t ownerless_live = 0;  // live chunks without an open holder
+  std::uint64_t corrupt = 0;         // malformed words
 };
 
 struct ReclaimReport {
-  std::uint64_t claims_undone = 0;     // chunks the owner was allocating
-  std::uint64_t claims_left = 0;       // ... left alone: its process may still run (process_gone false)
-  std::uint64_t refs_dropped = 0;      // held + pending references it had
-  std::uint64_t closes_finished = 0;   // closes it had started
+  std::uint64_t claims_undone = 0;  // chunks the owner was allocating
+  std::uint64_t claims_left = 0;   // ... left alone: its process may still run (process_gone false)
+  std::uint64_t refs_dropped = 0;  // held + pending references it had
+  std::uint64_t closes_finished = 0;  // closes it had started
   std::uint64_t chunks_freed = 0;
-  std::uint64_t hints_repaired = 0;    // free chunks made findable again (any owner's crash)
+  std::uint64_t hints_repaired = 0;  // free chunks made findable again (any owner's crash)
+  std::uint64_t given_dropped = 0;   // pending references it gave to dead receivers
 };
 
 namespace detail {
@@ -349,10 +363,12 @@ class Pool {
 
   // A chunk of at least `size` bytes from the smallest class that fits, else
   // the next larger class with a free chunk; `owner` holds 1 reference.
-  [[nodiscard]] std::expected<ChunkRef, PoolError> allocate(std::size_t size, OwnerId owner) noexcept;
+  [[nodiscard]] std::expected<ChunkRef, PoolError> allocate(std::size_t size,
+                                                            OwnerId owner) noexcept;
 
   // `owner`, holding `ref`, takes `n` more references for itself.
-  [[nodiscard]] std::expected<void, PoolError> add_ref(ChunkRef ref, OwnerId owner, std::uint32_t n = 1) noexcept;
+  [[nodiscard]] std::expected<void, PoolError> add_ref(ChunkRef ref, OwnerId owner,
+                                                       std::uint32_t n = 1) noexcept;
   // `owner` drops one reference it holds; the last reference frees the chunk.
   [[nodiscard]] std::expected<void, PoolError> release(ChunkRef ref, OwnerId owner) noexcept;
 
@@ -367,17 +383,20 @@ class Pool {
   // Crash-wise it is a give whose giver then released at once: before the
   // CAS reclaim(from) frees the chunk; after it the reference is to's
   // (queued, or a phantom that settle_pending(to, from) drops).
-  [[nodiscard]] std::expected<void, PoolError> transfer(ChunkRef ref, OwnerId from, OwnerId to) noexcept;
+  [[nodiscard]] std::expected<void, PoolError> transfer(ChunkRef ref, OwnerId from,
+                                                        OwnerId to) noexcept;
   // Starts fetching the first line of ref's payload (for writing: to own
   // it), reading nothing shared: a caller that is about to wait for the
   // chunk's metadata (accept's CAS) overlaps the two transfers from the
   // other process's core. A bad reference is ignored.
   void prefetch_payload(ChunkRef ref, bool for_write) const noexcept;
   // `to` took a reference given by `from` out of its queue: pending -> held.
-  [[nodiscard]] std::expected<void, PoolError> accept(ChunkRef ref, OwnerId to, OwnerId from) noexcept;
+  [[nodiscard]] std::expected<void, PoolError> accept(ChunkRef ref, OwnerId to,
+                                                      OwnerId from) noexcept;
   // `from` takes back one reference it gave `to` that `to` will never take
   // (the push failed, or drop_oldest discarded it); may free the chunk.
-  [[nodiscard]] std::expected<void, PoolError> revoke(ChunkRef ref, OwnerId from, OwnerId to) noexcept;
+  [[nodiscard]] std::expected<void, PoolError> revoke(ChunkRef ref, OwnerId from,
+                                                      OwnerId to) noexcept;
 
   // The payload of a live chunk (chunk_size bytes, 64-byte aligned). Checks
   // class, index and generation; a bad reference is counted, never followed.
@@ -387,6 +406,11 @@ class Pool {
   // `to` drained every queue it had from the dead `from`: drop every pending
   // reference `from` gave `to` (phantoms). Returns how many it dropped.
   std::uint64_t settle_pending(OwnerId to, OwnerId from) noexcept;
+  // The giver's side of the same: `from` has stopped giving to `to`, whose
+  // node is dead (every queue to it was dropped by the thread that gave),
+  // and drops every pending reference it gave `to` that `to` can no longer
+  // take: those given after ferryd reclaimed `to`. Returns how many.
+  std::uint64_t revoke_given(OwnerId from, OwnerId to) noexcept;
   // `owner` is dead: drop everything attributed to it, finish its half-done
   // closes, undo its half-done allocations, repair lost free hints.
   // Concurrent with other processes using the pool; idempotent.
@@ -395,7 +419,11 @@ class Pool {
   // (SIGSTOP, a debugger): everything is reclaimed the same, except chunks it
   // is in the middle of allocating (it may wake up and finish writing them):
   // run it again with true once the process is gone.
-  ReclaimReport reclaim_owner(OwnerId owner, bool process_gone = true) noexcept;
+  // `dead_receiver` (optional): also drop the pending references `owner`
+  // gave to receivers it says are dead (a publisher that died while still
+  // giving to a subscriber that had died before it).
+  ReclaimReport reclaim_owner(OwnerId owner, bool process_gone = true,
+                              const std::function<bool(OwnerId)>& dead_receiver = {}) noexcept;
 
   [[nodiscard]] OwnerHoldings holdings(OwnerId owner) const noexcept;
   // Every live chunk with its open holders (a scan; reads only, so a
@@ -442,8 +470,8 @@ class Pool {
   Pool() = default;
 
   [[nodiscard]] std::expected<Located, PoolError> locate(ChunkRef ref) const noexcept;
-  [[nodiscard]] std::expected<std::uint64_t, PoolError> live_state(const pool_layout::ChunkMeta& m,
-                                                                   std::uint32_t generation) const noexcept;
+  [[nodiscard]] std::expected<std::uint64_t, PoolError> live_state(
+      const pool_layout::ChunkMeta& m, std::uint32_t generation) const noexcept;
   void after_free(const ClassView& cv, std::uint32_t index) noexcept;
   [[nodiscard]] std::unexpected<PoolError> corrupt() const noexcept;
   [[nodiscard]] std::unexpected<PoolError> not_held() const noexcept;
@@ -454,30 +482,37 @@ class Pool {
   // as a kill -9 there would. Production passes a hook that is constant
   // false (it compiles away).
   template <class Stop>
-  std::expected<ChunkRef, PoolError> allocate_impl(std::size_t size, OwnerId owner, Stop stop) noexcept;
+  std::expected<ChunkRef, PoolError> allocate_impl(std::size_t size, OwnerId owner,
+                                                   Stop stop) noexcept;
   template <class Stop>
-  std::expected<ChunkRef, PoolError> allocate_from(std::uint32_t c, OwnerId owner, Stop stop) noexcept;
+  std::expected<ChunkRef, PoolError> allocate_from(std::uint32_t c, OwnerId owner,
+                                                   Stop stop) noexcept;
   // The chunk this handle allocated last in class c, if it is Free again
   // (Exhausted: it is not; the caller scans).
   template <class Stop>
-  std::expected<ChunkRef, PoolError> allocate_again(std::uint32_t c, OwnerId owner, Stop stop) noexcept;
+  std::expected<ChunkRef, PoolError> allocate_again(std::uint32_t c, OwnerId owner,
+                                                    Stop stop) noexcept;
   // `guess`: the Free state word expected (0: load it first).
   template <class Stop>
-  std::expected<std::uint32_t, PoolError> claim(pool_layout::ChunkMeta& m, OwnerId owner, Stop& stop,
-                                                std::uint64_t guess) noexcept;
-  void count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index, std::uint32_t generation) noexcept;
+  std::expected<std::uint32_t, PoolError> claim(pool_layout::ChunkMeta& m, OwnerId owner,
+                                                Stop& stop, std::uint64_t guess) noexcept;
+  void count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
+                        std::uint32_t generation) noexcept;
   template <class Stop>
-  std::expected<void, PoolError> add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n, Stop stop) noexcept;
+  std::expected<void, PoolError> add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n,
+                                              Stop stop) noexcept;
   template <class Stop>
   std::expected<void, PoolError> give_impl(ChunkRef ref, OwnerId from, OwnerId to, std::uint32_t n,
                                            Stop stop) noexcept;
   // release (by_giver false: a held one of `owner`) or revoke (by_giver true:
   // a pending one of `owner` given by `other`).
   template <class Stop>
-  std::expected<void, PoolError> drop_impl(ChunkRef ref, OwnerId owner, bool by_giver, OwnerId other,
-                                           Stop stop) noexcept;
-  template <class Stop>
-  std::uint64_t settle_impl(OwnerId to, OwnerId from, Stop stop) noexcept;
+  std::expected<void, PoolError> drop_impl(ChunkRef ref, OwnerId owner, bool by_giver,
+                                           OwnerId other, Stop stop) noexcept;
+  // Drops the pending references `from` gave to owners for which
+  // is_receiver(owner) holds; `closer` is named in the slots it closes.
+  template <class Receiver, class Stop>
+  std::uint64_t settle_impl(Receiver is_receiver, OwnerId from, OwnerId closer, Stop stop) noexcept;
   template <class Stop>
   std::expected<Outcome, PoolError> reserve(pool_layout::ChunkMeta& m, std::uint64_t s,
                                             pool_layout::holder::Fields f, Stop& stop) noexcept;
