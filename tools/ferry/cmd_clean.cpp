@@ -1,6 +1,7 @@
 // ferry clean: removes what a dead ferryd of the domain left behind: its
 // shared-memory objects (/dev/shm/ferry.<domain>.*), its socket and its pid
 // file. Refuses while a ferryd serves the domain.
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,9 +15,8 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "commands.hpp"
+#include "ferry/discovery/node_lock.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/pid_file.hpp"
 #include "ferry/discovery/socket.hpp"
@@ -40,7 +40,8 @@ struct Cleaned {
 [[noreturn]] void refuse_live(const std::string& domain, const fs::path& socket,
                               std::optional<pid_t> pid) {
   const std::string who = pid ? fmt::format("ferryd (pid {})", *pid) : std::string{"a ferryd"};
-  const std::string stop = pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"};
+  const std::string stop =
+      pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"};
   throw Failure(kExitRuntime,
                 fmt::format("{} is serving domain '{}' on {}; {}: ferry clean only removes what a "
                             "dead ferryd left behind",
@@ -61,7 +62,8 @@ std::optional<discovery::ServerLock> lock_dead_domain(const std::string& domain,
     throw Failure(kExitRuntime, lock.error().message);
   }
   // A server that does not take the lock (an older ferryd) still answers.
-  if (auto probe = discovery::UnixSeqpacketSocket::connect(socket, std::chrono::milliseconds(500))) {
+  if (auto probe =
+          discovery::UnixSeqpacketSocket::connect(socket, std::chrono::milliseconds(500))) {
     std::optional<pid_t> pid;
     if (auto cred = probe->peer_credentials()) pid = cred->pid;
     refuse_live(domain, socket, pid);
@@ -99,12 +101,17 @@ Cleaned clean_domain(const std::string& domain, const fs::path& dir, const fs::p
   const fs::path pid_file = discovery::pid_file_path(domain, dir);
   cleaned.dead_pid = discovery::read_pid_file(pid_file);
   remove_file(pid_file, cleaned.pid_file, cleaned.failures);
+  // Dead nodes' lock files (node_lock.hpp): they name nothing once the
+  // objects are gone.
+  (void)discovery::remove_node_locks(domain, dir);
   return cleaned;
 }
 
 void print(const std::string& domain, const Cleaned& cleaned, bool json) {
   if (json) {
-    const auto or_null = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
+    const auto or_null = [](const std::optional<std::string>& v) {
+      return v ? Json(*v) : Json(nullptr);
+    };
     Json out{{"domain", domain},
              {"objects", cleaned.objects},
              {"socket", or_null(cleaned.socket)},
@@ -117,9 +124,11 @@ void print(const std::string& domain, const Cleaned& cleaned, bool json) {
   for (const auto& name : cleaned.objects) std::printf("removed /dev/shm/%s\n", name.c_str());
   if (cleaned.socket) std::printf("removed %s\n", cleaned.socket->c_str());
   if (cleaned.pid_file) {
-    std::printf("removed %s%s\n", cleaned.pid_file->c_str(),
-                cleaned.dead_pid ? fmt::format(" (of ferryd pid {}, no longer serving)", *cleaned.dead_pid).c_str()
-                                 : "");
+    std::printf(
+        "removed %s%s\n", cleaned.pid_file->c_str(),
+        cleaned.dead_pid
+            ? fmt::format(" (of ferryd pid {}, no longer serving)", *cleaned.dead_pid).c_str()
+            : "");
   }
   if (cleaned.objects.empty() && !cleaned.socket && !cleaned.pid_file) {
     std::printf("domain '%s': nothing to clean\n", domain.c_str());
@@ -141,16 +150,19 @@ void clean(const Context& context, bool json) {
   if (!cleaned.failures.empty()) {
     std::string list;
     for (const auto& f : cleaned.failures) list += (list.empty() ? "" : "; ") + f;
-    throw Failure(kExitRuntime, fmt::format("could not remove everything of domain '{}': {}", domain, list));
+    throw Failure(kExitRuntime,
+                  fmt::format("could not remove everything of domain '{}': {}", domain, list));
   }
 }
 
 }  // namespace
 
 void add_clean_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand("clean", "Remove a dead domain's shared-memory objects, stale socket and pid file");
+  auto* cmd = app.add_subcommand(
+      "clean", "Remove a dead domain's shared-memory objects, stale socket and pid file");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print a JSON object: domain, objects, socket, pid_file, dead_pid, failures");
+  cmd->add_flag("--json", *json,
+                "Print a JSON object: domain, objects, socket, pid_file, dead_pid, failures");
   cmd->footer(
       "Removes /dev/shm/ferry.<domain>.* and the socket and pid file a killed ferryd left in the\n"
       "runtime directory. Refuses (exit 1) while a ferryd serves the domain: stop it instead, it\n"
