@@ -4,15 +4,16 @@
 // node's owner id: every reference the node holds is attributed to it, so
 // ferryd can reclaim them all if the process dies.
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "ferry/detail/lane.hpp"
+#include "ferry/discovery/node_lock.hpp"
 #include "ferry/transport/pool.hpp"
 #include "ferry/transport/segment.hpp"
 
@@ -25,6 +26,9 @@ struct DomainPoolView {
   transport::Segment segment;
   transport::Pool pool;
   transport::OwnerId owner;
+  // Held while anything of ours may act as `owner` (ports, samples): ferryd
+  // takes its release for the end of this owner's process (node_lock.hpp).
+  discovery::NodeLock lock;
 
   // The node's slot state in the domain's heartbeat table (null without
   // one): ports look at it on every publish/take, so that a node woken up

@@ -1,11 +1,11 @@
 #include "port_state.hpp"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 #include <stdexcept>
-
-#include <spdlog/spdlog.h>
 
 #include "ferry/discovery/objects.hpp"
 
@@ -42,18 +42,21 @@ constexpr std::uint32_t kSlotHeader = 8;  // {length, flags} before a slot's pay
 }
 
 PortState::PortState(std::string domain_name, std::string topic_name,
-                     const discovery::PortCreated& created, std::shared_ptr<DomainPoolView> pool_view)
+                     const discovery::PortCreated& created,
+                     std::shared_ptr<DomainPoolView> pool_view)
     : domain(std::move(domain_name)),
       topic(std::move(topic_name)),
       port_id(created.port_id),
       request(),
       config(created.topic),
       pool(std::move(pool_view)),
-      inline_max(created.topic.slot_size > kSlotHeader ? created.topic.slot_size - kSlotHeader : 0) {
+      inline_max(created.topic.slot_size > kSlotHeader ? created.topic.slot_size - kSlotHeader
+                                                       : 0) {
   if (inline_max < sizeof(PooledSlot)) {
-    throw std::runtime_error(fmt::format("topic '{}' has ring slots of {} bytes, too small to carry "
-                                         "a pool reference",
-                                         topic, created.topic.slot_size));
+    throw std::runtime_error(
+        fmt::format("topic '{}' has ring slots of {} bytes, too small to carry "
+                    "a pool reference",
+                    topic, created.topic.slot_size));
   }
   guard_.node_state = pool->node_state;
 }
@@ -77,6 +80,21 @@ PublisherState::~PublisherState() {
   history_.for_each_pooled([this](std::uint64_t ref) {
     (void)pool->pool.release(transport::ChunkRef::unpack(ref), pool->owner);
   });
+  // Dead subscribers whose leaving the user's thread never applied: this
+  // port gives nothing more, so what it gave them after their reclaim goes.
+  std::lock_guard lock(mutex_);
+  for (const Leaving& l : leaving_) {
+    if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
+  }
+}
+
+void PublisherState::revoke_given_to_dead(transport::OwnerId dead_owner) noexcept {
+  if (const std::uint64_t n = pool->pool.revoke_given(pool->owner, dead_owner); n > 0) {
+    spdlog::debug(
+        "publisher on '{}': revoked {} reference(s) given to the dead node (owner {}) "
+        "after ferryd reclaimed it",
+        topic, n, dead_owner);
+  }
 }
 
 bool PublisherState::remember(std::span<const std::byte> slot_bytes, std::uint32_t flags) noexcept {
@@ -157,15 +175,14 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
 void PublisherState::on_matched(const discovery::Matched& m) {
   std::unique_ptr<PublisherConnection> connection;
   try {
-    auto ring = open_segment(m.ring_shm, discovery::kRingKind,
-                             transport::kRingLayoutVersion);
-    auto bell = open_segment(m.doorbell_shm, discovery::kDoorbellKind,
-                             discovery::kDoorbellLayoutVersion);
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion);
+    auto bell =
+        open_segment(m.doorbell_shm, discovery::kDoorbellKind, discovery::kDoorbellLayoutVersion);
     auto producer =
         transport::RingProducer::attach(ring.payload(), ring.payload_size(), doorbell_in(bell));
     if (!producer) {
-      throw std::runtime_error(fmt::format("ring '{}' refused: {}", m.ring_shm,
-                                           transport::to_string(producer.error())));
+      throw std::runtime_error(
+          fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(producer.error())));
     }
     connection.reset(new PublisherConnection{m.peer_port_id, m.peer_owner, std::move(ring),
                                              std::move(bell), std::move(*producer), 0});
@@ -174,7 +191,8 @@ void PublisherState::on_matched(const discovery::Matched& m) {
                   m.peer_node, m.peer_pid, e.what());
     return;
   }
-  spdlog::debug("publisher on '{}' matched subscriber '{}' (pid {})", topic, m.peer_node, m.peer_pid);
+  spdlog::debug("publisher on '{}' matched subscriber '{}' (pid {})", topic, m.peer_node,
+                m.peer_pid);
   PublisherConnection* const added = connection.get();
   peer_owners_[m.peer_port_id] = m.peer_owner;
   handed_[m.peer_port_id] = added;
@@ -188,7 +206,7 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     // takes over from the old one (closed once we stop writing it), and the
     // subscriber count stays.
     old->second.replaced = true;
-    retire_old(old->first, false);
+    retire_old(old->first, old->second.owner, false);
   } else {
     // SYNC: relaxed; a count for the user, not a hand-over.
     matched.fetch_add(1, std::memory_order_relaxed);
@@ -217,7 +235,7 @@ void PublisherState::begin_epoch() {
   peer_owners_.clear();
 }
 
-void PublisherState::retire_old(std::uint64_t peer, bool peer_gone) {
+void PublisherState::retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone) {
   if (auto h = handed_.find(peer); h != handed_.end()) {
     // A replaced queue is still read (its subscriber drains it first): a
     // push waiting for room there will get it. A dead reader's will not.
@@ -225,7 +243,7 @@ void PublisherState::retire_old(std::uint64_t peer, bool peer_gone) {
     handed_.erase(h);
   }
   std::lock_guard lock(mutex_);
-  leaving_.push_back(Leaving{peer, false, true});
+  leaving_.push_back(Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}});
 }
 
 void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
@@ -237,7 +255,7 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
     if (!it->second.replaced) {
       // SYNC: relaxed; a count for the user.
       matched.fetch_sub(1, std::memory_order_relaxed);
-      retire_old(it->first, true);
+      retire_old(it->first, it->second.owner, true);
       announce_change();
     }
     it = old_peers_.erase(it);
@@ -245,7 +263,11 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
 }
 
 void PublisherState::on_unmatched(const discovery::Unmatched& u) {
-  if (peer_owners_.erase(u.peer_port_id) == 0) return;  // a queue we never mapped
+  const auto owner = peer_owners_.find(u.peer_port_id);
+  if (owner == peer_owners_.end()) return;  // a queue we never mapped
+  const bool peer_dead = u.reason != discovery::UnmatchReason::port_destroyed;
+  const transport::OwnerId dead_owner = peer_dead ? owner->second : transport::OwnerId{0};
+  peer_owners_.erase(owner);
   // SYNC: relaxed; a count for the user, not a hand-over. Counted down
   // first, so that a publish() released below already sees the new count.
   matched.fetch_sub(1, std::memory_order_relaxed);
@@ -255,8 +277,7 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   }
   {
     std::lock_guard lock(mutex_);
-    leaving_.push_back(
-        Leaving{u.peer_port_id, u.reason == discovery::UnmatchReason::port_destroyed});
+    leaving_.push_back(Leaving{u.peer_port_id, !peer_dead, false, dead_owner});
   }
   announce_change();
 }
@@ -285,6 +306,10 @@ void PublisherState::apply_changes() {
     for (auto& c : incoming_) graveyard_.push_back(std::move(c));
     active_.clear();
     incoming_.clear();
+    // We write no queue any more: as below, what we gave dead subscribers goes.
+    for (const Leaving& l : leaving_) {
+      if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
+    }
     leaving_.clear();
     dead_seen = true;
     rebuild_lane();
@@ -314,6 +339,20 @@ void PublisherState::apply_changes() {
       if (l.close_ring) c->producer.close();  // nothing more comes: its reader moves on
     }
     remove_peer(active_, l.peer);
+    // The exact re-reclaim of a dead subscriber node S. ferryd reclaimed S
+    // when it died, but this thread may have been between a give to S and
+    // its push then (stopped, descheduled), or published again before the
+    // serving thread had the Unmatched: those references are S's pending
+    // ones, in a ring nobody reads. Every give to S by this port happens on
+    // this thread, in a publish that found S's queue in active_; the queue
+    // is gone from active_ now, so no give follows: the scan below, on this
+    // thread, comes after the last one (program order) and drops them all
+    // (each a CAS on S's slot naming us as giver; references that ferryd's
+    // reclaim dropped already are not found twice). Another port of ours
+    // still feeding S does the same when it applies S's leaving; the last
+    // scan comes after every give. If we die first, ferryd's reclaim of us
+    // drops what we gave to dead nodes (reclaim_owner's dead_receiver).
+    if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
   }
   leaving_.clear();
   full_.reserve(active_.size());
@@ -333,8 +372,8 @@ void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
   // ferryd unmatches a destroyed port only after its DestroyPort, so its
   // consumer is gone: we may read the ring as its one consumer now. (A dead
   // subscriber node is reclaimed whole by ferryd instead.)
-  auto consumer = transport::RingConsumer::attach(c.ring_segment.payload(),
-                                                  c.ring_segment.payload_size());
+  auto consumer =
+      transport::RingConsumer::attach(c.ring_segment.payload(), c.ring_segment.payload_size());
   if (!consumer) return;
   std::vector<std::byte> slot(inline_max);  // a departure, not the hot path
   for (std::uint32_t left = consumer->capacity(); left > 0; --left) {
@@ -342,7 +381,7 @@ void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
     auto popped = consumer->try_pop(slot, &flags);
     if (!popped) {
       if (popped.error() != transport::RingError::CorruptSlot) break;  // empty, or unreadable
-      continue;  // a bad slot was skipped
+      continue;                                                        // a bad slot was skipped
     }
     if (flags != kSlotPooled || *popped != sizeof(PooledSlot)) continue;
     PooledSlot pooled{};
@@ -363,8 +402,8 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
   // A previous owner of this doorbell cannot exist (ferryd made it for us),
   // but a stale flag would only cost wake-ups: start clean.
   transport::doorbell_reset_sleeping(*bell_);
-  const std::uint32_t held = std::clamp<std::uint32_t>(config.limits.max_held, 1,
-                                                       HeldSamples::kMaxBuffers);
+  const std::uint32_t held =
+      std::clamp<std::uint32_t>(config.limits.max_held, 1, HeldSamples::kMaxBuffers);
   // Inline samples are copied into these buffers; pooled ones are read in
   // place (the buffer only receives the slot's reference).
   held_ = HeldSamples::create(held, inline_max, pool);
@@ -382,12 +421,11 @@ SubscriberState::~SubscriberState() {
 void SubscriberState::on_matched(const discovery::Matched& m) {
   std::unique_ptr<SubscriberConnection> connection;
   try {
-    auto ring = open_segment(m.ring_shm, discovery::kRingKind,
-                             transport::kRingLayoutVersion);
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion);
     auto consumer = transport::RingConsumer::attach(ring.payload(), ring.payload_size(), bell_);
     if (!consumer) {
-      throw std::runtime_error(fmt::format("ring '{}' refused: {}", m.ring_shm,
-                                           transport::to_string(consumer.error())));
+      throw std::runtime_error(
+          fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(consumer.error())));
     }
     connection.reset(new SubscriberConnection{m.peer_port_id, m.peer_owner, std::move(ring),
                                               std::move(*consumer), false});
@@ -396,7 +434,8 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
                   m.peer_node, m.peer_pid, e.what());
     return;
   }
-  spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node, m.peer_pid);
+  spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node,
+                m.peer_pid);
   pool->queue_opened(m.peer_owner);
   peer_owners_[m.peer_port_id] = m.peer_owner;
   bool replaces = false;

@@ -23,13 +23,13 @@
 #include <string>
 #include <vector>
 
+#include "domain_pool_view.hpp"
+#include "ferry/detail/held_samples.hpp"
 #include "ferry/detail/lane.hpp"
 #include "ferry/discovery/messages.hpp"
 #include "ferry/transport/doorbell.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
-#include "domain_pool_view.hpp"
-#include "ferry/detail/held_samples.hpp"
 #include "history.hpp"
 
 namespace ferry::detail {
@@ -186,10 +186,15 @@ class PublisherState final : public PortState {
     std::uint64_t peer = 0;
     bool port_destroyed = false;  // the subscriber's node lives: we empty its queue
     bool close_ring = false;      // replaced after a daemon restart: tell the reader it ended
+    // The subscriber's node is dead (0: it is not): once this queue is
+    // dropped, what we gave it since ferryd reclaimed it is revoked.
+    transport::OwnerId dead_owner = 0;
   };
   // Serving thread: a previous-daemon queue is done (replaced, or its peer
-  // is gone: then a push waiting on it gives up).
-  void retire_old(std::uint64_t peer, bool peer_gone);
+  // `owner` is gone: then a push waiting on it gives up).
+  void retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
+  // The exact re-reclaim of a dead subscriber (see apply_changes).
+  void revoke_given_to_dead(transport::OwnerId dead_owner) noexcept;
   std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
   // Releases a push() blocked on c's queue (serving thread).
   static void abandon(PublisherConnection& c) noexcept;
@@ -199,11 +204,11 @@ class PublisherState final : public PortState {
   // They stay alive until the user's thread applies their leaving, which
   // this thread announces only after it is done with them.
   std::map<std::uint64_t, PublisherConnection*> handed_;
-  std::vector<std::unique_ptr<PublisherConnection>> incoming_;  // under mutex_
-  std::vector<Leaving> leaving_;                                // under mutex_
-  std::vector<std::unique_ptr<PublisherConnection>> active_;    // user's thread
+  std::vector<std::unique_ptr<PublisherConnection>> incoming_;   // under mutex_
+  std::vector<Leaving> leaving_;                                 // under mutex_
+  std::vector<std::unique_ptr<PublisherConnection>> active_;     // user's thread
   std::vector<std::unique_ptr<PublisherConnection>> graveyard_;  // under mutex_: kept until we go
-  std::vector<PublisherConnection*> full_;                      // user's thread
+  std::vector<PublisherConnection*> full_;                       // user's thread
   PublishLane lane_;                                             // user's thread
 };
 
@@ -270,9 +275,9 @@ class SubscriberState final : public PortState {
   std::vector<std::uint64_t> leaving_;                           // under mutex_
   std::vector<std::uint64_t> aging_;  // under mutex_: peers whose queues are now old_epoch
   std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
-  std::vector<std::unique_ptr<SubscriberConnection>> active_;    // user's thread
-  TakeLane lane_;                                                // user's thread
-  SubscriberConnection* lane_queue_ = nullptr;                   // user's thread: lane_'s
+  std::vector<std::unique_ptr<SubscriberConnection>> active_;  // user's thread
+  TakeLane lane_;                                              // user's thread
+  SubscriberConnection* lane_queue_ = nullptr;                 // user's thread: lane_'s
 };
 
 }  // namespace ferry::detail

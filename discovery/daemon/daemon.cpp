@@ -1,20 +1,21 @@
 #include "daemon.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
-#include <fmt/format.h>
+#include <filesystem>
 #include <stdexcept>
 
-#include <spdlog/spdlog.h>
-
+#include "ferry/discovery/node_lock.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/transport/names.hpp"
 #include "served_topics.hpp"
@@ -58,7 +59,8 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       listener_(std::move(listener)),
       shm_(options_.object_mode, object_group(options_)),
       registry_(options_.domain, served_topics(config), to_topic_config(config.defaults),
-                config.strict, shm_) {
+                config.strict, shm_),
+      reaper_(options_.domain, std::filesystem::path(options_.socket_path).parent_path()) {
   // Signals first: a SIGTERM that arrives while the pool is being made waits
   // in the signalfd and stops the loop on its first turn.
   const sigset_t signals = block_stop_signals();
@@ -76,14 +78,18 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
                    options_.domain);
     }
+    reaper_.remove_all_locks();  // of nodes of the old objects
     pool_.emplace(options_.domain, config, options_.object_mode, object_group(options_));
     create_heartbeat_table();
+    reaper_.attach(pool_->pool(), beats_);
   }
   // SYNC: relaxed; a number for the clients.
-  beats_.header().daemon_pid.store(static_cast<std::int32_t>(::getpid()), std::memory_order_relaxed);
+  beats_.header().daemon_pid.store(static_cast<std::int32_t>(::getpid()),
+                                   std::memory_order_relaxed);
   beats_.header().daemon_beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
+  if (epoll_fd_ < 0)
+    throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);
@@ -91,11 +97,9 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
 
 void Daemon::create_heartbeat_table() {
   const std::string name = registry_object_name(options_.domain);
-  auto beats = transport::Segment::create(name, kRegistryKind, kRegistryLayoutVersion,
-                                          kHeartbeatTableBytes,
-                                          {.remove_stale = true,
-                                           .mode = options_.object_mode,
-                                           .group = object_group(options_)});
+  auto beats = transport::Segment::create(
+      name, kRegistryKind, kRegistryLayoutVersion, kHeartbeatTableBytes,
+      {.remove_stale = true, .mode = options_.object_mode, .group = object_group(options_)});
   if (!beats) {
     throw std::runtime_error(fmt::format("cannot create the heartbeat table '{}': {}", name,
                                          transport::to_string(beats.error())));
@@ -117,23 +121,26 @@ bool Daemon::adopt_live_state() {
   if (!beats) return false;  // none, or not one of ours: start clean
   const HeartbeatTable table = HeartbeatTable::in(beats->payload(), beats->payload_size());
   if (!table) return false;
-  std::vector<DeadOwner> live;
-  std::vector<std::uint16_t> dead;
+  const std::filesystem::path dir = std::filesystem::path(options_.socket_path).parent_path();
+  std::vector<Orphan> live;
+  std::vector<std::pair<std::uint16_t, SlotState>> dead;
   std::uint32_t highest = 0;
   for (std::uint32_t owner = 1; owner < kHeartbeatSlots; ++owner) {
     const HeartbeatSlot* slot = table.slot(owner);
     // SYNC: relaxed; the previous daemon is gone, its stores long done.
-    if (slot->state.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(SlotState::free)) {
-      continue;
-    }
+    const auto state = static_cast<SlotState>(slot->state.load(std::memory_order_relaxed));
+    if (state == SlotState::free) continue;
     highest = owner;
     const pid_t pid = slot->pid.load(std::memory_order_relaxed);
-    const bool alive = pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
-    if (alive && slot->state.load(std::memory_order_relaxed) ==
-                     static_cast<std::uint32_t>(SlotState::alive)) {
-      live.push_back({static_cast<std::uint16_t>(owner), pid, 0});
+    // Its lock says whether its process lives, in whatever pid namespace.
+    if (state == SlotState::alive &&
+        node_process_alive(node_lock_path(options_.domain, owner, dir), pid)) {
+      live.push_back({static_cast<std::uint16_t>(owner), pid});
     } else {
-      dead.push_back(static_cast<std::uint16_t>(owner));
+      // Dead while no ferryd ran, or dead before the previous one finished
+      // reclaiming it (the slot is freed only once that is done).
+      dead.emplace_back(static_cast<std::uint16_t>(owner),
+                        state == SlotState::declared_dead ? state : SlotState::reclaiming);
     }
   }
   if (live.empty()) return false;
@@ -144,14 +151,8 @@ bool Daemon::adopt_live_state() {
     return false;
   }
   beats_ = table;
-  for (std::uint16_t owner : dead) {
-    const auto r = pool_->pool().reclaim_owner(owner, true);
-    spdlog::info("reclaimed {} reference(s) of node slot {}, dead while no ferryd ran",
-                 r.refs_dropped, owner);
-    // SYNC: relaxed; nobody reads a dead node's slot.
-    beats_.slot(owner)->state.store(static_cast<std::uint32_t>(SlotState::free),
-                                    std::memory_order_relaxed);
-  }
+  reaper_.attach(pool_->pool(), beats_);
+  for (const auto& [owner, state] : dead) reaper_.node_died(owner, state);
   orphans_ = live;
   // SYNC: relaxed; only ferryd writes the counters.
   next_owner_ = std::max(beats_.header().next_owner.load(std::memory_order_relaxed), highest + 1);
@@ -159,9 +160,10 @@ bool Daemon::adopt_live_state() {
   beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
   beats_.header().timeout_ms = liveness_.timeout_ms;
   heartbeat_segment_.emplace(std::move(*beats));
-  spdlog::warn("adopted domain '{}' from a previous ferryd: {} live node(s) may reconnect, {} "
-               "dead one(s) reclaimed",
-               options_.domain, live.size(), dead.size());
+  spdlog::warn(
+      "adopted domain '{}' from a previous ferryd: {} live node(s) may reconnect, {} "
+      "dead one(s) reclaimed",
+      options_.domain, live.size(), dead.size());
   return true;
 }
 
@@ -190,9 +192,10 @@ int Daemon::run() {
       shutdown();
       return 1;
     }
-    if (const auto now = std::chrono::steady_clock::now(); now - last_tick >= std::chrono::seconds(1)) {
+    if (const auto now = std::chrono::steady_clock::now();
+        now - last_tick >= std::chrono::seconds(1)) {
       last_tick = now;
-      reclaim_dead_owners();
+      reaper_.tick();
     }
     check_liveness();
     for (int i = 0; i < n; ++i) {
@@ -291,7 +294,7 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     client.name = hello->node_name;
     // A node of the previous ferryd coming back keeps its owner id: what it
     // holds in the adopted pool stays attributed to it.
-    auto orphan = std::find_if(orphans_.begin(), orphans_.end(), [&](const DeadOwner& o) {
+    auto orphan = std::find_if(orphans_.begin(), orphans_.end(), [&](const Orphan& o) {
       return hello->resume_slot != 0 && o.owner == hello->resume_slot && o.pid == client.pid;
     });
     if (orphan != orphans_.end()) {
@@ -358,7 +361,8 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
   } else if (const auto* sub = std::get_if<CreateSubscriber>(&message)) {
     auto made = registry_.create_port(peer, false, *sub, out);
     if (made) {
-      spdlog::info("node '{}' subscribes to '{}' (port {})", client.name, sub->topic, made->port_id);
+      spdlog::info("node '{}' subscribes to '{}' (port {})", client.name, sub->topic,
+                   made->port_id);
       send_to(client, request_id, *made);
     } else {
       spdlog::info("refused subscriber of node '{}': {}", client.name, made.error().message);
@@ -448,23 +452,17 @@ void Daemon::drop(int fd, const std::string& why, UnmatchReason reason) {
   if (client.node_id != 0) {
     spdlog::info("node '{}' (pid {}) left{}{}", client.name, client.pid, why.empty() ? "" : ": ",
                  why);
-    if (HeartbeatSlot* slot = beats_.slot(client.owner);
-        slot != nullptr && reason != UnmatchReason::peer_timed_out) {
-      // SYNC: relaxed; nobody waits on a free slot (owner ids are not reused).
-      slot->state.store(static_cast<std::uint32_t>(SlotState::free), std::memory_order_relaxed);
-    }
     Outbox out;
     registry_.remove_node(client.node_id, reason, out);
     // Everything the node held in the pool comes back: its loans, what it
     // took and did not release, what was queued to it. A process that still
-    // exists (only its socket closed) keeps the chunks it is allocating.
-    const bool gone = ::kill(client.pid, 0) != 0 && errno == ESRCH;
-    const auto reclaimed = pool_->pool().reclaim_owner(client.owner, gone);
-    if (reclaimed.refs_dropped > 0 || reclaimed.chunks_freed > 0) {
-      spdlog::info("reclaimed {} reference(s), {} chunk(s) freed, from node '{}'",
-                   reclaimed.refs_dropped, reclaimed.chunks_freed, client.name);
-    }
-    dead_owners_.push_back({client.owner, client.pid, 3});
+    // exists (only its socket closed) keeps the chunks it is allocating
+    // until it is gone (node_reaper.hpp). The Unmatched to its peers go
+    // after the reclaim: a publisher revokes what it gives the node from
+    // then on once it has applied its Unmatched.
+    reaper_.node_died(client.owner, reason == UnmatchReason::peer_timed_out
+                                        ? SlotState::declared_dead
+                                        : SlotState::reclaiming);
     node_fds_.erase(client.node_id);
     joined_.erase(client.node_id);
     clients_.erase(it);
@@ -472,18 +470,6 @@ void Daemon::drop(int fd, const std::string& why, UnmatchReason reason) {
   } else {
     clients_.erase(it);
   }
-}
-
-void Daemon::reclaim_dead_owners() {
-  for (auto& dead : dead_owners_) {
-    const bool gone = ::kill(dead.pid, 0) != 0 && errno == ESRCH;
-    const auto r = pool_->pool().reclaim_owner(dead.owner, gone);
-    if (r.refs_dropped > 0) {
-      spdlog::info("reclaimed {} late reference(s) of a dead node", r.refs_dropped);
-    }
-    --dead.ticks_left;
-  }
-  std::erase_if(dead_owners_, [](const DeadOwner& d) { return d.ticks_left <= 0; });
 }
 
 std::uint64_t Daemon::heartbeat_age_ms(std::uint16_t owner, std::uint64_t now_ms) const {
@@ -507,28 +493,21 @@ void Daemon::check_liveness() {
     if (age > liveness_.timeout_ms) expired.emplace_back(fd, age);
   }
   // Nodes of the previous ferryd that froze or died before reconnecting.
-  std::erase_if(orphans_, [&](const DeadOwner& o) {
+  std::erase_if(orphans_, [&](const Orphan& o) {
     if (heartbeat_age_ms(o.owner, now) <= liveness_.timeout_ms) return false;
-    const bool gone = ::kill(o.pid, 0) != 0 && errno == ESRCH;
-    const auto r = pool_->pool().reclaim_owner(o.owner, gone);
-    spdlog::warn("node slot {} (pid {}) of the previous ferryd did not come back: reclaimed {} "
-                 "reference(s)",
-                 o.owner, o.pid, r.refs_dropped);
-    if (HeartbeatSlot* slot = beats_.slot(o.owner)) {
-      // SYNC: release, as for a node declared dead below.
-      slot->state.store(static_cast<std::uint32_t>(SlotState::declared_dead),
-                        std::memory_order_release);
-    }
-    dead_owners_.push_back({o.owner, o.pid, 3});
+    spdlog::warn("node slot {} (pid {}) of the previous ferryd did not come back: reclaiming it",
+                 o.owner, o.pid);
+    reaper_.node_died(o.owner, SlotState::declared_dead);
     return true;
   });
   for (const auto& [fd, age] : expired) {
     auto it = clients_.find(fd);
     if (it == clients_.end()) continue;
     Client& client = it->second;
-    const std::string why = fmt::format("this node was declared dead after {} ms without a "
-                                        "heartbeat (timeout_ms is {})",
-                                        age, liveness_.timeout_ms);
+    const std::string why = fmt::format(
+        "this node was declared dead after {} ms without a "
+        "heartbeat (timeout_ms is {})",
+        age, liveness_.timeout_ms);
     spdlog::warn("node '{}' (pid {}): {}", client.name, client.pid, why);
     if (HeartbeatSlot* slot = beats_.slot(client.owner)) {
       // SYNC: release, pairs with the node's acquire load of its state: a
@@ -558,6 +537,7 @@ void Daemon::shutdown() {
   clients_.clear();
   node_fds_.clear();
   const std::size_t removed = transport::remove_domain_objects(options_.domain);
+  reaper_.remove_all_locks();
   ::unlink(options_.socket_path.c_str());
   spdlog::info("ferryd stopped; removed {} shared-memory object(s) of domain '{}'", removed,
                options_.domain);

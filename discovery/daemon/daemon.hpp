@@ -17,11 +17,12 @@
 #include <string>
 #include <vector>
 
+#include "client_access.hpp"
+#include "domain_pool.hpp"
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/heartbeats.hpp"
 #include "ferry/discovery/socket.hpp"
-#include "client_access.hpp"
-#include "domain_pool.hpp"
+#include "node_reaper.hpp"
 #include "registry.hpp"
 #include "shm_factory.hpp"
 
@@ -30,7 +31,7 @@ namespace ferry::discovery {
 struct DaemonOptions {
   std::string domain;
   std::string socket_path;
-  mode_t object_mode = 0600;  // 0660 with --group
+  mode_t object_mode = 0600;           // 0660 with --group
   std::optional<AdmittedGroup> group;  // --group: its members may connect too
   // The configuration as loaded, served to tools by GetConfig.
   std::string config_source;
@@ -80,8 +81,7 @@ class Daemon {
   // False when the client must be dropped.
   bool serve(Client& client);
   bool handle(Client& client, std::uint32_t request_id, const Message& message);
-  void drop(int fd, const std::string& why,
-            UnmatchReason reason = UnmatchReason::peer_closed);
+  void drop(int fd, const std::string& why, UnmatchReason reason = UnmatchReason::peer_closed);
   void drop_broken();
   void send_to(Client& client, std::uint32_t request_id, const Message& message);
   void deliver(const Outbox& out);
@@ -95,26 +95,23 @@ class Daemon {
   UnixSeqpacketSocket listener_;
   ShmObjects shm_;
   Registry registry_;
-  std::optional<DomainPool> pool_;  // made after the stale objects are gone
+  std::optional<DomainPool> pool_;                       // made after the stale objects are gone
   std::optional<transport::Segment> heartbeat_segment_;  // "ferry.<domain>.registry"
   HeartbeatTable beats_;
-  std::uint32_t next_owner_ = 1;    // pool owner ids are never reused in a daemon's life
-  // Dead nodes' owner ids, reclaimed again on the next ticks: a publisher
-  // that was mid-publish when it was told may still have given them a chunk.
-  struct DeadOwner {
-    std::uint16_t owner = 0;
-    pid_t pid = 0;  // a process that still exists keeps its claims (pool.hpp)
-    int ticks_left = 0;
-  };
-  std::vector<DeadOwner> dead_owners_;
+  std::uint32_t next_owner_ = 1;  // pool owner ids are never reused in a daemon's life
+  // Dead nodes: reclaimed exactly, their slots freed once complete.
+  NodeReaper reaper_;
   // Nodes of the previous ferryd that live and have not reconnected yet:
   // reclaimed if their heartbeat stops before they do.
-  std::vector<DeadOwner> orphans_;
-  void reclaim_dead_owners();
+  struct Orphan {
+    std::uint16_t owner = 0;
+    pid_t pid = 0;  // as the previous ferryd saw it: it must reconnect from the same
+  };
+  std::vector<Orphan> orphans_;
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
-  std::map<int, Client> clients_;                // by socket fd
-  std::map<std::uint64_t, int> node_fds_;        // node id -> socket fd
+  std::map<int, Client> clients_;                                          // by socket fd
+  std::map<std::uint64_t, int> node_fds_;                                  // node id -> socket fd
   std::map<std::uint64_t, std::chrono::steady_clock::time_point> joined_;  // node id -> its Hello
 };
 

@@ -32,10 +32,14 @@ inline constexpr std::uint32_t kHeartbeatSlots = 65536;  // owner ids are u16
 }
 
 // What ferryd says about a slot.
+// A dead node's slot stays declared_dead or reclaiming until ferryd has
+// reclaimed all it held and its process is gone: a ferryd that starts finds
+// there every reclaim its predecessor left unfinished (node_reaper.hpp).
 enum class SlotState : std::uint32_t {
-  free = 0,
+  free = 0,  // unused, or a dead node's, reclaimed for good
   alive = 1,
   declared_dead = 2,  // no heartbeat for timeout_ms: its ports are gone
+  reclaiming = 3,     // its socket closed: dead, reclaim not finished yet
 };
 
 struct HeartbeatSlot {
@@ -65,7 +69,8 @@ inline constexpr std::size_t kHeartbeatTableBytes =
 [[nodiscard]] inline std::uint64_t monotonic_ms() noexcept {
   timespec ts{};
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 + static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000 +
+         static_cast<std::uint64_t>(ts.tv_nsec) / 1'000'000;
 }
 
 // A view of the table in a mapped Registry segment's payload.
