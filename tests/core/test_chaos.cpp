@@ -4,7 +4,6 @@
 // torn, repeated or reordered sample (per publisher incarnation), and once
 // every node is gone the pool is whole again.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 #include <sys/mman.h>
 
@@ -37,6 +36,18 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 8KiB, count: 1024 }\n");
 
+// The same without history: a publisher's history is handed again to the
+// queue that replaces an old one after a ferryd restart (a known gap, not a
+// reclaim matter), which the order check would count.
+const std::string kRestartConfig = seq_config(
+    "  - { name: c_block, type: Seq, capacity: 16, policy: block, block_timeout_ms: 100 }\n"
+    "  - { name: c_new, type: Seq, capacity: 16, policy: drop_new }\n"
+    "  - { name: c_old, type: bytes, max_size: 8KiB, capacity: 8, policy: drop_oldest, "
+    "max_loans: 2 }\n",
+    "liveness: { heartbeat_ms: 20, timeout_ms: 1000 }\n"
+    "pool:\n"
+    "  - { chunk_size: 8KiB, count: 1024 }\n");
+
 // Shared by the test and every worker (an anonymous shared mapping made
 // before the forks).
 struct Board {
@@ -53,12 +64,41 @@ struct BlobHeader {
   std::uint64_t check;
 };
 
+// Runs `make` until it does not throw (ferryd may be restarting: a port
+// request then fails with a sentence), for at most 10 s.
+template <class Make>
+auto joined(Make&& make) {
+  const auto give_up = std::chrono::steady_clock::now() + 10s;
+  while (true) {
+    try {
+      return make();
+    } catch (const std::exception&) {
+      if (std::chrono::steady_clock::now() > give_up) throw;
+      std::this_thread::sleep_for(20ms);
+    }
+  }
+}
+
+struct PubPorts {
+  ferry::Node node{"chaos-pub"};
+  ferry::Publisher<Seq> block = node.publisher<Seq>("c_block");
+  ferry::Publisher<Seq> fresh = node.publisher<Seq>("c_new");
+  ferry::Publisher<ferry::Bytes> old = node.publisher<ferry::Bytes>("c_old");
+};
+
+struct SubPorts {
+  ferry::Node node{"chaos-sub"};
+  ferry::Subscriber<Seq> block = node.subscriber<Seq>("c_block");
+  ferry::Subscriber<Seq> fresh = node.subscriber<Seq>("c_new");
+  ferry::Subscriber<ferry::Bytes> old = node.subscriber<ferry::Bytes>("c_old");
+};
+
 int publisher(Board& board) {
   const std::uint64_t id = board.next_id.fetch_add(1);
-  ferry::Node node{"chaos-pub"};
-  auto block = node.publisher<Seq>("c_block");
-  auto fresh = node.publisher<Seq>("c_new");
-  auto old = node.publisher<ferry::Bytes>("c_old");
+  auto ports = joined([] { return std::make_unique<PubPorts>(); });
+  auto& block = ports->block;
+  auto& fresh = ports->fresh;
+  auto& old = ports->old;
   std::mt19937 random(static_cast<std::uint32_t>(id));
   for (std::uint64_t seq = 0; !board.stop.load(); ++seq) {
     block.publish(make_seq(id, seq));
@@ -78,14 +118,19 @@ int publisher(Board& board) {
 }
 
 int subscriber(Board& board) {
-  ferry::Node node{"chaos-sub"};
-  auto block = node.subscriber<Seq>("c_block");
-  auto fresh = node.subscriber<Seq>("c_new");
-  auto old = node.subscriber<ferry::Bytes>("c_old");
+  auto ports = joined([] { return std::make_unique<SubPorts>(); });
+  auto& block = ports->block;
+  auto& fresh = ports->fresh;
+  auto& old = ports->old;
   std::map<std::pair<int, std::uint64_t>, std::uint64_t> next;  // (topic, publisher) -> next seq
   auto check = [&](int topic, std::uint64_t pub, std::uint64_t seq, bool intact_sample) {
     auto [it, first] = next.try_emplace({topic, pub}, 0);
-    if (!intact_sample || (!first && seq < it->second)) board.violations.fetch_add(1);
+    if (!intact_sample || (!first && seq < it->second)) {
+      board.violations.fetch_add(1);
+      std::fprintf(stderr, "chaos: topic %d publisher %llu seq %llu after %llu%s\n", topic,
+                   static_cast<unsigned long long>(pub), static_cast<unsigned long long>(seq),
+                   static_cast<unsigned long long>(it->second), intact_sample ? "" : " (torn)");
+    }
     it->second = seq + 1;
     board.taken.fetch_add(1, std::memory_order_relaxed);
   };
@@ -118,7 +163,8 @@ TEST_CASE("200 random kill -9 of publishers and subscribers: no bad sample, ever
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
-  void* shared = ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* shared =
+      ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   REQUIRE(shared != MAP_FAILED);
   auto* board = new (shared) Board{};
 
@@ -154,6 +200,85 @@ TEST_CASE("200 random kill -9 of publishers and subscribers: no bad sample, ever
   CHECK(board->taken.load() > 1000);
   MESSAGE(kills << " kills, " << board->taken.load() << " samples checked");
   // Every node is gone: ferryd has reclaimed all they held.
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 10s); }));
+  board->~Board();
+  ::munmap(shared, sizeof(Board));
+}
+
+TEST_CASE(
+    "ferryd killed at random points, publishers stopped while subscribers die: every chunk back") {
+  TestDomain domain;
+  Daemon daemon(domain, kRestartConfig);
+  ferry::test::use_domain_env(domain);
+  void* shared =
+      ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(shared != MAP_FAILED);
+  auto* board = new (shared) Board{};
+
+  constexpr int kWorkers = 6;  // 0..2 publishers, 3..5 subscribers
+  auto start = [&](int slot) {
+    return std::make_unique<Child>([board, slot] {
+      try {
+        return slot < 3 ? publisher(*board) : subscriber(*board);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "chaos worker %d: %s\n", slot, e.what());
+        return 98;
+      }
+    });
+  };
+  std::vector<std::unique_ptr<Child>> workers;
+  for (int slot = 0; slot < kWorkers; ++slot) workers.push_back(start(slot));
+  std::this_thread::sleep_for(300ms);
+
+  auto restart = [&](int slot) {
+    auto& w = workers[static_cast<std::size_t>(slot)];
+    w->kill(SIGKILL);
+    CHECK(w->wait(5s) == 128 + SIGKILL);
+    w = start(slot);
+  };
+  std::mt19937 random(20261201);
+  const int rounds = static_cast<int>(30 / kScale) + 3;
+  int daemon_kills = 0;
+  int stalls = 0;
+  for (int round = 0; round < rounds; ++round) {
+    switch (random() % 3) {
+      case 0: {  // ferryd dies at a random moment, maybe a node with it
+        std::this_thread::sleep_for(std::chrono::milliseconds(random() % 20));
+        daemon.kill9();
+        ++daemon_kills;
+        const int victim = random() % 2 == 0 ? static_cast<int>(random() % kWorkers) : -1;
+        if (victim >= 0) workers[static_cast<std::size_t>(victim)]->kill(SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(random() % 50));
+        daemon.start();
+        if (victim >= 0) {
+          CHECK(workers[static_cast<std::size_t>(victim)]->wait(5s) == 128 + SIGKILL);
+          workers[static_cast<std::size_t>(victim)] = start(victim);
+        }
+        break;
+      }
+      case 1: {  // a publisher stalls (well inside timeout_ms) while a subscriber dies
+        const int stalled = static_cast<int>(random() % 3);
+        ::kill(workers[static_cast<std::size_t>(stalled)]->pid(), SIGSTOP);
+        ++stalls;
+        restart(3 + static_cast<int>(random() % 3));
+        std::this_thread::sleep_for(std::chrono::milliseconds(random() % 300));
+        ::kill(workers[static_cast<std::size_t>(stalled)]->pid(), SIGCONT);
+        break;
+      }
+      default:  // a plain kill -9 of anybody
+        restart(static_cast<int>(random() % kWorkers));
+        break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(random() % 40));
+  }
+  std::this_thread::sleep_for(300ms);
+  board->stop.store(true);
+  for (auto& w : workers) CHECK(w->wait(20s) == 0);
+
+  CHECK(board->violations.load() == 0);
+  CHECK(board->taken.load() > 500);
+  MESSAGE(rounds << " rounds: " << daemon_kills << " ferryd kills, " << stalls << " stalls, "
+                 << board->taken.load() << " samples checked");
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 10s); }));
   board->~Board();
   ::munmap(shared, sizeof(Board));
