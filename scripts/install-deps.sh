@@ -3,10 +3,11 @@
 # Called by both quick-start commands and by CI, so each works on a fresh machine.
 set -euo pipefail
 
+# libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 # iceoryx (RouDi and the posh/hoofs libraries): the optional comparator of
 # `ferry bench`, built when CMake finds it; installed so that CI measures it.
 packages=(build-essential cmake libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          doctest-dev libcli11-dev nlohmann-json3-dev
+          doctest-dev libcli11-dev nlohmann-json3-dev pkg-config libsystemd-dev
           iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev)
 
 missing=()
