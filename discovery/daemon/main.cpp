@@ -228,9 +228,9 @@ int serve(const Args& args, Setup& setup, Startup& startup) {
   if (!domain_lock && domain_lock.error().held) {
     const auto holder = domain_lock.error().holder;
     return startup.fail(
-        1, fmt::format("another ferryd{} is serving domain '{}': it holds the domain's lock "
+        1, fmt::format("another ferryd is serving domain '{}'{}: it holds the domain's lock "
                        "/dev/shm/{} (whatever runtime directory it was given)",
-                       holder ? fmt::format(" (pid {})", *holder) : std::string{}, setup.domain,
+                       setup.domain, holder ? fmt::format(" (pid {})", *holder) : std::string{},
                        ferry::transport::domain_lock_name(setup.domain)));
   }
   if (!domain_lock) return startup.fail(1, domain_lock.error().message);

@@ -122,6 +122,21 @@ TEST_CASE("ferryd refuses a domain object another uid planted, naming it and its
         std::string::npos);
 }
 
+TEST_CASE("ferryd refuses a domain lock another uid planted") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: planting an object of another uid needs root");
+    return;
+  }
+  TestDomain domain;
+  plant(domain, "lock", 0600, kNobody);
+  const auto config = (domain.runtime_dir() / "ferry.yaml").string();
+  std::ofstream(config) << kConfig;
+  const auto r = ferry::test::run_program(
+      domain, {ferry::test::bin_path("ferryd"), "--config", config, "--foreground"}, 3s);
+  CHECK(r.exit_code == 1);
+  CHECK(r.err.find("ferry." + domain.name() + ".lock is owned by uid 65534") != std::string::npos);
+}
+
 TEST_CASE("ferryd refuses to adopt a pool left wider open than its mode") {
   if (::geteuid() != 0) {
     MESSAGE("skipped: runs as root like the other ownership cases");

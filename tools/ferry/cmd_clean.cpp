@@ -56,14 +56,18 @@ transport::DomainLock lock_domain_objects(const std::string& domain, const fs::p
   if (!lock) {
     if (lock.error().held) {
       const auto pid = lock.error().holder;
+      std::error_code ec;
+      const std::string where = fs::exists(socket, ec)
+                                    ? fmt::format("on {}", socket.string())
+                                    : fmt::format("with another runtime directory than {}",
+                                                  socket.parent_path().string());
       throw Failure(
           kExitRuntime,
           fmt::format(
-              "{} is serving domain '{}' (it holds /dev/shm/{}, whatever its "
-              "runtime directory; this one's socket would be {}); {}: ferry "
+              "{} is serving domain '{}' {} (it holds /dev/shm/{}); {}: ferry "
               "clean only removes what a dead ferryd left behind",
-              pid ? fmt::format("ferryd (pid {})", *pid) : std::string{"a ferryd"}, domain,
-              transport::domain_lock_name(domain), socket.string(),
+              pid ? fmt::format("ferryd (pid {})", *pid) : std::string{"a ferryd"}, domain, where,
+              transport::domain_lock_name(domain),
               pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"}));
     }
     throw Failure(kExitRuntime, lock.error().message);
@@ -166,10 +170,16 @@ void clean(const Context& context, bool json) {
   const fs::path dir = discovery::runtime_dir();
   auto socket = discovery::socket_path(domain, dir);
   if (!socket) throw Failure(kExitRuntime, socket.error().message);
+  // A lock a dead ferryd left is reported with its other objects; one this
+  // command makes to lock the domain is not.
+  std::error_code ec;
+  const std::string lock_name = transport::domain_lock_name(domain);
+  const bool lock_left = fs::exists("/dev/shm/" + lock_name, ec);
   transport::DomainLock objects_lock = lock_domain_objects(domain, *socket);
   const auto lock = lock_dead_domain(domain, dir, *socket);
-  const Cleaned cleaned = clean_domain(domain, dir, *socket);
+  Cleaned cleaned = clean_domain(domain, dir, *socket);
   objects_lock.remove();
+  if (lock_left) cleaned.objects.push_back(lock_name);
   print(domain, cleaned, json);
   if (!cleaned.failures.empty()) {
     std::string list;

@@ -27,6 +27,12 @@ std::string sentence(const std::string& object, const char* what, int err) {
          std::strerror(err);
 }
 
+std::string foreign(const std::string& object, uid_t owner) {
+  return "the domain's lock /dev/shm/" + object + " is owned by uid " + std::to_string(owner) +
+         ", expected uid " + std::to_string(::geteuid()) +
+         " (this process): another user made it; remove it as root or that user";
+}
+
 std::optional<pid_t> read_holder(int fd) {
   char text[16] = {};
   const ssize_t n = ::pread(fd, text, sizeof text - 1, 0);
@@ -73,8 +79,15 @@ std::expected<DomainLock, DomainLockError> DomainLock::acquire(std::string_view 
   for (int attempt = 0; attempt < kMaxAttempts; ++attempt) {
     // shm_open adds O_NOFOLLOW: a planted symlink is refused, not followed.
     const int fd = ::shm_open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, mode);
-    if (fd < 0)
-      return std::unexpected(DomainLockError{false, std::nullopt, sentence(name, "open", errno)});
+    if (fd < 0) {
+      const int err = errno;
+      struct stat other {};
+      if (err == EACCES && ::stat(("/dev/shm" + path).c_str(), &other) == 0 &&
+          other.st_uid != ::geteuid()) {
+        return std::unexpected(DomainLockError{false, std::nullopt, foreign(name, other.st_uid)});
+      }
+      return std::unexpected(DomainLockError{false, std::nullopt, sentence(name, "open", err)});
+    }
     struct stat own {};
     if (::fstat(fd, &own) != 0) {
       const int err = errno;
@@ -83,11 +96,7 @@ std::expected<DomainLock, DomainLockError> DomainLock::acquire(std::string_view 
     }
     if (own.st_uid != ::geteuid()) {
       ::close(fd);
-      return std::unexpected(DomainLockError{
-          false, std::nullopt,
-          "the domain's lock /dev/shm/" + name + " is owned by uid " + std::to_string(own.st_uid) +
-              ", expected uid " + std::to_string(::geteuid()) +
-              " (this process): another user made it; remove it as root or that user"});
+      return std::unexpected(DomainLockError{false, std::nullopt, foreign(name, own.st_uid)});
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
