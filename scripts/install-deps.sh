@@ -9,8 +9,9 @@ set -euo pipefail
 purpose=test
 if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
 
+# libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 packages=(build-essential cmake libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          libcli11-dev nlohmann-json3-dev)
+          libcli11-dev nlohmann-json3-dev pkg-config libsystemd-dev)
 case "$purpose" in
   run) ;;
   # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the

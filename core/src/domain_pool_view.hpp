@@ -4,12 +4,12 @@
 // node's owner id: every reference the node holds is attributed to it, so
 // ferryd can reclaim them all if the process dies.
 
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "ferry/detail/lane.hpp"
@@ -25,6 +25,9 @@ struct DomainPoolView {
   transport::Segment segment;
   transport::Pool pool;
   transport::OwnerId owner;
+  // Whose the domain's objects must be: ferryd's uid (SO_PEERCRED of its
+  // socket), never wider than group access. A planted object is refused.
+  transport::ObjectOwner daemon_owner{};
 
   // The node's slot state in the domain's heartbeat table (null without
   // one): ports look at it on every publish/take, so that a node woken up
@@ -35,7 +38,8 @@ struct DomainPoolView {
   [[nodiscard]] bool declared_dead() const noexcept { return node_state_says_dead(node_state); }
 
   // Throws std::runtime_error naming the object when it cannot be opened.
-  static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner);
+  static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner,
+                                              const transport::ObjectOwner& daemon_owner);
 
   // Queues from publishers of other nodes into this node's subscribers. A
   // publisher killed between giving a reference and pushing it (or just

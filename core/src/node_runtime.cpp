@@ -1,24 +1,22 @@
 #include "node_runtime.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
-
-#include <cerrno>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdlib>
 #include <thread>
 #include <vector>
-#include <fmt/format.h>
 
-#include <spdlog/spdlog.h>
-
+#include "domain_pool_view.hpp"
 #include "ferry/discovery/objects.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/error.hpp"
-#include "domain_pool_view.hpp"
 #include "port_state.hpp"
 
 namespace ferry::detail {
@@ -28,9 +26,10 @@ constexpr std::chrono::milliseconds kPollInterval{100};
 
 // When our ports see the sentence before ferryd's own words arrive.
 std::string dead_sentence(std::uint32_t timeout_ms) {
-  return fmt::format("this node was declared dead by ferryd after more than {} ms without a "
-                     "heartbeat",
-                     timeout_ms);
+  return fmt::format(
+      "this node was declared dead by ferryd after more than {} ms without a "
+      "heartbeat",
+      timeout_ms);
 }
 }  // namespace
 
@@ -39,16 +38,26 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
   auto client = discovery::Client::connect(domain, name, request_timeout);
   if (!client) throw Error(client.error());
   const discovery::Welcome welcome = client->welcome();
+  // The domain's objects must be ferryd's: its uid, as the kernel saw it on
+  // the socket; no mode wider than group access (--group).
+  auto daemon_cred = client->socket().peer_credentials();
+  if (!daemon_cred) throw Error(daemon_cred.error().message);
+  const transport::ObjectOwner daemon_owner{daemon_cred->uid, 0660};
   Session session{std::move(*client), nullptr, {}, nullptr};
   try {
-    session.pool =
-        DomainPoolView::open(domain, static_cast<transport::OwnerId>(welcome.heartbeat_slot));
+    session.pool = DomainPoolView::open(
+        domain, static_cast<transport::OwnerId>(welcome.heartbeat_slot), daemon_owner);
   } catch (const std::exception& e) {
     throw Error(e.what());
   }
   if (!welcome.registry_shm.empty()) {
-    auto beats = transport::Segment::open(welcome.registry_shm, discovery::kRegistryKind,
-                                          discovery::kRegistryLayoutVersion, discovery::kOpenTimeout);
+    auto beats = transport::Segment::open(
+        welcome.registry_shm, discovery::kRegistryKind, discovery::kRegistryLayoutVersion,
+        discovery::kOpenTimeout, transport::SegmentAccess::ReadWrite, daemon_owner);
+    if (!beats && beats.error() == transport::SegmentError::Untrusted) {
+      throw Error(transport::untrusted_name(welcome.registry_shm, daemon_owner)
+                      .value_or("/dev/shm/" + welcome.registry_shm + " is not ferryd's"));
+    }
     if (!beats) {
       throw Error(fmt::format("cannot open the heartbeat table '{}' of domain '{}': {}",
                               welcome.registry_shm, domain, transport::to_string(beats.error())));
@@ -183,9 +192,10 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     std::lock_guard lock(mutex_);
     session = session_number_;
     if (!connected_) {
-      throw Error(fmt::format("cannot create a {} on '{}': the connection to ferryd of domain '{}' "
-                              "is lost",
-                              publisher ? "publisher" : "subscriber", topic, domain_));
+      throw Error(
+          fmt::format("cannot create a {} on '{}': the connection to ferryd of domain '{}' "
+                      "is lost",
+                      publisher ? "publisher" : "subscriber", topic, domain_));
     }
     auto sent = session_.client.send(message);
     if (!sent) throw Error(sent.error());
@@ -199,17 +209,18 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     return session_number_ != session || replies_.contains(id) || !connected_;
   });
   if (session_number_ != session) {
-    throw Error(fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
-                            "{} on '{}'; try again",
-                            domain_, publisher ? "publisher" : "subscriber", topic));
+    throw Error(
+        fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
+                    "{} on '{}'; try again",
+                    domain_, publisher ? "publisher" : "subscriber", topic));
   }
   auto node = replies_.extract(id);
   pending_.erase(id);
   if (!answered || node.empty()) {
-    throw Error(fmt::format("ferryd of domain '{}' did not answer the {} request for '{}' within "
-                            "{} ms",
-                            domain_, publisher ? "publisher" : "subscriber", topic,
-                            request_timeout_.count()));
+    throw Error(fmt::format(
+        "ferryd of domain '{}' did not answer the {} request for '{}' within "
+        "{} ms",
+        domain_, publisher ? "publisher" : "subscriber", topic, request_timeout_.count()));
   }
   Reply& reply = node.mapped();
   if (reply.port) return reply.port;
@@ -218,9 +229,9 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
       throw Error(error->message);
     }
   }
-  throw Error(reply.failure.empty() ? fmt::format("unexpected reply to the port request for '{}'",
-                                                  topic)
-                                    : reply.failure);
+  throw Error(reply.failure.empty()
+                  ? fmt::format("unexpected reply to the port request for '{}'", topic)
+                  : reply.failure);
 }
 
 void NodeRuntime::destroy_port(const PortState& port) noexcept {
@@ -271,8 +282,8 @@ void NodeRuntime::serve() {
   std::array<std::byte, discovery::kMaxMessageSize> buffer;
   // Wake at least every heartbeat period to beat.
   const std::chrono::milliseconds poll = std::clamp<std::chrono::milliseconds>(
-      std::chrono::milliseconds(session_.client.welcome().heartbeat_ms / 2), std::chrono::milliseconds(1),
-      kPollInterval);
+      std::chrono::milliseconds(session_.client.welcome().heartbeat_ms / 2),
+      std::chrono::milliseconds(1), kPollInterval);
   std::uint64_t last_beat_ms = 0;
   // SYNC: relaxed; the destructor joins this thread afterwards.
   while (!stopping_.load(std::memory_order_relaxed)) {
@@ -309,7 +320,8 @@ void NodeRuntime::serve() {
     }
     auto envelope = discovery::decode(std::span<const std::byte>(buffer.data(), *received));
     if (!envelope) {
-      spdlog::error("node '{}': malformed message from ferryd: {}", name_, envelope.error().message);
+      spdlog::error("node '{}': malformed message from ferryd: {}", name_,
+                    envelope.error().message);
       continue;
     }
     on_message(envelope->request_id, std::move(envelope->message));
@@ -334,9 +346,10 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
     }
     if (client->welcome().heartbeat_slot != owner) {
       // A ferryd that started clean: our pool and queues are not its own.
-      mark_dead(fmt::format("ferryd of domain '{}' restarted without this node's state; its ports "
-                            "are closed, create new ones",
-                            domain_));
+      mark_dead(
+          fmt::format("ferryd of domain '{}' restarted without this node's state; its ports "
+                      "are closed, create new ones",
+                      domain_));
       return false;
     }
     std::vector<std::shared_ptr<PortState>> ports;
@@ -429,7 +442,8 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
     // The Matched for this pair came before and was handled (the ring is
     // mapped, or could not be): ferryd may unlink the ring's name now.
     std::lock_guard send_lock(send_mutex_);
-    (void)session_.client.send(discovery::QueueReleased{unmatched->port_id, unmatched->peer_port_id});
+    (void)session_.client.send(
+        discovery::QueueReleased{unmatched->port_id, unmatched->peer_port_id});
     return;
   }
   if (request_id == 0) {
@@ -483,9 +497,11 @@ void NodeRuntime::on_port_created(std::uint32_t request_id, const discovery::Por
       // Built here, on the serving thread, so that the Matched notifications
       // that follow this reply find the port.
       if (pending->publisher) {
-        reply.port = std::make_shared<PublisherState>(domain_, pending->topic, created, session_.pool);
+        reply.port =
+            std::make_shared<PublisherState>(domain_, pending->topic, created, session_.pool);
       } else {
-        reply.port = std::make_shared<SubscriberState>(domain_, pending->topic, created, session_.pool);
+        reply.port =
+            std::make_shared<SubscriberState>(domain_, pending->topic, created, session_.pool);
       }
       reply.port->request = pending->request;
     } catch (const std::exception& e) {

@@ -1,11 +1,11 @@
 #include "port_state.hpp"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cstring>
-#include <fmt/format.h>
 #include <stdexcept>
-
-#include <spdlog/spdlog.h>
 
 #include "ferry/discovery/objects.hpp"
 
@@ -13,9 +13,15 @@ namespace ferry::detail {
 
 namespace {
 
+// `owner`: ferryd's uid and mode; an object another user planted is refused.
 transport::Segment open_segment(const std::string& name, transport::SegmentKind kind,
-                                std::uint32_t version) {
-  auto segment = transport::Segment::open(name, kind, version, discovery::kMatchedOpenTimeout);
+                                std::uint32_t version, const transport::ObjectOwner& owner) {
+  auto segment = transport::Segment::open(name, kind, version, discovery::kMatchedOpenTimeout,
+                                          transport::SegmentAccess::ReadWrite, owner);
+  if (!segment && segment.error() == transport::SegmentError::Untrusted) {
+    throw std::runtime_error(
+        transport::untrusted_name(name, owner).value_or("/dev/shm/" + name + " is not ferryd's"));
+  }
   if (!segment) {
     throw std::runtime_error(
         fmt::format("cannot open shared-memory object '{}': {}", name, to_string(segment.error())));
@@ -42,18 +48,21 @@ constexpr std::uint32_t kSlotHeader = 8;  // {length, flags} before a slot's pay
 }
 
 PortState::PortState(std::string domain_name, std::string topic_name,
-                     const discovery::PortCreated& created, std::shared_ptr<DomainPoolView> pool_view)
+                     const discovery::PortCreated& created,
+                     std::shared_ptr<DomainPoolView> pool_view)
     : domain(std::move(domain_name)),
       topic(std::move(topic_name)),
       port_id(created.port_id),
       request(),
       config(created.topic),
       pool(std::move(pool_view)),
-      inline_max(created.topic.slot_size > kSlotHeader ? created.topic.slot_size - kSlotHeader : 0) {
+      inline_max(created.topic.slot_size > kSlotHeader ? created.topic.slot_size - kSlotHeader
+                                                       : 0) {
   if (inline_max < sizeof(PooledSlot)) {
-    throw std::runtime_error(fmt::format("topic '{}' has ring slots of {} bytes, too small to carry "
-                                         "a pool reference",
-                                         topic, created.topic.slot_size));
+    throw std::runtime_error(
+        fmt::format("topic '{}' has ring slots of {} bytes, too small to carry "
+                    "a pool reference",
+                    topic, created.topic.slot_size));
   }
   guard_.node_state = pool->node_state;
 }
@@ -157,15 +166,15 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
 void PublisherState::on_matched(const discovery::Matched& m) {
   std::unique_ptr<PublisherConnection> connection;
   try {
-    auto ring = open_segment(m.ring_shm, discovery::kRingKind,
-                             transport::kRingLayoutVersion);
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                             pool->daemon_owner);
     auto bell = open_segment(m.doorbell_shm, discovery::kDoorbellKind,
-                             discovery::kDoorbellLayoutVersion);
+                             discovery::kDoorbellLayoutVersion, pool->daemon_owner);
     auto producer =
         transport::RingProducer::attach(ring.payload(), ring.payload_size(), doorbell_in(bell));
     if (!producer) {
-      throw std::runtime_error(fmt::format("ring '{}' refused: {}", m.ring_shm,
-                                           transport::to_string(producer.error())));
+      throw std::runtime_error(
+          fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(producer.error())));
     }
     connection.reset(new PublisherConnection{m.peer_port_id, m.peer_owner, std::move(ring),
                                              std::move(bell), std::move(*producer), 0});
@@ -174,7 +183,8 @@ void PublisherState::on_matched(const discovery::Matched& m) {
                   m.peer_node, m.peer_pid, e.what());
     return;
   }
-  spdlog::debug("publisher on '{}' matched subscriber '{}' (pid {})", topic, m.peer_node, m.peer_pid);
+  spdlog::debug("publisher on '{}' matched subscriber '{}' (pid {})", topic, m.peer_node,
+                m.peer_pid);
   PublisherConnection* const added = connection.get();
   peer_owners_[m.peer_port_id] = m.peer_owner;
   handed_[m.peer_port_id] = added;
@@ -333,8 +343,8 @@ void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
   // ferryd unmatches a destroyed port only after its DestroyPort, so its
   // consumer is gone: we may read the ring as its one consumer now. (A dead
   // subscriber node is reclaimed whole by ferryd instead.)
-  auto consumer = transport::RingConsumer::attach(c.ring_segment.payload(),
-                                                  c.ring_segment.payload_size());
+  auto consumer =
+      transport::RingConsumer::attach(c.ring_segment.payload(), c.ring_segment.payload_size());
   if (!consumer) return;
   std::vector<std::byte> slot(inline_max);  // a departure, not the hot path
   for (std::uint32_t left = consumer->capacity(); left > 0; --left) {
@@ -342,7 +352,7 @@ void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
     auto popped = consumer->try_pop(slot, &flags);
     if (!popped) {
       if (popped.error() != transport::RingError::CorruptSlot) break;  // empty, or unreadable
-      continue;  // a bad slot was skipped
+      continue;                                                        // a bad slot was skipped
     }
     if (flags != kSlotPooled || *popped != sizeof(PooledSlot)) continue;
     PooledSlot pooled{};
@@ -358,13 +368,13 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
                                  std::shared_ptr<DomainPoolView> pool_view)
     : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)) {
   bell_segment_.emplace(open_segment(created.doorbell_shm, discovery::kDoorbellKind,
-                                     discovery::kDoorbellLayoutVersion));
+                                     discovery::kDoorbellLayoutVersion, pool->daemon_owner));
   bell_ = doorbell_in(*bell_segment_);
   // A previous owner of this doorbell cannot exist (ferryd made it for us),
   // but a stale flag would only cost wake-ups: start clean.
   transport::doorbell_reset_sleeping(*bell_);
-  const std::uint32_t held = std::clamp<std::uint32_t>(config.limits.max_held, 1,
-                                                       HeldSamples::kMaxBuffers);
+  const std::uint32_t held =
+      std::clamp<std::uint32_t>(config.limits.max_held, 1, HeldSamples::kMaxBuffers);
   // Inline samples are copied into these buffers; pooled ones are read in
   // place (the buffer only receives the slot's reference).
   held_ = HeldSamples::create(held, inline_max, pool);
@@ -382,12 +392,12 @@ SubscriberState::~SubscriberState() {
 void SubscriberState::on_matched(const discovery::Matched& m) {
   std::unique_ptr<SubscriberConnection> connection;
   try {
-    auto ring = open_segment(m.ring_shm, discovery::kRingKind,
-                             transport::kRingLayoutVersion);
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                             pool->daemon_owner);
     auto consumer = transport::RingConsumer::attach(ring.payload(), ring.payload_size(), bell_);
     if (!consumer) {
-      throw std::runtime_error(fmt::format("ring '{}' refused: {}", m.ring_shm,
-                                           transport::to_string(consumer.error())));
+      throw std::runtime_error(
+          fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(consumer.error())));
     }
     connection.reset(new SubscriberConnection{m.peer_port_id, m.peer_owner, std::move(ring),
                                               std::move(*consumer), false});
@@ -396,7 +406,8 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
                   m.peer_node, m.peer_pid, e.what());
     return;
   }
-  spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node, m.peer_pid);
+  spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node,
+                m.peer_pid);
   pool->queue_opened(m.peer_owner);
   peer_owners_[m.peer_port_id] = m.peer_owner;
   bool replaces = false;

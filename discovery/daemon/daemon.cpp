@@ -1,22 +1,23 @@
 #include "daemon.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
-#include <fmt/format.h>
 #include <stdexcept>
-
-#include <spdlog/spdlog.h>
 
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/transport/names.hpp"
+#include "ferry/transport/object_trust.hpp"
 #include "served_topics.hpp"
 
 namespace ferry::discovery {
@@ -37,6 +38,8 @@ void add_to_epoll(int epoll_fd, int fd, int tag) {
 
 }  // namespace
 
+transport::ObjectOwner Daemon::object_owner() const { return {::geteuid(), options_.object_mode}; }
+
 // The group the domain's objects are given to: --group's, else ferryd's own.
 gid_t object_group(const DaemonOptions& options) {
   return options.group ? options.group->gid : static_cast<gid_t>(-1);
@@ -47,6 +50,7 @@ sigset_t block_stop_signals() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reload
   ::sigprocmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -71,8 +75,14 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
   // one may have died while its nodes live on: their flows keep running and
   // they will reconnect, so its pool and heartbeat table are adopted.
   // Otherwise whatever is left under the domain's prefix is stale.
+  // Objects another uid made or opened wide under the domain's names are
+  // neither adopted nor silently replaced: the operator must look at them.
+  if (auto foreign = transport::first_untrusted_domain_object(options_.domain, object_owner())) {
+    throw std::runtime_error(fmt::format("refusing domain '{}': {}", options_.domain, *foreign));
+  }
   if (!adopt_live_state()) {
-    if (const std::size_t stale = transport::remove_domain_objects(options_.domain); stale > 0) {
+    if (const std::size_t stale = transport::remove_domain_objects(options_.domain, true);
+        stale > 0) {
       spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
                    options_.domain);
     }
@@ -80,10 +90,12 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
     create_heartbeat_table();
   }
   // SYNC: relaxed; a number for the clients.
-  beats_.header().daemon_pid.store(static_cast<std::int32_t>(::getpid()), std::memory_order_relaxed);
+  beats_.header().daemon_pid.store(static_cast<std::int32_t>(::getpid()),
+                                   std::memory_order_relaxed);
   beats_.header().daemon_beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
-  if (epoll_fd_ < 0) throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
+  if (epoll_fd_ < 0)
+    throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);
@@ -91,11 +103,9 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
 
 void Daemon::create_heartbeat_table() {
   const std::string name = registry_object_name(options_.domain);
-  auto beats = transport::Segment::create(name, kRegistryKind, kRegistryLayoutVersion,
-                                          kHeartbeatTableBytes,
-                                          {.remove_stale = true,
-                                           .mode = options_.object_mode,
-                                           .group = object_group(options_)});
+  auto beats = transport::Segment::create(
+      name, kRegistryKind, kRegistryLayoutVersion, kHeartbeatTableBytes,
+      {.remove_stale = true, .mode = options_.object_mode, .group = object_group(options_)});
   if (!beats) {
     throw std::runtime_error(fmt::format("cannot create the heartbeat table '{}': {}", name,
                                          transport::to_string(beats.error())));
@@ -113,7 +123,8 @@ void Daemon::create_heartbeat_table() {
 
 bool Daemon::adopt_live_state() {
   auto beats = transport::Segment::open(registry_object_name(options_.domain), kRegistryKind,
-                                        kRegistryLayoutVersion, std::chrono::milliseconds(0));
+                                        kRegistryLayoutVersion, std::chrono::milliseconds(0),
+                                        transport::SegmentAccess::ReadWrite, object_owner());
   if (!beats) return false;  // none, or not one of ours: start clean
   const HeartbeatTable table = HeartbeatTable::in(beats->payload(), beats->payload_size());
   if (!table) return false;
@@ -123,7 +134,8 @@ bool Daemon::adopt_live_state() {
   for (std::uint32_t owner = 1; owner < kHeartbeatSlots; ++owner) {
     const HeartbeatSlot* slot = table.slot(owner);
     // SYNC: relaxed; the previous daemon is gone, its stores long done.
-    if (slot->state.load(std::memory_order_relaxed) == static_cast<std::uint32_t>(SlotState::free)) {
+    if (slot->state.load(std::memory_order_relaxed) ==
+        static_cast<std::uint32_t>(SlotState::free)) {
       continue;
     }
     highest = owner;
@@ -138,7 +150,7 @@ bool Daemon::adopt_live_state() {
   }
   if (live.empty()) return false;
   try {
-    pool_.emplace(options_.domain, DomainPool::Adopt{});
+    pool_.emplace(options_.domain, DomainPool::Adopt{object_owner()});
   } catch (const std::exception& e) {
     spdlog::warn("not adopting domain '{}': {}", options_.domain, e.what());
     return false;
@@ -159,9 +171,10 @@ bool Daemon::adopt_live_state() {
   beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
   beats_.header().timeout_ms = liveness_.timeout_ms;
   heartbeat_segment_.emplace(std::move(*beats));
-  spdlog::warn("adopted domain '{}' from a previous ferryd: {} live node(s) may reconnect, {} "
-               "dead one(s) reclaimed",
-               options_.domain, live.size(), dead.size());
+  spdlog::warn(
+      "adopted domain '{}' from a previous ferryd: {} live node(s) may reconnect, {} "
+      "dead one(s) reclaimed",
+      options_.domain, live.size(), dead.size());
   return true;
 }
 
@@ -180,9 +193,15 @@ int Daemon::run() {
   spdlog::info("ferryd serving domain '{}' on {}", options_.domain, options_.socket_path);
   std::array<epoll_event, 64> events{};
   auto last_tick = std::chrono::steady_clock::now();
-  // Wake at least every heartbeat period to beat and to check the nodes'.
-  const int wait_ms = static_cast<int>(std::clamp<std::uint32_t>(liveness_.heartbeat_ms, 5, 1000));
+  // Wake at least every heartbeat period to beat and to check the nodes',
+  // and often enough to pet systemd's watchdog.
+  int wait_ms = static_cast<int>(std::clamp<std::uint32_t>(liveness_.heartbeat_ms, 5, 1000));
+  if (const auto pet = notifier_.tick_period()) {
+    wait_ms = std::min(wait_ms, static_cast<int>(std::min<std::int64_t>(pet->count(), 1000)));
+  }
+  notifier_.ready();  // the socket listens
   while (true) {
+    notifier_.tick();
     const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), wait_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -190,7 +209,8 @@ int Daemon::run() {
       shutdown();
       return 1;
     }
-    if (const auto now = std::chrono::steady_clock::now(); now - last_tick >= std::chrono::seconds(1)) {
+    if (const auto now = std::chrono::steady_clock::now();
+        now - last_tick >= std::chrono::seconds(1)) {
       last_tick = now;
       reclaim_dead_owners();
     }
@@ -200,6 +220,10 @@ int Daemon::run() {
       if (tag == kSignalTag) {
         signalfd_siginfo info{};
         [[maybe_unused]] const ssize_t r = ::read(signal_fd_, &info, sizeof info);
+        if (info.ssi_signo == SIGHUP) {
+          reload();
+          continue;
+        }
         spdlog::info("ferryd: signal {} received, shutting down", info.ssi_signo);
         shutdown();
         return 0;
@@ -358,7 +382,8 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
   } else if (const auto* sub = std::get_if<CreateSubscriber>(&message)) {
     auto made = registry_.create_port(peer, false, *sub, out);
     if (made) {
-      spdlog::info("node '{}' subscribes to '{}' (port {})", client.name, sub->topic, made->port_id);
+      spdlog::info("node '{}' subscribes to '{}' (port {})", client.name, sub->topic,
+                   made->port_id);
       send_to(client, request_id, *made);
     } else {
       spdlog::info("refused subscriber of node '{}': {}", client.name, made.error().message);
@@ -511,9 +536,10 @@ void Daemon::check_liveness() {
     if (heartbeat_age_ms(o.owner, now) <= liveness_.timeout_ms) return false;
     const bool gone = ::kill(o.pid, 0) != 0 && errno == ESRCH;
     const auto r = pool_->pool().reclaim_owner(o.owner, gone);
-    spdlog::warn("node slot {} (pid {}) of the previous ferryd did not come back: reclaimed {} "
-                 "reference(s)",
-                 o.owner, o.pid, r.refs_dropped);
+    spdlog::warn(
+        "node slot {} (pid {}) of the previous ferryd did not come back: reclaimed {} "
+        "reference(s)",
+        o.owner, o.pid, r.refs_dropped);
     if (HeartbeatSlot* slot = beats_.slot(o.owner)) {
       // SYNC: release, as for a node declared dead below.
       slot->state.store(static_cast<std::uint32_t>(SlotState::declared_dead),
@@ -526,9 +552,10 @@ void Daemon::check_liveness() {
     auto it = clients_.find(fd);
     if (it == clients_.end()) continue;
     Client& client = it->second;
-    const std::string why = fmt::format("this node was declared dead after {} ms without a "
-                                        "heartbeat (timeout_ms is {})",
-                                        age, liveness_.timeout_ms);
+    const std::string why = fmt::format(
+        "this node was declared dead after {} ms without a "
+        "heartbeat (timeout_ms is {})",
+        age, liveness_.timeout_ms);
     spdlog::warn("node '{}' (pid {}): {}", client.name, client.pid, why);
     if (HeartbeatSlot* slot = beats_.slot(client.owner)) {
       // SYNC: release, pairs with the node's acquire load of its state: a
@@ -555,10 +582,34 @@ void Daemon::drop_broken() {
 }
 
 void Daemon::shutdown() {
+  notifier_.stopping();
+  // Nodes that live keep their flows: the domain's objects are theirs until
+  // the next ferryd adopts them, as after a crash.
+  // A node that closed its socket just before the signal (its event not
+  // served yet) or whose process is gone does not count.
+  const auto gone = [](pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; };
+  std::size_t live = 0;
+  for (const auto& [fd, client] : clients_) {
+    char byte = 0;
+    const bool closed = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    if (client.node_id != 0 && !closed && !gone(client.pid)) ++live;
+  }
+  for (const auto& orphan : orphans_) {
+    if (!gone(orphan.pid)) ++live;
+  }
+  save_counters();
   clients_.clear();
   node_fds_.clear();
-  const std::size_t removed = transport::remove_domain_objects(options_.domain);
   ::unlink(options_.socket_path.c_str());
+  if (live > 0) {
+    spdlog::info(
+        "ferryd stopped; domain '{}' is left to its {} live node(s): its shared-memory "
+        "objects stay for the next ferryd to adopt",
+        options_.domain, live);
+    return;
+  }
+  const std::size_t removed = transport::remove_domain_objects(options_.domain, true);
+  domain_removed_ = true;
   spdlog::info("ferryd stopped; removed {} shared-memory object(s) of domain '{}'", removed,
                options_.domain);
 }

@@ -17,12 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "client_access.hpp"
+#include "domain_pool.hpp"
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/heartbeats.hpp"
 #include "ferry/discovery/socket.hpp"
-#include "client_access.hpp"
-#include "domain_pool.hpp"
 #include "registry.hpp"
+#include "service_notifier.hpp"
 #include "shm_factory.hpp"
 
 namespace ferry::discovery {
@@ -30,14 +31,14 @@ namespace ferry::discovery {
 struct DaemonOptions {
   std::string domain;
   std::string socket_path;
-  mode_t object_mode = 0600;  // 0660 with --group
+  mode_t object_mode = 0600;           // 0660 with --group
   std::optional<AdmittedGroup> group;  // --group: its members may connect too
   // The configuration as loaded, served to tools by GetConfig.
   std::string config_source;
   std::string config_text;
 };
 
-// Blocks SIGINT and SIGTERM in this process and returns them: from then on
+// Blocks SIGINT, SIGTERM and SIGHUP in this process and returns them: from then on
 // they stay pending until a Daemon's signalfd reads them, so a signal sent
 // as soon as the socket is reachable still stops the daemon cleanly.
 sigset_t block_stop_signals();
@@ -49,9 +50,13 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Serves until SIGINT or SIGTERM; then removes the domain's objects and
-  // socket. Returns the process exit code.
+  // Serves until SIGINT or SIGTERM; then removes its socket, and the
+  // domain's objects unless nodes live (they keep the domain for the next
+  // ferryd). Returns the process exit code.
   int run();
+  // After run(): the domain's objects are gone (no node was left), so its
+  // lock can go too.
+  [[nodiscard]] bool domain_removed() const noexcept { return domain_removed_; }
 
  private:
   struct Client {
@@ -80,14 +85,19 @@ class Daemon {
   // False when the client must be dropped.
   bool serve(Client& client);
   bool handle(Client& client, std::uint32_t request_id, const Message& message);
-  void drop(int fd, const std::string& why,
-            UnmatchReason reason = UnmatchReason::peer_closed);
+  void drop(int fd, const std::string& why, UnmatchReason reason = UnmatchReason::peer_closed);
   void drop_broken();
   void send_to(Client& client, std::uint32_t request_id, const Message& message);
   void deliver(const Outbox& out);
   [[nodiscard]] NodeList node_list(std::uint32_t start) const;
   [[nodiscard]] ConfigText config_page(std::uint32_t offset) const;
   void shutdown();
+  // SIGHUP: re-reads the YAML (daemon_reload.cpp).
+  void reload();
+  // Whose objects this daemon trusts: its uid, its configured mode at most.
+  [[nodiscard]] transport::ObjectOwner object_owner() const;
+  bool domain_removed_ = false;
+  ServiceNotifier notifier_;  // systemd: readiness, reload, stop, watchdog
 
   DaemonOptions options_;
   ClientAccessPolicy access_;
@@ -95,10 +105,10 @@ class Daemon {
   UnixSeqpacketSocket listener_;
   ShmObjects shm_;
   Registry registry_;
-  std::optional<DomainPool> pool_;  // made after the stale objects are gone
+  std::optional<DomainPool> pool_;                       // made after the stale objects are gone
   std::optional<transport::Segment> heartbeat_segment_;  // "ferry.<domain>.registry"
   HeartbeatTable beats_;
-  std::uint32_t next_owner_ = 1;    // pool owner ids are never reused in a daemon's life
+  std::uint32_t next_owner_ = 1;  // pool owner ids are never reused in a daemon's life
   // Dead nodes' owner ids, reclaimed again on the next ticks: a publisher
   // that was mid-publish when it was told may still have given them a chunk.
   struct DeadOwner {
@@ -113,8 +123,8 @@ class Daemon {
   void reclaim_dead_owners();
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
-  std::map<int, Client> clients_;                // by socket fd
-  std::map<std::uint64_t, int> node_fds_;        // node id -> socket fd
+  std::map<int, Client> clients_;                                          // by socket fd
+  std::map<std::uint64_t, int> node_fds_;                                  // node id -> socket fd
   std::map<std::uint64_t, std::chrono::steady_clock::time_point> joined_;  // node id -> its Hello
 };
 

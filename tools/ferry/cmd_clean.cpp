@@ -1,6 +1,8 @@
 // ferry clean: removes what a dead ferryd of the domain left behind: its
 // shared-memory objects (/dev/shm/ferry.<domain>.*), its socket and its pid
-// file. Refuses while a ferryd serves the domain.
+// file. Refuses while a ferryd serves the domain (it holds the domain's lock,
+// /dev/shm/ferry.<domain>.lock, whatever its runtime directory).
+#include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,12 +16,11 @@
 #include <string>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "commands.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/pid_file.hpp"
 #include "ferry/discovery/socket.hpp"
+#include "ferry/transport/domain_lock.hpp"
 #include "ferry/transport/names.hpp"
 #include "sample_codec.hpp"
 
@@ -40,11 +41,38 @@ struct Cleaned {
 [[noreturn]] void refuse_live(const std::string& domain, const fs::path& socket,
                               std::optional<pid_t> pid) {
   const std::string who = pid ? fmt::format("ferryd (pid {})", *pid) : std::string{"a ferryd"};
-  const std::string stop = pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"};
+  const std::string stop =
+      pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"};
   throw Failure(kExitRuntime,
                 fmt::format("{} is serving domain '{}' on {}; {}: ferry clean only removes what a "
                             "dead ferryd left behind",
                             who, domain, socket.string(), stop));
+}
+
+// The domain's lock in /dev/shm, seen by every ferryd of the domain
+// whatever its runtime directory; refuses (Failure, exit 1) while one holds it.
+transport::DomainLock lock_domain_objects(const std::string& domain, const fs::path& socket) {
+  auto lock = transport::DomainLock::acquire(domain);
+  if (!lock) {
+    if (lock.error().held) {
+      const auto pid = lock.error().holder;
+      std::error_code ec;
+      const std::string where = fs::exists(socket, ec)
+                                    ? fmt::format("on {}", socket.string())
+                                    : fmt::format("with another runtime directory than {}",
+                                                  socket.parent_path().string());
+      throw Failure(
+          kExitRuntime,
+          fmt::format(
+              "{} is serving domain '{}' {} (it holds /dev/shm/{}); {}: ferry "
+              "clean only removes what a dead ferryd left behind",
+              pid ? fmt::format("ferryd (pid {})", *pid) : std::string{"a ferryd"}, domain, where,
+              transport::domain_lock_name(domain),
+              pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"}));
+    }
+    throw Failure(kExitRuntime, lock.error().message);
+  }
+  return std::move(*lock);
 }
 
 // Holds the domain's server lock while it cleans, so that no ferryd starts
@@ -52,7 +80,7 @@ struct Cleaned {
 std::optional<discovery::ServerLock> lock_dead_domain(const std::string& domain,
                                                       const fs::path& dir, const fs::path& socket) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::nullopt;  // no runtime directory: no ferryd either
+  if (!fs::is_directory(dir, ec)) return std::nullopt;  // no runtime directory: no socket there
   auto lock = discovery::ServerLock::acquire(socket);
   if (!lock) {
     if (lock.error().code == discovery::SocketErrorCode::already_served) {
@@ -61,7 +89,8 @@ std::optional<discovery::ServerLock> lock_dead_domain(const std::string& domain,
     throw Failure(kExitRuntime, lock.error().message);
   }
   // A server that does not take the lock (an older ferryd) still answers.
-  if (auto probe = discovery::UnixSeqpacketSocket::connect(socket, std::chrono::milliseconds(500))) {
+  if (auto probe =
+          discovery::UnixSeqpacketSocket::connect(socket, std::chrono::milliseconds(500))) {
     std::optional<pid_t> pid;
     if (auto cred = probe->peer_credentials()) pid = cred->pid;
     refuse_live(domain, socket, pid);
@@ -80,7 +109,9 @@ void remove_file(const fs::path& path, std::optional<std::string>& removed,
 
 Cleaned clean_domain(const std::string& domain, const fs::path& dir, const fs::path& socket) {
   Cleaned cleaned;
+  const std::string lock = transport::domain_lock_name(domain);
   for (const auto& name : transport::list_domain_objects(domain)) {
+    if (name == lock) continue;  // held by us: removed last
     if (::shm_unlink(("/" + name).c_str()) == 0) {
       cleaned.objects.push_back(name);
     } else if (errno != ENOENT) {
@@ -104,7 +135,9 @@ Cleaned clean_domain(const std::string& domain, const fs::path& dir, const fs::p
 
 void print(const std::string& domain, const Cleaned& cleaned, bool json) {
   if (json) {
-    const auto or_null = [](const std::optional<std::string>& v) { return v ? Json(*v) : Json(nullptr); };
+    const auto or_null = [](const std::optional<std::string>& v) {
+      return v ? Json(*v) : Json(nullptr);
+    };
     Json out{{"domain", domain},
              {"objects", cleaned.objects},
              {"socket", or_null(cleaned.socket)},
@@ -117,9 +150,11 @@ void print(const std::string& domain, const Cleaned& cleaned, bool json) {
   for (const auto& name : cleaned.objects) std::printf("removed /dev/shm/%s\n", name.c_str());
   if (cleaned.socket) std::printf("removed %s\n", cleaned.socket->c_str());
   if (cleaned.pid_file) {
-    std::printf("removed %s%s\n", cleaned.pid_file->c_str(),
-                cleaned.dead_pid ? fmt::format(" (of ferryd pid {}, no longer serving)", *cleaned.dead_pid).c_str()
-                                 : "");
+    std::printf(
+        "removed %s%s\n", cleaned.pid_file->c_str(),
+        cleaned.dead_pid
+            ? fmt::format(" (of ferryd pid {}, no longer serving)", *cleaned.dead_pid).c_str()
+            : "");
   }
   if (cleaned.objects.empty() && !cleaned.socket && !cleaned.pid_file) {
     std::printf("domain '%s': nothing to clean\n", domain.c_str());
@@ -135,22 +170,33 @@ void clean(const Context& context, bool json) {
   const fs::path dir = discovery::runtime_dir();
   auto socket = discovery::socket_path(domain, dir);
   if (!socket) throw Failure(kExitRuntime, socket.error().message);
+  // A lock a dead ferryd left is reported with its other objects; one this
+  // command makes to lock the domain is not.
+  std::error_code ec;
+  const std::string lock_name = transport::domain_lock_name(domain);
+  const bool lock_left = fs::exists("/dev/shm/" + lock_name, ec);
+  transport::DomainLock objects_lock = lock_domain_objects(domain, *socket);
   const auto lock = lock_dead_domain(domain, dir, *socket);
-  const Cleaned cleaned = clean_domain(domain, dir, *socket);
+  Cleaned cleaned = clean_domain(domain, dir, *socket);
+  objects_lock.remove();
+  if (lock_left) cleaned.objects.push_back(lock_name);
   print(domain, cleaned, json);
   if (!cleaned.failures.empty()) {
     std::string list;
     for (const auto& f : cleaned.failures) list += (list.empty() ? "" : "; ") + f;
-    throw Failure(kExitRuntime, fmt::format("could not remove everything of domain '{}': {}", domain, list));
+    throw Failure(kExitRuntime,
+                  fmt::format("could not remove everything of domain '{}': {}", domain, list));
   }
 }
 
 }  // namespace
 
 void add_clean_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand("clean", "Remove a dead domain's shared-memory objects, stale socket and pid file");
+  auto* cmd = app.add_subcommand(
+      "clean", "Remove a dead domain's shared-memory objects, stale socket and pid file");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print a JSON object: domain, objects, socket, pid_file, dead_pid, failures");
+  cmd->add_flag("--json", *json,
+                "Print a JSON object: domain, objects, socket, pid_file, dead_pid, failures");
   cmd->footer(
       "Removes /dev/shm/ferry.<domain>.* and the socket and pid file a killed ferryd left in the\n"
       "runtime directory. Refuses (exit 1) while a ferryd serves the domain: stop it instead, it\n"
