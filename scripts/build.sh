@@ -1,25 +1,29 @@
 #!/usr/bin/env bash
 # Configures and builds ferry.
-# Usage: scripts/build.sh [--sanitize address|thread] [--dir DIR] [--target T]...
+# Usage: scripts/build.sh [--sanitize address|thread] [--dir DIR] [--no-tests] [--target T]...
+#   --no-tests  configure without the test suite (and install only what the
+#               programs need): what the demo uses
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 sanitize=""
 dir=""
+tests=ON
 targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize="$2"; shift 2 ;;
     --dir) dir="$2"; shift 2 ;;
+    --no-tests) tests=OFF; shift ;;
     --target) targets+=(--target "$2"); shift 2 ;;
     *) echo "build.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
 [ -n "$dir" ] || dir="build${sanitize:+-$sanitize}"
 
-scripts/install-deps.sh
+if [ "$tests" = ON ]; then scripts/install-deps.sh --for test; else scripts/install-deps.sh --for run; fi
 # ccache, when a developer has it, makes rebuilds and other worktrees cheap.
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$dir" -DFERRY_SANITIZE="$sanitize" "${launcher[@]}" >/dev/null
+cmake -S . -B "$dir" -DFERRY_SANITIZE="$sanitize" -DFERRY_BUILD_TESTS="$tests" "${launcher[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" "${targets[@]}"

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# ferry's main job in one command: builds ferry, starts ferryd for the hello
-# example, runs a subscriber and a publisher in two processes, shows them with
-# `ferry topic list`, then stops everything and checks nothing is left behind.
+# ferry's main job in one command: builds only ferryd, ferry and the hello
+# programs, starts ferryd for the hello example, runs a subscriber and a
+# publisher in two processes, shows them with `ferry topic list`, then stops
+# everything and checks nothing is left behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/build.sh
+# Only what the demo runs: the daemon, the CLI and the two hello programs.
+scripts/build.sh --no-tests --target ferryd --target ferry_cli \
+  --target hello_publisher --target hello_subscriber
 bin=build/bin
 export FERRY_RUNTIME_DIR
 FERRY_RUNTIME_DIR=$(mktemp -d /tmp/ferry-demo.XXXXXX)

@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ferry builds with, only those that are missing.
+# Usage: scripts/install-deps.sh [--for run|test]
+#   run   what the programs need (the demo): compiler, cmake and the libraries
+#   test  (default) also the test framework and the optional comparators
 # Called by both quick-start commands and by CI, so each works on a fresh machine.
 set -euo pipefail
 
-# iceoryx (RouDi and the posh/hoofs libraries): the optional comparator of
-# `ferry bench`, built when CMake finds it; installed so that CI measures it.
+purpose=test
+if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
+
+# libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 packages=(build-essential cmake libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          doctest-dev libcli11-dev nlohmann-json3-dev
-          iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev)
+          libcli11-dev nlohmann-json3-dev pkg-config libsystemd-dev)
+case "$purpose" in
+  run) ;;
+  # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the
+  # optional comparator of `ferry bench`, built when CMake finds it; installed
+  # so that CI measures it.
+  test) packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev) ;;
+  *) echo "install-deps.sh: --for takes run or test, not '$purpose'" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

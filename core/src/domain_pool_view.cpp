@@ -1,33 +1,41 @@
 #include "domain_pool_view.hpp"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <stdexcept>
 
 #include "ferry/discovery/objects.hpp"
 
 namespace ferry::detail {
 
 std::shared_ptr<DomainPoolView> DomainPoolView::open(const std::string& domain,
-                                                     transport::OwnerId owner) {
+                                                     transport::OwnerId owner,
+                                                     const transport::ObjectOwner& daemon_owner) {
   const std::string name = discovery::pool_object_name(domain);
   auto segment = transport::Segment::open(name, discovery::kPoolKind, transport::kPoolLayoutVersion,
-                                          discovery::kOpenTimeout);
+                                          discovery::kOpenTimeout,
+                                          transport::SegmentAccess::ReadWrite, daemon_owner);
+  if (!segment && segment.error() == transport::SegmentError::Untrusted) {
+    throw std::runtime_error(transport::untrusted_name(name, daemon_owner)
+                                 .value_or("the pool /dev/shm/" + name + " is not ferryd's"));
+  }
   if (!segment) {
     throw std::runtime_error(fmt::format("cannot open the pool '{}' of domain '{}': {}", name,
                                          domain, transport::to_string(segment.error())));
   }
   auto pool = transport::Pool::attach(segment->payload(), segment->payload_size());
   if (!pool) {
-    throw std::runtime_error(fmt::format("the pool '{}' is not usable: {}", name,
-                                         transport::to_string(pool.error())));
+    throw std::runtime_error(
+        fmt::format("the pool '{}' is not usable: {}", name, transport::to_string(pool.error())));
   }
   if (owner == transport::kNoOwner) {
     throw std::runtime_error("ferryd gave this node no pool owner id");
   }
-  return std::shared_ptr<DomainPoolView>(
+  auto view = std::shared_ptr<DomainPoolView>(
       new DomainPoolView(std::move(*segment), std::move(*pool), owner));
+  view->daemon_owner = daemon_owner;
+  return view;
 }
 
 void DomainPoolView::queue_opened(transport::OwnerId peer) {

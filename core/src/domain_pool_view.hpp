@@ -29,6 +29,9 @@ struct DomainPoolView {
   // Held while anything of ours may act as `owner` (ports, samples): ferryd
   // takes its release for the end of this owner's process (node_lock.hpp).
   discovery::NodeLock lock;
+  // Whose the domain's objects must be: ferryd's uid (SO_PEERCRED of its
+  // socket), never wider than group access. A planted object is refused.
+  transport::ObjectOwner daemon_owner{};
 
   // The node's slot state in the domain's heartbeat table (null without
   // one): ports look at it on every publish/take, so that a node woken up
@@ -39,7 +42,8 @@ struct DomainPoolView {
   [[nodiscard]] bool declared_dead() const noexcept { return node_state_says_dead(node_state); }
 
   // Throws std::runtime_error naming the object when it cannot be opened.
-  static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner);
+  static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner,
+                                              const transport::ObjectOwner& daemon_owner);
 
   // Queues from publishers of other nodes into this node's subscribers. A
   // publisher killed between giving a reference and pushing it (or just

@@ -38,10 +38,15 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
   auto client = discovery::Client::connect(domain, name, request_timeout);
   if (!client) throw Error(client.error());
   const discovery::Welcome welcome = client->welcome();
+  // The domain's objects must be ferryd's: its uid, as the kernel saw it on
+  // the socket; no mode wider than group access (--group).
+  auto daemon_cred = client->socket().peer_credentials();
+  if (!daemon_cred) throw Error(daemon_cred.error().message);
+  const transport::ObjectOwner daemon_owner{daemon_cred->uid, 0660};
   Session session{std::move(*client), nullptr, {}, nullptr};
   try {
-    session.pool =
-        DomainPoolView::open(domain, static_cast<transport::OwnerId>(welcome.heartbeat_slot));
+    session.pool = DomainPoolView::open(
+        domain, static_cast<transport::OwnerId>(welcome.heartbeat_slot), daemon_owner);
   } catch (const std::exception& e) {
     throw Error(e.what());
   }
@@ -55,9 +60,13 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
                  lock.error());
   }
   if (!welcome.registry_shm.empty()) {
-    auto beats =
-        transport::Segment::open(welcome.registry_shm, discovery::kRegistryKind,
-                                 discovery::kRegistryLayoutVersion, discovery::kOpenTimeout);
+    auto beats = transport::Segment::open(
+        welcome.registry_shm, discovery::kRegistryKind, discovery::kRegistryLayoutVersion,
+        discovery::kOpenTimeout, transport::SegmentAccess::ReadWrite, daemon_owner);
+    if (!beats && beats.error() == transport::SegmentError::Untrusted) {
+      throw Error(transport::untrusted_name(welcome.registry_shm, daemon_owner)
+                      .value_or("/dev/shm/" + welcome.registry_shm + " is not ferryd's"));
+    }
     if (!beats) {
       throw Error(fmt::format("cannot open the heartbeat table '{}' of domain '{}': {}",
                               welcome.registry_shm, domain, transport::to_string(beats.error())));

@@ -13,9 +13,15 @@ namespace ferry::detail {
 
 namespace {
 
+// `owner`: ferryd's uid and mode; an object another user planted is refused.
 transport::Segment open_segment(const std::string& name, transport::SegmentKind kind,
-                                std::uint32_t version) {
-  auto segment = transport::Segment::open(name, kind, version, discovery::kMatchedOpenTimeout);
+                                std::uint32_t version, const transport::ObjectOwner& owner) {
+  auto segment = transport::Segment::open(name, kind, version, discovery::kMatchedOpenTimeout,
+                                          transport::SegmentAccess::ReadWrite, owner);
+  if (!segment && segment.error() == transport::SegmentError::Untrusted) {
+    throw std::runtime_error(
+        transport::untrusted_name(name, owner).value_or("/dev/shm/" + name + " is not ferryd's"));
+  }
   if (!segment) {
     throw std::runtime_error(
         fmt::format("cannot open shared-memory object '{}': {}", name, to_string(segment.error())));
@@ -175,9 +181,10 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
 void PublisherState::on_matched(const discovery::Matched& m) {
   std::unique_ptr<PublisherConnection> connection;
   try {
-    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion);
-    auto bell =
-        open_segment(m.doorbell_shm, discovery::kDoorbellKind, discovery::kDoorbellLayoutVersion);
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                             pool->daemon_owner);
+    auto bell = open_segment(m.doorbell_shm, discovery::kDoorbellKind,
+                             discovery::kDoorbellLayoutVersion, pool->daemon_owner);
     auto producer =
         transport::RingProducer::attach(ring.payload(), ring.payload_size(), doorbell_in(bell));
     if (!producer) {
@@ -397,7 +404,7 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
                                  std::shared_ptr<DomainPoolView> pool_view)
     : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)) {
   bell_segment_.emplace(open_segment(created.doorbell_shm, discovery::kDoorbellKind,
-                                     discovery::kDoorbellLayoutVersion));
+                                     discovery::kDoorbellLayoutVersion, pool->daemon_owner));
   bell_ = doorbell_in(*bell_segment_);
   // A previous owner of this doorbell cannot exist (ferryd made it for us),
   // but a stale flag would only cost wake-ups: start clean.
@@ -421,7 +428,8 @@ SubscriberState::~SubscriberState() {
 void SubscriberState::on_matched(const discovery::Matched& m) {
   std::unique_ptr<SubscriberConnection> connection;
   try {
-    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion);
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                             pool->daemon_owner);
     auto consumer = transport::RingConsumer::attach(ring.payload(), ring.payload_size(), bell_);
     if (!consumer) {
       throw std::runtime_error(

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "ferry/discovery/node_lock.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/transport/names.hpp"
+#include "ferry/transport/object_trust.hpp"
 #include "served_topics.hpp"
 
 namespace ferry::discovery {
@@ -38,6 +40,8 @@ void add_to_epoll(int epoll_fd, int fd, int tag) {
 
 }  // namespace
 
+transport::ObjectOwner Daemon::object_owner() const { return {::geteuid(), options_.object_mode}; }
+
 // The group the domain's objects are given to: --group's, else ferryd's own.
 gid_t object_group(const DaemonOptions& options) {
   return options.group ? options.group->gid : static_cast<gid_t>(-1);
@@ -48,6 +52,7 @@ sigset_t block_stop_signals() {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);  // reload
   ::sigprocmask(SIG_BLOCK, &signals, nullptr);
   return signals;
 }
@@ -73,8 +78,14 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
   // one may have died while its nodes live on: their flows keep running and
   // they will reconnect, so its pool and heartbeat table are adopted.
   // Otherwise whatever is left under the domain's prefix is stale.
+  // Objects another uid made or opened wide under the domain's names are
+  // neither adopted nor silently replaced: the operator must look at them.
+  if (auto foreign = transport::first_untrusted_domain_object(options_.domain, object_owner())) {
+    throw std::runtime_error(fmt::format("refusing domain '{}': {}", options_.domain, *foreign));
+  }
   if (!adopt_live_state()) {
-    if (const std::size_t stale = transport::remove_domain_objects(options_.domain); stale > 0) {
+    if (const std::size_t stale = transport::remove_domain_objects(options_.domain, true);
+        stale > 0) {
       spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
                    options_.domain);
     }
@@ -117,7 +128,8 @@ void Daemon::create_heartbeat_table() {
 
 bool Daemon::adopt_live_state() {
   auto beats = transport::Segment::open(registry_object_name(options_.domain), kRegistryKind,
-                                        kRegistryLayoutVersion, std::chrono::milliseconds(0));
+                                        kRegistryLayoutVersion, std::chrono::milliseconds(0),
+                                        transport::SegmentAccess::ReadWrite, object_owner());
   if (!beats) return false;  // none, or not one of ours: start clean
   const HeartbeatTable table = HeartbeatTable::in(beats->payload(), beats->payload_size());
   if (!table) return false;
@@ -145,7 +157,7 @@ bool Daemon::adopt_live_state() {
   }
   if (live.empty()) return false;
   try {
-    pool_.emplace(options_.domain, DomainPool::Adopt{});
+    pool_.emplace(options_.domain, DomainPool::Adopt{object_owner()});
   } catch (const std::exception& e) {
     spdlog::warn("not adopting domain '{}': {}", options_.domain, e.what());
     return false;
@@ -182,9 +194,15 @@ int Daemon::run() {
   spdlog::info("ferryd serving domain '{}' on {}", options_.domain, options_.socket_path);
   std::array<epoll_event, 64> events{};
   auto last_tick = std::chrono::steady_clock::now();
-  // Wake at least every heartbeat period to beat and to check the nodes'.
-  const int wait_ms = static_cast<int>(std::clamp<std::uint32_t>(liveness_.heartbeat_ms, 5, 1000));
+  // Wake at least every heartbeat period to beat and to check the nodes',
+  // and often enough to pet systemd's watchdog.
+  int wait_ms = static_cast<int>(std::clamp<std::uint32_t>(liveness_.heartbeat_ms, 5, 1000));
+  if (const auto pet = notifier_.tick_period()) {
+    wait_ms = std::min(wait_ms, static_cast<int>(std::min<std::int64_t>(pet->count(), 1000)));
+  }
+  notifier_.ready();  // the socket listens
   while (true) {
+    notifier_.tick();
     const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), wait_ms);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -203,6 +221,10 @@ int Daemon::run() {
       if (tag == kSignalTag) {
         signalfd_siginfo info{};
         [[maybe_unused]] const ssize_t r = ::read(signal_fd_, &info, sizeof info);
+        if (info.ssi_signo == SIGHUP) {
+          reload();
+          continue;
+        }
         spdlog::info("ferryd: signal {} received, shutting down", info.ssi_signo);
         shutdown();
         return 0;
@@ -534,11 +556,34 @@ void Daemon::drop_broken() {
 }
 
 void Daemon::shutdown() {
+  notifier_.stopping();
+  // Nodes that live keep their flows: the domain's objects are theirs until
+  // the next ferryd adopts them, as after a crash.
+  // A node that closed its socket just before the signal (its event not
+  // served yet) or whose process is gone (its node lock) does not count.
+  std::size_t live = 0;
+  for (const auto& [fd, client] : clients_) {
+    char byte = 0;
+    const bool closed = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+    if (client.node_id != 0 && !closed && reaper_.process_alive(client.owner)) ++live;
+  }
+  for (const auto& orphan : orphans_) {
+    if (reaper_.process_alive(orphan.owner)) ++live;
+  }
+  save_counters();
   clients_.clear();
   node_fds_.clear();
-  const std::size_t removed = transport::remove_domain_objects(options_.domain);
-  reaper_.remove_all_locks();
   ::unlink(options_.socket_path.c_str());
+  if (live > 0) {
+    spdlog::info(
+        "ferryd stopped; domain '{}' is left to its {} live node(s): its shared-memory "
+        "objects stay for the next ferryd to adopt",
+        options_.domain, live);
+    return;
+  }
+  const std::size_t removed = transport::remove_domain_objects(options_.domain, true);
+  reaper_.remove_all_locks();
+  domain_removed_ = true;
   spdlog::info("ferryd stopped; removed {} shared-memory object(s) of domain '{}'", removed,
                options_.domain);
 }

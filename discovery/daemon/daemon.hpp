@@ -24,6 +24,7 @@
 #include "ferry/discovery/socket.hpp"
 #include "node_reaper.hpp"
 #include "registry.hpp"
+#include "service_notifier.hpp"
 #include "shm_factory.hpp"
 
 namespace ferry::discovery {
@@ -38,7 +39,7 @@ struct DaemonOptions {
   std::string config_text;
 };
 
-// Blocks SIGINT and SIGTERM in this process and returns them: from then on
+// Blocks SIGINT, SIGTERM and SIGHUP in this process and returns them: from then on
 // they stay pending until a Daemon's signalfd reads them, so a signal sent
 // as soon as the socket is reachable still stops the daemon cleanly.
 sigset_t block_stop_signals();
@@ -50,9 +51,13 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Serves until SIGINT or SIGTERM; then removes the domain's objects and
-  // socket. Returns the process exit code.
+  // Serves until SIGINT or SIGTERM; then removes its socket, and the
+  // domain's objects unless nodes live (they keep the domain for the next
+  // ferryd). Returns the process exit code.
   int run();
+  // After run(): the domain's objects are gone (no node was left), so its
+  // lock can go too.
+  [[nodiscard]] bool domain_removed() const noexcept { return domain_removed_; }
 
  private:
   struct Client {
@@ -88,6 +93,12 @@ class Daemon {
   [[nodiscard]] NodeList node_list(std::uint32_t start) const;
   [[nodiscard]] ConfigText config_page(std::uint32_t offset) const;
   void shutdown();
+  // SIGHUP: re-reads the YAML (daemon_reload.cpp).
+  void reload();
+  // Whose objects this daemon trusts: its uid, its configured mode at most.
+  [[nodiscard]] transport::ObjectOwner object_owner() const;
+  bool domain_removed_ = false;
+  ServiceNotifier notifier_;  // systemd: readiness, reload, stop, watchdog
 
   DaemonOptions options_;
   ClientAccessPolicy access_;

@@ -1,9 +1,9 @@
 #include "domain_pool.hpp"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+
+#include <stdexcept>
 
 #include "ferry/config/pool_plan.hpp"
 #include "ferry/discovery/objects.hpp"
@@ -54,17 +54,18 @@ DomainPool::DomainPool(const std::string& domain, const config::Config& config, 
     throw std::runtime_error(fmt::format("cannot create the pool '{}' ({} bytes): {}", name_, bytes,
                                          transport::to_string(segment.error())));
   }
-  if (auto formatted = transport::format_pool(segment->payload(), segment->payload_size(), geometry);
+  if (auto formatted =
+          transport::format_pool(segment->payload(), segment->payload_size(), geometry);
       !formatted) {
     transport::Segment::remove(name_);
-    throw std::runtime_error(fmt::format("cannot format the pool: {}",
-                                         transport::to_string(formatted.error())));
+    throw std::runtime_error(
+        fmt::format("cannot format the pool: {}", transport::to_string(formatted.error())));
   }
   segment->seal();
   auto attached = transport::Pool::attach(segment->payload(), segment->payload_size());
   if (!attached) {
-    throw std::runtime_error(fmt::format("cannot attach the pool: {}",
-                                         transport::to_string(attached.error())));
+    throw std::runtime_error(
+        fmt::format("cannot attach the pool: {}", transport::to_string(attached.error())));
   }
   segment_.emplace(std::move(*segment));
   pool_.emplace(std::move(*attached));
@@ -73,12 +74,14 @@ DomainPool::DomainPool(const std::string& domain, const config::Config& config, 
   }
 }
 
-DomainPool::DomainPool(const std::string& domain, Adopt) : name_(pool_object_name(domain)) {
+DomainPool::DomainPool(const std::string& domain, const Adopt& adopt)
+    : name_(pool_object_name(domain)) {
   auto segment = transport::Segment::open(name_, kPoolKind, transport::kPoolLayoutVersion,
-                                          std::chrono::milliseconds(0));
+                                          std::chrono::milliseconds(0),
+                                          transport::SegmentAccess::ReadWrite, adopt.owner);
   if (!segment) {
-    throw std::runtime_error(fmt::format("cannot open the pool '{}': {}", name_,
-                                         transport::to_string(segment.error())));
+    throw std::runtime_error(
+        fmt::format("cannot open the pool '{}': {}", name_, transport::to_string(segment.error())));
   }
   // attach() checks the whole geometry: the previous daemon's memory is
   // untrusted input like any other.

@@ -21,8 +21,10 @@ class DomainPool {
              gid_t group = static_cast<gid_t>(-1));
   // Adopts the pool a previous ferryd of the domain left (its live nodes
   // still use it). Throws std::runtime_error when there is none usable.
-  struct Adopt {};
-  DomainPool(const std::string& domain, Adopt);
+  struct Adopt {
+    transport::ObjectOwner owner;  // whose object it must be
+  };
+  DomainPool(const std::string& domain, const Adopt& adopt);
 
   [[nodiscard]] transport::Pool& pool() noexcept { return *pool_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }

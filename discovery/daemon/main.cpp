@@ -10,10 +10,15 @@
 // for the child's start-up report on a pipe and exits with its code: 0 once
 // the socket listens, else the child's error, printed.
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -22,16 +27,10 @@
 #include <cstring>
 #include <expected>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <iterator>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "client_access.hpp"
 #include "daemon.hpp"
@@ -39,6 +38,8 @@
 #include "ferry/config/load.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/pid_file.hpp"
+#include "ferry/transport/domain_lock.hpp"
+#include "service_notifier.hpp"
 
 namespace {
 
@@ -120,13 +121,14 @@ class Startup {
     std::string how = "ended";
     if (::waitpid(child, &status, 0) == child) {
       if (WIFSIGNALED(status)) {
-        how = fmt::format("was killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+        how = fmt::format("was killed by signal {} ({})", WTERMSIG(status),
+                          ::strsignal(WTERMSIG(status)));
       } else if (WIFEXITED(status)) {
         how = fmt::format("exited with code {}", WEXITSTATUS(status));
       }
     }
-    std::_Exit(fail(1, fmt::format("the detached daemon {} before it served the domain; see {}", how,
-                                   log_path)));
+    std::_Exit(fail(1, fmt::format("the detached daemon {} before it served the domain; see {}",
+                                   how, log_path)));
   }
   if (code != 0) {
     fail(code, report.substr(newline + 1));
@@ -165,7 +167,9 @@ int detach(const std::string& log_path) {
 // anything else that reports there) to `log_path`.
 std::expected<void, std::string> redirect_stdio(const std::string& log_path) {
   const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (log < 0) return std::unexpected(fmt::format("cannot open the log file {}: {}", log_path, std::strerror(errno)));
+  if (log < 0)
+    return std::unexpected(
+        fmt::format("cannot open the log file {}: {}", log_path, std::strerror(errno)));
   const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (null >= 0) {
     ::dup2(null, STDIN_FILENO);
@@ -216,13 +220,28 @@ int serve(const Args& args, Setup& setup, Startup& startup) {
   // The socket is reachable (and the pid file read) before the Daemon's loop
   // runs: a SIGTERM sent meanwhile waits for its signalfd.
   discovery::block_stop_signals();
+  // The domain's lock in /dev/shm first: a ferryd given another runtime
+  // directory has another socket, but the same shared-memory names.
+  const mode_t object_mode = setup.group ? 0660 : 0600;
+  auto domain_lock = ferry::transport::DomainLock::acquire(
+      setup.domain, object_mode, setup.group ? setup.group->gid : static_cast<gid_t>(-1));
+  if (!domain_lock && domain_lock.error().held) {
+    const auto holder = domain_lock.error().holder;
+    return startup.fail(
+        1, fmt::format("another ferryd is serving domain '{}'{}: it holds the domain's lock "
+                       "/dev/shm/{} (whatever runtime directory it was given)",
+                       setup.domain, holder ? fmt::format(" (pid {})", *holder) : std::string{},
+                       ferry::transport::domain_lock_name(setup.domain)));
+  }
+  if (!domain_lock) return startup.fail(1, domain_lock.error().message);
   auto listener = discovery::UnixSeqpacketSocket::listen(setup.socket_path);
   if (!listener) return startup.fail(1, listener.error().message);
   if (setup.group) {
     if (::chown(setup.socket_path.c_str(), static_cast<uid_t>(-1), setup.group->gid) != 0 ||
         ::chmod(setup.socket_path.c_str(), 0660) != 0) {
-      return startup.fail(1, fmt::format("cannot give group '{}' access to {}: {}", setup.group->name,
-                                         setup.socket_path.string(), std::strerror(errno)));
+      return startup.fail(1,
+                          fmt::format("cannot give group '{}' access to {}: {}", setup.group->name,
+                                      setup.socket_path.string(), std::strerror(errno)));
     }
   }
   // We hold the domain's lock: a pid file already there is a dead daemon's.
@@ -230,17 +249,17 @@ int serve(const Args& args, Setup& setup, Startup& startup) {
   if (auto written = pid_file.write(); !written) return startup.fail(1, written.error());
 
   try {
-    discovery::DaemonOptions options{setup.domain,
-                                     setup.socket_path.string(),
-                                     static_cast<mode_t>(setup.group ? 0660 : 0600),
-                                     setup.group,
-                                     args.config,
-                                     std::move(setup.config_text)};
+    discovery::DaemonOptions options{setup.domain, setup.socket_path.string(),
+                                     object_mode,  setup.group,
+                                     args.config,  std::move(setup.config_text)};
     // No live daemon holds the domain (listen() would have refused): what is
     // left in /dev/shm under its prefix belongs to a dead one.
     discovery::Daemon daemon(options, setup.config, std::move(*listener));
     startup.ready();
-    return daemon.run();
+    const int code = daemon.run();
+    // No node is left: the domain is gone, its lock goes last.
+    if (daemon.domain_removed()) domain_lock->remove();
+    return code;
   } catch (const std::exception& e) {
     return startup.fail(1, e.what());
   }
@@ -252,17 +271,21 @@ int main(int argc, char** argv) {
   Args args;
   CLI::App app{"ferryd: the discovery daemon of a ferry domain"};
   app.add_option("--config", args.config, "Topic configuration (YAML)")->required();
-  app.add_option("--domain", args.domain, "Domain to serve (else FERRY_DOMAIN, the config's domain:, 'default')");
+  app.add_option("--domain", args.domain,
+                 "Domain to serve (else FERRY_DOMAIN, the config's domain:, 'default')");
   app.add_flag("--foreground", args.foreground,
                "Stay in the foreground and log to stderr (else detach once the domain is served, "
                "log to <runtime_dir>/<domain>.log)");
-  app.add_option("--log-level", args.log_level, "trace, debug, info, warn, error (else FERRY_LOG, else info)");
+  app.add_option("--log-level", args.log_level,
+                 "trace, debug, info, warn, error (else FERRY_LOG, else info)");
   app.add_option("--group", args.group,
                  "Let this group's members use the domain (group name or gid; objects 0660)");
   app.set_version_flag("--version", "ferryd 0.1.0");
   app.footer(
-      "Writes its pid to <runtime_dir>/<domain>.pid while it serves; SIGTERM or SIGINT stops it\n"
-      "and removes its socket, pid file and shared-memory objects.\n"
+      "Writes its pid to <runtime_dir>/<domain>.pid while it serves and holds the domain's lock\n"
+      "/dev/shm/ferry.<domain>.lock. SIGTERM or SIGINT stops it: it removes its socket and pid\n"
+      "file, and the domain's shared-memory objects unless nodes still live (they keep the\n"
+      "domain; the next ferryd adopts it).\n"
       "Examples:\n"
       "  ferryd --config topics.yaml                 # detaches once the domain is served\n"
       "  ferryd --config topics.yaml --domain demo --foreground --log-level debug\n"
@@ -279,7 +302,9 @@ int main(int argc, char** argv) {
   if (level.empty()) level = "info";
   const auto parsed_level = spdlog::level::from_str(level);
   if (parsed_level == spdlog::level::off && level != "off") {
-    return fail(2, fmt::format("unknown log level '{}'; expected trace, debug, info, warn, error or off", level));
+    return fail(
+        2, fmt::format("unknown log level '{}'; expected trace, debug, info, warn, error or off",
+                       level));
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("ferryd"));
   spdlog::set_level(parsed_level);
@@ -294,7 +319,8 @@ int main(int argc, char** argv) {
     std::ifstream in;
     if (std::filesystem::is_regular_file(args.config, ec)) in.open(args.config, std::ios::binary);
     if (in.is_open() && in) {
-      setup.config_text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      setup.config_text.assign(std::istreambuf_iterator<char>(in),
+                               std::istreambuf_iterator<char>());
       setup.config = ferry::config::load_string(setup.config_text, args.config);
     } else {
       setup.config = ferry::config::load_file(args.config);  // its error names the file and why
@@ -334,12 +360,18 @@ int main(int argc, char** argv) {
   if (!args.foreground && report_fd < 0) return 1;
   Startup startup{report_fd};
   if (!args.foreground) {
-    if (auto redirected = redirect_stdio(log_path); !redirected) return startup.fail(1, redirected.error());
+    if (auto redirected = redirect_stdio(log_path); !redirected)
+      return startup.fail(1, redirected.error());
     // The colour sink decided at its birth that stderr was a terminal: the
     // log file gets a plain one.
     spdlog::drop("ferryd");
     spdlog::set_default_logger(spdlog::stderr_logger_mt("ferryd"));
     spdlog::set_level(parsed_level);
+  }
+  if (std::getenv("NOTIFY_SOCKET") != nullptr && !ferry::discovery::ServiceNotifier::available()) {
+    spdlog::warn(
+        "NOTIFY_SOCKET is set but this ferryd was built without libsystemd: no readiness "
+        "or watchdog notifications (use Type=simple, or rebuild with libsystemd-dev)");
   }
   return serve(args, setup, startup);
 }

@@ -6,8 +6,8 @@
 
 #include <sys/types.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <expected>
 #include <map>
 #include <optional>
@@ -23,12 +23,12 @@ namespace ferry::discovery {
 // and the type every port must have.
 struct ServedTopic {
   std::string name;
-  bool declared = false;      // from the YAML; undeclared topics take `defaults`
-  std::string type_name;      // empty: not fixed yet (undeclared topic, no port)
+  bool declared = false;  // from the YAML; undeclared topics take `defaults`
+  std::string type_name;  // empty: not fixed yet (undeclared topic, no port)
   std::uint64_t type_size = 0;
   std::uint32_t type_align = 0;
-  bool bytes = false;         // `type: bytes` topic
-  TopicConfig config;         // policy, capacity, limits, sizes (slot_size filled by the daemon)
+  bool bytes = false;  // `type: bytes` topic
+  TopicConfig config;  // policy, capacity, limits, sizes (slot_size filled by the daemon)
   std::optional<std::vector<std::string>> allow_publish;    // nullopt: anyone may
   std::optional<std::vector<std::string>> allow_subscribe;  // nullopt: anyone may
 };
@@ -57,8 +57,8 @@ using Outbox = std::vector<std::pair<std::uint64_t /*node id*/, Message>>;
 
 class Registry {
  public:
-  Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults,
-           bool strict, ShmFactory& shm);
+  Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults, bool strict,
+           ShmFactory& shm);
 
   std::uint64_t add_node(std::string name, pid_t pid, std::uint16_t owner);
   // Removes the node and all its ports; their peers are told (`reason`).
@@ -71,6 +71,20 @@ class Registry {
   // The node that owns `port_id` has let go of the ring it shared with the
   // departed `peer_port_id`: its name can go. Anything else is ignored.
   void queue_released(std::uint64_t node_id, std::uint64_t port_id, std::uint64_t peer_port_id);
+
+  // SIGHUP (registry_reload.cpp). A declared topic of the new YAML that
+  // would change what live ports were made with (type, capacity, policy,
+  // max_size): {topic, why}. Nothing is changed.
+  struct ReloadConflict {
+    std::string topic;
+    std::string why;
+  };
+  [[nodiscard]] std::optional<ReloadConflict> reload_conflict(
+      const std::vector<ServedTopic>& declared) const;
+  // Applies a conflict-free YAML: new topics are added, changed limits and
+  // allow lists apply to new ports; a topic no longer declared stays while
+  // it has ports (then goes, as undeclared topics do).
+  void reload(std::vector<ServedTopic> declared, TopicConfig defaults, bool strict);
 
   // Topics [start, ...) that fit in one reply; `only` non-empty: that topic.
   [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only) const;
@@ -108,7 +122,7 @@ class Registry {
     std::uint64_t node_id = 0;
     bool publisher = false;
     std::string topic;
-    std::string doorbell_shm;  // subscribers only
+    std::string doorbell_shm;       // subscribers only
     std::uint64_t previous_id = 0;  // its id under the previous ferryd (re-registered)
   };
   struct TopicEntry {
@@ -119,7 +133,8 @@ class Registry {
 
   TopicEntry* topic_for(const std::string& name, Error& error);
   std::optional<Error> check_type(const TopicEntry& topic, const PortRequest& request) const;
-  std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer, bool publisher) const;
+  std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer,
+                                     bool publisher) const;
   std::expected<void, Error> connect(std::uint64_t pub, std::uint64_t sub, Outbox& out);
   void disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t gone, UnmatchReason reason,
                   Outbox& out);

@@ -1,6 +1,8 @@
 #include "shm_factory.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
 #include <new>
 
 #include "ferry/discovery/objects.hpp"
@@ -20,18 +22,18 @@ std::expected<void, std::string> ShmObjects::create_ring(const std::string& name
     return std::unexpected(fmt::format("invalid ring geometry for '{}': capacity {}, slot size {}",
                                        name, capacity, slot_size));
   }
-  auto segment = transport::Segment::create(name, kRingKind,
-                                            transport::kRingLayoutVersion, bytes,
+  auto segment = transport::Segment::create(name, kRingKind, transport::kRingLayoutVersion, bytes,
                                             {.remove_stale = true, .mode = mode_, .group = group_});
   if (!segment) {
     return std::unexpected(fmt::format("cannot create ring '{}' ({} bytes): {}", name, bytes,
                                        transport::to_string(segment.error())));
   }
-  if (auto formatted = transport::format_ring(segment->payload(), segment->payload_size(), geometry);
+  if (auto formatted =
+          transport::format_ring(segment->payload(), segment->payload_size(), geometry);
       !formatted) {
     transport::Segment::remove(name);
-    return std::unexpected(fmt::format("cannot format ring '{}': {}", name,
-                                       transport::to_string(formatted.error())));
+    return std::unexpected(
+        fmt::format("cannot format ring '{}': {}", name, transport::to_string(formatted.error())));
   }
   segment->seal();
   return {};
@@ -51,11 +53,12 @@ std::expected<void, std::string> ShmObjects::create_doorbell(const std::string& 
 }
 
 std::expected<void, std::string> ShmObjects::adopt_doorbell(const std::string& name) {
-  auto segment = transport::Segment::open(name, kDoorbellKind, kDoorbellLayoutVersion,
-                                          std::chrono::milliseconds(0));
+  auto segment = transport::Segment::open(
+      name, kDoorbellKind, kDoorbellLayoutVersion, std::chrono::milliseconds(0),
+      transport::SegmentAccess::ReadWrite, transport::ObjectOwner{::geteuid(), mode_});
   if (!segment) {
-    return std::unexpected(fmt::format("cannot adopt doorbell '{}': {}", name,
-                                       transport::to_string(segment.error())));
+    return std::unexpected(
+        fmt::format("cannot adopt doorbell '{}': {}", name, transport::to_string(segment.error())));
   }
   return {};
 }

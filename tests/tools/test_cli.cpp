@@ -1,19 +1,16 @@
 // The `ferry` and `ferryd` programs run as a user would: exit codes, error
 // sentences and JSON output.
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
-
-#include <functional>
-
-#include <nlohmann/json.hpp>
 
 #include "daemon_fixture.hpp"
 #include "ferry/transport/names.hpp"
@@ -22,8 +19,8 @@
 
 using ferry::test::bin_path;
 using ferry::test::Daemon;
-using ferry::test::RunResult;
 using ferry::test::run_program;
+using ferry::test::RunResult;
 using ferry::test::TestDomain;
 
 namespace {
@@ -37,7 +34,8 @@ std::string write_file(const TestDomain& domain, const std::string& name, const 
 // the same runtime directory, so that only a --domain on the command line
 // reaches the test's domain.
 RunResult ferry_elsewhere(const TestDomain& domain, const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"/usr/bin/env", "FERRY_DOMAIN=" + domain.name() + "x", bin_path("ferry")};
+  std::vector<std::string> argv{"/usr/bin/env", "FERRY_DOMAIN=" + domain.name() + "x",
+                                bin_path("ferry")};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(domain, argv);
 }
@@ -103,28 +101,31 @@ TEST_CASE("ferryd refuses a bad configuration with file:line:col and exit code 2
 TEST_CASE("ferryd refuses a bad domain name and a second daemon for the same domain") {
   TestDomain domain;
   const auto path = write_file(domain, "ok.yaml", seq_config("  - { name: t, type: Seq }\n"));
-  auto bad = run_program(domain, {bin_path("ferryd"), "--config", path, "--domain", "no/slash",
-                                  "--foreground"});
+  auto bad = run_program(
+      domain, {bin_path("ferryd"), "--config", path, "--domain", "no/slash", "--foreground"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("no/slash") != std::string::npos);
 
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
-  auto second = run_program(domain, {bin_path("ferryd"), "--config", path, "--domain",
-                                     domain.name(), "--foreground"});
+  auto second = run_program(
+      domain, {bin_path("ferryd"), "--config", path, "--domain", domain.name(), "--foreground"});
   CHECK(second.exit_code == 1);
   CHECK(second.err.find("another ferryd") != std::string::npos);
 }
 
-TEST_CASE("ferryd stops on SIGTERM and removes its socket and shared-memory objects") {
+TEST_CASE("ferryd stops on SIGTERM with no node left and removes its socket and objects") {
   TestDomain domain;
   {
     Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
     ferry::test::use_domain_env(domain);
-    ferry::Node node{"n"};
-    auto pub = node.publisher<Seq>("t");
-    auto sub = node.subscriber<Seq>("t");
-    CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
-    CHECK_FALSE(ferry::transport::list_domain_objects(domain.name()).empty());
+    {
+      ferry::Node node{"n"};
+      auto pub = node.publisher<Seq>("t");
+      auto sub = node.subscriber<Seq>("t");
+      CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
+      CHECK_FALSE(ferry::transport::list_domain_objects(domain.name()).empty());
+    }
+    // (With nodes alive it would leave the domain to them: test_stop_with_nodes.)
     CHECK(daemon.stop() == 0);
   }
   CHECK(ferry::transport::list_domain_objects(domain.name()).empty());
@@ -133,7 +134,8 @@ TEST_CASE("ferryd stops on SIGTERM and removes its socket and shared-memory obje
 
 TEST_CASE("ferry topic list shows declared and live topics, as a table and as JSON") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: robot/pose, type: Seq, capacity: 16, policy: drop_new }\n"));
+  Daemon daemon(
+      domain, seq_config("  - { name: robot/pose, type: Seq, capacity: 16, policy: drop_new }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"lister"};
   auto pub = node.publisher<Seq>("robot/pose");
@@ -152,14 +154,16 @@ TEST_CASE("ferry topic list shows declared and live topics, as a table and as JS
   CHECK(topics[0]["publishers"] == 1);
   CHECK(topics[0]["subscribers"] == 2);
 
-  const auto table = run_program(domain, {bin_path("ferry"), "--domain", domain.name(), "topic", "list"});
+  const auto table =
+      run_program(domain, {bin_path("ferry"), "--domain", domain.name(), "topic", "list"});
   CHECK(table.exit_code == 0);
   const auto rows = lines(table.out);
   REQUIRE(rows.size() == 2);
-  CHECK(words(rows[0]) ==
-        std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"});
+  CHECK(words(rows[0]) == std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS",
+                                                   "SUBS", "RATE(Hz)"});
   // Nothing is published: the queues exist, so the rate is measured, and 0.
-  CHECK(words(rows[1]) == std::vector<std::string>{"robot/pose", "Seq", "drop_new", "16", "1", "2", "0.0"});
+  CHECK(words(rows[1]) ==
+        std::vector<std::string>{"robot/pose", "Seq", "drop_new", "16", "1", "2", "0.0"});
   // Columns line up: each value starts where its header does.
   for (const char* header : {"TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"}) {
     CAPTURE(header);
@@ -177,7 +181,9 @@ TEST_CASE("ferry without a daemon exits 1 naming the socket; bad usage exits 2")
   CHECK(r.err.find(domain.name() + ".sock") != std::string::npos);
   CHECK(r.err.find("ferryd --config") != std::string::npos);
   CHECK(run_program(domain, {bin_path("ferry"), "topic", "frobnicate"}).exit_code == 2);
-  CHECK(run_program(domain, {bin_path("ferry"), "--domain", "bad name", "topic", "list"}).exit_code == 2);
+  CHECK(
+      run_program(domain, {bin_path("ferry"), "--domain", "bad name", "topic", "list"}).exit_code ==
+      2);
   CHECK(run_program(domain, {bin_path("ferry"), "--version"}).exit_code == 0);
 }
 
@@ -196,7 +202,8 @@ TEST_CASE("ferryd removes the shared-memory objects a dead daemon of its domain 
   }));
 }
 
-TEST_CASE("--domain works after the verb and between its words, for every verb that reads a domain") {
+TEST_CASE(
+    "--domain works after the verb and between its words, for every verb that reads a domain") {
   TestDomain domain;
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 8 }\n"));
   const std::string& d = domain.name();
@@ -211,18 +218,24 @@ TEST_CASE("--domain works after the verb and between its words, for every verb t
     std::vector<std::string> args;
     std::function<bool(const nlohmann::json&)> ok;
   };
-  const auto lists_t = [](const nlohmann::json& j) { return j.is_array() && j.size() == 1 && j[0]["name"] == "t"; };
+  const auto lists_t = [](const nlohmann::json& j) {
+    return j.is_array() && j.size() == 1 && j[0]["name"] == "t";
+  };
   for (const Case& c : {
            Case{{"topic", "list", "--json", "--domain", d}, lists_t},
            Case{{"topic", "list", "--domain", d, "--json"}, lists_t},
            Case{{"topic", "--domain", d, "list", "--json"}, lists_t},
            Case{{"--domain", d, "topic", "list", "--json"}, lists_t},
-           Case{{"--domain", d, "topic", "list", "--json", "--domain", d}, lists_t},  // twice, same name
+           Case{{"--domain", d, "topic", "list", "--json", "--domain", d},
+                lists_t},  // twice, same name
            Case{{"topic", "info", "t", "--domain", d, "--json"},
                 [](const nlohmann::json& j) { return j["name"] == "t" && j["capacity"] == 8; }},
-           Case{{"node", "list", "--json", "--domain", d}, [](const nlohmann::json& j) { return j.is_array(); }},
-           Case{{"node", "--domain", d, "list", "--json"}, [](const nlohmann::json& j) { return j.is_array(); }},
-           Case{{"pool", "--json", "--domain", d}, [](const nlohmann::json& j) { return j.contains("classes"); }},
+           Case{{"node", "list", "--json", "--domain", d},
+                [](const nlohmann::json& j) { return j.is_array(); }},
+           Case{{"node", "--domain", d, "list", "--json"},
+                [](const nlohmann::json& j) { return j.is_array(); }},
+           Case{{"pool", "--json", "--domain", d},
+                [](const nlohmann::json& j) { return j.contains("classes"); }},
        }) {
     const std::string command = joined(c.args);
     CAPTURE(command);
@@ -244,8 +257,10 @@ TEST_CASE("--domain works after the verb and between its words, for every verb t
   CHECK(nlohmann::json::parse(dead.out)["domain"] == wrong);
 
   // A wrong domain after the verb fails as before the verb: exit 1 naming its socket.
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "list"}, {"topic", "info", "t"},
-                                               {"node", "list"}, {"pool"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "list"},
+                                               {"topic", "info", "t"},
+                                               {"node", "list"},
+                                               {"pool"}}) {
     const std::string command = joined(args);
     CAPTURE(command);
     std::vector<std::string> argv{bin_path("ferry")};
@@ -258,7 +273,8 @@ TEST_CASE("--domain works after the verb and between its words, for every verb t
   }
 
   // Two different names are a usage error naming both, not a silent pick.
-  const auto twice = run_program(domain, {bin_path("ferry"), "--domain", d, "topic", "list", "--domain", wrong});
+  const auto twice =
+      run_program(domain, {bin_path("ferry"), "--domain", d, "topic", "list", "--domain", wrong});
   CHECK(twice.exit_code == 2);
   CHECK(twice.err.find("'" + d + "'") != std::string::npos);
   CHECK(twice.err.find("'" + wrong + "'") != std::string::npos);
@@ -267,9 +283,10 @@ TEST_CASE("--domain works after the verb and between its words, for every verb t
 
 TEST_CASE("--version works after the verb too") {
   TestDomain domain;
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"--version"}, {"topic", "list", "--version"}, {"pool", "--version"},
-        {"topic", "--version"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--version"},
+                                               {"topic", "list", "--version"},
+                                               {"pool", "--version"},
+                                               {"topic", "--version"}}) {
     const std::string command = joined(args);
     CAPTURE(command);
     std::vector<std::string> argv{bin_path("ferry")};
@@ -280,7 +297,8 @@ TEST_CASE("--version works after the verb too") {
   }
 }
 
-TEST_CASE("usage errors are one line on stderr, prefixed 'ferry: ', naming what was wrong, exit 2") {
+TEST_CASE(
+    "usage errors are one line on stderr, prefixed 'ferry: ', naming what was wrong, exit 2") {
   TestDomain domain;  // no daemon: parsing fails before any connection
   struct Case {
     std::vector<std::string> args;
@@ -289,23 +307,38 @@ TEST_CASE("usage errors are one line on stderr, prefixed 'ferry: ', naming what 
   };
   for (const Case& c : {
            Case{{"frob"}, "unknown command 'frob' for 'ferry'", "see 'ferry --help'"},
-           Case{{"topic", "frob"}, "unknown command 'frob' for 'ferry topic'", "see 'ferry topic --help'"},
-           Case{{"node", "frob", "--json"}, "unknown command 'frob' for 'ferry node'", "see 'ferry node --help'"},
-           Case{{"topic"}, "'ferry topic' needs a command: list, info, echo, pub, hz, bw", "see 'ferry topic --help'"},
+           Case{{"topic", "frob"},
+                "unknown command 'frob' for 'ferry topic'",
+                "see 'ferry topic --help'"},
+           Case{{"node", "frob", "--json"},
+                "unknown command 'frob' for 'ferry node'",
+                "see 'ferry node --help'"},
+           Case{{"topic"},
+                "'ferry topic' needs a command: list, info, echo, pub, hz, bw",
+                "see 'ferry topic --help'"},
            Case{{}, "'ferry' needs a command", "see 'ferry --help'"},
-           Case{{"pool", "extra"}, "unexpected argument 'extra' for 'ferry pool'", "see 'ferry pool --help'"},
-           Case{{"topic", "info", "a", "b"}, "unexpected argument 'b' for 'ferry topic info'",
+           Case{{"pool", "extra"},
+                "unexpected argument 'extra' for 'ferry pool'",
+                "see 'ferry pool --help'"},
+           Case{{"topic", "info", "a", "b"},
+                "unexpected argument 'b' for 'ferry topic info'",
                 "see 'ferry topic info --help'"},
-           Case{{"topic", "list", "--jsn"}, "unknown option '--jsn' for 'ferry topic list'",
+           Case{{"topic", "list", "--jsn"},
+                "unknown option '--jsn' for 'ferry topic list'",
                 "see 'ferry topic list --help'"},
-           Case{{"topic", "info", "--jsn"}, "unknown option '--jsn' for 'ferry topic info'",
+           Case{{"topic", "info", "--jsn"},
+                "unknown option '--jsn' for 'ferry topic info'",
                 "see 'ferry topic info --help'"},
-           Case{{"--jsn", "topic", "list"}, "unknown option '--jsn' for 'ferry'", "see 'ferry --help'"},
+           Case{{"--jsn", "topic", "list"},
+                "unknown option '--jsn' for 'ferry'",
+                "see 'ferry --help'"},
            Case{{"topic", "info"}, "TOPIC is required", "see 'ferry topic info --help'"},
            Case{{"config", "check"}, "FILE is required", "see 'ferry config check --help'"},
            Case{{"top", "--count", "x"}, "x", "see 'ferry top --help'"},
            Case{{"topic", "hz", "t", "--window", "1"}, "--window", "see 'ferry topic hz --help'"},
-           Case{{"topic", "pub", "t", "{}", "--rate", "0"}, "--rate", "see 'ferry topic pub --help'"},
+           Case{{"topic", "pub", "t", "{}", "--rate", "0"},
+                "--rate",
+                "see 'ferry topic pub --help'"},
            Case{{"topic", "list", "--domain"}, "--domain", "see 'ferry topic list --help'"},
        }) {
     const std::string command = joined(c.args);
@@ -324,7 +357,8 @@ TEST_CASE("usage errors are one line on stderr, prefixed 'ferry: ', naming what 
 TEST_CASE("ferry bench refuses --domain, before or after the verb, and does not list it") {
   TestDomain domain;
   for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"bench", "latency", "--domain", "x"}, {"--domain", "x", "bench", "throughput"},
+       {std::vector<std::string>{"bench", "latency", "--domain", "x"},
+        {"--domain", "x", "bench", "throughput"},
         {"bench", "--domain", "x", "latency"}}) {
     const std::string command = joined(args);
     CAPTURE(command);
@@ -340,7 +374,7 @@ TEST_CASE("ferry bench refuses --domain, before or after the verb, and does not 
     const auto help = run_program(domain, {bin_path("ferry"), "bench", verb, "--help"});
     CHECK(help.exit_code == 0);
     CHECK(help.out.find("--size") != std::string::npos);
-    CHECK(help.out.find("--domain NAME") == std::string::npos);  // not among the options...
+    CHECK(help.out.find("--domain NAME") == std::string::npos);     // not among the options...
     CHECK(help.out.find("refuses --domain") != std::string::npos);  // ... and said why
   }
 }

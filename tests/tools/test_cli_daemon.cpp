@@ -1,7 +1,6 @@
 // ferryd as an administrator runs it: detached (no --foreground) with its
 // pid file, stopped by SIGTERM; `ferry clean` after a killed daemon; --group.
 #include <doctest/doctest.h>
-
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,12 +13,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "daemon_fixture.hpp"
 #include "ferry/discovery/pid_file.hpp"
@@ -52,8 +50,12 @@ std::string read_file(const fs::path& path) {
   return s.str();
 }
 
-fs::path socket_of(const TestDomain& domain) { return domain.runtime_dir() / (domain.name() + ".sock"); }
-fs::path pid_file_of(const TestDomain& domain) { return domain.runtime_dir() / (domain.name() + ".pid"); }
+fs::path socket_of(const TestDomain& domain) {
+  return domain.runtime_dir() / (domain.name() + ".sock");
+}
+fs::path pid_file_of(const TestDomain& domain) {
+  return domain.runtime_dir() / (domain.name() + ".pid");
+}
 
 // A detached ferryd leaves its parent (run_program's child): this test
 // process takes in such orphans (a child subreaper), so that it can reap a
@@ -79,7 +81,8 @@ class DetachedDaemon {
                  const std::vector<std::string>& extra = {})
       : domain_(domain) {
     ::prctl(PR_SET_CHILD_SUBREAPER, 1);  // see process_gone
-    std::vector<std::string> argv{bin_path("ferryd"), "--config", config, "--domain", domain.name()};
+    std::vector<std::string> argv{bin_path("ferryd"), "--config", config, "--domain",
+                                  domain.name()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     result_ = run_program(domain, argv, std::chrono::seconds(20));
     find_pid();
@@ -108,7 +111,7 @@ class DetachedDaemon {
     }
     // No pid file: the socket's listener, as the kernel saw it.
     auto probe = ferry::discovery::UnixSeqpacketSocket::connect(socket_of(domain_),
-                                                               std::chrono::milliseconds(200));
+                                                                std::chrono::milliseconds(200));
     if (probe) {
       if (auto cred = probe->peer_credentials()) pid_ = cred->pid;
     }
@@ -162,13 +165,17 @@ TEST_CASE("a detached ferryd serves once the command returns and stops on SIGTER
   CHECK(daemon.pid() != ::getpid());
 
   // The pid file names the process that listens on the socket.
-  auto probe = ferry::discovery::UnixSeqpacketSocket::connect(socket_of(domain), std::chrono::seconds(1));
+  auto probe =
+      ferry::discovery::UnixSeqpacketSocket::connect(socket_of(domain), std::chrono::seconds(1));
   REQUIRE(probe.has_value());
   CHECK(probe->peer_credentials()->pid == daemon.pid());
   probe->close();
 
   CHECK(run_program(domain, {bin_path("ferry"), "topic", "list"}).exit_code == 0);
-  const auto node = start_node(domain);
+  std::optional<ferry::test::Child> node{start_node(domain)};
+  // With no node left it removes all (a live one would keep the domain:
+  // test_stop_with_nodes).
+  node.reset();
 
   REQUIRE(::kill(daemon.pid(), SIGTERM) == 0);
   CHECK(eventually([&] { return process_gone(daemon.pid()); }, std::chrono::seconds(2)));
@@ -203,8 +210,8 @@ TEST_CASE("a second detached ferryd on a served domain exits 1 saying so; the fi
 
   DetachedDaemon second(domain, config);
   CHECK(second.result().exit_code == 1);
-  CHECK(second.result().err.find("ferryd: another ferryd is serving domain '" + domain.name() + "'") !=
-        std::string::npos);
+  CHECK(second.result().err.find("ferryd: another ferryd is serving domain '" + domain.name() +
+                                 "'") != std::string::npos);
   CHECK(second.pid() == -1);
   CHECK(ferry::discovery::read_pid_file(pid_file_of(domain)) == first.pid());
   CHECK(run_program(domain, {bin_path("ferry"), "topic", "list"}).exit_code == 0);
@@ -214,7 +221,8 @@ TEST_CASE("a foreground ferryd writes its pid file too and removes it when it st
   TestDomain domain;
   Daemon daemon(domain, seq_config(kTopics));
   // The fixture returns once the socket accepts; the pid file follows it.
-  CHECK(eventually([&] { return ferry::discovery::read_pid_file(pid_file_of(domain)) == daemon.pid(); }));
+  CHECK(eventually(
+      [&] { return ferry::discovery::read_pid_file(pid_file_of(domain)) == daemon.pid(); }));
   CHECK(daemon.stop() == 0);
   CHECK_FALSE(fs::exists(pid_file_of(domain)));
 }
@@ -233,14 +241,17 @@ TEST_CASE("ferry clean removes what a killed ferryd left and then finds nothing 
 
   const auto r = run_program(domain, {bin_path("ferry"), "clean"});
   CHECK(r.exit_code == 0);
-  for (const auto& name : left) CHECK(r.out.find("removed /dev/shm/" + name + "\n") != std::string::npos);
+  for (const auto& name : left)
+    CHECK(r.out.find("removed /dev/shm/" + name + "\n") != std::string::npos);
   CHECK(r.out.find("removed " + socket_of(domain).string()) != std::string::npos);
-  CHECK(r.out.find("(of ferryd pid " + std::to_string(dead) + ", no longer serving)") != std::string::npos);
+  CHECK(r.out.find("(of ferryd pid " + std::to_string(dead) + ", no longer serving)") !=
+        std::string::npos);
   CHECK(objects_of(domain).empty());
   CHECK_FALSE(fs::exists(socket_of(domain)));
   CHECK_FALSE(fs::exists(pid_file_of(domain)));
 
-  const auto again = run_program(domain, {bin_path("ferry"), "--domain", domain.name(), "clean", "--json"});
+  const auto again =
+      run_program(domain, {bin_path("ferry"), "--domain", domain.name(), "clean", "--json"});
   CHECK(again.exit_code == 0);
   const auto json = nlohmann::json::parse(again.out);
   CHECK(json["domain"] == domain.name());
@@ -279,13 +290,16 @@ TEST_CASE("ferry clean --help shows an example") {
   CHECK(r.out.find("Examples:") != std::string::npos);
 }
 
-TEST_CASE("ferryd --group with an unknown group exits 2 naming it; a known one gives a 0660 socket") {
+TEST_CASE(
+    "ferryd --group with an unknown group exits 2 naming it; a known one gives a 0660 socket") {
   TestDomain domain;
   const auto config = write_file(domain, "ok.yaml", seq_config(kTopics));
-  const auto unknown = run_program(domain, {bin_path("ferryd"), "--config", config, "--domain", domain.name(),
-                                            "--group", "no-such-group-ferry", "--foreground"});
+  const auto unknown =
+      run_program(domain, {bin_path("ferryd"), "--config", config, "--domain", domain.name(),
+                           "--group", "no-such-group-ferry", "--foreground"});
   CHECK(unknown.exit_code == 2);
-  CHECK(unknown.err.find("unknown group 'no-such-group-ferry' given to --group") != std::string::npos);
+  CHECK(unknown.err.find("unknown group 'no-such-group-ferry' given to --group") !=
+        std::string::npos);
   CHECK_FALSE(fs::exists(socket_of(domain)));
 
   const group* ours = ::getgrgid(::getgid());

@@ -1,6 +1,7 @@
 // ferry clean: removes what a dead ferryd of the domain left behind: its
 // shared-memory objects (/dev/shm/ferry.<domain>.*), its socket and its pid
-// file. Refuses while a ferryd serves the domain.
+// file. Refuses while a ferryd serves the domain (it holds the domain's lock,
+// /dev/shm/ferry.<domain>.lock, whatever its runtime directory).
 #include <fmt/format.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/pid_file.hpp"
 #include "ferry/discovery/socket.hpp"
+#include "ferry/transport/domain_lock.hpp"
 #include "ferry/transport/names.hpp"
 #include "sample_codec.hpp"
 
@@ -48,12 +50,38 @@ struct Cleaned {
                             who, domain, socket.string(), stop));
 }
 
+// The domain's lock in /dev/shm, seen by every ferryd of the domain
+// whatever its runtime directory; refuses (Failure, exit 1) while one holds it.
+transport::DomainLock lock_domain_objects(const std::string& domain, const fs::path& socket) {
+  auto lock = transport::DomainLock::acquire(domain);
+  if (!lock) {
+    if (lock.error().held) {
+      const auto pid = lock.error().holder;
+      std::error_code ec;
+      const std::string where = fs::exists(socket, ec)
+                                    ? fmt::format("on {}", socket.string())
+                                    : fmt::format("with another runtime directory than {}",
+                                                  socket.parent_path().string());
+      throw Failure(
+          kExitRuntime,
+          fmt::format(
+              "{} is serving domain '{}' {} (it holds /dev/shm/{}); {}: ferry "
+              "clean only removes what a dead ferryd left behind",
+              pid ? fmt::format("ferryd (pid {})", *pid) : std::string{"a ferryd"}, domain, where,
+              transport::domain_lock_name(domain),
+              pid ? fmt::format("stop it first (kill {})", *pid) : std::string{"stop it first"}));
+    }
+    throw Failure(kExitRuntime, lock.error().message);
+  }
+  return std::move(*lock);
+}
+
 // Holds the domain's server lock while it cleans, so that no ferryd starts
 // meanwhile; refuses (Failure, exit 1) while one serves the domain.
 std::optional<discovery::ServerLock> lock_dead_domain(const std::string& domain,
                                                       const fs::path& dir, const fs::path& socket) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::nullopt;  // no runtime directory: no ferryd either
+  if (!fs::is_directory(dir, ec)) return std::nullopt;  // no runtime directory: no socket there
   auto lock = discovery::ServerLock::acquire(socket);
   if (!lock) {
     if (lock.error().code == discovery::SocketErrorCode::already_served) {
@@ -82,7 +110,9 @@ void remove_file(const fs::path& path, std::optional<std::string>& removed,
 
 Cleaned clean_domain(const std::string& domain, const fs::path& dir, const fs::path& socket) {
   Cleaned cleaned;
+  const std::string lock = transport::domain_lock_name(domain);
   for (const auto& name : transport::list_domain_objects(domain)) {
+    if (name == lock) continue;  // held by us: removed last
     if (::shm_unlink(("/" + name).c_str()) == 0) {
       cleaned.objects.push_back(name);
     } else if (errno != ENOENT) {
@@ -144,8 +174,16 @@ void clean(const Context& context, bool json) {
   const fs::path dir = discovery::runtime_dir();
   auto socket = discovery::socket_path(domain, dir);
   if (!socket) throw Failure(kExitRuntime, socket.error().message);
+  // A lock a dead ferryd left is reported with its other objects; one this
+  // command makes to lock the domain is not.
+  std::error_code ec;
+  const std::string lock_name = transport::domain_lock_name(domain);
+  const bool lock_left = fs::exists("/dev/shm/" + lock_name, ec);
+  transport::DomainLock objects_lock = lock_domain_objects(domain, *socket);
   const auto lock = lock_dead_domain(domain, dir, *socket);
-  const Cleaned cleaned = clean_domain(domain, dir, *socket);
+  Cleaned cleaned = clean_domain(domain, dir, *socket);
+  objects_lock.remove();
+  if (lock_left) cleaned.objects.push_back(lock_name);
   print(domain, cleaned, json);
   if (!cleaned.failures.empty()) {
     std::string list;

@@ -11,8 +11,8 @@ namespace ferry::transport {
 bool is_valid_domain(std::string_view domain) noexcept {
   if (domain.empty() || domain.size() > 32) return false;
   return std::all_of(domain.begin(), domain.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
 }
 
@@ -41,9 +41,11 @@ std::vector<std::string> list_domain_objects(std::string_view domain) {
   return names;
 }
 
-std::size_t remove_domain_objects(std::string_view domain) {
+std::size_t remove_domain_objects(std::string_view domain, bool keep_lock) {
   std::size_t removed = 0;
+  const std::string lock = shm_name(domain, "lock");  // domain_lock_name()
   for (const auto& name : list_domain_objects(domain)) {
+    if (keep_lock && name == lock) continue;
     const std::string path = "/" + name;
     if (::shm_unlink(path.c_str()) == 0) ++removed;
   }

@@ -3,13 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <boost/interprocess/exceptions.hpp>
+#include <boost/interprocess/shared_memory_object.hpp>
 #include <cerrno>
 #include <new>
 #include <thread>
 #include <utility>
-
-#include <boost/interprocess/exceptions.hpp>
-#include <boost/interprocess/shared_memory_object.hpp>
 
 namespace ferry::transport {
 
@@ -17,44 +16,58 @@ namespace bip = boost::interprocess;
 
 std::string_view to_string(SegmentError e) noexcept {
   switch (e) {
-    case SegmentError::NotFound: return "shared-memory segment not found";
+    case SegmentError::NotFound:
+      return "shared-memory segment not found";
     case SegmentError::NotReady:
       return "shared-memory segment exists but its creator did not finish it in time";
-    case SegmentError::TooSmall: return "shared-memory object is smaller than a segment header";
-    case SegmentError::BadMagic: return "shared-memory object is not a ferry segment (bad magic)";
+    case SegmentError::TooSmall:
+      return "shared-memory object is smaller than a segment header";
+    case SegmentError::BadMagic:
+      return "shared-memory object is not a ferry segment (bad magic)";
     case SegmentError::VersionMismatch:
       return "shared-memory segment has another layout version (mixed ferry versions?)";
-    case SegmentError::KindMismatch: return "shared-memory segment is of another kind than expected";
+    case SegmentError::KindMismatch:
+      return "shared-memory segment is of another kind than expected";
     case SegmentError::SizeMismatch:
       return "shared-memory segment's recorded size differs from its real size";
     case SegmentError::AlreadyExists:
       return "shared-memory segment already exists (remove the stale one first)";
-    case SegmentError::PermissionDenied: return "permission denied on the shared-memory segment";
-    case SegmentError::InvalidArgument: return "invalid segment name or size";
-    case SegmentError::SystemError: return "system error on the shared-memory segment";
+    case SegmentError::PermissionDenied:
+      return "permission denied on the shared-memory segment";
+    case SegmentError::Untrusted:
+      return "shared-memory segment is owned by another user or has a wider mode than expected";
+    case SegmentError::InvalidArgument:
+      return "invalid segment name or size";
+    case SegmentError::SystemError:
+      return "system error on the shared-memory segment";
   }
   return "unknown segment error";
 }
 
 namespace {
 
-constexpr std::size_t kMaxNameLength = 250;          // NAME_MAX minus the leading '/'
+constexpr std::size_t kMaxNameLength = 250;                // NAME_MAX minus the leading '/'
 constexpr std::size_t kMaxPayload = std::size_t{1} << 40;  // 1 TiB: anything larger is a bug
 
 bool valid_name(std::string_view name) noexcept {
-  return !name.empty() && name.size() <= kMaxNameLength && name.find('/') == std::string_view::npos &&
-         name.find('\0') == std::string_view::npos;
+  return !name.empty() && name.size() <= kMaxNameLength &&
+         name.find('/') == std::string_view::npos && name.find('\0') == std::string_view::npos;
 }
 
 SegmentError from_errno(int err) noexcept {
   switch (err) {
-    case ENOENT: return SegmentError::NotFound;
-    case EEXIST: return SegmentError::AlreadyExists;
+    case ENOENT:
+      return SegmentError::NotFound;
+    case EEXIST:
+      return SegmentError::AlreadyExists;
     case EACCES:
-    case EPERM: return SegmentError::PermissionDenied;
+    case EPERM:
+      return SegmentError::PermissionDenied;
     case EINVAL:
-    case ENAMETOOLONG: return SegmentError::InvalidArgument;
-    default: return SegmentError::SystemError;
+    case ENAMETOOLONG:
+      return SegmentError::InvalidArgument;
+    default:
+      return SegmentError::SystemError;
   }
 }
 
@@ -62,11 +75,16 @@ SegmentError from_exception(const bip::interprocess_exception& e) noexcept {
   if (e.get_native_error() != 0) return from_errno(e.get_native_error());
   switch (e.get_error_code()) {
     case bip::not_found_error:
-    case bip::not_such_file_or_directory: return SegmentError::NotFound;
-    case bip::already_exists_error: return SegmentError::AlreadyExists;
-    case bip::security_error: return SegmentError::PermissionDenied;
-    case bip::invalid_argument: return SegmentError::InvalidArgument;
-    default: return SegmentError::SystemError;
+    case bip::not_such_file_or_directory:
+      return SegmentError::NotFound;
+    case bip::already_exists_error:
+      return SegmentError::AlreadyExists;
+    case bip::security_error:
+      return SegmentError::PermissionDenied;
+    case bip::invalid_argument:
+      return SegmentError::InvalidArgument;
+    default:
+      return SegmentError::SystemError;
   }
 }
 
@@ -143,7 +161,8 @@ void Segment::seal() noexcept {
 std::expected<Segment, SegmentError> Segment::open(std::string_view name, SegmentKind kind,
                                                    std::uint32_t layout_version,
                                                    std::chrono::milliseconds wait_timeout,
-                                                   SegmentAccess access) noexcept {
+                                                   SegmentAccess access,
+                                                   std::optional<ObjectOwner> owner) noexcept {
   if (!valid_name(name)) return std::unexpected(SegmentError::InvalidArgument);
   const auto deadline = std::chrono::steady_clock::now() + wait_timeout;
   const auto mode = access == SegmentAccess::ReadOnly ? bip::read_only : bip::read_write;
@@ -154,6 +173,10 @@ std::expected<Segment, SegmentError> Segment::open(std::string_view name, Segmen
       SegmentError pending = SegmentError::NotFound;
       try {
         bip::shared_memory_object shm(bip::open_only, n.c_str(), mode);
+        // Whose it is, before anything of it is believed.
+        if (owner && untrusted_descriptor(shm.get_mapping_handle().handle, n, *owner)) {
+          return std::unexpected(SegmentError::Untrusted);
+        }
         // The object's real size, from fstat, BEFORE mapping: touching a
         // mapping beyond the end of the object raises SIGBUS.
         bip::offset_t size = 0;
@@ -190,7 +213,8 @@ std::expected<Segment, SegmentError> Segment::open(std::string_view name, Segmen
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) return std::unexpected(pending);
       // Creation takes microseconds; a 1 ms poll keeps openers cheap and prompt.
-      std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(deadline - now, std::chrono::milliseconds(1)));
+      std::this_thread::sleep_for(
+          std::min<std::chrono::nanoseconds>(deadline - now, std::chrono::milliseconds(1)));
     }
   } catch (...) {
     return std::unexpected(SegmentError::SystemError);

@@ -20,7 +20,9 @@ namespace ferry::transport {
 // Names of the objects in /dev/shm that start with the domain's prefix.
 [[nodiscard]] std::vector<std::string> list_domain_objects(std::string_view domain);
 
-// Removes every object of the domain; returns how many were removed.
-std::size_t remove_domain_objects(std::string_view domain);
+// Removes every object of the domain; returns how many were removed. With
+// `keep_lock`, the domain's lock (domain_lock.hpp) stays: its holder
+// removes it last, while still holding it.
+std::size_t remove_domain_objects(std::string_view domain, bool keep_lock = false);
 
 }  // namespace ferry::transport

@@ -1,0 +1,106 @@
+// Daemon: SIGHUP re-reads the YAML (DESIGN 1.12). New types and topics are
+// added and new limits apply to new ports; a change that conflicts with
+// live ports, or a file that does not load, is refused with file:line:col
+// in the log, and the old configuration stays whole.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+
+#include "daemon.hpp"
+#include "ferry/config/error.hpp"
+#include "ferry/config/limits.hpp"
+#include "ferry/config/load.hpp"
+#include "served_topics.hpp"
+
+namespace ferry::discovery {
+
+namespace {
+
+struct Loaded {
+  config::Config config;
+  std::string text;
+};
+
+// As ferryd read it at start: the text is kept for GetConfig.
+Loaded load(const std::string& path) {
+  Loaded loaded;
+  std::error_code ec;
+  std::ifstream in;
+  if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
+  if (!in.is_open() || !in) {
+    loaded.config = config::load_file(path);  // throws, naming the file and why
+    return loaded;
+  }
+  loaded.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  loaded.config = config::load_string(loaded.text, path);
+  return loaded;
+}
+
+std::string where(const config::Config& config, const std::string& topic) {
+  const config::Topic* t = config.find_topic(topic);
+  if (t == nullptr || t->pos.line == 0) return config.source;
+  return fmt::format("{}:{}:{}", config.source, t->pos.line, t->pos.column);
+}
+
+// A pooled topic (bytes, or samples too large to travel inline) whose
+// samples fit no class of the live pool: the pool cannot grow while nodes
+// map it.
+std::optional<std::string> pool_misfit(const config::Config& config, std::uint64_t largest) {
+  for (const config::Topic& t : config.topics) {
+    const bool pooled = t.is_bytes() || t.sample_size > config::kMaxInlineSample;
+    if (pooled && t.sample_size > largest) {
+      return fmt::format(
+          "{}: topic '{}' needs {}-byte pool chunks but the domain's pool, made at "
+          "start, has none larger than {} bytes (restart ferryd with no node "
+          "running to re-plan it)",
+          where(config, t.name), t.name, t.sample_size, largest);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void Daemon::reload() {
+  notifier_.reloading();
+  const std::string& path = options_.config_source;
+  spdlog::info("SIGHUP: re-reading {}", path);
+  std::optional<std::string> refused;
+  try {
+    Loaded next = load(path);
+    std::vector<ServedTopic> served = served_topics(next.config);
+    if (auto conflict = registry_.reload_conflict(served)) {
+      refused = fmt::format("{}: topic '{}' {}", where(next.config, conflict->topic),
+                            conflict->topic, conflict->why);
+    } else if (auto misfit = pool_misfit(next.config, pool_->pool().max_chunk_size())) {
+      refused = *misfit;
+    } else {
+      const std::size_t topics = served.size();
+      registry_.reload(std::move(served), to_topic_config(next.config.defaults),
+                       next.config.strict);
+      options_.config_text = std::move(next.text);
+      if (next.config.liveness.heartbeat_ms != liveness_.heartbeat_ms ||
+          next.config.liveness.timeout_ms != liveness_.timeout_ms) {
+        spdlog::warn(
+            "{}: liveness changes apply when ferryd restarts (nodes keep the rhythm "
+            "they were given)",
+            path);
+      }
+      spdlog::info("configuration reloaded from {}: {} declared topic(s)", path, topics);
+    }
+  } catch (const config::ConfigError& e) {
+    refused = e.what();
+  } catch (const std::exception& e) {
+    refused = fmt::format("{}: {}", path, e.what());
+  }
+  if (refused) {
+    spdlog::error("reload refused, the old configuration stays: {}", *refused);
+  }
+  notifier_.ready();
+}
+
+}  // namespace ferry::discovery

@@ -1,0 +1,154 @@
+// DESIGN 1.12: SIGHUP re-reads the YAML. New types and topics are added and
+// new limits apply to new ports; a change that conflicts with live ports,
+// and a file that does not load, are refused with file:line:col in the log,
+// and the old configuration stays.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "daemon_fixture.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::TestDomain;
+
+namespace {
+
+// ferryd --foreground with its stderr (its log) in a file the test reads.
+class LoggedDaemon {
+ public:
+  LoggedDaemon(const TestDomain& domain, const std::string& config)
+      : log_((domain.runtime_dir() / "ferryd.log").string()) {
+    std::fflush(nullptr);
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ferry::test::use_domain_env(domain);
+      std::FILE* log = std::freopen(log_.c_str(), "w", stderr);
+      if (log == nullptr) std::_Exit(127);
+      const std::string ferryd = ferry::test::bin_path("ferryd");
+      ::execl(ferryd.c_str(), ferryd.c_str(), "--config", config.c_str(), "--foreground",
+              static_cast<char*>(nullptr));
+      std::_Exit(127);
+    }
+    REQUIRE(eventually([&] { return log().find("serving domain") != std::string::npos; }, 10s));
+  }
+  ~LoggedDaemon() {
+    ::kill(pid_, SIGTERM);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  LoggedDaemon(const LoggedDaemon&) = delete;
+  LoggedDaemon& operator=(const LoggedDaemon&) = delete;
+
+  [[nodiscard]] std::string log() const {
+    std::ifstream in(log_);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // SIGHUP; returns the log lines the reload wrote once it said how it ended.
+  std::string reload() {
+    const std::size_t before = log().size();
+    REQUIRE(::kill(pid_, SIGHUP) == 0);
+    std::string added;
+    const bool ended = eventually(
+        [&] {
+          added = log().substr(before);
+          return added.find("reload refused") != std::string::npos ||
+                 added.find("configuration reloaded") != std::string::npos;
+        },
+        5s);
+    CHECK(ended);
+    return added;
+  }
+
+ private:
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+const std::string kV1 = seq_config("  - { name: a, type: Seq, capacity: 16 }\n", "strict: true\n");
+
+void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+bool publisher_allowed(ferry::Node& node, const std::string& topic) {
+  try {
+    auto pub = node.publisher<Seq>(topic);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("SIGHUP adds new types and topics, and new limits apply to new ports") {
+  TestDomain domain;
+  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
+  write(config, kV1);
+  LoggedDaemon daemon(domain, config);
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"n"};
+  auto live = node.publisher<Seq>("a");
+  CHECK_FALSE(publisher_allowed(node, "b"));  // strict: not declared yet
+
+  // A new type too.
+  std::string text = seq_config(
+      "  - { name: a, type: Seq, capacity: 16, max_publishers: 1 }\n"
+      "  - { name: b, type: Seq }\n"
+      "  - { name: c, type: Extra }\n",
+      "strict: true\n");
+  text.replace(text.find("types:\n"), 7, "types:\n  Extra: { size: 32 }\n");
+  write(config, text);
+  const std::string log = daemon.reload();
+  CHECK(log.find("configuration reloaded") != std::string::npos);
+  CHECK(publisher_allowed(node, "b"));        // the new topic
+  CHECK_FALSE(publisher_allowed(node, "a"));  // max_publishers 1 now, and `live` holds it
+  (void)live.publish(make_seq(1, 1));         // the live port is untouched
+}
+
+TEST_CASE("SIGHUP refuses a change that conflicts with live ports, naming file:line:col") {
+  TestDomain domain;
+  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
+  write(config, kV1);
+  LoggedDaemon daemon(domain, config);
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"n"};
+  auto live = node.publisher<Seq>("a");
+
+  // a's capacity changes under its live port; b is new but comes with it.
+  const std::string text = seq_config(
+      "  - { name: b, type: Seq }\n  - { name: a, type: Seq, capacity: 32 }\n", "strict: true\n");
+  write(config, text);
+  const std::string log = daemon.reload();
+  const std::size_t line = static_cast<std::size_t>(
+      std::count(text.begin(), text.begin() + static_cast<long>(text.find("name: a")), '\n') + 1);
+  CAPTURE(log);
+  CHECK(std::regex_search(
+      log, std::regex(config + ":" + std::to_string(line) + ":[0-9]+: topic 'a' has 1 live port")));
+  CHECK(log.find("capacity 32") != std::string::npos);
+  CHECK(log.find("reload refused, the old configuration stays") != std::string::npos);
+  CHECK_FALSE(publisher_allowed(node, "b"));  // nothing of the refused file applied
+}
+
+TEST_CASE("SIGHUP keeps the old configuration when the file does not load") {
+  TestDomain domain;
+  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
+  write(config, kV1);
+  LoggedDaemon daemon(domain, config);
+  ferry::test::use_domain_env(domain);
+  write(config, "topics:\n  - { name: b, type: Nope }\n");
+  const std::string log = daemon.reload();
+  CAPTURE(log);
+  CHECK(std::regex_search(log, std::regex(config + ":2:[0-9]+: ")));
+  CHECK(log.find("reload refused, the old configuration stays") != std::string::npos);
+  ferry::Node node{"n"};
+  CHECK(publisher_allowed(node, "a"));
+  CHECK_FALSE(publisher_allowed(node, "b"));
+}

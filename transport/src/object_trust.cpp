@@ -1,0 +1,62 @@
+#include "ferry/transport/object_trust.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "ferry/transport/names.hpp"
+
+namespace ferry::transport {
+
+namespace {
+
+std::string octal(unsigned mode) {
+  char text[16];
+  std::snprintf(text, sizeof text, "%04o", mode);
+  return text;
+}
+
+}  // namespace
+
+std::optional<std::string> untrusted_object(const std::string& name, const struct stat& st,
+                                            const ObjectOwner& owner) {
+  const unsigned mode = st.st_mode & 07777;
+  if (!S_ISREG(st.st_mode)) {
+    return "/dev/shm/" + name + " is not a plain shared-memory object (mode " +
+           octal(static_cast<unsigned>(st.st_mode)) + ", owner uid " + std::to_string(st.st_uid) +
+           "); refusing it: remove it after checking who made it";
+  }
+  if (st.st_uid != owner.uid || (mode & ~static_cast<unsigned>(owner.max_mode)) != 0) {
+    return "/dev/shm/" + name + " is owned by uid " + std::to_string(st.st_uid) + " with mode " +
+           octal(mode) + ", expected uid " + std::to_string(owner.uid) + " and mode " +
+           octal(static_cast<unsigned>(owner.max_mode)) +
+           " at most; refusing it: another user may have made it or opened it (remove it after "
+           "checking who did)";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> untrusted_descriptor(int fd, const std::string& name,
+                                                const ObjectOwner& owner) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return "cannot stat /dev/shm/" + name + ": " + std::strerror(errno);
+  }
+  return untrusted_object(name, st, owner);
+}
+
+std::optional<std::string> untrusted_name(const std::string& name, const ObjectOwner& owner) {
+  struct stat st {};
+  if (::lstat(("/dev/shm/" + name).c_str(), &st) != 0) return std::nullopt;  // gone meanwhile
+  return untrusted_object(name, st, owner);
+}
+
+std::optional<std::string> first_untrusted_domain_object(const std::string& domain,
+                                                         const ObjectOwner& owner) {
+  for (const auto& name : list_domain_objects(domain)) {
+    if (auto why = untrusted_name(name, owner)) return why;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ferry::transport
