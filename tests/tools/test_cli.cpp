@@ -130,6 +130,23 @@ TEST_CASE("ferry config check and ferryd refuse a 10,000-deep type chain, a FIFO
   }
 }
 
+TEST_CASE("ferry config check lists 100 problems, then says how many more and where") {
+  TestDomain domain;
+  std::string yaml = "liveness:\n";
+  for (int i = 0; i < 150; ++i) yaml += "  banana" + std::to_string(i) + ": 1\n";
+  const auto path = write_file(domain, "many.yaml", yaml);
+  const auto r = run_program(domain, {bin_path("ferry"), "config", "check", path});
+  CHECK(r.exit_code == 2);
+  const auto err = lines(r.err);
+  REQUIRE(err.size() == 102);
+  CHECK(err[99].starts_with(path + ":101:3: unknown key 'banana99'"));
+  CHECK(err[100] ==
+        path +
+            ":102:3: 50 more problems from here on are not listed; expected at most 100 "
+            "at once (fix these and check again)");
+  CHECK(err[101] == "ferry: over 100 problems in " + path);
+}
+
 TEST_CASE("ferryd refuses a bad domain name and a second daemon for the same domain") {
   TestDomain domain;
   const auto path = write_file(domain, "ok.yaml", seq_config("  - { name: t, type: Seq }\n"));
