@@ -1,7 +1,15 @@
 // build_schema: resolves field types and lays types out by the C ABI.
+//
+// Nothing here recurses on the type graph: one iterative depth-first walk
+// finds cycles and each type's nesting depth and yields an order in which
+// every type comes after the types it holds; layout then follows that order.
+// A configuration may chain thousands of types, and the stack must not
+// depend on it.
 
+#include <limits>
 #include <unordered_map>
 
+#include "build_schema.hpp"
 #include "ferry/config/limits.hpp"
 #include "ferry/config/names.hpp"
 #include "ferry/config/schema.hpp"
@@ -21,22 +29,44 @@ std::uint64_t align_up(std::uint64_t value, std::uint64_t align) {
 }
 bool is_power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 const std::string kTooLarge = "over the " + format_size(kMaxSampleSize) + " limit";
+constexpr std::size_t kNoField = std::numeric_limits<std::size_t>::max();
+
+// Links shown of a long chain: the first three and the last two.
+constexpr std::size_t kChainHead = 3;
+constexpr std::size_t kChainTail = 2;
+
+std::string join_links(const std::vector<std::string>& links) {
+  std::string out;
+  for (const auto& link : links) out += (out.empty() ? "" : " -> ") + link;
+  return out;
+}
 }  // namespace
 
 class SchemaBuilder {
  public:
   SchemaBuilder(std::span<const TypeDecl> decls, std::string_view file,
-                std::vector<Diagnostic>& errors)
-      : decls_(decls), file_(file), errors_(errors), state_(decls.size()), types_(decls.size()) {}
+                std::vector<Diagnostic>& errors, detail::SuggestBudget& suggestions)
+      : decls_(decls),
+        file_(file),
+        errors_(errors),
+        suggestions_(suggestions),
+        state_(decls.size()),
+        types_(decls.size()),
+        depth_(decls.size(), 1),
+        deepest_(decls.size(), kNoField),
+        bottom_(decls.size(), 0),
+        last_holder_(decls.size(), 0) {}
 
   Schema build() {
     check_type_names();
-    for (std::size_t i = 0; i < decls_.size(); ++i) layout(i);
+    const std::vector<std::size_t> order = walk();
+    check_nesting();
+    for (const std::size_t i : order) layout(i);
     return compact();
   }
 
  private:
-  enum class State : std::uint8_t { Unvisited, Visiting, Ok, Bad };
+  enum class State : std::uint8_t { Unvisited, Ok, Bad };
 
   void report(SourcePos pos, std::string message) {
     errors_.push_back(Diagnostic{std::string(file_), pos.line, pos.column, std::move(message)});
@@ -66,10 +96,122 @@ class SchemaBuilder {
     }
   }
 
+  // The declared type a field holds, if it names one (primitives and char
+  // win over a type declared with their name, which is refused anyway).
+  std::optional<std::size_t> nested_type(const FieldDecl& fd) const {
+    const auto ref = detail::parse_field_type(fd.type);
+    if (!ref || ref->base == "char" || ref->base == "bytes" || parse_scalar(ref->base))
+      return std::nullopt;
+    const auto it = by_name_.find(ref->base);
+    if (it == by_name_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Depth-first over "type holds type" in declaration order, with an
+  // explicit stack. Reports each field that closes a cycle, computes
+  // depth_ and deepest_, and returns the types in post-order: a type after
+  // every type it holds (except through a cycle, which layout refuses).
+  // Types with a bad name are not entered: they are never laid out.
+  std::vector<std::size_t> walk() {
+    enum class Mark : std::uint8_t { New, OnStack, Done };
+    struct Frame {
+      std::size_t type;
+      std::size_t next_field;
+    };
+    std::vector<Mark> mark(decls_.size(), Mark::New);
+    std::vector<std::size_t> stack_index(decls_.size(), 0);  // of a type marked OnStack
+    std::vector<std::size_t> order;
+    order.reserve(decls_.size());
+    std::vector<Frame> stack;
+    for (std::size_t root = 0; root < decls_.size(); ++root) {
+      if (mark[root] != Mark::New) continue;
+      mark[root] = Mark::OnStack;
+      stack.push_back({root, 0});
+      stack_index[root] = 0;
+      while (!stack.empty()) {
+        Frame& top = stack.back();
+        const TypeDecl& d = decls_[top.type];
+        if (state_[top.type] != State::Bad && top.next_field < d.fields.size()) {
+          const std::size_t f = top.next_field++;
+          const auto j = nested_type(d.fields[f]);
+          if (!j) continue;
+          if (mark[*j] == Mark::OnStack) {
+            report_cycle(stack, stack_index[*j], d.fields[f]);
+          } else if (mark[*j] == Mark::Done) {
+            holds(top.type, f, *j);
+          } else {
+            mark[*j] = Mark::OnStack;
+            stack_index[*j] = stack.size();
+            stack.push_back({*j, 0});  // invalidates `top`
+          }
+          continue;
+        }
+        const std::size_t done = top.type;
+        mark[done] = Mark::Done;
+        order.push_back(done);
+        stack.pop_back();
+        if (!stack.empty()) holds(stack.back().type, stack.back().next_field - 1, done);
+      }
+    }
+    return order;
+  }
+
+  // Type `i` holds type `j` (laid out before it) in field `f`.
+  void holds(std::size_t i, std::size_t f, std::size_t j) {
+    if (depth_[j] + 1 <= depth_[i]) return;
+    depth_[i] = depth_[j] + 1;
+    deepest_[i] = f;
+    const bool leaf = deepest_[j] == kNoField;
+    bottom_[i] = leaf ? j : bottom_[j];
+    last_holder_[i] = leaf ? i : last_holder_[j];
+  }
+
+  // Types nested deeper than kMaxTypeNesting are left out. Each chain is
+  // reported once, at the outermost type of it (one no deep type holds).
+  void check_nesting() {
+    std::vector<bool> held_by_deep(decls_.size(), false);
+    bool any = false;
+    for (std::size_t i = 0; i < decls_.size(); ++i) {
+      if (depth_[i] <= kMaxTypeNesting || state_[i] == State::Bad) continue;
+      any = true;
+      for (const FieldDecl& fd : decls_[i].fields) {
+        if (const auto j = nested_type(fd)) held_by_deep[*j] = true;
+      }
+    }
+    if (!any) return;
+    for (std::size_t i = 0; i < decls_.size(); ++i) {
+      if (depth_[i] <= kMaxTypeNesting || state_[i] == State::Bad) continue;
+      if (!held_by_deep[i]) report_too_deep(i);
+      state_[i] = State::Bad;
+    }
+  }
+
+  std::string link(std::size_t type, std::size_t field) const {
+    return decls_[type].name + "." + decls_[type].fields[field].name;
+  }
+
+  // The deepest chain from `i`, abbreviated in constant time whatever its
+  // length (there may be thousands of such chains).
+  void report_too_deep(std::size_t i) {
+    std::vector<std::string> links;
+    std::size_t t = i;
+    for (std::size_t k = 0; k < kChainHead; ++k) {
+      links.push_back(link(t, deepest_[t]));
+      t = *nested_type(decls_[t].fields[deepest_[t]]);
+    }
+    links.emplace_back("...");
+    links.push_back(link(last_holder_[i], deepest_[last_holder_[i]]));
+    links.push_back(decls_[bottom_[i]].name);
+    report(decls_[i].fields[deepest_[i]].type_pos,
+           "type " + quote(decls_[i].name) + " nests types " + std::to_string(depth_[i]) +
+               " levels deep (" + join_links(links) + "); expected at most " +
+               std::to_string(kMaxTypeNesting) + " levels of nested types");
+  }
+  static_assert(kMaxTypeNesting > kChainHead + kChainTail, "a reported chain is abbreviated");
+
+  // Every type it holds was laid out before (walk()'s order).
   bool layout(std::size_t i) {
-    if (state_[i] == State::Ok) return true;
     if (state_[i] == State::Bad) return false;
-    state_[i] = State::Visiting;
     const bool ok = decls_[i].opaque_size ? layout_opaque(i) : layout_struct(i);
     state_[i] = ok ? State::Ok : State::Bad;
     return ok;
@@ -125,9 +267,7 @@ class SchemaBuilder {
                                 "; first declared at " + at(it->second));
         ok = false;
       }
-      path_.emplace_back(i, f);
       std::optional<Field> field = resolve_field(d, fd);
-      path_.pop_back();
       if (!field) {
         ok = false;
         continue;
@@ -190,11 +330,9 @@ class SchemaBuilder {
       field.align = field.element_size;
     } else if (const auto it = by_name_.find(ref->base); it != by_name_.end()) {
       const std::size_t j = it->second;
-      if (state_[j] == State::Visiting) {
-        report_cycle(fd, j);
-        return std::nullopt;
-      }
-      if (!layout(j)) return std::nullopt;
+      // Not laid out: a problem already reported where it is declared, a
+      // cycle or a chain too deep (reported by walk() and check_nesting()).
+      if (state_[j] != State::Ok) return std::nullopt;
       field.kind = FieldKind::Nested;
       field.nested = j;
       field.element_size = types_[j].size;
@@ -213,11 +351,13 @@ class SchemaBuilder {
   }
 
   void report_unknown_type(const FieldDecl& fd, std::string_view base) {
-    std::vector<std::string_view> candidates{"bool", "i8",  "i16", "i32", "i64", "u8",
-                                             "u16",  "u32", "u64", "f32", "f64", "char"};
-    for (const TypeDecl& other : decls_) candidates.push_back(other.name);
     std::string message = "unknown field type " + quote(base) + " of field " + quote(fd.name);
-    if (const auto guess = detail::closest(base, candidates)) {
+    if (!suggestions_.exhausted() && type_candidates_.empty()) {
+      type_candidates_ = {"bool", "i8",  "i16", "i32", "i64", "u8",
+                          "u16",  "u32", "u64", "f32", "f64", "char"};
+      for (const TypeDecl& other : decls_) type_candidates_.push_back(other.name);
+    }
+    if (const auto guess = suggestions_.closest(base, type_candidates_)) {
       message += "; did you mean " + quote(*guess) + "?";
     } else {
       message +=
@@ -227,17 +367,23 @@ class SchemaBuilder {
     report(fd.type_pos, std::move(message));
   }
 
-  // The field being resolved closes a cycle back to type `j`.
-  void report_cycle(const FieldDecl& fd, std::size_t j) {
-    std::string chain;
-    bool in_cycle = false;
-    for (const auto& [type, field] : path_) {
-      in_cycle = in_cycle || type == j;
-      if (!in_cycle) continue;
-      chain += decls_[type].name + "." + decls_[type].fields[field].name + " -> ";
+  // The field `fd`, the one the top of `stack` follows, holds the type at
+  // stack[from]: a cycle.
+  template <class Frame>
+  void report_cycle(const std::vector<Frame>& stack, std::size_t from, const FieldDecl& fd) {
+    std::vector<std::string> links;
+    const std::size_t length = stack.size() - from;
+    for (std::size_t k = from; k < stack.size(); ++k) {
+      if (length > kChainHead + kChainTail + 1 && k == from + kChainHead) {
+        links.emplace_back("...");
+        k = stack.size() - kChainTail;
+      }
+      links.push_back(link(stack[k].type, stack[k].next_field - 1));
     }
-    chain += decls_[j].name;
-    report(fd.type_pos, "recursive type: " + quote(decls_[j].name) + " contains itself (" + chain +
+    const std::string& name = decls_[stack[from].type].name;
+    links.push_back(name);
+    report(fd.type_pos, "recursive type: " + quote(name) + " contains itself (" +
+                            join_links(links) +
                             "); expected types that do not nest themselves (a type cannot hold "
                             "itself by value)");
   }
@@ -263,15 +409,31 @@ class SchemaBuilder {
   std::span<const TypeDecl> decls_;
   std::string_view file_;
   std::vector<Diagnostic>& errors_;
+  detail::SuggestBudget& suggestions_;
   std::unordered_map<std::string_view, std::size_t> by_name_;  // first declaration
+  // Parallel to decls_:
   std::vector<State> state_;
-  std::vector<Type> types_;                                // parallel to decls_
-  std::vector<std::pair<std::size_t, std::size_t>> path_;  // (type, field) being resolved
+  std::vector<Type> types_;
+  std::vector<std::size_t> depth_;    // levels of nesting, 1 for no nested field
+  std::vector<std::size_t> deepest_;  // the field leading to the deepest chain, or kNoField
+  // With a deepest_ field: that chain's innermost type, and the type holding it.
+  std::vector<std::size_t> bottom_;
+  std::vector<std::size_t> last_holder_;
+  // Primitives and declared names for "did you mean", built on first use.
+  std::vector<std::string_view> type_candidates_;
 };
+
+namespace detail {
+Schema build_schema(std::span<const TypeDecl> decls, std::string_view file,
+                    std::vector<Diagnostic>& errors, SuggestBudget& suggestions) {
+  return SchemaBuilder(decls, file, errors, suggestions).build();
+}
+}  // namespace detail
 
 Schema build_schema(std::span<const TypeDecl> decls, std::string_view file,
                     std::vector<Diagnostic>& errors) {
-  return SchemaBuilder(decls, file, errors).build();
+  detail::SuggestBudget suggestions;
+  return detail::build_schema(decls, file, errors, suggestions);
 }
 
 }  // namespace ferry::config

@@ -3,13 +3,16 @@
 
 #include "ferry/config/load.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <tuple>
 
+#include "build_schema.hpp"
 #include "ferry/config/limits.hpp"
 #include "ferry/config/names.hpp"
 #include "ferry/config/units.hpp"
@@ -118,7 +121,7 @@ void read_root(Reader& r, const YAML::Node& root, Config& config) {
   std::vector<TypeDecl> decls;
   if (const Entry* e = detail::find(entries, "types")) decls = detail::read_types(r, *e);
   std::vector<Diagnostic> schema_errors;
-  config.schema = build_schema(decls, config.source, schema_errors);
+  config.schema = detail::build_schema(decls, config.source, schema_errors, r.suggestions());
   for (Diagnostic& d : schema_errors) r.error({d.line, d.column}, std::move(d.message));
   if (const Entry* e = detail::find(entries, "topics"))
     config.topics =
@@ -163,31 +166,38 @@ std::vector<Diagnostic> check(std::string_view text, std::string_view name, Conf
   std::ranges::stable_sort(out, [](const Diagnostic& a, const Diagnostic& b) {
     return std::tie(a.line, a.column) < std::tie(b.line, b.column);
   });
+  if (out.size() > kMaxReportedProblems) {
+    // Thousands of lines help no one; where the unlisted ones start does.
+    const std::size_t more = out.size() - kMaxReportedProblems;
+    Diagnostic& first_unlisted = out[kMaxReportedProblems];
+    first_unlisted.message =
+        std::to_string(more) + " more problems from here on are not listed; expected at most " +
+        std::to_string(kMaxReportedProblems) + " at once (fix these and check again)";
+    out.resize(kMaxReportedProblems + 1);
+  }
   return out;
 }
 
-struct FileCloser {
-  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+std::string_view file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
+struct FdCloser {
+  int fd;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
 };
 
-// The file's text, or a diagnostic without position.
-std::optional<std::string> read_file(const std::filesystem::path& path,
-                                     std::vector<Diagnostic>& out) {
-  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
-  std::string text;
-  int err = file ? 0 : errno;
-  if (file) {
-    char buffer[65536];
-    std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) text.append(buffer, n);
-    if (std::ferror(file.get())) err = errno != 0 ? errno : EIO;
-  }
-  if (err == 0) return text;
-  out.push_back(Diagnostic{
-      path.string(), 0, 0,
-      "cannot read: " + std::string(std::strerror(err)) + "; expected a readable YAML file"});
-  return std::nullopt;
+Diagnostic file_error(const std::filesystem::path& path, std::string message) {
+  return Diagnostic{path.string(), 0, 0, std::move(message)};
 }
+
 }  // namespace
 
 std::vector<Diagnostic> check_string(std::string_view text, std::string_view name_for_errors) {
@@ -195,10 +205,48 @@ std::vector<Diagnostic> check_string(std::string_view text, std::string_view nam
   return check(text, name_for_errors, config);
 }
 
+std::expected<std::string, Diagnostic> read_config_text(const std::filesystem::path& path) {
+  // O_NONBLOCK: opening a FIFO without a writer would wait for one.
+  const FdCloser file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)};
+  const auto cannot_read = [&path](int err) {
+    return std::unexpected(file_error(path, "cannot read: " + std::string(std::strerror(err)) +
+                                                "; expected a readable YAML file"));
+  };
+  if (file.fd < 0) return cannot_read(errno);
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0) return cannot_read(errno);
+  if (!S_ISREG(st.st_mode))
+    return std::unexpected(file_error(path, "is " + std::string(file_kind(st.st_mode)) +
+                                                ", not a regular file; expected a YAML file"));
+  const auto too_big = [&path](std::uint64_t size) {
+    return std::unexpected(file_error(path, "is " + std::to_string(size) + " bytes, over the " +
+                                                format_size(kMaxConfigFileSize) +
+                                                " limit for a configuration file; expected a "
+                                                "smaller file"));
+  };
+  if (static_cast<std::uint64_t>(st.st_size) > kMaxConfigFileSize) return too_big(st.st_size);
+  // Read at most one byte past the limit: the file may grow meanwhile, and
+  // files such as those of /proc report size 0.
+  std::string text(kMaxConfigFileSize + 1, '\0');
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(file.fd, text.data() + got, text.size() - got);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return cannot_read(errno);
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  if (got > kMaxConfigFileSize) return too_big(got);
+  text.resize(got);
+  text.shrink_to_fit();
+  return text;
+}
+
 std::vector<Diagnostic> check_file(const std::filesystem::path& path) {
-  std::vector<Diagnostic> out;
-  const auto text = read_file(path, out);
-  if (!text) return out;
+  auto text = read_config_text(path);
+  if (!text) return {std::move(text.error())};
   return check_string(*text, path.string());
 }
 
@@ -210,9 +258,8 @@ Config load_string(std::string_view text, std::string_view name_for_errors) {
 }
 
 Config load_file(const std::filesystem::path& path) {
-  std::vector<Diagnostic> out;
-  const auto text = read_file(path, out);
-  if (!text) throw ConfigError(std::move(out));
+  auto text = read_config_text(path);
+  if (!text) throw ConfigError({std::move(text.error())});
   return load_string(*text, path.string());
 }
 

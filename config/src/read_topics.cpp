@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ferry/config/limits.hpp"
 #include "ferry/config/names.hpp"
@@ -169,14 +170,16 @@ class TopicReader {
   }
 
   void report_undeclared(const Topic& topic, const std::string& label, SourcePos pos) {
-    std::vector<std::string_view> names{kBytesType};
-    for (const TypeDecl& d : c_.decls) {
-      // Declared but broken: already reported where it is declared.
-      if (d.name == topic.type) return;
-      names.push_back(d.name);
+    if (declared_.empty())
+      for (const TypeDecl& d : c_.decls) declared_.insert(d.name);
+    // Declared but broken: already reported where it is declared.
+    if (declared_.contains(topic.type)) return;
+    if (!r_.suggestions().exhausted() && candidates_.empty()) {
+      candidates_.push_back(kBytesType);
+      for (const TypeDecl& d : c_.decls) candidates_.push_back(d.name);
     }
     std::string message = "undeclared type " + quote(topic.type) + " for " + label;
-    if (const auto guess = closest(topic.type, names)) {
+    if (const auto guess = r_.suggestions().closest(topic.type, candidates_)) {
       message += "; did you mean " + quote(*guess) + "?";
     } else {
       message += "; expected a type declared under 'types', or 'bytes'";
@@ -201,6 +204,9 @@ class TopicReader {
   Reader& r_;
   const TopicContext& c_;
   std::unordered_map<std::string, SourcePos> seen_;
+  // Built on first use: declared type names, and "did you mean" candidates.
+  std::unordered_set<std::string_view> declared_;
+  std::vector<std::string_view> candidates_;
 };
 }  // namespace
 

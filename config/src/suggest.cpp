@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ferry/config/limits.hpp"
+
 namespace ferry::config::detail {
 
 namespace {
@@ -33,10 +35,15 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 std::optional<std::string> closest(std::string_view word,
                                    const std::vector<std::string_view>& candidates) {
+  if (word.size() > kMaxSuggestedWordLength) return std::nullopt;
   const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
   for (const auto candidate : candidates) {
+    // The distance is at least the difference in length.
+    const std::size_t gap = candidate.size() > word.size() ? candidate.size() - word.size()
+                                                           : word.size() - candidate.size();
+    if (gap >= best_distance) continue;
     const std::size_t d = edit_distance(word, candidate);
     if (d < best_distance) {
       best_distance = d;
@@ -44,6 +51,15 @@ std::optional<std::string> closest(std::string_view word,
     }
   }
   return best;
+}
+
+bool SuggestBudget::exhausted() const noexcept { return used_ >= kMaxSuggestions; }
+
+std::optional<std::string> SuggestBudget::closest(std::string_view word,
+                                                  const std::vector<std::string_view>& candidates) {
+  if (exhausted()) return std::nullopt;
+  ++used_;
+  return detail::closest(word, candidates);
 }
 
 std::string join(const std::vector<std::string_view>& words) {

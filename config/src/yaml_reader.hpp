@@ -12,6 +12,7 @@
 
 #include "ferry/config/diagnostic.hpp"
 #include "ferry/config/policy.hpp"
+#include "suggest.hpp"
 
 namespace ferry::config::detail {
 
@@ -38,6 +39,8 @@ class Reader {
 
   void error(SourcePos pos, std::string message);
   [[nodiscard]] std::size_t error_count() const noexcept { return out_.size(); }
+  // Shared by every "did you mean" among declared names in one file.
+  [[nodiscard]] SuggestBudget& suggestions() noexcept { return suggestions_; }
 
   // The node must be a map / list; `what` names it in the message
   // ("'topics'", "item 2 of 'fields'"), `example` shows the expected shape.
@@ -71,6 +74,7 @@ class Reader {
 
   std::string file_;
   std::vector<Diagnostic>& out_;
+  SuggestBudget suggestions_;
 };
 
 }  // namespace ferry::config::detail

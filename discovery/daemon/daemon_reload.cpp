@@ -5,9 +5,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <optional>
 
 #include "daemon.hpp"
@@ -25,17 +22,13 @@ struct Loaded {
   std::string text;
 };
 
-// As ferryd read it at start: the text is kept for GetConfig.
+// As ferryd read it at start (a regular file within the size limit): the
+// text is kept for GetConfig. Throws ConfigError naming the file and why.
 Loaded load(const std::string& path) {
   Loaded loaded;
-  std::error_code ec;
-  std::ifstream in;
-  if (std::filesystem::is_regular_file(path, ec)) in.open(path, std::ios::binary);
-  if (!in.is_open() || !in) {
-    loaded.config = config::load_file(path);  // throws, naming the file and why
-    return loaded;
-  }
-  loaded.text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  auto text = config::read_config_text(path);
+  if (!text) throw config::ConfigError({std::move(text.error())});
+  loaded.text = std::move(*text);
   loaded.config = config::load_string(loaded.text, path);
   return loaded;
 }

@@ -27,8 +27,7 @@
 #include <cstring>
 #include <expected>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
+#include <fmt/format.h>
 #include <optional>
 #include <string>
 
@@ -315,16 +314,12 @@ int main(int argc, char** argv) {
   // The text is kept to be served to tools (GetConfig): they decode samples
   // with the schema this daemon actually loaded.
   try {
-    std::error_code ec;
-    std::ifstream in;
-    if (std::filesystem::is_regular_file(args.config, ec)) in.open(args.config, std::ios::binary);
-    if (in.is_open() && in) {
-      setup.config_text.assign(std::istreambuf_iterator<char>(in),
-                               std::istreambuf_iterator<char>());
-      setup.config = ferry::config::load_string(setup.config_text, args.config);
-    } else {
-      setup.config = ferry::config::load_file(args.config);  // its error names the file and why
-    }
+    // A regular file within the size limit; a FIFO or device is refused
+    // without waiting on it. The error names the file and why.
+    auto text = ferry::config::read_config_text(args.config);
+    if (!text) return fail(2, text.error().to_string());
+    setup.config_text = std::move(*text);
+    setup.config = ferry::config::load_string(setup.config_text, args.config);
   } catch (const ferry::config::ConfigError& e) {
     return fail(2, e.what());
   }

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -96,6 +97,52 @@ TEST_CASE("ferryd refuses a bad configuration with file:line:col and exit code 2
   CHECK(r.exit_code == 2);
   CHECK(r.err.find(path + ":2:") != std::string::npos);
   CHECK(r.err.find("Nope") != std::string::npos);
+}
+
+// Issue 19: hostile files are refused with a sentence, in a moment, by the
+// checker and the daemon alike (each would crash, hang or grow before).
+TEST_CASE("ferry config check and ferryd refuse a 10,000-deep type chain, a FIFO and a huge file") {
+  TestDomain domain;
+  std::string deep = "types:\n";
+  for (int i = 0; i < 10'000; ++i)
+    deep += "  T" + std::to_string(i) + ": { fields: [{ name: next, type: " +
+            (i + 1 < 10'000 ? "T" + std::to_string(i + 1) : std::string("u8")) + " }] }\n";
+  const auto chain = write_file(domain, "deep.yaml", deep);
+  const auto fifo = (domain.runtime_dir() / "fifo.yaml").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const auto huge = write_file(domain, "huge.yaml", std::string(5u << 20, '#'));
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {chain, chain + ":2:38: type 'T0' nests types 10000 levels deep"},
+      {fifo, fifo + ": is a FIFO, not a regular file; expected a YAML file"},
+      {huge, huge + ": is 5242880 bytes, over the 4 MiB limit for a configuration file"}};
+  for (const auto& [path, error] : cases) {
+    CAPTURE(path);
+    const auto check =
+        run_program(domain, {bin_path("ferry"), "config", "check", path}, std::chrono::seconds(10));
+    CHECK(check.exit_code == 2);
+    CHECK(check.err.starts_with(error));
+    const auto daemon = run_program(domain, {bin_path("ferryd"), "--config", path, "--foreground"},
+                                    std::chrono::seconds(10));
+    CHECK(daemon.exit_code == 2);
+    CHECK(daemon.err.starts_with("ferryd: " + error));
+  }
+}
+
+TEST_CASE("ferry config check lists 100 problems, then says how many more and where") {
+  TestDomain domain;
+  std::string yaml = "liveness:\n";
+  for (int i = 0; i < 150; ++i) yaml += "  banana" + std::to_string(i) + ": 1\n";
+  const auto path = write_file(domain, "many.yaml", yaml);
+  const auto r = run_program(domain, {bin_path("ferry"), "config", "check", path});
+  CHECK(r.exit_code == 2);
+  const auto err = lines(r.err);
+  REQUIRE(err.size() == 102);
+  CHECK(err[99].starts_with(path + ":101:3: unknown key 'banana99'"));
+  CHECK(err[100] ==
+        path +
+            ":102:3: 50 more problems from here on are not listed; expected at most 100 "
+            "at once (fix these and check again)");
+  CHECK(err[101] == "ferry: over 100 problems in " + path);
 }
 
 TEST_CASE("ferryd refuses a bad domain name and a second daemon for the same domain") {

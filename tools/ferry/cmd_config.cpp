@@ -4,8 +4,9 @@
 #include <string>
 
 #include "commands.hpp"
-#include "usage.hpp"
+#include "ferry/config/limits.hpp"
 #include "ferry/config/load.hpp"
+#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -14,6 +15,11 @@ namespace {
 void check(const std::string& file) {
   const auto problems = config::check_file(file);
   for (const auto& d : problems) std::fprintf(stderr, "%s\n", d.to_string().c_str());
+  if (problems.size() > config::kMaxReportedProblems) {
+    // The last line said how many more there are.
+    throw Failure(kExitUsage,
+                  "over " + std::to_string(config::kMaxReportedProblems) + " problems in " + file);
+  }
   if (!problems.empty()) {
     throw Failure(kExitUsage, std::to_string(problems.size()) + " problem(s) in " + file);
   }
@@ -33,7 +39,8 @@ void add_config_commands(CLI::App& app, Context& context) {
   check_cmd->add_option("FILE", *file, "The YAML file")->required();
   // Taken like everywhere (scripts pass it to every verb), but it changes
   // nothing here, and help says so.
-  add_domain_option(*check_cmd, context, "Accepted for uniformity, not used: the check reads FILE only");
+  add_domain_option(*check_cmd, context,
+                    "Accepted for uniformity, not used: the check reads FILE only");
   check_cmd->footer("Example:\n  ferry config check examples/hello/hello.yaml");
   check_cmd->callback([file] { check(*file); });
 }

@@ -41,4 +41,19 @@ inline constexpr std::uint32_t kMaxMillis = 86'400'000;
 inline constexpr std::uint64_t kMaxPoolChunks = 0xFFFF'FFFF;
 inline constexpr std::uint64_t kMinChunkSize = 64;
 
+// Largest configuration file read. Real ones are a few KiB; the limit keeps
+// `--config /dev/zero`-like mistakes from growing the reader without end.
+inline constexpr std::uint64_t kMaxConfigFileSize = std::uint64_t{4} << 20;  // 4 MiB
+
+// Deepest chain of nested types: a type with only primitive fields is 1
+// level, one that holds it is 2, and so on. The CLI's sample codecs recurse
+// once per level, so the limit bounds their stack.
+inline constexpr std::size_t kMaxTypeNesting = 32;
+
+// Problems reported at once (then one line says how many more there are),
+// and "did you mean" suggestions computed per file: each costs an edit
+// distance against every candidate, so an unbounded number is quadratic.
+inline constexpr std::size_t kMaxReportedProblems = 100;
+inline constexpr std::size_t kMaxSuggestions = 100;
+
 }  // namespace ferry::config

@@ -7,9 +7,12 @@
 // point at the offending value, or at its key when the key itself is wrong
 // or the value is missing. A file that cannot be read has no
 // position: "FILE: cannot read: No such file or directory; expected a
-// readable YAML file".
+// readable YAML file". At most kMaxReportedProblems are listed; one more
+// line then says how many follow and where the first of them is.
 
+#include <expected>
 #include <filesystem>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -18,6 +21,14 @@
 #include "ferry/config/error.hpp"
 
 namespace ferry::config {
+
+// The text of a configuration file: a regular file of at most
+// kMaxConfigFileSize bytes (a FIFO, a device or a directory is refused
+// without waiting on it). The error has no position, e.g. "FILE: is a FIFO,
+// not a regular file; expected a YAML file". load_file and check_file read
+// through it; a daemon that keeps the text uses it directly.
+[[nodiscard]] std::expected<std::string, Diagnostic> read_config_text(
+    const std::filesystem::path& path);
 
 // Throw ConfigError carrying every problem found; what() is the first one.
 [[nodiscard]] Config load_file(const std::filesystem::path& path);

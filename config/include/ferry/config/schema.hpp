@@ -15,6 +15,9 @@
 //       switch (f.kind) { Scalar: read f.scalar at `at`; String: f.count chars;
 //                         Nested: recurse into schema.type(f.nested) at `at`; }
 //     }
+//
+// Such a recursion is bounded: build_schema refuses types nested deeper
+// than kMaxTypeNesting (limits.hpp), and cycles.
 
 #include <cstddef>
 #include <cstdint>
@@ -105,7 +108,8 @@ struct TypeDecl {
 // Lays out the declared types (in any order: a type may use one declared
 // after it). Every problem is appended to `errors` with file name `file`:
 // duplicate type or field, reserved or malformed names, unknown field type,
-// bad array syntax, recursive nesting, a size over kMaxSampleSize (which
+// bad array syntax, recursive nesting, nesting deeper than kMaxTypeNesting,
+// a size over kMaxSampleSize (which
 // also catches arithmetic overflow), opaque size/alignment rules. Types with
 // a problem, and those that use them, are left out of the result.
 [[nodiscard]] Schema build_schema(std::span<const TypeDecl> decls, std::string_view file,
