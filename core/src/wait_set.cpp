@@ -133,10 +133,9 @@ void wait_set_port_gone(SubscriberPort& port) noexcept {
     const std::size_t i = port.wait_index;
     if (core->closed || core->slots[i].port != &port) return;
     const std::uint64_t bit = std::uint64_t{1} << i;
-    std::uint64_t armed = (core->waiter_armed & bit) | (core->helper_armed & bit);
+    // Our counts on its doorbell go now: it is unmapped after we return.
     if ((core->waiter_armed & bit) != 0) transport::doorbell_end_sleep(*core->slots[i].bell);
     if ((core->helper_armed & bit) != 0) transport::doorbell_end_sleep(*core->slots[i].bell);
-    (void)armed;
     core->waiter_armed &= ~bit;
     core->helper_armed &= ~bit;
     core->used &= ~bit;
