@@ -6,7 +6,8 @@
 namespace ferry {
 
 Node::Node(std::string name, NodeOptions options)
-    : runtime_(detail::NodeRuntime::start(std::move(name), options)) {}
+    : runtime_(detail::NodeRuntime::start(std::move(name), options)),
+      take_spin_(options.take_spin) {}
 
 Node::~Node() = default;
 Node::Node(Node&&) noexcept = default;
@@ -23,8 +24,10 @@ std::unique_ptr<detail::PublisherPort> Node::make_publisher(std::string_view top
 
 std::unique_ptr<detail::SubscriberPort> Node::make_subscriber(std::string_view topic,
                                                               const detail::TypeInfo& type) {
-  return std::make_unique<detail::SubscriberPort>(runtime_,
-                                                  runtime_->create_subscriber(topic, type));
+  auto port =
+      std::make_unique<detail::SubscriberPort>(runtime_, runtime_->create_subscriber(topic, type));
+  port->set_take_spin(take_spin_);
+  return port;
 }
 
 }  // namespace ferry

@@ -94,6 +94,12 @@ class PortState {
   }
   // User's thread: true once the queues were dropped for good.
   bool dead_seen = false;
+  // How many changes the serving thread announced so far (a WaitSet asks
+  // whether any came since it last looked).
+  [[nodiscard]] std::uint32_t changes_announced() const noexcept {
+    // SYNC: acquire, pairs with the release fetch_add in announce_change().
+    return guard_.changes.load(std::memory_order_acquire);
+  }
 
  protected:
   // SYNC: release, pairs with the acquire load in LaneGuard::changed(): the

@@ -8,15 +8,13 @@
 #include "ferry/transport/doorbell.hpp"
 #include "node_runtime.hpp"
 #include "port_state.hpp"
+#include "wait_set_core.hpp"
 
 namespace ferry::detail {
 
 namespace {
 
 using transport::RingError;
-
-// Spin iterations (cpu_relax each) before take(timeout) sleeps.
-constexpr int kSpinBeforeSleep = 1024;
 
 // A typed topic's samples are exactly its size; a bytes topic's at most its
 // max_size. Anything else came from a broken peer and is not handed out.
@@ -131,7 +129,11 @@ SubscriberPort::SubscriberPort(std::shared_ptr<NodeRuntime> runtime,
       held_(&state_->held()),
       lane_(state_->lane()) {}
 
-SubscriberPort::~SubscriberPort() { runtime_->destroy_port(*state_); }
+SubscriberPort::~SubscriberPort() {
+  // A WaitSet that waits on us lets go (and wakes) before our doorbell goes.
+  if (wait_set) wait_set_port_gone(*this);
+  runtime_->destroy_port(*state_);
+}
 
 TakeStatus SubscriberPort::take_popped(const LaneTaken& popped, TakenSample& out, ErrorCode& error,
                                        std::chrono::nanoseconds timeout) noexcept {
@@ -202,7 +204,7 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
   }
   bool got = pop_next(state, buffer, token, out);
   if (!got && timeout.count() > 0) {
-    for (int spin = 0; spin < kSpinBeforeSleep && !got; ++spin) {
+    for (std::uint32_t spin = 0; spin < take_spin_ && !got; ++spin) {
       transport::cpu_relax();
       if (any_data(state)) got = pop_next(state, buffer, token, out);
     }
@@ -229,6 +231,20 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
   }
   return TakeStatus::Taken;
 }
+
+bool SubscriberPort::wait_ready() noexcept {
+  SubscriberState& state = *state_;
+  const std::uint32_t changes = state.changes_announced();
+  const bool changed = changes != changes_seen_;
+  changes_seen_ = changes;
+  state.connections();  // applies what was handed over (and a death sentence)
+  if (state.dead_seen) return true;
+  return changed || any_data(state);
+}
+
+void SubscriberPort::forget_changes() noexcept { changes_seen_ = state_->changes_announced(); }
+
+transport::DoorbellWord& SubscriberPort::doorbell() noexcept { return state_->doorbell(); }
 
 std::uint32_t SubscriberPort::publisher_count() const noexcept {
   // SYNC: relaxed; a count for the user.

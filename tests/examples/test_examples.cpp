@@ -86,6 +86,39 @@ TEST_CASE("control: a slow follower makes publish time out; the controller slows
   CHECK(follower.err().empty());
 }
 
+TEST_CASE(
+    "fusion: an Executor node and a Boost.Asio node each get every command in order, poses, "
+    "images, ticks") {
+  TestDomain domain;
+  Daemon daemon(domain, example_yaml("fusion"));
+  Background node(domain, {bin_path("fusion_node")});
+  Background asio(domain, {bin_path("fusion_asio")});
+  const auto sensors = run_program(domain, {bin_path("fusion_sensors"), "1", "2"}, 20s);
+  CAPTURE(sensors.err);
+  REQUIRE(sensors.exit_code == 0);
+  CHECK(sensors.out == "fusion_sensors: 100 poses, 6 commands (the last one stop)\n");
+  REQUIRE(node.wait() == 0);
+  REQUIRE(asio.wait() == 0);
+  CAPTURE(node.out());
+  CAPTURE(asio.out());
+  unsigned long long poses = 0, commands = 0, images = 0, ticks = 0, missed = 0;
+  REQUIRE(std::sscanf(node.out().c_str(),
+                      "fusion_node: %llu poses, %llu commands in order, %llu images, %llu control "
+                      "ticks (%llu missed)",
+                      &poses, &commands, &images, &ticks, &missed) == 5);
+  CHECK(commands == 6);
+  CHECK(poses > 50);
+  CHECK(images > 5);
+  CHECK(ticks >= 40);  // 50 Hz for the second the sensors publish, and more
+  REQUIRE(std::sscanf(asio.out().c_str(),
+                      "fusion_asio: %llu poses, %llu commands in order, %llu images, %llu", &poses,
+                      &commands, &images, &ticks) == 4);
+  CHECK(commands == 6);
+  CHECK(poses > 50);
+  CHECK(images > 5);
+  CHECK(ticks >= 40);
+}
+
 TEST_CASE("fan_in: the subscriber gets every tick of both publishers, each publisher's in order") {
   TestDomain domain;
   Daemon daemon(domain, example_yaml("fan_in"));

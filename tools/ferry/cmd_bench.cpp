@@ -31,12 +31,15 @@ void add_common(CLI::App& cmd, CommonArgs& a, const char* size_help) {
   cmd.add_option("--size", a.sizes, size_help)->delimiter(',');
   const std::string inline_max = config::format_size(config::kMaxInlineSample);
   cmd.add_option("--transports", a.transports,
-                 fmt::format("Transports to measure, in a list: ferry, ferry-copy, ferry-loan, raw-ring, "
-                             "unix-socket, pipe, iceoryx (default all but ferry-copy and ferry-loan). ferry is "
+                 fmt::format("Transports to measure, in a list: ferry, ferry-copy, ferry-loan, ferry-waitset, "
+                             "ferry-fd, raw-ring, unix-socket, pipe, iceoryx (default all but ferry-copy, ferry-loan, "
+                             "ferry-waitset and ferry-fd). ferry is "
                              "what the full API gives at each size: publish(const T&) / take() up to {0} (copied "
                              "into the ring slot and out), loan / publish / take above (zero copy); ferry-copy "
                              "is publish(const T&) at every size (above {0} copied once into a pool chunk), "
-                             "ferry-loan the loan path at every size; iceoryx is iceoryx 2.x loan / publish "
+                             "ferry-loan the loan path at every size; ferry-waitset and ferry-fd (latency only) are "
+                             "ferry-copy waiting in WaitSet::wait() or in poll() on WaitSet::fd() with --wait "
+                             "sleep; iceoryx is iceoryx 2.x loan / publish "
                              "through a RouDi of its own ({1})",
                              inline_max,
                              bench::iceoryx_built() ? "built in"

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 
 namespace ferry::transport {
@@ -33,6 +34,48 @@ FutexResult futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
     case ETIMEDOUT: return FutexResult::TimedOut;
     case EINTR: return FutexResult::Interrupted;
     default: return FutexResult::Error;
+  }
+}
+
+FutexResult futex_wait_any(const std::atomic<std::uint32_t>* const* words,
+                           const std::uint32_t* expected, std::size_t count,
+                           std::chrono::nanoseconds timeout) noexcept {
+  if (timeout.count() <= 0) return FutexResult::TimedOut;
+  if (count == 0 || count > kMaxWaitWords) return FutexResult::Error;
+  std::array<futex_waitv, kMaxWaitWords> waiters{};  // on the stack: no allocation
+  for (std::size_t i = 0; i < count; ++i) {
+    waiters[i].val = expected[i];
+    waiters[i].uaddr = reinterpret_cast<std::uintptr_t>(words[i]);
+    // Shared (no FUTEX2_PRIVATE): notifiers in other processes, and our own
+    // notify() with the shared futex_wake, must find the same key.
+    waiters[i].flags = FUTEX_32;
+  }
+  // futex_waitv takes an absolute deadline on the clock it is given.
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC, &now);
+  constexpr std::int64_t kMaxNs = 365LL * 24 * 3600 * 1'000'000'000;  // clamp absurd timeouts
+  const std::int64_t ns = timeout.count() > kMaxNs ? kMaxNs : timeout.count();
+  std::int64_t sec = now.tv_sec + ns / 1'000'000'000;
+  std::int64_t nsec = now.tv_nsec + ns % 1'000'000'000;
+  if (nsec >= 1'000'000'000) {
+    ++sec;
+    nsec -= 1'000'000'000;
+  }
+  timespec deadline{};
+  deadline.tv_sec = static_cast<time_t>(sec);
+  deadline.tv_nsec = static_cast<long>(nsec);
+  const long rc = ::syscall(SYS_futex_waitv, waiters.data(), static_cast<unsigned>(count), 0u,
+                            &deadline, CLOCK_MONOTONIC);
+  if (rc >= 0) return FutexResult::Woken;
+  switch (errno) {
+    case EAGAIN:
+      return FutexResult::ValueChanged;
+    case ETIMEDOUT:
+      return FutexResult::TimedOut;
+    case EINTR:
+      return FutexResult::Interrupted;
+    default:
+      return FutexResult::Error;
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "ferry/bytes.hpp"
 #include "ferry/error.hpp"
+#include "ferry/executor.hpp"
 #include "ferry/loan.hpp"
 #include "ferry/node.hpp"
 #include "ferry/publish_result.hpp"
@@ -20,3 +21,4 @@
 #include "ferry/sample.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/type_name.hpp"
+#include "ferry/wait_set.hpp"

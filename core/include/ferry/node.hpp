@@ -27,6 +27,10 @@ struct NodeOptions {
   std::string domain;
   // How long to wait for ferryd to answer a request.
   std::chrono::milliseconds request_timeout{5000};
+  // How many times a subscriber's take(timeout) polls its queues before it
+  // sleeps (each poll a few ns plus a cpu_relax); 0 sleeps at once, which
+  // costs a wake-up (microseconds) per sample but no CPU while waiting.
+  std::uint32_t take_spin = detail::kDefaultTakeSpin;
 };
 
 // A participant in a domain: one connection to ferryd and the ports created
@@ -86,6 +90,8 @@ class Node {
                                                           const detail::TypeInfo& type);
 
   std::shared_ptr<detail::NodeRuntime> runtime_;
+  std::uint32_t take_spin_ =
+      detail::kDefaultTakeSpin;  // NodeOptions::take_spin, for new subscribers
 };
 
 }  // namespace ferry

@@ -73,6 +73,8 @@ class RawPublisher {
   std::size_t sample_size_;  // the topic's, fixed: not asked on every publish
 };
 
+class WaitSet;
+
 class RawSubscriber {
  public:
   // Waits up to `timeout` (zero: never waits). Empty when nothing came.
@@ -89,6 +91,7 @@ class RawSubscriber {
 
  private:
   friend class Node;
+  friend class WaitSet;
   explicit RawSubscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
   std::unique_ptr<detail::SubscriberPort> port_;
 };

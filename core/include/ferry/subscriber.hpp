@@ -12,6 +12,8 @@
 
 namespace ferry {
 
+class WaitSet;
+
 // Takes samples of T from one topic, fairly from all matched publishers and
 // in each publisher's order. Move-only; use from one thread at a time.
 template <class T>
@@ -49,9 +51,13 @@ class Subscriber {
 
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
+  // How many times take(timeout) polls before it sleeps (default
+  // NodeOptions::take_spin); 0 sleeps at once.
+  void set_take_spin(std::uint32_t polls) noexcept { port_->set_take_spin(polls); }
 
  private:
   friend class Node;
+  friend class WaitSet;
   explicit Subscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
   FERRY_HOT Sample<T> make_sample(const detail::TakenSample& taken) const noexcept {
     if constexpr (std::is_same_v<T, Bytes>) {

@@ -102,7 +102,8 @@ std::vector<TopicSet> ferry_topic_sets(const std::vector<std::string>& transport
   std::vector<TopicSet> sets;
   for (auto size : sizes) {
     const bool full_api = wants(kFerry);
-    if (wants(kFerryCopy) || (full_api && ferry_path(size) == FerryPath::Copy)) {
+    if (wants(kFerryCopy) || wants(kFerryWaitSet) || wants(kFerryFd) ||
+        (full_api && ferry_path(size) == FerryPath::Copy)) {
       sets.push_back(topics_for(size, FerryPath::Copy));
     }
     if (wants(kFerryLoan) || (full_api && ferry_path(size) == FerryPath::Loan)) {

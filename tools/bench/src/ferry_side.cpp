@@ -14,10 +14,13 @@
 
 namespace ferry::bench {
 
-ferry::Node join_domain(const PrivateDomain& domain, const std::string& role) {
+ferry::Node join_domain(const PrivateDomain& domain, const std::string& role, Wait wait) {
   domain.enter();
   ferry::NodeOptions options;
   options.domain = domain.name();
+  // Sleep mode measures the sleeping path: take(timeout) goes to the futex
+  // at once instead of polling first (which would hide the wake-up).
+  if (wait == Wait::Sleep) options.take_spin = 0;
   return ferry::Node(fmt::format("bench-{}-{}", role, ::getpid()), options);
 }
 

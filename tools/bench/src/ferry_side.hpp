@@ -20,8 +20,10 @@ namespace ferry::bench {
 
 class PrivateDomain;
 
-// A node in the benchmark's private domain (the side's environment points there).
-[[nodiscard]] ferry::Node join_domain(const PrivateDomain& domain, const std::string& role);
+// A node in the benchmark's private domain (the side's environment points
+// there); with Wait::Sleep its subscribers' take(timeout) sleeps at once.
+[[nodiscard]] ferry::Node join_domain(const PrivateDomain& domain, const std::string& role,
+                                      Wait wait);
 
 // Waits (sleeping 1 ms between checks) until `matched()` holds; false after 10 s.
 template <class Pred>

@@ -20,7 +20,7 @@ class FerryLatency final : public LatencyTransport {
     return fmt::format("up to {} B publish(const T&) / {} (copied into the slot), above loan(n) / publish (zero "
                        "copy); policy block",
                        config::kMaxInlineSample,
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
   // The orchestrator calls prepare() first for every run: it picks the path.
   void prepare(const LatencyPlan& plan) override {

@@ -4,6 +4,9 @@
 // 4 KiB), else once into a pool chunk that the queues share. Raw ports on a
 // topic of an opaque type of exactly `size` bytes take the same path as a
 // typed Publisher<T>::publish(const T&) and Subscriber<T>::take().
+#include <poll.h>
+
+#include <memory>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,22 +21,73 @@ namespace ferry::bench {
 
 namespace {
 
+// The next sample as a side of `wake` waits for it when it sleeps:
+// take(timeout), a WaitSet's wait(), or poll() on the WaitSet's fd() and
+// then wait(0). Spinning is the same for all: take() polled.
+class SampleWaiter {
+ public:
+  SampleWaiter(ferry::RawSubscriber& sub, FerryWake wake, Wait wait) : sub_(sub), wake_(wake), wait_(wait) {
+    if (wake_ == FerryWake::Take || wait_ == Wait::Spin) return;
+    wait_set_ = std::make_unique<ferry::WaitSet>();
+    wait_set_->attach(sub_);
+    if (wake_ == FerryWake::Fd) fd_ = wait_set_->fd();
+  }
+  std::optional<ferry::RawSample> next(RunControl& control, const char* who) {
+    if (!wait_set_) return next_sample(sub_, wait_, control, who);
+    const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
+    for (;;) {
+      if (auto s = sub_.take()) return s;
+      const std::int64_t left = deadline - now_ns();
+      if (left <= 0) break;
+      if (wake_ == FerryWake::WaitSet) {
+        (void)wait_set_->wait(std::chrono::nanoseconds(left));
+      } else {
+        pollfd p{fd_, POLLIN, 0};
+        (void)::poll(&p, 1, static_cast<int>(left / 1'000'000) + 1);
+        (void)wait_set_->wait(std::chrono::nanoseconds::zero());  // reads the descriptor clear, re-arms it
+      }
+    }
+    report_no_sample(control, who, nullptr);
+    return std::nullopt;
+  }
+
+ private:
+  ferry::RawSubscriber& sub_;
+  FerryWake wake_;
+  Wait wait_;
+  std::unique_ptr<ferry::WaitSet> wait_set_;  // not movable: held here
+  int fd_ = -1;
+};
+
+const char* sleep_path(FerryWake wake) {
+  switch (wake) {
+    case FerryWake::WaitSet:
+      return "WaitSet::wait() (one futex_waitv), then take()";
+    case FerryWake::Fd:
+      return "poll() on WaitSet::fd() (its helper thread's eventfd), wait(0), then take()";
+    case FerryWake::Take:
+      break;
+  }
+  return "take(timeout) with take_spin 0 (a futex sleep at once)";
+}
+
 class FerryCopyLatency final : public LatencyTransport {
  public:
-  explicit FerryCopyLatency(std::string_view name) : name_(name) {}
+  FerryCopyLatency(std::string_view name, FerryWake wake) : name_(name), wake_(wake) {}
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format("publish(const T&) / {} of a T of the message size: copied into the slot (up to 4 KiB), "
                        "above once into a pool chunk",
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+                       wait == Wait::Spin ? "take() polled" : sleep_path(wake_));
   }
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "ping");
+    ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
     ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} ping", name_);
     if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
+    SampleWaiter waiter(sub, wake_, plan.wait);
     std::vector<std::byte> msg(plan.size, std::byte{0x5a});
     auto send = [&](std::uint64_t seq) {
       write_seq(msg.data(), seq);
@@ -45,7 +99,7 @@ class FerryCopyLatency final : public LatencyTransport {
     };
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
       if (!send(seq)) return false;
-      auto s = next_sample(sub, plan.wait, control, who.c_str());
+      auto s = waiter.next(control, who.c_str());
       if (!s) return false;
       if (s->size() != plan.size || read_seq(s->data()) != seq) {
         report_error(control, fmt::format("{}: bad answer to {}", who, seq));
@@ -59,14 +113,15 @@ class FerryCopyLatency final : public LatencyTransport {
   }
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "echo");
+    ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
     ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} echo", name_);
     if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
+    SampleWaiter waiter(sub, wake_, plan.wait);
     std::vector<std::byte> reply(plan.size, std::byte{0xa5});
     for (;;) {
-      auto s = next_sample(sub, plan.wait, control, who.c_str());
+      auto s = waiter.next(control, who.c_str());
       if (!s) return 3;
       const std::uint64_t seq = read_seq(s->data());
       if (seq == kStopSeq) break;
@@ -84,12 +139,13 @@ class FerryCopyLatency final : public LatencyTransport {
  private:
   static constexpr FerryPath kPath = FerryPath::Copy;
   std::string_view name_;
+  FerryWake wake_;
 };
 
 }  // namespace
 
-std::unique_ptr<LatencyTransport> make_ferry_copy_latency(std::string_view name) {
-  return std::make_unique<FerryCopyLatency>(name);
+std::unique_ptr<LatencyTransport> make_ferry_copy_latency(std::string_view name, FerryWake wake) {
+  return std::make_unique<FerryCopyLatency>(name, wake);
 }
 
 }  // namespace ferry::bench

@@ -43,11 +43,11 @@ class FerryLoanLatency final : public LatencyTransport {
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format("loan(n) / publish / {} on a bytes topic (policy block): zero copy, the sample stays in the pool",
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "ping");
+    ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
     BytesPublisher pub = node.publisher<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     BytesSubscriber sub = node.subscriber<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} ping", name_);
@@ -71,7 +71,7 @@ class FerryLoanLatency final : public LatencyTransport {
   }
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "echo");
+    ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
     BytesSubscriber sub = node.subscriber<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
     BytesPublisher pub = node.publisher<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} echo", name_);

@@ -49,8 +49,11 @@ class LatencyTransport {
 
 // ferry: the copy path up to the inline limit, the loan path above.
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_latency();
+// How a ferry side waits for its next sample when it sleeps.
+enum class FerryWake : std::uint8_t { Take, WaitSet, Fd };
 // One path at every size, reported as `name`.
-[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_copy_latency(std::string_view name = kFerryCopy);
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_copy_latency(std::string_view name = kFerryCopy,
+                                                                        FerryWake wake = FerryWake::Take);
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_loan_latency(std::string_view name = kFerryLoan);
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_unix_socket_latency();

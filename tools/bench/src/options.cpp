@@ -72,8 +72,9 @@ bool iceoryx_built() noexcept {
 
 const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{std::string(kFerry),     std::string(kFerryCopy),  std::string(kFerryLoan),
-                               std::string(kRawRing),   std::string(kUnixSocket), std::string(kPipe)};
+    std::vector<std::string> n{std::string(kFerry),   std::string(kFerryCopy),    std::string(kFerryLoan),
+                               std::string(kFerryWaitSet), std::string(kFerryFd), std::string(kRawRing),
+                               std::string(kUnixSocket),   std::string(kPipe)};
     if (iceoryx_built()) n.emplace_back(kIceoryx);
     return n;
   }();
@@ -113,8 +114,8 @@ std::vector<std::string> parse_transports(const std::vector<std::string>& values
       throw UsageError("iceoryx was not found when ferry was built; install libiceoryx-posh-dev and rebuild");
     }
     if (std::find(known_transports().begin(), known_transports().end(), w) == known_transports().end()) {
-      throw UsageError(fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, raw-ring, "
-                                   "unix-socket, pipe or iceoryx",
+      throw UsageError(fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
+                                   "ferry-waitset, ferry-fd, raw-ring, unix-socket, pipe or iceoryx",
                                    w));
     }
   }

@@ -44,6 +44,9 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   std::vector<std::unique_ptr<ThroughputTransport>> transports;
   for (const auto& name : o.transports) {
     transports.push_back(make_throughput_transport(name));
+    if (!transports.back()) {
+      throw UsageError(fmt::format("transport '{}' measures latency only (ferry bench latency)", name));
+    }
     setup.described.push_back(transports.back()->describe(o.wait));
   }
 

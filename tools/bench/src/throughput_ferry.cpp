@@ -19,7 +19,7 @@ class FerryThroughput final : public ThroughputTransport {
     return fmt::format("up to {} B publish(const T&) / {} (copied into each queue's slot), above loan(n) / "
                        "publish (zero copy); policy block, each subscriber its own queue",
                        config::kMaxInlineSample,
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
   // The orchestrator calls prepare() first for every run: it picks the path.
   void prepare(const ThroughputPlan& plan) override {

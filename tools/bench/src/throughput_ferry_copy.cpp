@@ -23,11 +23,11 @@ class FerryCopyThroughput final : public ThroughputTransport {
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format("publish(const T&) / {} of a T of the message size, policy block: copied into each "
                        "queue's slot (up to 4 KiB), above once into a pool chunk",
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
 
   int send(const ThroughputPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "publisher");
+    ferry::Node node = join_domain(*plan.domain, "publisher", plan.wait);
     ferry::RawPublisher pub = node.raw_publisher(slot_topic(throughput_topic(plan.size, kPath), plan.run));
     if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
       report_error(control, fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name_));
@@ -43,7 +43,7 @@ class FerryCopyThroughput final : public ThroughputTransport {
   }
 
   int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
-    ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index));
+    ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index), plan.wait);
     ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(throughput_topic(plan.size, kPath), plan.run));
     return receive_samples(sub, plan, control, index, name_);
   }

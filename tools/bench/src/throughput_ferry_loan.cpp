@@ -22,11 +22,11 @@ class FerryLoanThroughput final : public ThroughputTransport {
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format("loan(n) / publish / {} on a bytes topic, policy block: zero copy, each subscriber "
                        "its own queue",
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) (a short poll, then a futex sleep)");
+                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
 
   int send(const ThroughputPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "publisher");
+    ferry::Node node = join_domain(*plan.domain, "publisher", plan.wait);
     auto pub = node.publisher<ferry::Bytes>(slot_topic(throughput_topic(plan.size, kPath), plan.run));
     if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
       report_error(control, fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name_));
@@ -47,7 +47,7 @@ class FerryLoanThroughput final : public ThroughputTransport {
   }
 
   int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
-    ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index));
+    ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index), plan.wait);
     auto sub = node.subscriber<ferry::Bytes>(slot_topic(throughput_topic(plan.size, kPath), plan.run));
     return receive_samples(sub, plan, control, index, name_);
   }

@@ -20,6 +20,12 @@ namespace ferry::detail {
 class NodeRuntime;
 class PublisherState;
 class SubscriberState;
+class WaitSetCore;
+
+// How many times take(timeout) polls its queues (cpu_relax between polls)
+// before it sleeps on its doorbell, unless NodeOptions::take_spin or
+// Subscriber::set_take_spin say otherwise. 0: sleep at once.
+inline constexpr std::uint32_t kDefaultTakeSpin = 1024;
 
 // A pool chunk loaned to the user: write up to `capacity` bytes at `data`.
 struct LoanedChunk {
@@ -103,6 +109,23 @@ class SubscriberPort {
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;
+  // take(timeout)'s polls before it sleeps (kDefaultTakeSpin).
+  void set_take_spin(std::uint32_t polls) noexcept { take_spin_ = polls; }
+  [[nodiscard]] std::uint32_t take_spin() const noexcept { return take_spin_; }
+
+  // For a WaitSet (user's thread): applies what the serving thread handed
+  // over; true while a sample is queued, the queues changed since the last
+  // call (a publisher came or went), or the node was declared dead (then
+  // try_take() says so).
+  bool wait_ready() noexcept;
+  // The doorbell our publishers and the serving thread ring (shared memory).
+  [[nodiscard]] transport::DoorbellWord& doorbell() noexcept;
+  // The WaitSet this port is attached to (null: none) and its index there;
+  // written by that WaitSet under its mutex.
+  std::shared_ptr<WaitSetCore> wait_set;
+  std::size_t wait_index = 0;
+  // At attach: changes announced so far are not news to the WaitSet.
+  void forget_changes() noexcept;
   // Where taken samples are released (fixed for the port's life; inline:
   // every take that returns a sample asks).
   [[nodiscard]] HeldSamples* held() const noexcept { return held_; }
@@ -119,6 +142,8 @@ class SubscriberPort {
   std::shared_ptr<SubscriberState> state_;
   HeldSamples* held_;
   const TakeLane* lane_;  // in *state_
+  std::uint32_t take_spin_ = kDefaultTakeSpin;
+  std::uint32_t changes_seen_ = 0;  // wait_ready(): the state's change count it last saw
 };
 
 // Returns a held sample's buffer; safe from any thread, even after the

@@ -2,13 +2,15 @@
 // Cross-process wait/notify: futex(2) and the doorbell word built on it.
 //
 // A DoorbellWord lives in shared memory. Any number of notifiers (producers
-// of several rings) may ring it; ONE waiter at a time (its owner, e.g. a
-// subscriber that has one ring per publisher) sleeps on it, so one sleep
-// covers all of that waiter's rings.
+// of several rings) may ring it; its owner's threads sleep on it (a
+// subscriber that has one ring per publisher, a WaitSet that sleeps on the
+// doorbells of all its subscribers at once with futex_wait_any), so one
+// sleep covers all of that waiter's rings. `sleeping` counts the waiters, so
+// a WaitSet's helper thread and a take() may both sleep on one doorbell.
 //
 // The handshake (a Dekker pattern, so release/acquire is not enough):
-//   waiter:   sleeping = 1; fence(seq_cst); seen = seq; if (ready()) return;
-//             futex_wait(seq, seen, timeout); sleeping = 0
+//   waiter:   ++sleeping; fence(seq_cst); seen = seq; if (ready()) return;
+//             futex_wait(seq, seen, timeout); --sleeping
 //   notifier: (publish its index with release); fence(seq_cst);
 //             if (sleeping) { ++seq; futex_wake(seq) }
 // The two seq_cst fences are ordered one way or the other: either the
@@ -45,11 +47,23 @@ FutexResult futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
 // FUTEX_WAKE (shared): wakes up to `count` waiters; returns how many woke.
 int futex_wake(std::atomic<std::uint32_t>& word, int count = INT_MAX) noexcept;
 
+// Most words futex_wait_any sleeps on at once (the kernel's FUTEX_WAITV_MAX).
+inline constexpr std::size_t kMaxWaitWords = 128;
+
+// futex_waitv(2) over shared words: sleeps until any `words[i]` no longer
+// holds `expected[i]` (ValueChanged) or is woken (Woken), at most `timeout`.
+// One sleep for many doorbells: a notifier of any of them wakes it with the
+// plain futex_wake above. At most kMaxWaitWords words (more: Error).
+FutexResult futex_wait_any(const std::atomic<std::uint32_t>* const* words,
+                           const std::uint32_t* expected, std::size_t count,
+                           std::chrono::nanoseconds timeout) noexcept;
+
 // One cache line in shared memory. Zero-initialised is the valid initial state.
 struct alignas(kCacheLine) DoorbellWord {
   // Bumped by a notifier that saw `sleeping`; the futex word.
   std::atomic<std::uint32_t> seq{0};
-  // 1 while the (single) waiter is in doorbell_wait; set/cleared by it only.
+  // How many waiters are about to sleep or sleep on `seq` (each adds 1 and
+  // takes it back); notifiers only read it.
   std::atomic<std::uint32_t> sleeping{0};
   std::byte reserved[kCacheLine - 2 * sizeof(std::uint32_t)]{};
 };
@@ -77,6 +91,20 @@ inline void doorbell_notify(DoorbellWord& bell) noexcept {
   }
 }
 
+// The waiter's half of the handshake, for callers that sleep on several
+// doorbells at once (WaitSet): announce on each, ONE seq_cst fence, then read
+// each seq (acquire, pairs with the release fetch_add in doorbell_notify)
+// before checking the condition.
+inline void doorbell_announce_sleep(DoorbellWord& bell) noexcept {
+  // SYNC: relaxed RMW; published by the waiter's seq_cst fence that follows,
+  // pairs with the relaxed load of `sleeping` after the fence in doorbell_notify.
+  bell.sleeping.fetch_add(1, std::memory_order_relaxed);
+}
+inline void doorbell_end_sleep(DoorbellWord& bell) noexcept {
+  // SYNC: relaxed RMW; a notifier reading a stale count only makes one useless wake.
+  bell.sleeping.fetch_sub(1, std::memory_order_relaxed);
+}
+
 enum class WaitResult : std::uint8_t {
   Ready,     // ready() was true after announcing the sleep: did not sleep
   Woken,     // slept and was woken (or the word moved, or a signal): re-check
@@ -85,12 +113,10 @@ enum class WaitResult : std::uint8_t {
 
 // Sleeps until notified or `timeout` elapsed, unless `ready()` (the caller's
 // condition over its rings, e.g. "any ring has data") is already true after
-// the handshake. One waiter per doorbell at a time.
+// the handshake.
 template <class Ready>
 WaitResult doorbell_wait(DoorbellWord& bell, Ready&& ready, std::chrono::nanoseconds timeout) noexcept {
-  // SYNC: relaxed; published by the seq_cst fence below, pairs with the
-  // relaxed load of `sleeping` after the fence in doorbell_notify.
-  bell.sleeping.store(1, std::memory_order_relaxed);
+  doorbell_announce_sleep(bell);
   // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_notify.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   // SYNC: acquire, pairs with the release fetch_add in doorbell_notify. Read
@@ -102,14 +128,14 @@ WaitResult doorbell_wait(DoorbellWord& bell, Ready&& ready, std::chrono::nanosec
     result = futex_wait(bell.seq, seen, timeout) == FutexResult::TimedOut ? WaitResult::TimedOut
                                                                            : WaitResult::Woken;
   }
-  // SYNC: relaxed; a notifier reading a stale 1 only makes one useless wake.
-  bell.sleeping.store(0, std::memory_order_relaxed);
+  doorbell_end_sleep(bell);
   return result;
 }
 
 // Clears a stale `sleeping` flag left by a waiter that died in doorbell_wait
 // (otherwise every notify would make a useless system call). Only the
-// doorbell's owner calls it, when nobody of its own waits on the doorbell.
+// doorbell's owner calls it, when nobody of its own waits on the doorbell
+// (it forgets every waiter's count).
 inline void doorbell_reset_sleeping(DoorbellWord& bell) noexcept {
   // SYNC: relaxed; the owner is the only writer and no waiter of its own is active.
   bell.sleeping.store(0, std::memory_order_relaxed);

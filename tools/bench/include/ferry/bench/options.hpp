@@ -27,6 +27,10 @@ enum class Wait : std::uint8_t { Spin, Sleep };
 inline constexpr std::string_view kFerry = "ferry";
 inline constexpr std::string_view kFerryCopy = "ferry-copy";  // publish(const T&) at every size
 inline constexpr std::string_view kFerryLoan = "ferry-loan";  // loan / publish at every size
+// Latency only: ferry-copy with each side waiting in a WaitSet's wait(), or
+// in poll() on its fd() (then wait(0)), instead of take(timeout).
+inline constexpr std::string_view kFerryWaitSet = "ferry-waitset";
+inline constexpr std::string_view kFerryFd = "ferry-fd";
 inline constexpr std::string_view kRawRing = "raw-ring";
 inline constexpr std::string_view kUnixSocket = "unix-socket";
 inline constexpr std::string_view kPipe = "pipe";
@@ -36,7 +40,8 @@ inline constexpr std::string_view kIceoryx = "iceoryx";
 [[nodiscard]] bool iceoryx_built() noexcept;
 // ferry, ferry-copy or ferry-loan: measured through the private ferryd.
 [[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
-  return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan;
+  return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan || transport == kFerryWaitSet ||
+         transport == kFerryFd;
 }
 // Every transport, in canonical order.
 [[nodiscard]] const std::vector<std::string>& known_transports();

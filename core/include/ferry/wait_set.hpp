@@ -1,0 +1,123 @@
+#pragma once
+// Waiting on many inputs (DESIGN.md 1.6): one sleep for up to 64 subscribers
+// of any sample types, woken by any of their publishers, by notify(), or by
+// a change that try_take() has to report (the node declared dead, a
+// publisher gone); and a file descriptor for event loops.
+
+#include <bit>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "ferry/detail/ports.hpp"
+#include "ferry/error.hpp"
+#include "ferry/raw.hpp"
+#include "ferry/subscriber.hpp"
+
+namespace ferry {
+
+// What wait() found: the attachment indexes that are ready (a 64-bit mask,
+// so nothing is allocated), and whether notify() was called.
+class Ready {
+ public:
+  class iterator {
+   public:
+    using value_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    explicit iterator(std::uint64_t rest) : rest_(rest) {}
+    std::size_t operator*() const noexcept {
+      return static_cast<std::size_t>(std::countr_zero(rest_));
+    }
+    iterator& operator++() noexcept {
+      rest_ &= rest_ - 1;  // drop the lowest index
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      iterator before = *this;
+      ++*this;
+      return before;
+    }
+    bool operator==(const iterator&) const = default;
+
+   private:
+    std::uint64_t rest_ = 0;
+  };
+
+  Ready() = default;
+  Ready(std::uint64_t mask, bool notified) : mask_(mask), notified_(notified) {}
+  [[nodiscard]] iterator begin() const noexcept { return iterator(mask_); }
+  [[nodiscard]] iterator end() const noexcept { return iterator(0); }
+  [[nodiscard]] bool contains(std::size_t index) const noexcept {
+    return index < 64 && (mask_ >> index & 1U) != 0;
+  }
+  // No attachment ready (notify() alone, a timeout, or a rare spurious return).
+  [[nodiscard]] bool empty() const noexcept { return mask_ == 0; }
+  [[nodiscard]] std::size_t size() const noexcept {
+    return static_cast<std::size_t>(std::popcount(mask_));
+  }
+  // notify() was called since the last wait().
+  [[nodiscard]] bool notified() const noexcept { return notified_; }
+  [[nodiscard]] std::uint64_t mask() const noexcept { return mask_; }
+
+ private:
+  std::uint64_t mask_ = 0;
+  bool notified_ = false;
+};
+
+// Use wait() and attach/detach on the thread that uses the attached
+// subscribers; notify() from any thread or a signal handler. A subscriber
+// destroyed while attached (on any thread) detaches itself and wakes wait(),
+// which reports its index once. Not movable: signal handlers may hold it.
+class WaitSet {
+ public:
+  static constexpr std::size_t kMaxAttachments = 64;
+
+  WaitSet();
+  ~WaitSet();
+  WaitSet(const WaitSet&) = delete;
+  WaitSet& operator=(const WaitSet&) = delete;
+
+  // The attachment's index: the lowest free one (0, 1, ... in attach order
+  // while nothing is detached). Throws ferry::Error past kMaxAttachments,
+  // for a subscriber attached already (here or to another WaitSet), or a
+  // moved-from one.
+  template <class T>
+  std::size_t attach(Subscriber<T>& subscriber) {
+    return attach_port(subscriber.port_.get());
+  }
+  std::size_t attach(RawSubscriber& subscriber) { return attach_port(subscriber.port_.get()); }
+  // Throws ferry::Error when the subscriber is not attached here.
+  template <class T>
+  void detach(Subscriber<T>& subscriber) {
+    detach_port(subscriber.port_.get());
+  }
+  void detach(RawSubscriber& subscriber) { detach_port(subscriber.port_.get()); }
+
+  // Returns at once with the ready attachments; else sleeps (no CPU, one
+  // futex_waitv over every attachment's doorbell) until one is ready,
+  // notify() is called, or `timeout` passes (then empty). Level-triggered:
+  // an attachment stays ready while it has a queued sample. Allocates nothing.
+  Ready wait(std::chrono::nanoseconds timeout);
+  // Wakes wait() and makes fd() readable: any thread, async-signal-safe.
+  void notify() noexcept;
+  // A descriptor (owned by the WaitSet) that is readable while an
+  // attachment was ready at the last wait(), something arrived since, or
+  // after notify(). Poll it, then call wait(0): that reads the descriptor
+  // clear and re-arms it. The first call starts one helper thread that
+  // sleeps on the doorbells while the caller sleeps on the descriptor.
+  int fd();
+  [[nodiscard]] std::size_t size() const noexcept;
+  // Whether a subscriber is attached at `index` (false once it was detached
+  // or destroyed).
+  [[nodiscard]] bool attached(std::size_t index) const noexcept;
+
+ private:
+  std::size_t attach_port(detail::SubscriberPort* port);
+  void detach_port(detail::SubscriberPort* port);
+
+  std::shared_ptr<detail::WaitSetCore> core_;
+};
+
+}  // namespace ferry
