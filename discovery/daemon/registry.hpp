@@ -6,8 +6,8 @@
 
 #include <sys/types.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <expected>
 #include <map>
 #include <optional>
@@ -23,12 +23,12 @@ namespace ferry::discovery {
 // and the type every port must have.
 struct ServedTopic {
   std::string name;
-  bool declared = false;      // from the YAML; undeclared topics take `defaults`
-  std::string type_name;      // empty: not fixed yet (undeclared topic, no port)
+  bool declared = false;  // from the YAML; undeclared topics take `defaults`
+  std::string type_name;  // empty: not fixed yet (undeclared topic, no port)
   std::uint64_t type_size = 0;
   std::uint32_t type_align = 0;
-  bool bytes = false;         // `type: bytes` topic
-  TopicConfig config;         // policy, capacity, limits, sizes (slot_size filled by the daemon)
+  bool bytes = false;  // `type: bytes` topic
+  TopicConfig config;  // policy, capacity, limits, sizes (slot_size filled by the daemon)
   std::optional<std::vector<std::string>> allow_publish;    // nullopt: anyone may
   std::optional<std::vector<std::string>> allow_subscribe;  // nullopt: anyone may
 };
@@ -55,10 +55,18 @@ struct Peer {
 
 using Outbox = std::vector<std::pair<std::uint64_t /*node id*/, Message>>;
 
+// What one client may take (the YAML's `limits:`).
+struct RegistryLimits {
+  std::size_t max_topics = 1024;  // topics at once, declared ones included
+  std::size_t max_ports_per_node = 256;
+};
+
 class Registry {
  public:
-  Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults,
-           bool strict, ShmFactory& shm);
+  Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults, bool strict,
+           ShmFactory& shm);
+
+  void set_limits(const RegistryLimits& limits) noexcept { limits_ = limits; }
 
   std::uint64_t add_node(std::string name, pid_t pid, std::uint16_t owner);
   // Removes the node and all its ports; their peers are told (`reason`).
@@ -72,8 +80,10 @@ class Registry {
   // departed `peer_port_id`: its name can go. Anything else is ignored.
   void queue_released(std::uint64_t node_id, std::uint64_t port_id, std::uint64_t peer_port_id);
 
-  // Topics [start, ...) that fit in one reply; `only` non-empty: that topic.
-  [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only) const;
+  // Topics [start, ...) that fit in one reply, the first one from its item
+  // `part` on (ListTopics); `only` non-empty: that topic.
+  [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only,
+                                      std::uint32_t part = 0) const;
   // Nodes [start, ...) that fit in one reply, with their ports (at most
   // kMaxPortsListed each). The daemon fills in times and slots.
   [[nodiscard]] NodeList list_nodes(std::uint32_t start) const;
@@ -108,7 +118,7 @@ class Registry {
     std::uint64_t node_id = 0;
     bool publisher = false;
     std::string topic;
-    std::string doorbell_shm;  // subscribers only
+    std::string doorbell_shm;       // subscribers only
     std::uint64_t previous_id = 0;  // its id under the previous ferryd (re-registered)
   };
   struct TopicEntry {
@@ -117,9 +127,13 @@ class Registry {
     std::vector<std::uint64_t> subscribers;
   };
 
-  TopicEntry* topic_for(const std::string& name, Error& error);
+  // The topic's entry, or a new undeclared one in `fresh` (not registered:
+  // nothing is until every check passed); nullptr with `error` when refused.
+  TopicEntry* topic_for(const std::string& name, std::optional<TopicEntry>& fresh, Error& error);
+  std::optional<Error> check_node_limit(const NodeEntry& node) const;
   std::optional<Error> check_type(const TopicEntry& topic, const PortRequest& request) const;
-  std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer, bool publisher) const;
+  std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer,
+                                     bool publisher) const;
   std::expected<void, Error> connect(std::uint64_t pub, std::uint64_t sub, Outbox& out);
   void disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t gone, UnmatchReason reason,
                   Outbox& out);
@@ -131,6 +145,7 @@ class Registry {
   bool strict_;
   ShmFactory& shm_;
   std::uint64_t next_id_ = 1;
+  RegistryLimits limits_;
   std::map<std::uint64_t, NodeEntry> nodes_;
   std::map<std::uint64_t, PortEntry> ports_;
   std::map<std::string, TopicEntry> topics_;
