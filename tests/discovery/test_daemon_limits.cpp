@@ -266,3 +266,64 @@ TEST_CASE("node slots are reused once their process is gone: more nodes than slo
   auto again = Client::connect(domain.name(), "holder", 3000ms);
   CHECK_FALSE(again.has_value());
 }
+
+TEST_CASE("refused port requests leave nothing behind, and the port and topic limits answer") {
+  TestDomain domain;
+  LimitedDaemon daemon(domain,
+                       std::string("liveness: { heartbeat_ms: 1000, timeout_ms: 60000 }\n") +
+                           "limits: { max_topics: 4, max_ports_per_node: 3 }\n",
+                       256);
+  auto client = Client::connect(domain.name(), "hostile", 3000ms);
+  REQUIRE(client.has_value());
+  auto ask = [&](Message message) {
+    auto reply = client->request(message, 3000ms);
+    REQUIRE(reply.has_value());
+    return *reply;
+  };
+  // A generic subscriber cannot pick an undeclared topic's type: refused,
+  // 200 times, and none of those topics stays (the old daemon kept them all).
+  for (int i = 0; i < 200; ++i) {
+    CreateSubscriber generic;
+    generic.topic = "ghost/" + std::to_string(i);
+    const auto reply = ask(generic);
+    REQUIRE(std::holds_alternative<Error>(reply));
+    CHECK(std::get<Error>(reply).code == ErrorCode::invalid_argument);
+  }
+  const auto listed = ask(ListTopics{});
+  REQUIRE(std::holds_alternative<TopicList>(listed));
+  CHECK(std::get<TopicList>(listed).total == 0);
+  // A legitimate publisher on one of them gets its own type.
+  CreatePublisher pub;
+  pub.topic = "ghost/7";
+  pub.type_name = "Real";
+  pub.type_size = 16;
+  pub.type_align = 8;
+  CHECK(std::holds_alternative<PortCreated>(ask(pub)));
+  // Per node: 3 ports, the fourth is refused with the key named.
+  for (int i = 0; i < 2; ++i) CHECK(std::holds_alternative<PortCreated>(ask(pub)));
+  const auto fourth = ask(pub);
+  REQUIRE(std::holds_alternative<Error>(fourth));
+  CHECK(std::get<Error>(fourth).code == ErrorCode::limit_exceeded);
+  CHECK(std::get<Error>(fourth).message.find("max_ports_per_node") != std::string::npos);
+  // Topics: another node brings the domain to its 4; a fifth is refused.
+  auto other = Client::connect(domain.name(), "filler", 3000ms);
+  REQUIRE(other.has_value());
+  auto publish_on = [&](Client& who, const std::string& topic) {
+    CreatePublisher p = pub;
+    p.topic = topic;
+    auto reply = who.request(p, 3000ms);
+    REQUIRE(reply.has_value());
+    return *reply;
+  };
+  for (int i = 0; i < 3; ++i) {
+    CHECK(std::holds_alternative<PortCreated>(publish_on(*other, "fill/" + std::to_string(i))));
+  }
+  auto third = Client::connect(domain.name(), "late", 3000ms);
+  REQUIRE(third.has_value());
+  const auto fifth = publish_on(*third, "fill/3");
+  REQUIRE(std::holds_alternative<Error>(fifth));
+  CHECK(std::get<Error>(fifth).code == ErrorCode::limit_exceeded);
+  CHECK(std::get<Error>(fifth).message.find("max_topics") != std::string::npos);
+  // Existing topics still take ports.
+  CHECK(std::holds_alternative<PortCreated>(publish_on(*third, "fill/0")));
+}
