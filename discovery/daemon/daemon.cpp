@@ -485,7 +485,7 @@ void Daemon::drop(int fd, const std::string& why, UnmatchReason reason) {
                  why);
     if (HeartbeatSlot* slot = beats_.slot(client.owner);
         slot != nullptr && reason != UnmatchReason::peer_timed_out) {
-      // SYNC: relaxed; nobody waits on a free slot (owner ids are not reused).
+      // SYNC: relaxed; nobody waits on a free slot (reused only once the node is gone).
       slot->state.store(static_cast<std::uint32_t>(SlotState::free), std::memory_order_relaxed);
     }
     Outbox out;

@@ -106,7 +106,11 @@ void Daemon::recycle_owner_ids() {
   owner_ids_.recycle([&](const OwnerIds::Retired& r) {
     // A process that still runs may allocate with the id; a node of the
     // previous ferryd may still come back with it.
-    if (!process_gone(r.pid) || orphan(r.owner)) return false;
+    // A survivor that has not acknowledged its departure may still take the
+    // id for the departed node's.
+    if (!process_gone(r.pid) || orphan(r.owner) || registry_.awaits_release(r.owner)) {
+      return false;
+    }
     // What a late publisher gave the departed node goes now, and the timed
     // re-reclaim stops: from here on the id means someone else.
     const auto reclaimed = pool_->pool().reclaim_owner(r.owner, true);

@@ -302,6 +302,12 @@ void Registry::disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t go
   // QueueReleased. Once mapped, the ring outlives its name, and the
   // subscriber drains what was published before it forgets the queue.
   lingering_.emplace(std::make_pair(survivor, gone), std::move(ring));
+  if (auto departed = ports_.find(gone); departed != ports_.end()) {
+    if (auto node = nodes_.find(departed->second.node_id); node != nodes_.end()) {
+      lingering_owner_[{survivor, gone}] = node->second.owner;
+      ++unreleased_by_owner_[node->second.owner];
+    }
+  }
   Unmatched note;
   note.port_id = survivor;
   note.peer_port_id = gone;
@@ -326,6 +332,7 @@ void Registry::remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& 
   for (auto l = lingering_.lower_bound({port_id, 0});
        l != lingering_.end() && l->first.first == port_id;) {
     shm_.remove(l->second);
+    forget_lingering(l->first);
     l = lingering_.erase(l);
   }
   if (auto node = nodes_.find(port.node_id); node != nodes_.end()) {
@@ -336,6 +343,15 @@ void Registry::remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& 
   if (!topic.settings.declared && topic.publishers.empty() && topic.subscribers.empty()) {
     topics_.erase(port.topic);
   }
+}
+
+void Registry::forget_lingering(const std::pair<std::uint64_t, std::uint64_t>& key) {
+  auto o = lingering_owner_.find(key);
+  if (o == lingering_owner_.end()) return;
+  if (auto n = unreleased_by_owner_.find(o->second); n != unreleased_by_owner_.end()) {
+    if (--n->second == 0) unreleased_by_owner_.erase(n);
+  }
+  lingering_owner_.erase(o);
 }
 
 std::expected<PortDestroyed, Error> Registry::destroy_port(std::uint64_t node_id,
@@ -356,6 +372,7 @@ void Registry::queue_released(std::uint64_t node_id, std::uint64_t port_id,
   auto l = lingering_.find({port_id, peer_port_id});
   if (l == lingering_.end()) return;
   shm_.remove(l->second);
+  forget_lingering(l->first);
   lingering_.erase(l);
 }
 

@@ -103,6 +103,12 @@ class Registry {
   [[nodiscard]] std::size_t queue_count() const noexcept { return queues_.size(); }
   // Rings whose peer left and whose survivor has not released them yet.
   [[nodiscard]] std::size_t lingering_count() const noexcept { return lingering_.size(); }
+  // Whether a survivor has not yet acknowledged (QueueReleased) the
+  // departure of a node that had pool owner id `owner`: until it has, it
+  // may still know the id as that node's, so the id must not be reused.
+  [[nodiscard]] bool awaits_release(std::uint16_t owner) const {
+    return unreleased_by_owner_.contains(owner);
+  }
 
   // Slot size of a ring for a topic: slot header plus the largest inline sample.
   [[nodiscard]] static std::uint32_t slot_size_for(const TopicConfig& config);
@@ -153,6 +159,10 @@ class Registry {
   // (survivor port, departed port) -> ring name kept until the survivor
   // says QueueReleased or goes itself.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> lingering_;
+  // The departed node's owner id of each lingering ring, and their count per owner.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint16_t> lingering_owner_;
+  std::map<std::uint16_t, std::size_t> unreleased_by_owner_;
+  void forget_lingering(const std::pair<std::uint64_t, std::uint64_t>& key);
 };
 
 }  // namespace ferry::discovery

@@ -163,3 +163,25 @@ TEST_CASE("a topic with 40 publishers and 40 subscribers is listed in datagram-s
   CHECK(subscribers == 40);
   CHECK(queues == 1600);
 }
+
+TEST_CASE("a departed node's owner id awaits every survivor's QueueReleased before reuse") {
+  NullShm shm;
+  Registry registry{"lim", {}, defaults(), false, shm};
+  Outbox out;
+  const auto gone = registry.add_node("gone", 1000, 5);
+  const auto pub_a = registry.add_node("a", 1001, 6);
+  const auto pub_b = registry.add_node("b", 1002, 7);
+  PortRequest request{"t", "T", 8, 8, 0, {}};
+  const auto a = registry.create_port(Peer{pub_a, 0, 0}, true, request, out);
+  const auto b = registry.create_port(Peer{pub_b, 0, 0}, true, request, out);
+  const auto sub = registry.create_port(Peer{gone, 0, 0}, false, request, out);
+  REQUIRE((a && b && sub));
+  CHECK_FALSE(registry.awaits_release(5));
+  registry.remove_node(gone, UnmatchReason::peer_closed, out);
+  CHECK(registry.awaits_release(5));
+  registry.queue_released(pub_a, a->port_id, sub->port_id);
+  CHECK(registry.awaits_release(5));
+  // A survivor that goes without releasing settles its share too.
+  registry.remove_node(pub_b, UnmatchReason::peer_closed, out);
+  CHECK_FALSE(registry.awaits_release(5));
+}
