@@ -104,8 +104,8 @@ Registry::TopicEntry* Registry::topic_for(const std::string& name, std::optional
 std::optional<Error> Registry::check_node_limit(const NodeEntry& node) const {
   if (node.ports.size() < limits_.max_ports_per_node) return std::nullopt;
   return make_error(ErrorCode::limit_exceeded,
-                    fmt::format("node '{}' already has {} ports, its limit (limits: "
-                                "max_ports_per_node is {})",
+                    fmt::format("node '{}' already has {} ports; limits: max_ports_per_node "
+                                "is {}",
                                 node.name, node.ports.size(), limits_.max_ports_per_node));
 }
 
