@@ -147,12 +147,21 @@ void check_a_node_works(const TestDomain& domain) {
   CHECK(std::holds_alternative<PortCreated>(*reply));
 }
 
+// With no descriptor left, the sanitizers' own checks fail (UBSan tests
+// memory with a pipe and then reports a false "invalid vptr"): the test that
+// fills ferryd's descriptor table runs in normal builds only.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 constexpr const char* kBaseYaml = "liveness: { heartbeat_ms: 100, timeout_ms: 1000 }\n";
 
 }  // namespace
 
-TEST_CASE(
-    "ferryd at its file-descriptor limit stays idle, logs little and serves once hogs close") {
+TEST_CASE("ferryd at its file-descriptor limit stays idle, logs little and serves once hogs close" *
+          doctest::skip(kSanitized)) {
   TestDomain domain;
   // A connection limit above what 64 descriptors allow: accept() meets EMFILE.
   LimitedDaemon daemon(domain, std::string(kBaseYaml) + "limits: { max_connections: 1000 }\n", 64);
