@@ -28,8 +28,8 @@ using detail::Entry;
 using detail::quote;
 using detail::Reader;
 
-const std::vector<std::string_view> kTopKeys{"domain", "liveness", "pool",  "defaults",
-                                             "strict", "types",    "topics"};
+const std::vector<std::string_view> kTopKeys{"domain", "liveness", "pool",   "defaults",
+                                             "strict", "types",    "topics", "limits"};
 const std::vector<std::string_view> kLivenessKeys{"heartbeat_ms", "timeout_ms"};
 const std::vector<std::string_view> kPoolKeys{"chunk_size", "count"};
 constexpr std::string_view kPoolExample = "{ chunk_size: 4KiB, count: 1024 }";
@@ -118,6 +118,7 @@ void read_root(Reader& r, const YAML::Node& root, Config& config) {
     config.defaults = detail::read_defaults(r, *e);
   if (const Entry* e = detail::find(entries, "strict"))
     config.strict = r.boolean(*e).value_or(false);
+  if (const Entry* e = detail::find(entries, "limits")) config.limits = detail::read_limits(r, *e);
   std::vector<TypeDecl> decls;
   if (const Entry* e = detail::find(entries, "types")) decls = detail::read_types(r, *e);
   std::vector<Diagnostic> schema_errors;

@@ -35,6 +35,9 @@ void check_history(Reader& reader, const TopicSettings& settings,
 
 [[nodiscard]] TopicSettings read_defaults(Reader& reader, const Entry& defaults);
 
+// `limits:` (ferryd's limits on what its clients may take).
+[[nodiscard]] DaemonLimits read_limits(Reader& reader, const Entry& limits);
+
 struct TopicContext {
   const Schema& schema;
   const std::vector<TypeDecl>& decls;

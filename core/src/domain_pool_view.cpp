@@ -69,8 +69,8 @@ void DomainPoolView::settle_if_done(transport::OwnerId peer, PeerQueues& entry) 
                     settled, peer);
     }
   }
-  // Owner ids are never reused within a daemon's life: a node with no queue
-  // left needs no entry (a new queue from it makes one again).
+  // ferryd reuses an owner id only after we acknowledged its node's death:
+  // a node with no queue left needs no entry (a new queue makes one again).
   peers_.erase(peer);
 }
 

@@ -65,7 +65,11 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       shm_(options_.object_mode, object_group(options_)),
       registry_(options_.domain, served_topics(config), to_topic_config(config.defaults),
                 config.strict, shm_),
+      limits_(config.limits),
+      max_connections_(connection_limit(config.limits)),
+      owner_ids_(config.limits.max_nodes),
       reaper_(options_.domain, std::filesystem::path(options_.socket_path).parent_path()) {
+  registry_.set_limits({config.limits.max_topics, config.limits.max_ports_per_node});
   // Signals first: a SIGTERM that arrives while the pool is being made waits
   // in the signalfd and stops the loop on its first turn.
   const sigset_t signals = block_stop_signals();
@@ -167,11 +171,13 @@ bool Daemon::adopt_live_state() {
   for (const auto& [owner, state] : dead) reaper_.node_died(owner, state);
   orphans_ = live;
   // SYNC: relaxed; only ferryd writes the counters.
-  next_owner_ = std::max(beats_.header().next_owner.load(std::memory_order_relaxed), highest + 1);
+  owner_ids_.continue_from(
+      std::max(beats_.header().next_owner.load(std::memory_order_relaxed), highest + 1));
   registry_.continue_ids_from(beats_.header().next_id.load(std::memory_order_relaxed));
   beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
   beats_.header().timeout_ms = liveness_.timeout_ms;
   heartbeat_segment_.emplace(std::move(*beats));
+  retire_adopted_slots();
   spdlog::warn(
       "adopted domain '{}' from a previous ferryd: {} live node(s) may reconnect, {} "
       "dead one(s) reclaimed",
@@ -181,7 +187,7 @@ bool Daemon::adopt_live_state() {
 
 void Daemon::save_counters() {
   // SYNC: relaxed; read by the next ferryd only, after this one is gone.
-  beats_.header().next_owner.store(next_owner_, std::memory_order_relaxed);
+  beats_.header().next_owner.store(owner_ids_.next_fresh(), std::memory_order_relaxed);
   beats_.header().next_id.store(registry_.next_id(), std::memory_order_relaxed);
 }
 
@@ -216,6 +222,8 @@ int Daemon::run() {
       reaper_.tick();
     }
     check_liveness();
+    expire_silent_clients();
+    resume_accepting_when_due();
     for (int i = 0; i < n; ++i) {
       const int tag = events[static_cast<std::size_t>(i)].data.fd;
       if (tag == kSignalTag) {
@@ -242,27 +250,35 @@ int Daemon::run() {
 
 void Daemon::accept_clients() {
   while (true) {
+    if (clients_.size() >= max_connections_) {
+      if (!refuse_over_limit()) return;
+      continue;
+    }
     auto accepted = listener_.accept();
     if (!accepted) {
-      if (accepted.error().code != SocketErrorCode::timeout) {
-        spdlog::warn("accept failed: {}", accepted.error().message);
+      const int err = accepted.error().sys_errno;
+      if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        pause_accepting(accepted.error().message);
+      } else if (accepted.error().code != SocketErrorCode::timeout) {
+        log_limited("accept", spdlog::level::warn, "accept failed: {}", accepted.error().message);
       }
       return;  // no more pending connections
     }
     UnixSeqpacketSocket socket = std::move(*accepted);
     const int fd = socket.fd();
-    Client client{std::move(socket), 0, 0, 0, 0, 0, {}, false};
+    Client client{std::move(socket), 0, 0, 0, 0, 0, {}, false, std::chrono::steady_clock::now()};
     auto cred = client.socket.peer_credentials();
     if (!cred) {
       // Without credentials the client cannot be told from root: refuse it.
-      spdlog::warn("refusing a client: {}", cred.error().message);
+      log_limited("refused", spdlog::level::warn, "refusing a client: {}", cred.error().message);
       continue;
     }
     client.pid = cred->pid;
     client.uid = cred->uid;
     client.gid = cred->gid;
     if (const auto refused = refuse_client(client.uid, client.gid, access_, user_in_group)) {
-      spdlog::warn("refusing client pid {}: {}", client.pid, *refused);
+      log_limited("refused", spdlog::level::warn, "refusing client pid {}: {}", client.pid,
+                  *refused);
       send_to(client, 0, make_error(ErrorCode::permission_denied, *refused));
       continue;
     }
@@ -286,8 +302,9 @@ bool Daemon::serve(Client& client) {
   }
   auto envelope = decode(std::span<const std::byte>(buffer.data(), *received));
   if (!envelope) {
-    spdlog::warn("closing client pid {} ({}): malformed message: {}", client.pid,
-                 client.name.empty() ? "no hello yet" : client.name, envelope.error().message);
+    log_limited("malformed", spdlog::level::warn,
+                "closing client pid {} ({}): malformed message: {}", client.pid,
+                client.name.empty() ? "no hello yet" : client.name, envelope.error().message);
     send_to(client, 0, make_error(ErrorCode::malformed_message, envelope.error().message));
     return false;
   }
@@ -307,12 +324,6 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
                                      hello->protocol_version, kProtocolVersion)));
       return false;
     }
-    if (next_owner_ > UINT16_MAX) {
-      send_to(client, request_id,
-              make_error(ErrorCode::resource_exhausted,
-                         "this ferryd has given out all 65535 node slots; restart it"));
-      return false;
-    }
     client.name = hello->node_name;
     // A node of the previous ferryd coming back keeps its owner id: what it
     // holds in the adopted pool stays attributed to it.
@@ -324,7 +335,26 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
       orphans_.erase(orphan);
       spdlog::info("node '{}' (pid {}) resumes slot {}", client.name, client.pid, client.owner);
     } else {
-      client.owner = static_cast<std::uint16_t>(next_owner_++);
+      auto owner = owner_ids_.take();
+      // Recycling asks the kernel about every retired slot: not more than
+      // ten times a second, whatever a flood of Hellos asks.
+      if (const auto now = std::chrono::steady_clock::now();
+          !owner && now - last_recycle_ >= std::chrono::milliseconds(100)) {
+        last_recycle_ = now;
+        recycle_owner_ids();
+        owner = owner_ids_.take();
+      }
+      if (!owner) {
+        const std::string why = fmt::format(
+            "all {} node slots of domain '{}' are in use (limits: max_nodes), {} of them kept for "
+            "processes that left but still run; try again when nodes exit",
+            owner_ids_.capacity(), options_.domain, owner_ids_.retired_count());
+        log_limited("slots", spdlog::level::warn, "refusing node '{}' (pid {}): {}", client.name,
+                    client.pid, why);
+        send_to(client, request_id, make_error(ErrorCode::resource_exhausted, why));
+        return false;
+      }
+      client.owner = *owner;
     }
     client.node_id = registry_.add_node(hello->node_name, client.pid, client.owner);
     node_fds_[client.node_id] = client.socket.fd();
@@ -350,7 +380,7 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
   }
   if (std::holds_alternative<ListTopics>(message)) {
     const auto& list = std::get<ListTopics>(message);
-    send_to(client, request_id, registry_.list_topics(list.start, list.topic));
+    send_to(client, request_id, registry_.list_topics(list.start, list.topic, list.part));
     return true;
   }
   if (const auto* nodes = std::get_if<ListNodes>(&message)) {
@@ -377,7 +407,8 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
       spdlog::info("node '{}' publishes on '{}' (port {})", client.name, pub->topic, made->port_id);
       send_to(client, request_id, *made);
     } else {
-      spdlog::info("refused publisher of node '{}': {}", client.name, made.error().message);
+      log_limited("refused-port", spdlog::level::info, "refused publisher of node '{}': {}",
+                  client.name, made.error().message);
       send_to(client, request_id, made.error());
     }
   } else if (const auto* sub = std::get_if<CreateSubscriber>(&message)) {
@@ -387,7 +418,8 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
                    made->port_id);
       send_to(client, request_id, *made);
     } else {
-      spdlog::info("refused subscriber of node '{}': {}", client.name, made.error().message);
+      log_limited("refused-port", spdlog::level::info, "refused subscriber of node '{}': {}",
+                  client.name, made.error().message);
       send_to(client, request_id, made.error());
     }
   } else if (const auto* destroy = std::get_if<DestroyPort>(&message)) {
@@ -474,6 +506,7 @@ void Daemon::drop(int fd, const std::string& why, UnmatchReason reason) {
   if (client.node_id != 0) {
     spdlog::info("node '{}' (pid {}) left{}{}", client.name, client.pid, why.empty() ? "" : ": ",
                  why);
+    owner_ids_.retire(client.owner, client.pid);
     Outbox out;
     registry_.remove_node(client.node_id, reason, out);
     // Everything the node held in the pool comes back: its loans, what it
@@ -520,6 +553,7 @@ void Daemon::check_liveness() {
     spdlog::warn("node slot {} (pid {}) of the previous ferryd did not come back: reclaiming it",
                  o.owner, o.pid);
     reaper_.node_died(o.owner, SlotState::declared_dead);
+    owner_ids_.retire(o.owner, o.pid);
     return true;
   });
   for (const auto& [fd, age] : expired) {

@@ -7,6 +7,7 @@
 // a fork() would never see its SIGTERM (ferryd detaches first, then builds it).
 
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -22,6 +23,8 @@
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/heartbeats.hpp"
 #include "ferry/discovery/socket.hpp"
+#include "log_limiter.hpp"
+#include "owner_ids.hpp"
 #include "node_reaper.hpp"
 #include "registry.hpp"
 #include "service_notifier.hpp"
@@ -38,6 +41,11 @@ struct DaemonOptions {
   std::string config_source;
   std::string config_text;
 };
+
+// The connection limit: `limits.max_connections`, or when 0 the process's
+// file-descriptor limit (RLIMIT_NOFILE) less a reserve for the daemon's own
+// files and shared-memory objects.
+[[nodiscard]] std::size_t connection_limit(const config::DaemonLimits& limits);
 
 // Blocks SIGINT, SIGTERM and SIGHUP in this process and returns them: from then on
 // they stay pending until a Daemon's signalfd reads them, so a signal sent
@@ -69,6 +77,7 @@ class Daemon {
     gid_t gid = 0;
     std::string name;
     bool broken = false;  // a send failed: drop it after this event
+    std::chrono::steady_clock::time_point connected_at{};  // for the Hello deadline
   };
 
   // Start: takes over a previous ferryd's pool and heartbeat table when
@@ -83,6 +92,24 @@ class Daemon {
   [[nodiscard]] std::uint64_t heartbeat_age_ms(std::uint16_t owner, std::uint64_t now_ms) const;
 
   void accept_clients();
+  // Accepts one waiting connection only to tell it the connection limit is
+  // reached, and closes it; false when none was waiting.
+  bool refuse_over_limit();
+  // EMFILE/ENFILE: the listener is left alone for a short back-off instead
+  // of being polled (level-triggered) in a busy loop.
+  void pause_accepting(const std::string& why);
+  void resume_accepting_when_due();
+  // Closes connections that did not say Hello within hello_timeout_ms.
+  void expire_silent_clients();
+  // When fresh node slots run out: those whose process is gone become free.
+  void recycle_owner_ids();
+  // After adopting a predecessor's table: the slots of its nodes that are
+  // not coming back are retired (free once their process is gone).
+  void retire_adopted_slots();
+  // Logs at most one line a second per `key`, with the count of the others.
+  template <class... Args>
+  void log_limited(const std::string& key, spdlog::level::level_enum level,
+                   fmt::format_string<Args...> format, Args&&... args);
   // False when the client must be dropped.
   bool serve(Client& client);
   bool handle(Client& client, std::uint32_t request_id, const Message& message);
@@ -109,8 +136,15 @@ class Daemon {
   std::optional<DomainPool> pool_;                       // made after the stale objects are gone
   std::optional<transport::Segment> heartbeat_segment_;  // "ferry.<domain>.registry"
   HeartbeatTable beats_;
-  std::uint32_t next_owner_ = 1;  // pool owner ids are never reused in a daemon's life
-  // Dead nodes: reclaimed exactly, their slots freed once complete.
+  config::DaemonLimits limits_;
+  std::size_t max_connections_ = 0;  // limits_.max_connections, or from RLIMIT_NOFILE
+  OwnerIds owner_ids_;               // node slots: pool owner ids and heartbeat slots
+  std::chrono::steady_clock::time_point last_recycle_{};  // the Hello path recycles at most 10/s
+  LogLimiter log_limiter_;
+  bool accepting_ = true;  // false during an EMFILE back-off
+  std::chrono::steady_clock::time_point resume_accepting_at_{};
+  // Dead nodes: reclaimed exactly, their slots freed once complete
+  // (node_reaper.hpp); owner_ids_ gives a slot again only after that.
   NodeReaper reaper_;
   // Nodes of the previous ferryd that live and have not reconnected yet:
   // reclaimed if their heartbeat stops before they do.
@@ -125,5 +159,18 @@ class Daemon {
   std::map<std::uint64_t, int> node_fds_;                                  // node id -> socket fd
   std::map<std::uint64_t, std::chrono::steady_clock::time_point> joined_;  // node id -> its Hello
 };
+
+template <class... Args>
+void Daemon::log_limited(const std::string& key, spdlog::level::level_enum level,
+                         fmt::format_string<Args...> format, Args&&... args) {
+  std::uint64_t suppressed = 0;
+  if (!log_limiter_.allow(key, suppressed)) return;
+  const std::string line = fmt::format(format, std::forward<Args>(args)...);
+  if (suppressed == 0) {
+    spdlog::log(level, "{}", line);
+  } else {
+    spdlog::log(level, "{} ({} more like it in the last second not logged)", line, suppressed);
+  }
+}
 
 }  // namespace ferry::discovery

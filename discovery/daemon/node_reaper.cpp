@@ -68,8 +68,8 @@ void NodeReaper::reclaim(std::uint16_t owner, bool process_gone) {
 
 void NodeReaper::finish(std::uint16_t owner) {
   if (HeartbeatSlot* slot = beats_.slot(owner)) {
-    // SYNC: relaxed; nobody waits on a free slot (owner ids are not reused),
-    // and its process is gone.
+    // SYNC: relaxed; nobody waits on a free slot, its process is gone, and
+    // ferryd gives the id again only after reading this (recycle_owner_ids).
     slot->state.store(static_cast<std::uint32_t>(SlotState::free), std::memory_order_relaxed);
   }
   // After the slot is free: a ferryd killed in between leaves only a stale

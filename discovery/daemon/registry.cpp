@@ -1,10 +1,10 @@
 #include "registry.hpp"
 
+#include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
 
 #include <algorithm>
-#include <fmt/format.h>
 
 #include "ferry/config/limits.hpp"
 #include "ferry/discovery/limits.hpp"
@@ -14,7 +14,7 @@ namespace ferry::discovery {
 
 namespace {
 
-constexpr std::uint32_t kSlotHeader = 8;  // the ring slot's {length, flags}
+constexpr std::uint32_t kSlotHeader = 8;        // the ring slot's {length, flags}
 constexpr std::uint64_t kPooledSlotBytes = 16;  // a pool reference and a size (core's PooledSlot)
 
 void erase_value(std::vector<std::uint64_t>& v, std::uint64_t value) {
@@ -33,8 +33,8 @@ bool names_peer(const std::string& who, uid_t uid, gid_t gid) {
   }
   group gr{};
   group* gr_result = nullptr;
-  return ::getgrnam_r(who.c_str(), &gr, buf, sizeof buf, &gr_result) == 0 &&
-         gr_result != nullptr && gr.gr_gid == gid;
+  return ::getgrnam_r(who.c_str(), &gr, buf, sizeof buf, &gr_result) == 0 && gr_result != nullptr &&
+         gr.gr_gid == gid;
 }
 
 }  // namespace
@@ -76,7 +76,8 @@ void Registry::remove_node(std::uint64_t node_id, UnmatchReason reason, Outbox& 
   nodes_.erase(node_id);
 }
 
-Registry::TopicEntry* Registry::topic_for(const std::string& name, Error& error) {
+Registry::TopicEntry* Registry::topic_for(const std::string& name, std::optional<TopicEntry>& fresh,
+                                          Error& error) {
   auto it = topics_.find(name);
   if (it != topics_.end()) return &it->second;
   if (strict_) {
@@ -86,13 +87,30 @@ Registry::TopicEntry* Registry::topic_for(const std::string& name, Error& error)
                                    name));
     return nullptr;
   }
+  if (topics_.size() >= limits_.max_topics) {
+    error = make_error(ErrorCode::limit_exceeded,
+                       fmt::format("topic '{}' would be the domain's topic number {}, over its "
+                                   "limit of {} (limits: max_topics)",
+                                   name, topics_.size() + 1, limits_.max_topics));
+    return nullptr;
+  }
   ServedTopic settings;
   settings.name = name;
   settings.config = defaults_;
-  return &topics_.emplace(name, TopicEntry{std::move(settings), {}, {}}).first->second;
+  fresh.emplace(TopicEntry{std::move(settings), {}, {}});
+  return &*fresh;
 }
 
-std::optional<Error> Registry::check_type(const TopicEntry& topic, const PortRequest& request) const {
+std::optional<Error> Registry::check_node_limit(const NodeEntry& node) const {
+  if (node.ports.size() < limits_.max_ports_per_node) return std::nullopt;
+  return make_error(ErrorCode::limit_exceeded,
+                    fmt::format("node '{}' already has {} ports; limits: max_ports_per_node "
+                                "is {}",
+                                node.name, node.ports.size(), limits_.max_ports_per_node));
+}
+
+std::optional<Error> Registry::check_type(const TopicEntry& topic,
+                                          const PortRequest& request) const {
   const ServedTopic& s = topic.settings;
   if (request.type_name.empty()) {
     // A generic port (a tool such as `ferry topic echo`) takes the topic's type.
@@ -130,10 +148,10 @@ std::optional<Error> Registry::check_allowed(const TopicEntry& topic, const Peer
   const std::string user = ::getpwuid_r(peer.uid, &pw, buf, sizeof buf, &result) == 0 && result
                                ? std::string(pw.pw_name)
                                : std::to_string(peer.uid);
-  return make_error(ErrorCode::permission_denied,
-                    fmt::format("user '{}' (uid {}) may not {} topic '{}' (see its 'allow:')", user,
-                                peer.uid, publisher ? "publish on" : "subscribe to",
-                                topic.settings.name));
+  return make_error(
+      ErrorCode::permission_denied,
+      fmt::format("user '{}' (uid {}) may not {} topic '{}' (see its 'allow:')", user, peer.uid,
+                  publisher ? "publish on" : "subscribe to", topic.settings.name));
 }
 
 std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool publisher,
@@ -145,33 +163,26 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   if (request.topic.empty()) {
     return std::unexpected(make_error(ErrorCode::invalid_argument, "the topic name is empty"));
   }
+  if (auto e = check_node_limit(node->second)) return std::unexpected(*e);
   Error error;
-  TopicEntry* topic = topic_for(request.topic, error);
+  std::optional<TopicEntry> fresh;  // a new undeclared topic, registered only once all passed
+  TopicEntry* topic = topic_for(request.topic, fresh, error);
   if (topic == nullptr) return std::unexpected(error);
   if (auto e = check_type(*topic, request)) return std::unexpected(*e);
   if (auto e = check_allowed(*topic, peer, publisher)) return std::unexpected(*e);
 
-  auto& ports = publisher ? topic->publishers : topic->subscribers;
+  const auto& ports = publisher ? topic->publishers : topic->subscribers;
   const std::uint32_t limit = publisher ? topic->settings.config.limits.max_publishers
                                         : topic->settings.config.limits.max_subscribers;
   if (ports.size() >= limit) {
-    return std::unexpected(make_error(
-        ErrorCode::limit_exceeded,
-        fmt::format("topic '{}' already has {} {}, its {} is {}", request.topic, ports.size(),
-                    publisher ? "publishers" : "subscribers",
-                    publisher ? "max_publishers" : "max_subscribers", limit)));
+    return std::unexpected(
+        make_error(ErrorCode::limit_exceeded,
+                   fmt::format("topic '{}' already has {} {}, its {} is {}", request.topic,
+                               ports.size(), publisher ? "publishers" : "subscribers",
+                               publisher ? "max_publishers" : "max_subscribers", limit)));
   }
 
-  ServedTopic& s = topic->settings;
-  if (s.type_name.empty()) {  // the first port of an undeclared topic decides its type
-    s.type_name = request.type_name;
-    s.type_size = request.type_size;
-    s.type_align = request.type_align;
-    s.config.sample_size = request.type_size;
-    s.config.slot_size = slot_size_for(s.config);
-  }
-
-  const std::uint64_t port_id = next_id_++;
+  const std::uint64_t port_id = next_id_;
   PortEntry entry{peer.node_id, publisher, request.topic, {}, request.resume_port_id};
   if (!publisher && !request.resume_doorbell.empty()) {
     // A subscriber re-registering after a daemon restart keeps its doorbell
@@ -182,10 +193,10 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
       return p.second.doorbell_shm == request.resume_doorbell;
     });
     if (!ours || taken) {
-      return std::unexpected(make_error(
-          ErrorCode::invalid_argument,
-          fmt::format("doorbell '{}' is not a free doorbell of domain '{}'",
-                      request.resume_doorbell, domain_)));
+      return std::unexpected(
+          make_error(ErrorCode::invalid_argument,
+                     fmt::format("doorbell '{}' is not a free doorbell of domain '{}'",
+                                 request.resume_doorbell, domain_)));
     }
     if (auto adopted = shm_.adopt_doorbell(request.resume_doorbell); !adopted) {
       return std::unexpected(make_error(ErrorCode::invalid_argument, adopted.error()));
@@ -197,12 +208,27 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
       return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
     }
   }
+
+  // Every check passed: from here on the port is registered.
+  ++next_id_;
+  if (fresh) {
+    topic = &topics_.emplace(request.topic, std::move(*fresh)).first->second;
+  }
+  auto& ports_of_topic = publisher ? topic->publishers : topic->subscribers;
+  ServedTopic& s = topic->settings;
+  if (s.type_name.empty()) {  // the first port of an undeclared topic decides its type
+    s.type_name = request.type_name;
+    s.type_size = request.type_size;
+    s.type_align = request.type_align;
+    s.config.sample_size = request.type_size;
+    s.config.slot_size = slot_size_for(s.config);
+  }
   PortCreated reply;
   reply.port_id = port_id;
   reply.topic = s.config;
   reply.doorbell_shm = entry.doorbell_shm;
   ports_.emplace(port_id, std::move(entry));
-  ports.push_back(port_id);
+  ports_of_topic.push_back(port_id);
   node->second.ports.push_back(port_id);
 
   // Match with every port on the other side. When a ring cannot be made the
@@ -276,6 +302,12 @@ void Registry::disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t go
   // QueueReleased. Once mapped, the ring outlives its name, and the
   // subscriber drains what was published before it forgets the queue.
   lingering_.emplace(std::make_pair(survivor, gone), std::move(ring));
+  if (auto departed = ports_.find(gone); departed != ports_.end()) {
+    if (auto node = nodes_.find(departed->second.node_id); node != nodes_.end()) {
+      lingering_owner_[{survivor, gone}] = node->second.owner;
+      ++unreleased_by_owner_[node->second.owner];
+    }
+  }
   Unmatched note;
   note.port_id = survivor;
   note.peer_port_id = gone;
@@ -300,6 +332,7 @@ void Registry::remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& 
   for (auto l = lingering_.lower_bound({port_id, 0});
        l != lingering_.end() && l->first.first == port_id;) {
     shm_.remove(l->second);
+    forget_lingering(l->first);
     l = lingering_.erase(l);
   }
   if (auto node = nodes_.find(port.node_id); node != nodes_.end()) {
@@ -312,12 +345,21 @@ void Registry::remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& 
   }
 }
 
+void Registry::forget_lingering(const std::pair<std::uint64_t, std::uint64_t>& key) {
+  auto o = lingering_owner_.find(key);
+  if (o == lingering_owner_.end()) return;
+  if (auto n = unreleased_by_owner_.find(o->second); n != unreleased_by_owner_.end()) {
+    if (--n->second == 0) unreleased_by_owner_.erase(n);
+  }
+  lingering_owner_.erase(o);
+}
+
 std::expected<PortDestroyed, Error> Registry::destroy_port(std::uint64_t node_id,
                                                            std::uint64_t port_id, Outbox& out) {
   auto it = ports_.find(port_id);
   if (it == ports_.end() || it->second.node_id != node_id) {
-    return std::unexpected(make_error(ErrorCode::unknown_port,
-                                      fmt::format("port {} does not belong to this node", port_id)));
+    return std::unexpected(make_error(
+        ErrorCode::unknown_port, fmt::format("port {} does not belong to this node", port_id)));
   }
   remove_port(port_id, UnmatchReason::port_destroyed, out);
   return PortDestroyed{port_id};
@@ -330,10 +372,12 @@ void Registry::queue_released(std::uint64_t node_id, std::uint64_t port_id,
   auto l = lingering_.find({port_id, peer_port_id});
   if (l == lingering_.end()) return;
   shm_.remove(l->second);
+  forget_lingering(l->first);
   lingering_.erase(l);
 }
 
-TopicList Registry::list_topics(std::uint32_t start, const std::string& only) const {
+TopicList Registry::list_topics(std::uint32_t start, const std::string& only,
+                                std::uint32_t part) const {
   TopicList list;
   std::vector<const TopicEntry*> selected;
   for (const auto& [name, entry] : topics_) {
@@ -341,8 +385,14 @@ TopicList Registry::list_topics(std::uint32_t start, const std::string& only) co
   }
   list.total = static_cast<std::uint32_t>(selected.size());
   list.start = start;
-  // Stay well inside one datagram: an entry is bounded by its port and queue lists.
-  std::size_t budget = kMaxMessageSize / 2;
+  list.part = part;
+  // Encoded sizes, rounded up: a datagram never passes kMaxMessageSize.
+  std::size_t budget = kMaxMessageSize - 1024;
+  auto take = [&budget](std::size_t cost) {
+    if (cost > budget) return false;
+    budget -= cost;
+    return true;
+  };
   for (std::size_t i = start; i < selected.size(); ++i) {
     const TopicEntry& t = *selected[i];
     TopicInfo info;
@@ -351,25 +401,52 @@ TopicList Registry::list_topics(std::uint32_t start, const std::string& only) co
     info.policy = t.settings.config.policy;
     info.capacity = t.settings.config.capacity;
     info.sample_size = t.settings.config.sample_size;
+    if (!take(64 + info.name.size() + info.type_name.size())) break;
+    // Items in a fixed order: publishers, subscribers, queues.
+    const std::size_t first = i == start ? part : 0;
+    std::size_t item = 0;
+    bool cut = false;
     auto port_info = [&](std::uint64_t id) {
       const PortEntry& p = ports_.at(id);
       const NodeEntry& n = nodes_.at(p.node_id);
       return PortInfo{id, n.name, n.pid};
     };
-    for (auto id : t.publishers) info.publishers.push_back(port_info(id));
-    for (auto id : t.subscribers) info.subscribers.push_back(port_info(id));
+    auto add_ports = [&](const std::vector<std::uint64_t>& ids, std::vector<PortInfo>& into) {
+      for (std::uint64_t id : ids) {
+        if (cut) return;
+        if (item++ < first) continue;
+        PortInfo port = port_info(id);
+        if (!take(24 + port.node.size())) {
+          cut = true;
+          --item;
+          return;
+        }
+        into.push_back(std::move(port));
+      }
+    };
+    add_ports(t.publishers, info.publishers);
+    add_ports(t.subscribers, info.subscribers);
     for (auto pub : t.publishers) {
       for (auto sub : t.subscribers) {
-        if (auto q = queues_.find({pub, sub}); q != queues_.end()) {
-          info.queues.push_back(QueueInfo{pub, sub, q->second});
+        if (cut) break;
+        auto q = queues_.find({pub, sub});
+        if (q == queues_.end()) continue;
+        if (item++ < first) continue;
+        if (!take(28 + q->second.size())) {
+          cut = true;
+          --item;
+          break;
         }
+        info.queues.push_back(QueueInfo{pub, sub, q->second});
       }
     }
-    const std::size_t cost = 512 + (info.publishers.size() + info.subscribers.size()) * 96 +
-                             info.queues.size() * (kMaxShmName + 24);
-    if (cost > budget && !list.topics.empty()) break;
-    budget -= std::min(budget, cost);
+    const bool empty = info.publishers.empty() && info.subscribers.empty() && info.queues.empty();
+    if (cut && empty && item == first && !list.topics.empty()) break;  // whole in the next page
     list.topics.push_back(std::move(info));
+    if (cut) {
+      list.next_part = static_cast<std::uint32_t>(item);
+      break;
+    }
   }
   return list;
 }
@@ -392,8 +469,8 @@ NodeList Registry::list_nodes(std::uint32_t start) const {
       const PortEntry& p = ports_.at(port_id);
       (p.publisher ? info.publishers : info.subscribers).push_back(NodePortInfo{port_id, p.topic});
     }
-    const std::size_t cost = 256 + (info.publishers.size() + info.subscribers.size()) *
-                                       (kMaxTopicName + 16);
+    const std::size_t cost =
+        256 + (info.publishers.size() + info.subscribers.size()) * (kMaxTopicName + 16);
     if (cost > budget && !list.nodes.empty()) break;
     budget -= std::min(budget, cost);
     list.nodes.push_back(std::move(info));

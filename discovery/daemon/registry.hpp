@@ -55,10 +55,18 @@ struct Peer {
 
 using Outbox = std::vector<std::pair<std::uint64_t /*node id*/, Message>>;
 
+// What one client may take (the YAML's `limits:`).
+struct RegistryLimits {
+  std::size_t max_topics = 1024;  // topics at once, declared ones included
+  std::size_t max_ports_per_node = 256;
+};
+
 class Registry {
  public:
   Registry(std::string domain, std::vector<ServedTopic> declared, TopicConfig defaults, bool strict,
            ShmFactory& shm);
+
+  void set_limits(const RegistryLimits& limits) noexcept { limits_ = limits; }
 
   std::uint64_t add_node(std::string name, pid_t pid, std::uint16_t owner);
   // Removes the node and all its ports; their peers are told (`reason`).
@@ -86,8 +94,10 @@ class Registry {
   // it has ports (then goes, as undeclared topics do).
   void reload(std::vector<ServedTopic> declared, TopicConfig defaults, bool strict);
 
-  // Topics [start, ...) that fit in one reply; `only` non-empty: that topic.
-  [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only) const;
+  // Topics [start, ...) that fit in one reply, the first one from its item
+  // `part` on (ListTopics); `only` non-empty: that topic.
+  [[nodiscard]] TopicList list_topics(std::uint32_t start, const std::string& only,
+                                      std::uint32_t part = 0) const;
   // Nodes [start, ...) that fit in one reply, with their ports (at most
   // kMaxPortsListed each). The daemon fills in times and slots.
   [[nodiscard]] NodeList list_nodes(std::uint32_t start) const;
@@ -107,6 +117,12 @@ class Registry {
   [[nodiscard]] std::size_t queue_count() const noexcept { return queues_.size(); }
   // Rings whose peer left and whose survivor has not released them yet.
   [[nodiscard]] std::size_t lingering_count() const noexcept { return lingering_.size(); }
+  // Whether a survivor has not yet acknowledged (QueueReleased) the
+  // departure of a node that had pool owner id `owner`: until it has, it
+  // may still know the id as that node's, so the id must not be reused.
+  [[nodiscard]] bool awaits_release(std::uint16_t owner) const {
+    return unreleased_by_owner_.contains(owner);
+  }
 
   // Slot size of a ring for a topic: slot header plus the largest inline sample.
   [[nodiscard]] static std::uint32_t slot_size_for(const TopicConfig& config);
@@ -131,7 +147,10 @@ class Registry {
     std::vector<std::uint64_t> subscribers;
   };
 
-  TopicEntry* topic_for(const std::string& name, Error& error);
+  // The topic's entry, or a new undeclared one in `fresh` (not registered:
+  // nothing is until every check passed); nullptr with `error` when refused.
+  TopicEntry* topic_for(const std::string& name, std::optional<TopicEntry>& fresh, Error& error);
+  std::optional<Error> check_node_limit(const NodeEntry& node) const;
   std::optional<Error> check_type(const TopicEntry& topic, const PortRequest& request) const;
   std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer,
                                      bool publisher) const;
@@ -146,6 +165,7 @@ class Registry {
   bool strict_;
   ShmFactory& shm_;
   std::uint64_t next_id_ = 1;
+  RegistryLimits limits_;
   std::map<std::uint64_t, NodeEntry> nodes_;
   std::map<std::uint64_t, PortEntry> ports_;
   std::map<std::string, TopicEntry> topics_;
@@ -153,6 +173,10 @@ class Registry {
   // (survivor port, departed port) -> ring name kept until the survivor
   // says QueueReleased or goes itself.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::string> lingering_;
+  // The departed node's owner id of each lingering ring, and their count per owner.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint16_t> lingering_owner_;
+  std::map<std::uint16_t, std::size_t> unreleased_by_owner_;
+  void forget_lingering(const std::pair<std::uint64_t, std::uint64_t>& key);
 };
 
 }  // namespace ferry::discovery

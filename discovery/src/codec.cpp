@@ -112,6 +112,7 @@ void fields(auto& io, Like<Error> auto& m) {
 void fields(auto& io, Like<ListTopics> auto& m) {
   io.num(m.start, "start");
   io.str(m.topic, "topic", kMaxTopicName);
+  io.num(m.part, "part");
 }
 
 void fields(auto& io, Like<PortInfo> auto& m) {
@@ -152,6 +153,8 @@ void fields(auto& io, Like<TopicList> auto& m) {
   io.num(m.total, "total");
   io.num(m.start, "start");
   struct_list(io, m.topics, "topics");
+  io.num(m.part, "part");
+  io.num(m.next_part, "next_part");
 }
 
 void fields(auto& io, Like<ListNodes> auto& m) { io.num(m.start, "start"); }

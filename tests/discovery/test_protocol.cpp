@@ -106,7 +106,7 @@ TEST_CASE("another protocol version is refused with both versions named") {
   const auto e = decode_failure(RawBody{}.u16(4).str("x").u32(1).datagram(
       raw(MessageType::hello), RawBody::Header{}.with_version(4)));
   CHECK(e.code == DecodeErrorCode::unsupported_version);
-  CHECK(e.message == "protocol version 4, this side speaks 2");
+  CHECK(e.message == "protocol version 4, this side speaks 3");
 }
 
 TEST_CASE("the header's body length must match the datagram") {

@@ -36,11 +36,36 @@ discovery::Client connect_daemon(const Context& context) {
 std::vector<discovery::TopicInfo> list_topics(discovery::Client& client, const std::string& topic) {
   std::vector<discovery::TopicInfo> topics;
   std::uint32_t start = 0;
-  while (true) {
-    const auto page = ask<discovery::TopicList>(client, discovery::ListTopics{start, topic}, "topic list");
-    for (const auto& t : page.topics) topics.push_back(t);
+  std::uint32_t part = 0;  // items of topic `start` already received
+  // Each page makes progress (a topic or an item at least); the bound only
+  // guards against a daemon that answers in circles.
+  for (int pages = 0; pages < 1'000'000; ++pages) {
+    const auto page =
+        ask<discovery::TopicList>(client, discovery::ListTopics{start, topic, part}, "topic list");
+    for (std::size_t i = 0; i < page.topics.size(); ++i) {
+      const auto& t = page.topics[i];
+      if (i == 0 && part > 0 && !topics.empty() && topics.back().name == t.name) {
+        // The rest of the topic the previous page cut.
+        auto& into = topics.back();
+        into.publishers.insert(into.publishers.end(), t.publishers.begin(), t.publishers.end());
+        into.subscribers.insert(into.subscribers.end(), t.subscribers.begin(), t.subscribers.end());
+        into.queues.insert(into.queues.end(), t.queues.begin(), t.queues.end());
+      } else {
+        topics.push_back(t);
+      }
+    }
+    if (page.topics.empty()) break;
+    if (page.next_part != 0) {
+      if (page.next_part <= part && page.topics.size() == 1) {
+        throw Failure(kExitRuntime, "ferryd answered the topic list request out of order");
+      }
+      start += static_cast<std::uint32_t>(page.topics.size() - 1);
+      part = page.next_part;
+      continue;
+    }
     start += static_cast<std::uint32_t>(page.topics.size());
-    if (page.topics.empty() || start >= page.total) break;
+    part = 0;
+    if (start >= page.total) break;
   }
   return topics;
 }
@@ -86,7 +111,8 @@ config::Config fetch_config(discovery::Client& client) {
   try {
     return config::load_string(text, source.empty() ? "<ferryd's configuration>" : source);
   } catch (const config::ConfigError& e) {
-    throw Failure(kExitRuntime, fmt::format("cannot read the configuration ferryd serves: {}", e.what()));
+    throw Failure(kExitRuntime,
+                  fmt::format("cannot read the configuration ferryd serves: {}", e.what()));
   }
 }
 

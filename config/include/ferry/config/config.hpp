@@ -10,6 +10,9 @@
 //                         max_publishers 8, max_subscribers 16, max_loans 4,
 //                         max_held 4, history 0
 //   allow                 none: anyone may publish and subscribe
+//   limits                max_topics 1024, max_ports_per_node 256,
+//                         max_connections 0 (from ferryd's file-descriptor
+//                         limit), max_nodes 65535, hello_timeout_ms 3000
 // A topic's omitted settings come from `defaults:`, whose omitted keys come
 // from the values above. Ranges are in limits.hpp.
 
@@ -74,6 +77,18 @@ struct Topic {
   [[nodiscard]] bool is_bytes() const noexcept { return type == kBytesType; }
 };
 
+// What ferryd grants its clients (`limits:`), so that one local user cannot
+// exhaust the daemon for everyone.
+struct DaemonLimits {
+  std::uint32_t max_topics = 1024;         // topics served at once, declared ones included
+  std::uint32_t max_ports_per_node = 256;  // publishers and subscribers of one node
+  std::uint32_t max_connections = 0;       // 0: ferryd's RLIMIT_NOFILE minus a reserve
+  std::uint32_t max_nodes = 65535;         // node slots (pool owner ids) in use at once
+  std::uint32_t hello_timeout_ms = 3000;   // a connection must say Hello within this
+
+  friend bool operator==(const DaemonLimits&, const DaemonLimits&) = default;
+};
+
 struct Config {
   std::string source;                 // file name used in messages
   std::optional<std::string> domain;  // `domain:`, when given
@@ -81,6 +96,7 @@ struct Config {
   std::vector<PoolClass> pool;  // `pool:` sorted by chunk_size; empty when omitted
   TopicSettings defaults;
   bool strict = false;
+  DaemonLimits limits;
   Schema schema;
   std::vector<Topic> topics;  // declaration order
 

@@ -36,6 +36,12 @@ inline constexpr std::uint32_t kMaxHeld = 63;
 // Every *_ms value is at most one day: longer is a unit mistake.
 inline constexpr std::uint32_t kMaxMillis = 86'400'000;
 
+// `limits:`: node slots are the pool's 16-bit owner ids (0 is nobody).
+inline constexpr std::uint32_t kMaxNodes = 65535;
+inline constexpr std::uint32_t kMaxTopics = 1'000'000;
+inline constexpr std::uint32_t kMaxPortsPerNode = 65536;
+inline constexpr std::uint32_t kMaxConnections = 1'000'000;
+
 // Pool: chunks per class (chunk indices are 32-bit), and the smallest chunk
 // the planner uses (a cache line).
 inline constexpr std::uint64_t kMaxPoolChunks = 0xFFFF'FFFF;

@@ -56,8 +56,8 @@ struct alignas(64) HeartbeatHeader {
   std::uint32_t heartbeat_ms;
   std::uint32_t timeout_ms;
   std::uint32_t slot_count;
-  // What a restarted ferryd continues from, so that it never hands out an
-  // owner id, port id or ring name its predecessor used (ferryd writes).
+  // What a restarted ferryd continues from (ferryd writes): port ids and ring
+  // names are never reused; owner ids past next_owner are fresh.
   std::atomic<std::uint32_t> next_owner;
   std::atomic<std::uint64_t> next_id;
 };

@@ -93,7 +93,7 @@ struct Welcome {
   std::string domain;  // <= kMaxDomainName
   std::uint32_t heartbeat_ms = 0;
   std::uint32_t timeout_ms = 0;
-  std::string registry_shm;          // <= kMaxShmName
+  std::string registry_shm;  // <= kMaxShmName
   // This node's slot in the domain: its heartbeat word in the registry and
   // its owner id in the loaned-memory pool (1..65535).
   std::uint32_t heartbeat_slot = 0;
@@ -182,8 +182,8 @@ struct Matched {
   std::string peer_node;  // <= kMaxNodeName
   std::int32_t peer_pid = 0;
   std::uint16_t peer_owner = 0;  // the peer node's pool owner id (its Welcome::heartbeat_slot)
-  std::string ring_shm;      // <= kMaxShmName
-  std::string doorbell_shm;  // <= kMaxShmName
+  std::string ring_shm;          // <= kMaxShmName
+  std::string doorbell_shm;      // <= kMaxShmName
   std::uint64_t doorbell_offset = 0;
   // The peer port's id under the previous ferryd (0: none): the queue
   // that this one replaces after a daemon restart.
@@ -225,11 +225,17 @@ struct Error {
 
 // Client -> daemon. Topics are returned in pages that fit one datagram:
 // ask again with start = previous start + entries received until `total` is
-// reached. A non-empty `topic` asks for that topic only.
+// reached. A non-empty `topic` asks for that topic only. A topic with more
+// ports and queues than one datagram holds comes in parts: a reply whose
+// `next_part` is not 0 ends with a partial topic; ask again with `start` at
+// that topic and `part` = next_part for the rest of its items.
 struct ListTopics {
   static constexpr MessageType kType = MessageType::list_topics;
   std::uint32_t start = 0;
   std::string topic;  // <= kMaxTopicName; empty: all topics
+  // Items of topic `start` already received: its publishers, then its
+  // subscribers, then its queues, counted in that order.
+  std::uint32_t part = 0;
   bool operator==(const ListTopics&) const = default;
 };
 
@@ -260,12 +266,16 @@ struct TopicInfo {
   bool operator==(const TopicInfo&) const = default;
 };
 
-// Daemon -> client, reply to ListTopics: topics [start, start + size) of `total`.
+// Daemon -> client, reply to ListTopics: topics [start, start + size) of
+// `total`. The first topic holds its items from `part` on (the request's);
+// when `next_part` is not 0 the last topic is cut there (see ListTopics).
 struct TopicList {
   static constexpr MessageType kType = MessageType::topic_list;
   std::uint32_t total = 0;
   std::uint32_t start = 0;
   std::vector<TopicInfo> topics;
+  std::uint32_t part = 0;
+  std::uint32_t next_part = 0;
   bool operator==(const TopicList&) const = default;
 };
 
@@ -287,8 +297,8 @@ struct NodeInfo {
   std::uint64_t node_id = 0;
   std::string name;  // <= kMaxNodeName
   std::int32_t pid = 0;
-  std::uint32_t slot = 0;            // its Welcome::heartbeat_slot (heartbeat word, pool owner id)
-  std::uint64_t connected_ms = 0;    // since its Hello
+  std::uint32_t slot = 0;          // its Welcome::heartbeat_slot (heartbeat word, pool owner id)
+  std::uint64_t connected_ms = 0;  // since its Hello
   // Age of its last heartbeat as ferryd saw it. A daemon that does not watch
   // heartbeats reports 0: the node's socket is open, so it is alive now.
   std::uint64_t heartbeat_age_ms = 0;

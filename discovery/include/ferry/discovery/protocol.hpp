@@ -34,7 +34,8 @@
 namespace ferry::discovery {
 
 inline constexpr std::uint32_t kMagic = 0x59525246;  // bytes 'F' 'R' 'R' 'Y'
-inline constexpr std::uint16_t kProtocolVersion = 2;  // 2: resuming after a daemon restart
+// 2: resuming after a daemon restart; 3: a topic's ports and queues paged.
+inline constexpr std::uint16_t kProtocolVersion = 3;
 inline constexpr std::size_t kHeaderSize = 16;
 
 // A decoded datagram.
