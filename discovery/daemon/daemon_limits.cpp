@@ -97,6 +97,9 @@ void Daemon::expire_silent_clients() {
 }
 
 void Daemon::recycle_owner_ids() {
+  // Nodes whose processes went since the last tick are finished first, so
+  // their slots can be given now rather than after the next tick.
+  reaper_.tick();
   const auto orphan = [&](std::uint16_t owner) {
     return std::any_of(orphans_.begin(), orphans_.end(),
                        [owner](const Orphan& o) { return o.owner == owner; });
