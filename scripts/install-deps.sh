@@ -9,9 +9,9 @@ set -euo pipefail
 purpose=test
 if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
 
-# liblz4-dev, libzstd-dev: MCAP chunk compression of `ferry record` (tools/bag/).
+# liblz4-dev, libzstd-dev, zlib1g-dev: MCAP chunk compression and CRC-32 (tools/bag/).
 packages=(build-essential cmake pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          libcli11-dev nlohmann-json3-dev liblz4-dev libzstd-dev)
+          libcli11-dev nlohmann-json3-dev liblz4-dev libzstd-dev zlib1g-dev)
 case "$purpose" in
   run) ;;
   # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the
