@@ -82,8 +82,8 @@ topics:
 inline std::vector<std::byte> pose_cdr(std::uint32_t i) {
   const auto config = ferry::config::load_string(kTypesYaml);
   Pose p{};
-  p.id = static_cast<std::uint8_t>(i);
-  p.x = i * 0.5;
+  p.id = static_cast<std::uint8_t>(i + 7);
+  p.x = 0.25 + i * 0.5;
   p.ok = (i % 2) == 0;
   std::vector<std::byte> out;
   ferry::config::cdr_encode(config.schema, *config.schema.index_of("geo/Pose"),

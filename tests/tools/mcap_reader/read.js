@@ -2,14 +2,35 @@
 // prints what it found as JSON, for tests/tools/test_bag_interop.cpp.
 // Usage: node read.js FILE.mcap
 // Checks the summary CRC (McapIndexedReader), every chunk's CRC
-// (readMessages with validateCrcs) and the data section CRC (DataEnd).
+// (readMessages with validateCrcs) and the data section CRC (DataEnd), and
+// decodes each topic's first message with its ros2msg schema
+// (@foxglove/rosmsg, @foxglove/rosmsg2-serialization).
 "use strict";
 
 const fs = require("node:fs/promises");
 const { McapIndexedReader } = require("@mcap/core");
 const { crc32 } = require("@foxglove/crc");
+const { parse: parseMessageDefinition } = require("@foxglove/rosmsg");
+const { MessageReader } = require("@foxglove/rosmsg2-serialization");
 const decompressLZ4 = require("@foxglove/wasm-lz4");
 const zstd = require("@foxglove/wasm-zstd");
+
+// JSON for decoded values: typed arrays as arrays, 64-bit integers as strings.
+function plain(value) {
+  if (typeof value === "bigint") return value.toString();
+  if (ArrayBuffer.isView(value)) return Array.from(value, plain);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value !== null && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  }
+  return value;
+}
+
+function decoderFor(schema) {
+  if (!schema || schema.encoding !== "ros2msg") return null;
+  const text = new TextDecoder().decode(schema.data);
+  return new MessageReader(parseMessageDefinition(text, { ros2: true }));
+}
 
 function hex(bytes) {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
@@ -48,12 +69,21 @@ async function main() {
 
   const counts = new Map();
   const first = new Map();
+  const decoded = new Map();
+  const decoders = new Map();
   const sequences = new Map();
   let total = 0;
   for await (const message of reader.readMessages({ validateCrcs: true })) {
     const channel = reader.channelsById.get(message.channelId);
     counts.set(channel.topic, (counts.get(channel.topic) ?? 0) + 1);
-    if (!first.has(channel.topic)) first.set(channel.topic, hex(message.data));
+    if (!first.has(channel.topic)) {
+      first.set(channel.topic, hex(message.data));
+      if (!decoders.has(channel.schemaId)) {
+        decoders.set(channel.schemaId, decoderFor(reader.schemasById.get(channel.schemaId)));
+      }
+      const decoder = decoders.get(channel.schemaId);
+      if (decoder) decoded.set(channel.topic, plain(decoder.readMessage(message.data)));
+    }
     if (!sequences.has(channel.topic)) sequences.set(channel.topic, []);
     sequences.get(channel.topic).push(message.sequence);
     ++total;
@@ -71,6 +101,7 @@ async function main() {
       schema_text: schema ? new TextDecoder().decode(schema.data) : null,
       count: counts.get(channel.topic) ?? 0,
       first_message_hex: first.get(channel.topic) ?? null,
+      first_message: decoded.get(channel.topic) ?? null,
       sequences: sequences.get(channel.topic) ?? [],
     };
   });
