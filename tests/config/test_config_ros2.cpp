@@ -188,8 +188,11 @@ TEST_CASE("cdr: an array of nested types aligns each element's fields, not the s
   Path p;
   std::memset(&p, 0, sizeof p);
   p.n = 7;
-  p.pts[0] = {2.0, true};
-  p.pts[1] = {-1.0, false};
+  // Field by field: assigning a whole Point may copy a temporary's padding.
+  p.pts[0].x = 2.0;
+  p.pts[0].ok = true;
+  p.pts[1].x = -1.0;
+  p.pts[1].ok = false;
   const std::vector<std::byte> expected = bytes({
       0x00, 0x01, 0x00, 0x00,                          // header
       0x07, 0,    0,    0,    0,    0,    0,    0,     // n, pad to 8
