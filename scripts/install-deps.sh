@@ -10,14 +10,21 @@ purpose=test
 if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
 
 # libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
-packages=(build-essential cmake libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          libcli11-dev nlohmann-json3-dev pkg-config libsystemd-dev)
+# liblz4-dev, libzstd-dev, zlib1g-dev: MCAP chunk compression and CRC-32 (tools/bag/).
+packages=(build-essential cmake pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+          libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev)
 case "$purpose" in
   run) ;;
   # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the
   # optional comparator of `ferry bench`, built when CMake finds it; installed
   # so that CI measures it.
-  test) packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev) ;;
+  # nodejs (and npm unless the Node.js install brings its own): the reference
+  # MCAP reader of test_bag_interop, its npm packages installed by
+  # install-test-node.sh.
+  test)
+    packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs)
+    command -v npm >/dev/null || packages+=(npm)
+    ;;
   *) echo "install-deps.sh: --for takes run or test, not '$purpose'" >&2; exit 2 ;;
 esac
 
@@ -26,13 +33,13 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "ferry: installing missing packages: ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "ferry: installing missing packages: ${missing[*]}"
-sudo_cmd=()
-[ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ "$purpose" = test ]; then "$(dirname "$0")/install-test-node.sh"; fi

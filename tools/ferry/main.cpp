@@ -1,8 +1,7 @@
 // ferry: inspect and drive a ferry domain from the command line.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
-
-#include <CLI/CLI.hpp>
 
 #include "cli_context.hpp"
 #include "commands.hpp"
@@ -23,7 +22,9 @@ int main(int argc, char** argv) {
       "  ferry top\n"
       "  ferry config check topics.yaml\n"
       "  ferry clean                      # after a ferryd was killed\n"
-      "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration error.");
+      "  ferry bag info run.mcap\n"
+      "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration "
+      "error.");
 
   add_topic_commands(app, context);
   add_node_commands(app, context);
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   add_config_commands(app, context);
   add_bench_commands(app, context);
   add_clean_command(app, context);
+  add_bag_commands(app, context);
   // Last, so that every verb registered above gets them.
   add_global_flags(app, context);
 

@@ -1,0 +1,206 @@
+// cdr: a sample's C layout <-> little-endian CDR (DESIGN 1.10). One walk over
+// the type describes both sides; encode, decode and size are three visitors.
+
+#include "ferry/config/cdr.hpp"
+
+#include <bit>
+#include <cstring>
+#include <string>
+
+namespace ferry::config {
+
+static_assert(std::endian::native == std::endian::little,
+              "ferry's supported ABIs are little-endian: CDR_LE is a copy of the C layout");
+
+namespace {
+
+constexpr std::byte kHeader[kCdrHeaderSize] = {std::byte{0x00}, std::byte{0x01}, std::byte{0x00},
+                                               std::byte{0x00}};
+constexpr std::uint64_t kMaxTrailingPadding = 3;
+
+std::uint64_t align_up(std::uint64_t value, std::uint64_t align) {
+  return (value + align - 1) / align * align;
+}
+
+// Calls visit(field, owner, sample_offset, cdr_offset, element_size, count,
+// is_bool) for each run of primitives (or raw bytes: element_size 1), in CDR
+// order, and returns the CDR offset after the type. `cdr` is relative to the
+// first byte after the header.
+template <typename Visit>
+std::uint64_t walk(const Schema& schema, const Type& type, std::uint64_t sample, std::uint64_t cdr,
+                   Visit& visit) {
+  if (type.kind == TypeKind::Opaque) {
+    static const Field kData = [] {
+      Field f;
+      f.name = "data";
+      return f;
+    }();
+    visit(kData, type, sample, cdr, 1, type.size, false);
+    return cdr + type.size;
+  }
+  for (const Field& f : type.fields) {
+    const std::uint64_t at = sample + f.offset;
+    switch (f.kind) {
+      case FieldKind::Scalar: {
+        const std::uint64_t size = scalar_size(f.scalar);
+        cdr = align_up(cdr, size);
+        visit(f, type, at, cdr, size, f.count, f.scalar == Scalar::Bool);
+        cdr += size * f.count;
+        break;
+      }
+      case FieldKind::String:
+        visit(f, type, at, cdr, 1, f.count, false);
+        cdr += f.count;
+        break;
+      case FieldKind::Nested: {
+        const Type& nested = schema.type(f.nested);
+        for (std::uint64_t i = 0; i < f.count; ++i)
+          cdr = walk(schema, nested, at + i * f.element_size, cdr, visit);
+        break;
+      }
+    }
+  }
+  return cdr;
+}
+
+struct NoVisit {
+  void operator()(const Field&, const Type&, std::uint64_t, std::uint64_t, std::uint64_t,
+                  std::uint64_t, bool) const noexcept {}
+};
+
+std::uint64_t payload_size(const Schema& schema, const Type& type) {
+  NoVisit none;
+  return walk(schema, type, 0, 0, none);
+}
+
+void check_sample_size(const Type& type, std::size_t size, const char* what) {
+  if (size != type.size)
+    throw CdrError(std::string(what) + " of type '" + type.name + "' is " + std::to_string(size) +
+                   " bytes; expected " + std::to_string(type.size));
+}
+
+// The payload after a checked header.
+std::span<const std::byte> checked_payload(std::span<const std::byte> cdr,
+                                           const std::string& what) {
+  if (cdr.size() < kCdrHeaderSize)
+    throw CdrError("CDR " + what + " is " + std::to_string(cdr.size()) +
+                   " bytes, shorter than the 4-byte encapsulation header");
+  if (cdr[0] != std::byte{0} || cdr[1] != std::byte{1}) {
+    const auto kind = std::to_integer<unsigned>(cdr[0]) << 8 | std::to_integer<unsigned>(cdr[1]);
+    throw CdrError("CDR " + what + " has encapsulation " + std::to_string(kind) +
+                   (kind == 0 ? " (big-endian CDR)" : "") +
+                   " at offset 0; only 1 (little-endian CDR, bytes 00 01) is supported");
+  }
+  return cdr.subspan(kCdrHeaderSize);
+}
+
+void check_trailing(std::uint64_t used, std::size_t available, const std::string& what) {
+  if (available - used > kMaxTrailingPadding)
+    throw CdrError("CDR " + what + " has " + std::to_string(available - used) +
+                   " unexpected bytes after its last field at offset " +
+                   std::to_string(used + kCdrHeaderSize));
+}
+
+}  // namespace
+
+std::uint64_t cdr_size(const Schema& schema, std::size_t type) {
+  return kCdrHeaderSize + payload_size(schema, schema.type(type));
+}
+
+void cdr_encode(const Schema& schema, std::size_t type_index, std::span<const std::byte> sample,
+                std::span<std::byte> out) {
+  const Type& type = schema.type(type_index);
+  check_sample_size(type, sample.size(), "the sample");
+  const std::uint64_t payload = payload_size(schema, type);
+  if (out.size() != kCdrHeaderSize + payload)
+    throw CdrError("the CDR buffer for type '" + type.name + "' is " + std::to_string(out.size()) +
+                   " bytes; expected " + std::to_string(kCdrHeaderSize + payload));
+  std::memcpy(out.data(), kHeader, kCdrHeaderSize);
+  std::byte* const body = out.data() + kCdrHeaderSize;
+  // Alignment gaps are zero, as DDS implementations write them.
+  std::memset(body, 0, payload);
+  auto copy = [&](const Field&, const Type&, std::uint64_t from, std::uint64_t to,
+                  std::uint64_t size, std::uint64_t count, bool is_bool) {
+    if (!is_bool) {
+      std::memcpy(body + to, sample.data() + from, size * count);
+      return;
+    }
+    for (std::uint64_t i = 0; i < count; ++i)
+      body[to + i] = sample[from + i] != std::byte{0} ? std::byte{1} : std::byte{0};
+  };
+  walk(schema, type, 0, 0, copy);
+}
+
+void cdr_encode(const Schema& schema, std::size_t type, std::span<const std::byte> sample,
+                std::vector<std::byte>& out) {
+  const std::size_t start = out.size();
+  out.resize(start + cdr_size(schema, type));
+  cdr_encode(schema, type, sample, std::span<std::byte>(out).subspan(start));
+}
+
+void cdr_decode(const Schema& schema, std::size_t type_index, std::span<const std::byte> cdr,
+                std::span<std::byte> sample) {
+  const Type& type = schema.type(type_index);
+  check_sample_size(type, sample.size(), "the sample buffer");
+  const std::string what = "sample of type '" + type.name + "'";
+  const std::span<const std::byte> payload = checked_payload(cdr, what);
+  std::memset(sample.data(), 0, sample.size());
+  auto copy = [&](const Field& field, const Type& owner, std::uint64_t to, std::uint64_t from,
+                  std::uint64_t size, std::uint64_t count, bool is_bool) {
+    const std::uint64_t bytes = size * count;
+    if (from > payload.size() || bytes > payload.size() - from)
+      throw CdrError("CDR " + what + " is truncated: field '" + field.name + "' of type '" +
+                     owner.name + "' needs bytes " + std::to_string(from + kCdrHeaderSize) + ".." +
+                     std::to_string(from + kCdrHeaderSize + bytes) + " but it has " +
+                     std::to_string(cdr.size()));
+    if (is_bool) {
+      for (std::uint64_t i = 0; i < count; ++i) {
+        const std::byte b = payload[from + i];
+        if (b != std::byte{0} && b != std::byte{1})
+          throw CdrError("CDR " + what + ": bool field '" + field.name + "' of type '" +
+                         owner.name + "' holds " + std::to_string(std::to_integer<unsigned>(b)) +
+                         " at offset " + std::to_string(from + i + kCdrHeaderSize) +
+                         "; expected 0 or 1");
+      }
+    }
+    std::memcpy(sample.data() + to, payload.data() + from, bytes);
+  };
+  const std::uint64_t used = walk(schema, type, 0, 0, copy);
+  check_trailing(used, payload.size(), what);
+}
+
+std::uint64_t cdr_bytes_size(std::uint64_t data_size) noexcept {
+  return kCdrHeaderSize + sizeof(std::uint32_t) + data_size;
+}
+
+void cdr_encode_bytes(std::span<const std::byte> data, std::vector<std::byte>& out) {
+  if (data.size() > UINT32_MAX)
+    throw CdrError("a bytes sample of " + std::to_string(data.size()) +
+                   " bytes does not fit CDR's 32-bit length");
+  const auto length = static_cast<std::uint32_t>(data.size());
+  const std::size_t start = out.size();
+  out.resize(start + cdr_bytes_size(data.size()));
+  std::memcpy(out.data() + start, kHeader, kCdrHeaderSize);
+  std::memcpy(out.data() + start + kCdrHeaderSize, &length, sizeof length);
+  if (!data.empty())
+    std::memcpy(out.data() + start + kCdrHeaderSize + sizeof length, data.data(), data.size());
+}
+
+std::span<const std::byte> cdr_decode_bytes(std::span<const std::byte> cdr) {
+  const std::string what = "bytes sample";
+  const std::span<const std::byte> payload = checked_payload(cdr, what);
+  std::uint32_t length = 0;
+  if (payload.size() < sizeof length)
+    throw CdrError("CDR bytes sample is truncated: its 4-byte length at offset 4 needs " +
+                   std::to_string(kCdrHeaderSize + sizeof length) + " bytes but it has " +
+                   std::to_string(cdr.size()));
+  std::memcpy(&length, payload.data(), sizeof length);
+  if (length > payload.size() - sizeof length)
+    throw CdrError("CDR bytes sample is truncated: its length at offset 4 says " +
+                   std::to_string(length) + " bytes but only " +
+                   std::to_string(payload.size() - sizeof length) + " follow");
+  check_trailing(sizeof length + length, payload.size(), what);
+  return payload.subspan(sizeof length, length);
+}
+
+}  // namespace ferry::config
