@@ -39,12 +39,12 @@ std::shared_ptr<DomainPoolView> DomainPoolView::open(const std::string& domain,
 }
 
 void DomainPoolView::queue_opened(transport::OwnerId peer) {
-  std::lock_guard lock(peers_mutex_);
+  std::lock_guard peers_lock(peers_mutex_);
   ++peers_[peer].open;
 }
 
 void DomainPoolView::queue_closed(transport::OwnerId peer) {
-  std::lock_guard lock(peers_mutex_);
+  std::lock_guard peers_lock(peers_mutex_);
   auto it = peers_.find(peer);
   if (it == peers_.end()) return;
   if (it->second.open > 0) --it->second.open;
@@ -52,7 +52,7 @@ void DomainPoolView::queue_closed(transport::OwnerId peer) {
 }
 
 void DomainPoolView::peer_died(transport::OwnerId peer) {
-  std::lock_guard lock(peers_mutex_);
+  std::lock_guard peers_lock(peers_mutex_);
   auto it = peers_.find(peer);
   if (it == peers_.end()) return;  // it never fed us: it cannot have given us anything
   it->second.dead = true;

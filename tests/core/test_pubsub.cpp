@@ -133,7 +133,8 @@ TEST_CASE("block: a subscriber that never takes costs timed_out after block_time
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");  // never takes
   auto pub = node.publisher<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  // Both ends matched: the subscriber takes from the queue as soon as it returns.
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
   for (int i = 0; i < 4; ++i) CHECK(pub.publish(make_seq(0, i)).delivered == 1);
   const auto start = std::chrono::steady_clock::now();
   const auto r = pub.publish(make_seq(0, 4));
@@ -157,7 +158,8 @@ TEST_CASE("drop_new: delivered + dropped == published, and every delivered sampl
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");
   auto pub = node.publisher<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  // Both ends matched: the subscriber takes from the queue as soon as it returns.
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
   std::uint64_t delivered = 0, dropped = 0;
   for (std::uint64_t i = 0; i < 100; ++i) {
     const auto r = pub.publish(make_seq(0, i));
@@ -182,7 +184,8 @@ TEST_CASE("drop_oldest: the subscriber always ends with the newest samples; take
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");
   auto pub = node.publisher<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  // Both ends matched: the subscriber takes from the queue as soon as it returns.
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
   std::uint64_t overwritten = 0;
   for (std::uint64_t i = 0; i < 100; ++i) {
     const auto r = pub.publish(make_seq(0, i));
