@@ -50,7 +50,8 @@ bool accept_pooled(SubscriberState& state, SubscriberConnection& q, const std::b
 // queue is gone.
 bool must_wait(const std::vector<std::unique_ptr<SubscriberConnection>>& queues,
                SubscriberConnection& q) noexcept {
-  if (q.waits_for == 0) [[likely]] return false;
+  if (q.waits_for == 0) [[likely]]
+    return false;
   for (const auto& other : queues) {
     if (other->peer == q.waits_for) return true;
   }
@@ -176,7 +177,8 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
         return TakeStatus::Failed;
       }
       std::uint32_t flags = 0;
-      const auto popped = q.consumer.try_pop(std::span<std::byte>(buffer, state.slot_bytes()), &flags);
+      const auto popped =
+          q.consumer.try_pop(std::span<std::byte>(buffer, state.slot_bytes()), &flags);
       if (popped) {
         if (flags == kSlotInline && plausible_size(state, *popped)) [[likely]] {
           out.data = buffer;
@@ -215,7 +217,8 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
         const auto left = deadline - std::chrono::steady_clock::now();
         if (left <= std::chrono::steady_clock::duration::zero()) break;
         // One doorbell for all our queues: any publisher's push wakes us.
-        transport::doorbell_wait(state.doorbell(), [&] { return any_data(state); }, left);
+        transport::doorbell_wait(
+            state.doorbell(), [&] { return any_data(state); }, left);
         got = pop_next(state, buffer, token, out);
         if (state.dead_seen) break;
       }

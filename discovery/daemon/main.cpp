@@ -27,7 +27,6 @@
 #include <cstring>
 #include <expected>
 #include <filesystem>
-#include <fmt/format.h>
 #include <optional>
 #include <string>
 

@@ -148,7 +148,8 @@ TEST_CASE("string fields over their limit are refused by the encoder and the dec
 TEST_CASE("string fields exactly at their limit are accepted") {
   const Message limits[] = {
       Hello{1, std::string(kMaxNodeName, 'n'), 1},
-      CreateSubscriber{{std::string(kMaxTopicName, 't'), std::string(kMaxTypeName, 'T'), 1, 1, 0, {}}},
+      CreateSubscriber{
+          {std::string(kMaxTopicName, 't'), std::string(kMaxTypeName, 'T'), 1, 1, 0, {}}},
       Error{ErrorCode::internal, std::string(kMaxErrorMessage, 'e')},
       Welcome{1, std::string(kMaxDomainName, 'd'), 1, 1, std::string(kMaxShmName, 's'), 0},
   };

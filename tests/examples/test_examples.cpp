@@ -41,12 +41,15 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
+bool one_line(const std::string& text) {
+  return !text.empty() && text.find('\n') == text.size() - 1;
+}
 
 }  // namespace
 
-TEST_CASE("control: a slow follower makes publish time out; the controller slows down, exits 0, "
-          "and the follower gets the commands in order") {
+TEST_CASE(
+    "control: a slow follower makes publish time out; the controller slows down, exits 0, "
+    "and the follower gets the commands in order") {
   TestDomain domain;
   Daemon daemon(domain, example_yaml("control"));
   Background follower(domain, {bin_path("control_follower"), "--slow-ms", "50"});
@@ -59,13 +62,15 @@ TEST_CASE("control: a slow follower makes publish time out; the controller slows
   REQUIRE(follower.wait() == 0);
   CAPTURE(follower.out());
 
-  CHECK(pub.out.find("timed out at 1 follower(s) after block_timeout_ms: dropping from 100 Hz to the safe "
-                     "rate 10 Hz") != std::string::npos);
+  CHECK(pub.out.find(
+            "timed out at 1 follower(s) after block_timeout_ms: dropping from 100 Hz to the safe "
+            "rate 10 Hz") != std::string::npos);
   unsigned long long sent = 0, delivered = 0, timed_out = 0;
   const auto summary = pub.out.find("sent ");
   REQUIRE(summary != std::string::npos);
-  REQUIRE(std::sscanf(pub.out.c_str() + summary, "sent %llu command(s): %llu delivered, %llu timed out", &sent,
-                      &delivered, &timed_out) == 3);
+  REQUIRE(std::sscanf(pub.out.c_str() + summary,
+                      "sent %llu command(s): %llu delivered, %llu timed out", &sent, &delivered,
+                      &timed_out) == 3);
   CHECK(sent == 30);
   CHECK(timed_out > 0);
   CHECK(delivered + timed_out == 30);
@@ -81,8 +86,9 @@ TEST_CASE("control: a slow follower makes publish time out; the controller slows
   for (std::size_t i = 1; i < seqs.size(); ++i) CHECK(seqs[i - 1] < seqs[i]);
   CHECK(seqs.back() == 29);
   CHECK(follower.out().find("skipped: timed out at the controller") != std::string::npos);
-  CHECK(follower.out().find("follower: stopped after " + std::to_string(delivered) + " command(s) in order, " +
-                            std::to_string(timed_out) + " skipped") != std::string::npos);
+  CHECK(follower.out().find("follower: stopped after " + std::to_string(delivered) +
+                            " command(s) in order, " + std::to_string(timed_out) + " skipped") !=
+        std::string::npos);
   CHECK(follower.err().empty());
 }
 
@@ -144,13 +150,14 @@ TEST_CASE("fan_in: the subscriber gets every tick of both publishers, each publi
     CAPTURE(id);
     REQUIRE(seqs.size() == kTicks);
     for (unsigned long long i = 0; i < kTicks; ++i) CHECK(seqs[i] == i);
-    CHECK(sub.out().find("subscriber: publisher " + std::to_string(id) + ": " + ticks + " tick(s), in order") !=
-          std::string::npos);
+    CHECK(sub.out().find("subscriber: publisher " + std::to_string(id) + ": " + ticks +
+                         " tick(s), in order") != std::string::npos);
   }
   CHECK(one.out() == "fan_in_publisher_1: published " + ticks + " tick(s)\n");
 }
 
-TEST_CASE("fan_in: two publishers with the same ID break the order; the subscriber says so and exits 1") {
+TEST_CASE(
+    "fan_in: two publishers with the same ID break the order; the subscriber says so and exits 1") {
   TestDomain domain;
   Daemon daemon(domain, example_yaml("fan_in"));
   Background sub(domain, {bin_path("fan_in_subscriber"), "2", "50"});
@@ -171,7 +178,8 @@ TEST_CASE("bytes: log_tail receives every line, up to max_size, with its exact s
   Daemon daemon(domain, example_yaml("bytes"));
   constexpr std::uint64_t kLines = 27;  // three rounds of the sizes, 48 B to 64 KiB
   Background tail(domain, {bin_path("log_tail"), std::to_string(kLines), "--full"});
-  const auto pub = run_program(domain, {bin_path("log_publisher"), std::to_string(kLines), "200"}, 20s);
+  const auto pub =
+      run_program(domain, {bin_path("log_publisher"), std::to_string(kLines), "200"}, 20s);
   CAPTURE(pub.err);
   CHECK(pub.exit_code == 0);
   REQUIRE(tail.wait() == 0);
@@ -193,13 +201,14 @@ TEST_CASE("bytes: log_tail receives every line, up to max_size, with its exact s
 
 TEST_CASE("every example program fails in one line: exit 1 without ferryd, 2 on a bad argument") {
   TestDomain domain;  // no daemon
-  for (const char* program : {"control_publisher", "control_follower", "fan_in_publisher", "fan_in_subscriber",
-                              "log_publisher", "log_tail"}) {
+  for (const char* program : {"control_publisher", "control_follower", "fan_in_publisher",
+                              "fan_in_subscriber", "log_publisher", "log_tail"}) {
     CAPTURE(program);
     const std::vector<std::string> argv{bin_path(program)};
-    const auto r = run_program(domain, std::string(program) == "fan_in_publisher"
-                                           ? std::vector<std::string>{bin_path(program), "1"}
-                                           : argv,
+    const auto r = run_program(domain,
+                               std::string(program) == "fan_in_publisher"
+                                   ? std::vector<std::string>{bin_path(program), "1"}
+                                   : argv,
                                10s);
     CHECK(r.exit_code == 1);
     CHECK(one_line(r.err));
@@ -215,9 +224,11 @@ TEST_CASE("every example program fails in one line: exit 1 without ferryd, 2 on 
 
 TEST_CASE("hello and camera programs refuse a bad argument in one line with exit 2") {
   TestDomain domain;  // no daemon: a bad argument is refused before any connection
-  for (const char* program : {"hello_publisher", "hello_subscriber", "camera_publisher", "camera_viewer"}) {
+  for (const char* program :
+       {"hello_publisher", "hello_subscriber", "camera_publisher", "camera_viewer"}) {
     CAPTURE(program);
-    for (const std::vector<std::string>& args : {std::vector<std::string>{"x"}, {"-5"}, {"1", "2", "3"}}) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"x"}, {"-5"}, {"1", "2", "3"}}) {
       std::vector<std::string> argv{bin_path(program)};
       argv.insert(argv.end(), args.begin(), args.end());
       const auto bad = run_program(domain, argv, 10s);

@@ -2,13 +2,11 @@
 // known rate, `ferry top` on a pseudo-terminal, node list before and after a
 // node dies, pool, and every verb's help and exit codes.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
@@ -38,8 +36,8 @@ Child publisher_at_rate(const std::string& topic, double seconds) {
         std::chrono::duration<double>(1.0 / kRate));
     const auto start = std::chrono::steady_clock::now();
     auto next = start;
-    for (std::uint64_t i = 0; std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds);
-         ++i) {
+    for (std::uint64_t i = 0;
+         std::chrono::steady_clock::now() - start < std::chrono::duration<double>(seconds); ++i) {
       (void)pub.publish(make_seq(1, i));
       next += period;
       std::this_thread::sleep_until(next);
@@ -120,12 +118,14 @@ const std::string kLongTopic = "a/topic/name/much/longer/than/the/top/column/all
 TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   TestDomain domain;
   Daemon daemon(domain, seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"
-                                   "  - { name: " + kLongTopic + ", type: Seq }\n"));
+                                   "  - { name: " +
+                                   kLongTopic + ", type: Seq }\n"));
   ferry::test::use_domain_env(domain);
   // Every tool runs past the table and top checks below (4 subscribers),
   // with room for a sanitizer build's slower start; the metronome outlives them.
   Child metronome = publisher_at_rate("rate", 6.0);
-  Background hz(domain, {bin_path("ferry"), "topic", "hz", "rate", "--window", "100", "--duration", "4.2", "--json"});
+  Background hz(domain, {bin_path("ferry"), "topic", "hz", "rate", "--window", "100", "--duration",
+                         "4.2", "--json"});
   Background bw(domain, {bin_path("ferry"), "topic", "bw", "rate", "--duration", "3.5", "--json"});
   Background hz_text(domain, {bin_path("ferry"), "topic", "hz", "rate", "--duration", "3.5"});
   Background bw_text(domain, {bin_path("ferry"), "topic", "bw", "rate", "--duration", "3.5"});
@@ -147,8 +147,9 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   // The same as a table: the header, then the row's values under it.
   const auto table = run_program(domain, {bin_path("ferry"), "topic", "list"});
   REQUIRE(table.exit_code == 0);
-  CHECK(words(table.out.substr(0, table.out.find('\n'))) ==
-        std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"});
+  CHECK(
+      words(table.out.substr(0, table.out.find('\n'))) ==
+      std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"});
   const auto row = last_line_words(table.out, "rate ");
   REQUIRE(row.size() == 7);
   CHECK(row[1] == "Seq");
@@ -183,8 +184,8 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
       if (line.rfind("TOPIC", 0) == 0) {
         ++header_lines;
         // Every column fits: none was clipped away at the right edge.
-        CHECK(words(line) ==
-              std::vector<std::string>{"TOPIC", "P/S", "RATE/s", "BW/s", "BACKLOG", "DROPPED", "OVERWR", "TIMEOUT"});
+        CHECK(words(line) == std::vector<std::string>{"TOPIC", "P/S", "RATE/s", "BW/s", "BACKLOG",
+                                                      "DROPPED", "OVERWR", "TIMEOUT"});
       }
     }
     CHECK(header_lines >= 1);
@@ -233,7 +234,8 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
 
 TEST_CASE("top prints plain tables when stdout is not a terminal") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: robot/pose, type: Seq, policy: drop_new, capacity: 2 }\n"));
+  Daemon daemon(domain,
+                seq_config("  - { name: robot/pose, type: Seq, policy: drop_new, capacity: 2 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("robot/pose");
@@ -290,7 +292,8 @@ TEST_CASE("node list shows each node's pid and ports, and forgets a node killed 
   CHECK((*v)["heartbeat_age_ms"].is_number_unsigned());
   CHECK((*v)["connected_ms"].is_number_unsigned());
   REQUIRE((*v)["ports"].size() == 2);
-  CHECK((*v)["ports"][0] == json{{"port_id", (*v)["ports"][0]["port_id"]}, {"topic", "a"}, {"direction", "publish"}});
+  CHECK((*v)["ports"][0] ==
+        json{{"port_id", (*v)["ports"][0]["port_id"]}, {"topic", "a"}, {"direction", "publish"}});
   CHECK((*v)["ports"][1]["topic"] == "b");
   const json* s = find_named(nodes, "survivor");
   REQUIRE(s != nullptr);
@@ -345,10 +348,15 @@ TEST_CASE("hz stops cleanly on Ctrl-C") {
 
 TEST_CASE("without a daemon every verb exits 1 naming the socket and how to start ferryd") {
   TestDomain domain;
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"topic", "list"}, {"topic", "info", "t"}, {"topic", "echo", "t"},
-        {"topic", "pub", "t", "{}"}, {"topic", "hz", "t"}, {"topic", "bw", "t"}, {"node", "list"},
-        {"pool"}, {"top"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "list"},
+                                               {"topic", "info", "t"},
+                                               {"topic", "echo", "t"},
+                                               {"topic", "pub", "t", "{}"},
+                                               {"topic", "hz", "t"},
+                                               {"topic", "bw", "t"},
+                                               {"node", "list"},
+                                               {"pool"},
+                                               {"top"}}) {
     std::vector<std::string> argv{bin_path("ferry")};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto r = run_program(domain, argv);
@@ -363,9 +371,16 @@ TEST_CASE("without a daemon every verb exits 1 naming the socket and how to star
 
 TEST_CASE("every verb has help with examples, and bad usage exits 2") {
   TestDomain domain;
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"topic", "list"}, {"topic", "info"}, {"topic", "echo"}, {"topic", "pub"},
-        {"topic", "hz"}, {"topic", "bw"}, {"node", "list"}, {"pool"}, {"top"}, {"config", "check"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "list"},
+                                               {"topic", "info"},
+                                               {"topic", "echo"},
+                                               {"topic", "pub"},
+                                               {"topic", "hz"},
+                                               {"topic", "bw"},
+                                               {"node", "list"},
+                                               {"pool"},
+                                               {"top"},
+                                               {"config", "check"}}) {
     std::vector<std::string> argv{bin_path("ferry")};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.push_back("--help");
@@ -373,14 +388,18 @@ TEST_CASE("every verb has help with examples, and bad usage exits 2") {
     CAPTURE(args.back());
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("Example") != std::string::npos);
-    CHECK(r.out.find("--domain") != std::string::npos);  // the global flag is taken after the verb too
+    CHECK(r.out.find("--domain") !=
+          std::string::npos);  // the global flag is taken after the verb too
   }
   const auto top_help = run_program(domain, {bin_path("ferry"), "--help"});
   CHECK(top_help.out.find("Exit codes") != std::string::npos);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"topic", "pub", "t"}, {"topic", "hz", "t", "--window", "1"},
-        {"topic", "pub", "t", "{}", "--rate", "0"}, {"topic", "echo"}, {"node"}, {"pool", "extra"},
-        {"top", "--count", "x"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "pub", "t"},
+                                               {"topic", "hz", "t", "--window", "1"},
+                                               {"topic", "pub", "t", "{}", "--rate", "0"},
+                                               {"topic", "echo"},
+                                               {"node"},
+                                               {"pool", "extra"},
+                                               {"top", "--count", "x"}}) {
     std::vector<std::string> argv{bin_path("ferry")};
     argv.insert(argv.end(), args.begin(), args.end());
     CAPTURE(args.back());
@@ -411,7 +430,8 @@ TEST_CASE("topic pub waits for a subscriber that appears after it started") {
   CHECK(pub.out().find("published 1 sample(s) on 'late': 1 delivered") != std::string::npos);
 }
 
-TEST_CASE("topic echo shows a bytes topic's samples as their size and a hex prefix, as YAML and JSON") {
+TEST_CASE(
+    "topic echo shows a bytes topic's samples as their size and a hex prefix, as YAML and JSON") {
   TestDomain domain;
   Daemon daemon(domain, "topics:\n  - { name: raw, type: bytes, max_size: 48 }\n");
   ferry::test::use_domain_env(domain);

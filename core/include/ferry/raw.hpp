@@ -42,7 +42,8 @@ class RawSample {
 
  private:
   friend class RawSubscriber;
-  RawSample(detail::HeldSamples* held, std::uint32_t token, std::span<const std::byte> bytes) noexcept
+  RawSample(detail::HeldSamples* held, std::uint32_t token,
+            std::span<const std::byte> bytes) noexcept
       : held_(held), token_(token), bytes_(bytes) {}
   FERRY_HOT void reset() noexcept {
     if (held_ != nullptr) detail::release_held(std::exchange(held_, nullptr), token_);
@@ -62,7 +63,9 @@ class RawPublisher {
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
   [[nodiscard]] std::size_t sample_size() const noexcept { return sample_size_; }
-  [[nodiscard]] std::uint32_t subscriber_count() const noexcept { return port_->subscriber_count(); }
+  [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
+    return port_->subscriber_count();
+  }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
 
  private:
@@ -78,12 +81,14 @@ class WaitSet;
 class RawSubscriber {
  public:
   // Waits up to `timeout` (zero: never waits). Empty when nothing came.
-  FERRY_HOT std::optional<RawSample> take(std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
+  FERRY_HOT std::optional<RawSample> take(
+      std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
     detail::TakenSample taken;
     ErrorCode error{};
     if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;
-    return RawSample(port_->held(), taken.token,
-                     std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
+    return RawSample(
+        port_->held(), taken.token,
+        std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
   }
   [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }

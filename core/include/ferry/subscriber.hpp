@@ -23,7 +23,9 @@ class Subscriber {
  public:
   // Never blocks. Empty when nothing is queued, or when a sample is queued
   // but max_held samples are still held (try_take tells the two apart).
-  FERRY_HOT std::optional<Sample<T>> take() noexcept { return take(std::chrono::nanoseconds::zero()); }
+  FERRY_HOT std::optional<Sample<T>> take() noexcept {
+    return take(std::chrono::nanoseconds::zero());
+  }
   // Waits up to `timeout` for a sample: spins briefly, then sleeps.
   FERRY_HOT std::optional<Sample<T>> take(std::chrono::nanoseconds timeout) noexcept {
     detail::TakenSample taken;

@@ -58,7 +58,8 @@ using TopicSet = std::vector<BenchTopic>;
 // a user of the full API takes (ferry_path).
 template <class TopicsFor>
 [[nodiscard]] std::vector<TopicSet> ferry_topic_sets(const std::vector<std::string>& transports,
-                                                     const std::vector<std::uint64_t>& sizes, TopicsFor&& topics_for);
+                                                     const std::vector<std::uint64_t>& sizes,
+                                                     TopicsFor&& topics_for);
 
 // Per-topic limits the benchmark's sides stay within.
 inline constexpr std::uint32_t kBenchMaxLoans = 2;
@@ -82,7 +83,8 @@ inline constexpr std::uint32_t kLatencyCapacity = 64;
 [[nodiscard]] std::uint32_t throughput_capacity(std::uint64_t size) noexcept;
 
 [[nodiscard]] TopicSet latency_topics(std::uint64_t size, FerryPath path);
-[[nodiscard]] TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, FerryPath path);
+[[nodiscard]] TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers,
+                                         FerryPath path);
 
 // The configuration text: every set's topics in every slot; `pool:` with one
 // class per power-of-two chunk size, holding twice what the most demanding
@@ -95,7 +97,8 @@ inline constexpr std::uint32_t kLatencyCapacity = 64;
 
 template <class TopicsFor>
 std::vector<TopicSet> ferry_topic_sets(const std::vector<std::string>& transports,
-                                       const std::vector<std::uint64_t>& sizes, TopicsFor&& topics_for) {
+                                       const std::vector<std::uint64_t>& sizes,
+                                       TopicsFor&& topics_for) {
   const auto wants = [&](std::string_view t) {
     return std::find(transports.begin(), transports.end(), t) != transports.end();
   };

@@ -1,11 +1,10 @@
 #include "ferry_side.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/bench/spin.hpp"
@@ -28,7 +27,8 @@ void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCo
   if (error != nullptr) {
     report_error(control, fmt::format("{}: take failed: {}", who, ferry::to_string(*error)));
   } else {
-    report_error(control, fmt::format("{}: no sample within {} s", who, kPeerTimeoutNs / 1'000'000'000));
+    report_error(control,
+                 fmt::format("{}: no sample within {} s", who, kPeerTimeoutNs / 1'000'000'000));
   }
 }
 

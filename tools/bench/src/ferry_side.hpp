@@ -40,8 +40,8 @@ template <class Pred>
 // and the peer side started; false, reported as `who`, when either takes
 // longer than 10 s.
 template <class Pub, class Sub>
-[[nodiscard]] bool latency_side_ready(const Pub& pub, const Sub& sub, RunControl& control, const std::string& who,
-                                      const char* peer) {
+[[nodiscard]] bool latency_side_ready(const Pub& pub, const Sub& sub, RunControl& control,
+                                      const std::string& who, const char* peer) {
   if (!wait_matched([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; })) {
     report_error(control, who + ": ferryd did not match the " + peer + " side within 10 s");
     return false;
@@ -60,9 +60,8 @@ void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCo
 // nullopt after kPeerTimeoutNs or on an error, which it reports as `who`.
 // Inline, like the raw-ring's raw_take: the measured path is the API call
 // in the caller's loop, not a harness function around it.
-[[nodiscard]] inline std::optional<ferry::Sample<ferry::Bytes>> next_sample(ferry::Subscriber<ferry::Bytes>& sub,
-                                                                            Wait wait, RunControl& control,
-                                                                            const char* who) {
+[[nodiscard]] inline std::optional<ferry::Sample<ferry::Bytes>> next_sample(
+    ferry::Subscriber<ferry::Bytes>& sub, Wait wait, RunControl& control, const char* who) {
   std::optional<ferry::Sample<ferry::Bytes>> got;
   std::optional<ferry::ErrorCode> error;
   if (wait == Wait::Sleep) {
@@ -90,16 +89,18 @@ void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCo
   return got;
 }
 // The same for a raw port (the topic's own fixed-size type).
-[[nodiscard]] inline std::optional<ferry::RawSample> next_sample(ferry::RawSubscriber& sub, Wait wait,
-                                                                 RunControl& control, const char* who) {
+[[nodiscard]] inline std::optional<ferry::RawSample> next_sample(ferry::RawSubscriber& sub,
+                                                                 Wait wait, RunControl& control,
+                                                                 const char* who) {
   std::optional<ferry::RawSample> got;
   if (wait == Wait::Sleep) {
     got = sub.take(std::chrono::nanoseconds(kPeerTimeoutNs));
   } else {
     // Forced inline like the API below it: an out-of-line call in the poll
     // loop costs ferry ~100 ns one-way (ferry/detail/lane.hpp).
-    (void)spin_until([&]() __attribute__((always_inline)) { return (got = sub.take()).has_value(); },
-                     kPeerTimeoutNs);
+    (void)spin_until(
+        [&]() __attribute__((always_inline)) { return (got = sub.take()).has_value(); },
+        kPeerTimeoutNs);
   }
   if (!got) report_no_sample(control, who, nullptr);
   return got;

@@ -17,10 +17,12 @@ class FerryLatency final : public LatencyTransport {
   FerryLatency() : copy_(make_ferry_copy_latency(kFerry)), loan_(make_ferry_loan_latency(kFerry)) {}
   [[nodiscard]] std::string_view name() const noexcept override { return kFerry; }
   [[nodiscard]] std::string describe(Wait wait) const override {
-    return fmt::format("up to {} B publish(const T&) / {} (copied into the slot), above loan(n) / publish (zero "
-                       "copy); policy block",
-                       config::kMaxInlineSample,
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
+    return fmt::format(
+        "up to {} B publish(const T&) / {} (copied into the slot), above loan(n) / publish (zero "
+        "copy); policy block",
+        config::kMaxInlineSample,
+        wait == Wait::Spin ? "take() polled"
+                           : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
   // The orchestrator calls prepare() first for every run: it picks the path.
   void prepare(const LatencyPlan& plan) override {
@@ -29,8 +31,12 @@ class FerryLatency final : public LatencyTransport {
   }
   void after_spawn() override { current_->after_spawn(); }
   void finish() override { current_->finish(); }
-  int ping(const LatencyPlan& plan, RunControl& control) override { return side(plan).ping(plan, control); }
-  int echo(const LatencyPlan& plan, RunControl& control) override { return side(plan).echo(plan, control); }
+  int ping(const LatencyPlan& plan, RunControl& control) override {
+    return side(plan).ping(plan, control);
+  }
+  int echo(const LatencyPlan& plan, RunControl& control) override {
+    return side(plan).echo(plan, control);
+  }
 
  private:
   [[nodiscard]] LatencyTransport& side(const LatencyPlan& plan) const {

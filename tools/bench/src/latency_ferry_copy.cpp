@@ -4,12 +4,11 @@
 // 4 KiB), else once into a pool chunk that the queues share. Raw ports on a
 // topic of an opaque type of exactly `size` bytes take the same path as a
 // typed Publisher<T>::publish(const T&) and Subscriber<T>::take().
+#include <fmt/format.h>
 #include <poll.h>
 
 #include <memory>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "bench_config.hpp"
 #include "ferry_side.hpp"
@@ -26,7 +25,8 @@ namespace {
 // then wait(0). Spinning is the same for all: take() polled.
 class SampleWaiter {
  public:
-  SampleWaiter(ferry::RawSubscriber& sub, FerryWake wake, Wait wait) : sub_(sub), wake_(wake), wait_(wait) {
+  SampleWaiter(ferry::RawSubscriber& sub, FerryWake wake, Wait wait)
+      : sub_(sub), wake_(wake), wait_(wait) {
     if (wake_ == FerryWake::Take || wait_ == Wait::Spin) return;
     wait_set_ = std::make_unique<ferry::WaitSet>();
     wait_set_->attach(sub_);
@@ -44,7 +44,8 @@ class SampleWaiter {
       } else {
         pollfd p{fd_, POLLIN, 0};
         (void)::poll(&p, 1, static_cast<int>(left / 1'000'000) + 1);
-        (void)wait_set_->wait(std::chrono::nanoseconds::zero());  // reads the descriptor clear, re-arms it
+        (void)wait_set_->wait(
+            std::chrono::nanoseconds::zero());  // reads the descriptor clear, re-arms it
       }
     }
     report_no_sample(control, who, nullptr);
@@ -76,15 +77,18 @@ class FerryCopyLatency final : public LatencyTransport {
   FerryCopyLatency(std::string_view name, FerryWake wake) : name_(name), wake_(wake) {}
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] std::string describe(Wait wait) const override {
-    return fmt::format("publish(const T&) / {} of a T of the message size: copied into the slot (up to 4 KiB), "
-                       "above once into a pool chunk",
-                       wait == Wait::Spin ? "take() polled" : sleep_path(wake_));
+    return fmt::format(
+        "publish(const T&) / {} of a T of the message size: copied into the slot (up to 4 KiB), "
+        "above once into a pool chunk",
+        wait == Wait::Spin ? "take() polled" : sleep_path(wake_));
   }
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
-    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    ferry::RawPublisher pub =
+        node.raw_publisher(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
+    ferry::RawSubscriber sub =
+        node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} ping", name_);
     if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
     SampleWaiter waiter(sub, wake_, plan.wait);
@@ -114,8 +118,10 @@ class FerryCopyLatency final : public LatencyTransport {
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
-    ferry::RawSubscriber sub = node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    ferry::RawPublisher pub = node.raw_publisher(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    ferry::RawSubscriber sub =
+        node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
+    ferry::RawPublisher pub =
+        node.raw_publisher(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} echo", name_);
     if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
     SampleWaiter waiter(sub, wake_, plan.wait);

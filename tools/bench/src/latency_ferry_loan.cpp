@@ -6,12 +6,12 @@
 // sequence number is written: the payload stays in the pool (zero copy).
 #include <fmt/format.h>
 
+#include "bench_config.hpp"
 #include "ferry/bench/clock.hpp"
 #include "ferry_side.hpp"
 #include "latency_transport.hpp"
 #include "ping_loop.hpp"
 #include "private_domain.hpp"
-#include "bench_config.hpp"
 
 namespace ferry::bench {
 
@@ -21,17 +21,20 @@ using BytesPublisher = ferry::Publisher<ferry::Bytes>;
 using BytesSubscriber = ferry::Subscriber<ferry::Bytes>;
 
 // Loans, stamps and publishes one sample; false (reported) when no subscriber took it.
-bool publish_seq(BytesPublisher& pub, std::uint64_t size, std::uint64_t seq, RunControl& control, const char* who) {
+bool publish_seq(BytesPublisher& pub, std::uint64_t size, std::uint64_t seq, RunControl& control,
+                 const char* who) {
   auto loan = pub.loan(size);
   if (!loan) {
-    report_error(control, fmt::format("{}: loan of {} bytes failed: {}", who, size, ferry::to_string(loan.error())));
+    report_error(control, fmt::format("{}: loan of {} bytes failed: {}", who, size,
+                                      ferry::to_string(loan.error())));
     return false;
   }
   write_seq((*loan)->data(), seq);
   const ferry::PublishResult r = pub.publish(std::move(*loan));
   if (r.delivered == 0) {
-    report_error(control, fmt::format("{}: publish reached no subscriber (dropped {}, timed out {})", who,
-                                      r.dropped, r.timed_out));
+    report_error(control,
+                 fmt::format("{}: publish reached no subscriber (dropped {}, timed out {})", who,
+                             r.dropped, r.timed_out));
     return false;
   }
   return true;
@@ -42,14 +45,19 @@ class FerryLoanLatency final : public LatencyTransport {
   explicit FerryLoanLatency(std::string_view name) : name_(name) {}
   [[nodiscard]] std::string_view name() const noexcept override { return name_; }
   [[nodiscard]] std::string describe(Wait wait) const override {
-    return fmt::format("loan(n) / publish / {} on a bytes topic (policy block): zero copy, the sample stays in the pool",
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
+    return fmt::format(
+        "loan(n) / publish / {} on a bytes topic (policy block): zero copy, the sample stays in "
+        "the pool",
+        wait == Wait::Spin ? "take() polled"
+                           : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
-    BytesPublisher pub = node.publisher<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    BytesSubscriber sub = node.subscriber<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    BytesPublisher pub =
+        node.publisher<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
+    BytesSubscriber sub =
+        node.subscriber<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} ping", name_);
     if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
     const std::uint64_t size = plan.size;
@@ -59,21 +67,24 @@ class FerryLoanLatency final : public LatencyTransport {
       auto s = next_sample(sub, wait, control, who.c_str());
       if (!s) return false;
       if ((*s)->size() != size || read_seq((*s)->data()) != seq) {
-        report_error(control, fmt::format("{}: expected pong {} of {} bytes, got {} of {}", who, seq, size,
-                                          read_seq((*s)->data()), (*s)->size()));
+        report_error(control, fmt::format("{}: expected pong {} of {} bytes, got {} of {}", who,
+                                          seq, size, read_seq((*s)->data()), (*s)->size()));
         return false;
       }
       return true;
     });
     (void)publish_seq(pub, size, kStopSeq, control, who.c_str());
-    (void)wait_finished(control, 1, kPeerTimeoutNs);  // the echo side got the stop before our queue goes
+    (void)wait_finished(control, 1,
+                        kPeerTimeoutNs);  // the echo side got the stop before our queue goes
     return ok ? 0 : 3;
   }
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
-    BytesSubscriber sub = node.subscriber<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    BytesPublisher pub = node.publisher<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    BytesSubscriber sub =
+        node.subscriber<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
+    BytesPublisher pub =
+        node.publisher<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
     const std::string who = fmt::format("{} echo", name_);
     if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
     for (;;) {
@@ -83,7 +94,8 @@ class FerryLoanLatency final : public LatencyTransport {
       if (seq == kStopSeq) break;
       auto loan = pub.loan(plan.size);
       if (!loan) {
-        report_error(control, fmt::format("{}: loan failed: {}", who, ferry::to_string(loan.error())));
+        report_error(control,
+                     fmt::format("{}: loan failed: {}", who, ferry::to_string(loan.error())));
         return 3;
       }
       write_seq((*loan)->data(), seq);

@@ -18,11 +18,11 @@ class PrivateDomain;
 
 struct LatencyPlan {
   std::uint64_t size = 0;
-  std::uint64_t rounds = 0;          // measured round trips (at most)
-  std::uint64_t warmup = 0;          // round trips before measuring
-  std::int64_t max_measure_ns = 0;   // measuring stops after this long
+  std::uint64_t rounds = 0;         // measured round trips (at most)
+  std::uint64_t warmup = 0;         // round trips before measuring
+  std::int64_t max_measure_ns = 0;  // measuring stops after this long
   Wait wait = Wait::Spin;
-  std::uint64_t run = 0;             // index of this run (picks the topic slot)
+  std::uint64_t run = 0;  // index of this run (picks the topic slot)
   const PrivateDomain* domain = nullptr;
   // Every size of this invocation: a comparator sizes its daemon for all at once.
   std::span<const std::uint64_t> all_sizes;
@@ -52,9 +52,10 @@ class LatencyTransport {
 // How a ferry side waits for its next sample when it sleeps.
 enum class FerryWake : std::uint8_t { Take, WaitSet, Fd };
 // One path at every size, reported as `name`.
-[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_copy_latency(std::string_view name = kFerryCopy,
-                                                                        FerryWake wake = FerryWake::Take);
-[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_loan_latency(std::string_view name = kFerryLoan);
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_copy_latency(
+    std::string_view name = kFerryCopy, FerryWake wake = FerryWake::Take);
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_loan_latency(
+    std::string_view name = kFerryLoan);
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_unix_socket_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_pipe_latency();

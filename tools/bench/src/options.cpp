@@ -1,9 +1,9 @@
 #include "ferry/bench/options.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
-
-#include <fmt/format.h>
 
 #include "ferry/bench/machine.hpp"
 #include "ferry/config/units.hpp"
@@ -44,10 +44,12 @@ void finalize_common(CommonOptions& o, std::size_t processes) {
     // Default: the sender on the first CPU we may use, the receivers spread
     // over the others (all on one CPU when there is only one).
     const std::vector<int> allowed = allowed_cpus();
-    if (allowed.empty()) throw UsageError("cannot read the CPUs this process may use (sched_getaffinity)");
+    if (allowed.empty())
+      throw UsageError("cannot read the CPUs this process may use (sched_getaffinity)");
     o.cpus.push_back(allowed[0]);
     for (std::size_t i = 1; i < processes; ++i) {
-      o.cpus.push_back(allowed.size() > 1 ? allowed[1 + (i - 1) % (allowed.size() - 1)] : allowed[0]);
+      o.cpus.push_back(allowed.size() > 1 ? allowed[1 + (i - 1) % (allowed.size() - 1)]
+                                          : allowed[0]);
     }
   }
   while (o.cpus.size() < processes) {
@@ -72,9 +74,10 @@ bool iceoryx_built() noexcept {
 
 const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{std::string(kFerry),   std::string(kFerryCopy),    std::string(kFerryLoan),
-                               std::string(kFerryWaitSet), std::string(kFerryFd), std::string(kRawRing),
-                               std::string(kUnixSocket),   std::string(kPipe)};
+    std::vector<std::string> n{std::string(kFerry),      std::string(kFerryCopy),
+                               std::string(kFerryLoan),  std::string(kFerryWaitSet),
+                               std::string(kFerryFd),    std::string(kRawRing),
+                               std::string(kUnixSocket), std::string(kPipe)};
     if (iceoryx_built()) n.emplace_back(kIceoryx);
     return n;
   }();
@@ -96,11 +99,13 @@ std::vector<std::uint64_t> parse_sizes(const std::vector<std::string>& values) {
   for (const auto& item : split_all(values)) {
     const auto size = config::parse_size(item);
     if (!size) {
-      throw UsageError(fmt::format("--size '{}' is not a size; write bytes as 64, 4KiB, 1MiB or 3110400", item));
+      throw UsageError(
+          fmt::format("--size '{}' is not a size; write bytes as 64, 4KiB, 1MiB or 3110400", item));
     }
     if (*size < kMinSize || *size > kMaxSize) {
-      throw UsageError(fmt::format("--size {} is out of range: {} B (the sequence number) to {} MiB", item,
-                                   kMinSize, kMaxSize >> 20));
+      throw UsageError(
+          fmt::format("--size {} is out of range: {} B (the sequence number) to {} MiB", item,
+                      kMinSize, kMaxSize >> 20));
     }
     if (std::find(sizes.begin(), sizes.end(), *size) == sizes.end()) sizes.push_back(*size);
   }
@@ -111,12 +116,15 @@ std::vector<std::string> parse_transports(const std::vector<std::string>& values
   std::vector<std::string> wanted = split_all(values);
   for (const auto& w : wanted) {
     if (w == kIceoryx && !iceoryx_built()) {
-      throw UsageError("iceoryx was not found when ferry was built; install libiceoryx-posh-dev and rebuild");
+      throw UsageError(
+          "iceoryx was not found when ferry was built; install libiceoryx-posh-dev and rebuild");
     }
-    if (std::find(known_transports().begin(), known_transports().end(), w) == known_transports().end()) {
-      throw UsageError(fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
-                                   "ferry-waitset, ferry-fd, raw-ring, unix-socket, pipe or iceoryx",
-                                   w));
+    if (std::find(known_transports().begin(), known_transports().end(), w) ==
+        known_transports().end()) {
+      throw UsageError(
+          fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
+                      "ferry-waitset, ferry-fd, raw-ring, unix-socket, pipe or iceoryx",
+                      w));
     }
   }
   std::vector<std::string> out;
@@ -136,7 +144,8 @@ std::vector<int> parse_cpus(const std::vector<std::string>& values) {
       throw UsageError(fmt::format("--cpus '{}' is not a CPU number; write e.g. --cpus 0,1", item));
     }
     if (std::find(allowed.begin(), allowed.end(), static_cast<int>(v)) == allowed.end()) {
-      throw UsageError(fmt::format("CPU {} is not available to this process (available: {})", v, cpu_list(allowed)));
+      throw UsageError(fmt::format("CPU {} is not available to this process (available: {})", v,
+                                   cpu_list(allowed)));
     }
     cpus.push_back(static_cast<int>(v));
   }

@@ -1,10 +1,10 @@
 // `ferry bench throughput`: for every repeat, every size, every transport
 // (interleaved), one run: a sender and K receivers forked and pinned,
 // streaming for --seconds after a short warm-up.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "bench_config.hpp"
 #include "ferry/bench/bench.hpp"
@@ -21,8 +21,8 @@ namespace ferry::bench {
 
 namespace {
 
-std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome, const SharedControl& control,
-                    std::int64_t budget_ns) {
+std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome,
+                    const SharedControl& control, std::int64_t budget_ns) {
   std::string why = control.error();
   if (!why.empty()) return why;
   if (outcome == ChildGroup::Outcome::TimedOut) {
@@ -45,7 +45,8 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   for (const auto& name : o.transports) {
     transports.push_back(make_throughput_transport(name));
     if (!transports.back()) {
-      throw UsageError(fmt::format("transport '{}' measures latency only (ferry bench latency)", name));
+      throw UsageError(
+          fmt::format("transport '{}' measures latency only (ferry bench latency)", name));
     }
     setup.described.push_back(transports.back()->describe(o.wait));
   }
@@ -53,9 +54,10 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   SharedControl control;
   PrivateDomain domain;
   setup.domain = domain.name();
-  const auto sets = ferry_topic_sets(o.transports, o.sizes, [&](std::uint64_t size, FerryPath path) {
-    return throughput_topics(size, o.subscribers, path);
-  });
+  const auto sets =
+      ferry_topic_sets(o.transports, o.sizes, [&](std::uint64_t size, FerryPath path) {
+        return throughput_topics(size, o.subscribers, path);
+      });
   if (!sets.empty()) domain.start_daemon(bench_yaml(sets));
 
   ThroughputTable table;
@@ -78,7 +80,8 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
           break;
         }
         ThroughputTransport& tr = *transports[t];
-        progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(), size_label(o.sizes[i])));
+        progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(),
+                                  size_label(o.sizes[i])));
         if (is_ferry(tr.name())) domain.check_daemon();
         ThroughputPlan plan;
         plan.size = o.sizes[i];
@@ -111,7 +114,8 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
         for (std::uint32_t k = 0; k < o.subscribers && ok; ++k) {
           const ReceiverOutcome& rx = control.get().receivers[k];
           ok = rx.ok != 0;
-          const double rate = static_cast<double>(rx.messages) * 1e9 / static_cast<double>(rx.elapsed_ns);
+          const double rate =
+              static_cast<double>(rx.messages) * 1e9 / static_cast<double>(rx.elapsed_ns);
           result.msgs_per_s = std::min(result.msgs_per_s, rate);
           result.total_msgs_per_s += rate;
           result.errors += rx.errors;
@@ -140,8 +144,10 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
       std::uint64_t errors = 0;
       for (const auto& r : table.cells[i][t].runs) errors += r.errors;
       if (errors != 0) {
-        fmt::print(stderr, "ferry bench: {} at {}: {} messages out of sequence (lost, repeated or reordered)\n",
-                   o.transports[t], size_label(o.sizes[i]), errors);
+        fmt::print(
+            stderr,
+            "ferry bench: {} at {}: {} messages out of sequence (lost, repeated or reordered)\n",
+            o.transports[t], size_label(o.sizes[i]), errors);
         code = 1;
       }
     }

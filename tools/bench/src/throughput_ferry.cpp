@@ -13,13 +13,16 @@ namespace {
 
 class FerryThroughput final : public ThroughputTransport {
  public:
-  FerryThroughput() : copy_(make_ferry_copy_throughput(kFerry)), loan_(make_ferry_loan_throughput(kFerry)) {}
+  FerryThroughput()
+      : copy_(make_ferry_copy_throughput(kFerry)), loan_(make_ferry_loan_throughput(kFerry)) {}
   [[nodiscard]] std::string_view name() const noexcept override { return kFerry; }
   [[nodiscard]] std::string describe(Wait wait) const override {
-    return fmt::format("up to {} B publish(const T&) / {} (copied into each queue's slot), above loan(n) / "
-                       "publish (zero copy); policy block, each subscriber its own queue",
-                       config::kMaxInlineSample,
-                       wait == Wait::Spin ? "take() polled" : "take(timeout) with take_spin 0 (a futex sleep at once)");
+    return fmt::format(
+        "up to {} B publish(const T&) / {} (copied into each queue's slot), above loan(n) / "
+        "publish (zero copy); policy block, each subscriber its own queue",
+        config::kMaxInlineSample,
+        wait == Wait::Spin ? "take() polled"
+                           : "take(timeout) with take_spin 0 (a futex sleep at once)");
   }
   // The orchestrator calls prepare() first for every run: it picks the path.
   void prepare(const ThroughputPlan& plan) override {
@@ -28,7 +31,9 @@ class FerryThroughput final : public ThroughputTransport {
   }
   void after_spawn() override { current_->after_spawn(); }
   void finish() override { current_->finish(); }
-  int send(const ThroughputPlan& plan, RunControl& control) override { return side(plan).send(plan, control); }
+  int send(const ThroughputPlan& plan, RunControl& control) override {
+    return side(plan).send(plan, control);
+  }
   int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
     return side(plan).receive(plan, control, index);
   }
@@ -44,6 +49,8 @@ class FerryThroughput final : public ThroughputTransport {
 
 }  // namespace
 
-std::unique_ptr<ThroughputTransport> make_ferry_throughput() { return std::make_unique<FerryThroughput>(); }
+std::unique_ptr<ThroughputTransport> make_ferry_throughput() {
+  return std::make_unique<FerryThroughput>();
+}
 
 }  // namespace ferry::bench

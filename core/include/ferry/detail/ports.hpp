@@ -90,7 +90,8 @@ class SubscriberPort {
 
   // Takes the next sample, waiting up to `timeout` (zero: never waits).
   // Empty is not an error; Failed sets `error`.
-  FERRY_HOT TakeStatus take(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept {
+  FERRY_HOT TakeStatus take(TakenSample& out, ErrorCode& error,
+                            std::chrono::nanoseconds timeout) noexcept {
     LaneTaken taken;
     switch (lane_->try_take(taken)) {
       case LaneResult::Taken:
@@ -132,7 +133,8 @@ class SubscriberPort {
 
  private:
   // Every case the lane does not cover: all queues, fairly; waits.
-  TakeStatus take_general(TakenSample& out, ErrorCode& error, std::chrono::nanoseconds timeout) noexcept;
+  TakeStatus take_general(TakenSample& out, ErrorCode& error,
+                          std::chrono::nanoseconds timeout) noexcept;
   // The lane popped a slot that is not an inline sample: a pooled one is
   // accepted, anything else dropped (and the general path goes on).
   TakeStatus take_popped(const LaneTaken& popped, TakenSample& out, ErrorCode& error,

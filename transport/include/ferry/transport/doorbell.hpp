@@ -115,7 +115,8 @@ enum class WaitResult : std::uint8_t {
 // condition over its rings, e.g. "any ring has data") is already true after
 // the handshake.
 template <class Ready>
-WaitResult doorbell_wait(DoorbellWord& bell, Ready&& ready, std::chrono::nanoseconds timeout) noexcept {
+WaitResult doorbell_wait(DoorbellWord& bell, Ready&& ready,
+                         std::chrono::nanoseconds timeout) noexcept {
   doorbell_announce_sleep(bell);
   // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_notify.
   std::atomic_thread_fence(std::memory_order_seq_cst);
@@ -126,7 +127,7 @@ WaitResult doorbell_wait(DoorbellWord& bell, Ready&& ready, std::chrono::nanosec
   WaitResult result = WaitResult::Ready;
   if (!ready()) {
     result = futex_wait(bell.seq, seen, timeout) == FutexResult::TimedOut ? WaitResult::TimedOut
-                                                                           : WaitResult::Woken;
+                                                                          : WaitResult::Woken;
   }
   doorbell_end_sleep(bell);
   return result;

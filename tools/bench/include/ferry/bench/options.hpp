@@ -40,8 +40,8 @@ inline constexpr std::string_view kIceoryx = "iceoryx";
 [[nodiscard]] bool iceoryx_built() noexcept;
 // ferry, ferry-copy or ferry-loan: measured through the private ferryd.
 [[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
-  return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan || transport == kFerryWaitSet ||
-         transport == kFerryFd;
+  return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan ||
+         transport == kFerryWaitSet || transport == kFerryFd;
 }
 // Every transport, in canonical order.
 [[nodiscard]] const std::vector<std::string>& known_transports();
@@ -59,8 +59,8 @@ struct CommonOptions {
 };
 
 struct LatencyOptions : CommonOptions {
-  std::uint64_t rounds = 0;        // measured round trips per run; 0: by size (auto_rounds)
-  double max_run_seconds = 1.0;    // a run stops measuring after this long (fewer samples)
+  std::uint64_t rounds = 0;      // measured round trips per run; 0: by size (auto_rounds)
+  double max_run_seconds = 1.0;  // a run stops measuring after this long (fewer samples)
 };
 
 struct ThroughputOptions : CommonOptions {
@@ -68,8 +68,8 @@ struct ThroughputOptions : CommonOptions {
   std::uint32_t subscribers = 1;  // receivers (fan-out), each its own process
 };
 
-inline constexpr std::uint64_t kMinSize = 8;                   // the sequence number
-inline constexpr std::uint64_t kMaxSize = 256ull << 20;        // 256 MiB
+inline constexpr std::uint64_t kMinSize = 8;             // the sequence number
+inline constexpr std::uint64_t kMaxSize = 256ull << 20;  // 256 MiB
 inline constexpr std::uint32_t kMaxSubscribers = 16;
 inline constexpr std::uint64_t kDefaultRounds = 20'000;
 // Default latency sizes: a pose, a page, a small image, a point cloud, a
