@@ -78,7 +78,9 @@ TEST_CASE("a publisher that joins after the subscriber is matched and delivers")
   CHECK(pub.wait() == kOk);
 }
 
-TEST_CASE("two publishers and three subscribers: every subscriber gets each publisher's samples in order") {
+TEST_CASE(
+    "two publishers and three subscribers: every subscriber gets each publisher's samples in "
+    "order") {
   TestDomain domain;
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 32, policy: block }\n"));
   ferry::test::use_domain_env(domain);
@@ -125,7 +127,8 @@ TEST_CASE("block: a million samples to a slower subscriber, none lost, in order,
   CHECK(sub.wait(120s) == kOk);
 }
 
-TEST_CASE("block: a subscriber that never takes costs timed_out after block_timeout_ms, not a hang") {
+TEST_CASE(
+    "block: a subscriber that never takes costs timed_out after block_timeout_ms, not a hang") {
   TestDomain domain;
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 4, policy: block, "
                                    "block_timeout_ms: 200 }\n"));
@@ -177,9 +180,12 @@ TEST_CASE("drop_new: delivered + dropped == published, and every delivered sampl
   CHECK(taken == delivered);
 }
 
-TEST_CASE("drop_oldest: the subscriber always ends with the newest samples; taken + overwritten == published") {
+TEST_CASE(
+    "drop_oldest: the subscriber always ends with the newest samples; taken + overwritten == "
+    "published") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 8, policy: drop_oldest }\n"));
+  Daemon daemon(domain,
+                seq_config("  - { name: t, type: Seq, capacity: 8, policy: drop_oldest }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");
@@ -202,9 +208,12 @@ TEST_CASE("drop_oldest: the subscriber always ends with the newest samples; take
   CHECK(taken + overwritten == 100);
 }
 
-TEST_CASE("drop_oldest across processes: racing subscriber sees no torn, duplicated or reordered sample") {
+TEST_CASE(
+    "drop_oldest across processes: racing subscriber sees no torn, duplicated or reordered "
+    "sample") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 4, policy: drop_oldest }\n"));
+  Daemon daemon(domain,
+                seq_config("  - { name: t, type: Seq, capacity: 4, policy: drop_oldest }\n"));
   ferry::test::use_domain_env(domain);
   const std::uint64_t n = 200000 / kScale;
   Child sub([n] {
@@ -267,9 +276,11 @@ TEST_CASE("a subscriber drains its publishers' queues in turn, so none starves a
   for (std::size_t i = 1; i < order.size(); ++i) CHECK(order[i] != order[i - 1]);
 }
 
-TEST_CASE("samples outlive their subscriber and node, released on another thread, and stay intact") {
+TEST_CASE(
+    "samples outlive their subscriber and node, released on another thread, and stay intact") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 8, policy: block, max_held: 4 }\n"));
+  Daemon daemon(
+      domain, seq_config("  - { name: t, type: Seq, capacity: 8, policy: block, max_held: 4 }\n"));
   ferry::test::use_domain_env(domain);
   std::vector<ferry::Sample<Seq>> kept;
   {

@@ -19,15 +19,19 @@ using namespace ferry::transport;
 using namespace ferry::test;
 using namespace std::chrono_literals;
 
-static_assert(!std::is_copy_constructible_v<RingProducer> && std::is_nothrow_move_constructible_v<RingProducer>);
-static_assert(!std::is_copy_constructible_v<RingConsumer> && std::is_nothrow_move_constructible_v<RingConsumer>);
+static_assert(!std::is_copy_constructible_v<RingProducer> &&
+              std::is_nothrow_move_constructible_v<RingProducer>);
+static_assert(!std::is_copy_constructible_v<RingConsumer> &&
+              std::is_nothrow_move_constructible_v<RingConsumer>);
 
 namespace {
 
 std::span<const std::byte> bytes_of(const char* s) {
   return {reinterpret_cast<const std::byte*>(s), std::strlen(s)};
 }
-std::string string_of(std::span<const std::byte> b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+std::string string_of(std::span<const std::byte> b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
 
 // A ring in a Segment plus its two handles.
 struct ShmRing {
@@ -35,7 +39,9 @@ struct ShmRing {
       : segment(create_ring_segment(domain, "ring", g, initial_index)),
         producer(*RingProducer::attach(segment.payload(), segment.payload_size())),
         consumer(*RingConsumer::attach(segment.payload(), segment.payload_size())) {}
-  [[nodiscard]] RingStats stats() const { return read_ring_stats(segment.payload(), segment.payload_size()); }
+  [[nodiscard]] RingStats stats() const {
+    return read_ring_stats(segment.payload(), segment.payload_size());
+  }
   [[nodiscard]] ring_layout::RingHeader& header() {
     return *reinterpret_cast<ring_layout::RingHeader*>(segment.payload());
   }
@@ -60,7 +66,9 @@ struct CorruptFirstSlot {
     REQUIRE(producer.try_push(make_message(1, 16, buf.data())).has_value());
     std::memcpy(slot0(), &kHuge, sizeof kHuge);
   }
-  [[nodiscard]] std::byte* slot0() const { return static_cast<std::byte*>(ring.mem()) + ring_layout::kSlotsOffset; }
+  [[nodiscard]] std::byte* slot0() const {
+    return static_cast<std::byte*>(ring.mem()) + ring_layout::kSlotsOffset;
+  }
   static constexpr std::uint32_t kHuge = 0x7fffffff;
   HeapRing ring;
   RingProducer producer;
@@ -152,7 +160,8 @@ TEST_CASE("a full ring refuses a push until a message is taken") {
   CHECK(s.popped == 5);
 }
 
-TEST_CASE("try_push_fast publishes like try_push and refuses what try_push would, writing nothing") {
+TEST_CASE(
+    "try_push_fast publishes like try_push and refuses what try_push would, writing nothing") {
   ShmRing r(kSmall);
   std::array<std::byte, 56> buf{};
   for (std::uint64_t i = 0; i < kSmall.capacity; ++i) {
@@ -258,7 +267,8 @@ TEST_CASE("indices wrapping past 2^32 keep order and content") {
   for (int round = 0; round < 1500; ++round) {
     const int burst = 1 + round % 8;  // 1..8 messages: full rings included
     for (int i = 0; i < burst; ++i, ++sent) {
-      REQUIRE(r.producer.try_push(make_message(sent, message_length(sent, 56), buf.data())).has_value());
+      REQUIRE(r.producer.try_push(make_message(sent, message_length(sent, 56), buf.data()))
+                  .has_value());
     }
     for (int i = 0; i < burst; ++i, ++received) {
       auto got = r.consumer.try_pop(out);
@@ -343,7 +353,8 @@ TEST_CASE("an invalid length in a slot is skipped and counted, never trusted") {
   // front() skips it the same way.
   std::array<std::byte, 56> buf{};
   REQUIRE(r.producer.try_push(make_message(2, 16, buf.data())).has_value());
-  std::memcpy(r.slot0() + 2 * kSmall.slot_size, &CorruptFirstSlot::kHuge, sizeof CorruptFirstSlot::kHuge);
+  std::memcpy(r.slot0() + 2 * kSmall.slot_size, &CorruptFirstSlot::kHuge,
+              sizeof CorruptFirstSlot::kHuge);
   CHECK(r.consumer.front().error() == RingError::CorruptSlot);
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 2);
 }
@@ -362,7 +373,8 @@ TEST_CASE("a caller buffer too small leaves the message in the ring") {
   CHECK(string_of({exact.data(), *got}) == "twelve bytes");
 }
 
-TEST_CASE("corrupting mask, capacity and slot size in shared memory has no effect on attached handles") {
+TEST_CASE(
+    "corrupting mask, capacity and slot size in shared memory has no effect on attached handles") {
   HeapRing ring(kSmall);
   auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
@@ -375,7 +387,8 @@ TEST_CASE("corrupting mask, capacity and slot size in shared memory has no effec
   for (std::uint64_t i = 0; i < 100; ++i) {
     for (std::uint64_t k = 0; k < kSmall.capacity; ++k) {
       const std::uint64_t seq = i * kSmall.capacity + k;
-      REQUIRE(producer.try_push(make_message(seq, message_length(seq, 56), buf.data())).has_value());
+      REQUIRE(
+          producer.try_push(make_message(seq, message_length(seq, 56), buf.data())).has_value());
     }
     CHECK(producer.try_push(buf).error() == RingError::Full);  // still capacity 4
     for (std::uint64_t k = 0; k < kSmall.capacity; ++k) {
@@ -431,12 +444,18 @@ TEST_CASE("attach refuses memory that is not a ring of this layout") {
 
 TEST_CASE("format refuses invalid geometry") {
   HeapBuffer buf(1 << 16);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 3, .slot_size = 64}).error() == RingError::InvalidGeometry);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 0, .slot_size = 64}).error() == RingError::InvalidGeometry);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4, .slot_size = 12}).error() == RingError::InvalidGeometry);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4, .slot_size = 68}).error() == RingError::InvalidGeometry);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4096, .slot_size = 64}).error() == RingError::TooSmall);
-  CHECK(format_ring(buf.ptr + 8, buf.bytes - 8, {.capacity = 4, .slot_size = 64}).error() == RingError::Misaligned);
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 3, .slot_size = 64}).error() ==
+        RingError::InvalidGeometry);
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 0, .slot_size = 64}).error() ==
+        RingError::InvalidGeometry);
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4, .slot_size = 12}).error() ==
+        RingError::InvalidGeometry);
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4, .slot_size = 68}).error() ==
+        RingError::InvalidGeometry);
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4096, .slot_size = 64}).error() ==
+        RingError::TooSmall);
+  CHECK(format_ring(buf.ptr + 8, buf.bytes - 8, {.capacity = 4, .slot_size = 64}).error() ==
+        RingError::Misaligned);
   CHECK(ring_bytes({.capacity = 3, .slot_size = 64}) == 0);
   CHECK(ring_bytes({.capacity = 4, .slot_size = 64}) == 5 * 64 + 4 * 64);
   CHECK_FALSE(to_string(RingError::InvalidGeometry).empty());
@@ -471,8 +490,8 @@ TEST_CASE("an external doorbell is left to its owner on attach") {
   CHECK(bell.sleeping.load() == 1);
   auto producer = *RingProducer::attach(ring.mem(), ring.bytes(), &bell);
   REQUIRE(producer.try_push(bytes_of("x")).has_value());
-  CHECK(bell.seq.load() == 1);                           // rung, because "somebody" sleeps there
-  CHECK(ring.header().data_bell.seq.load() == 0);        // the ring's own doorbell is not used
+  CHECK(bell.seq.load() == 1);                     // rung, because "somebody" sleeps there
+  CHECK(ring.header().data_bell.seq.load() == 0);  // the ring's own doorbell is not used
   doorbell_reset_sleeping(bell);
   CHECK(bell.sleeping.load() == 0);
   CHECK(&consumer.data_doorbell() == &bell);
@@ -482,7 +501,8 @@ TEST_CASE("a batch is published with one tail store and at most one notification
   ShmRing r({.capacity = 8, .slot_size = 64, .mode = RingMode::Spsc});
   r.header().data_bell.sleeping.store(1);  // pretend the consumer sleeps: every notify bumps seq
   std::array<std::byte, 56> buf{};
-  for (std::uint64_t i = 0; i < 5; ++i) REQUIRE(r.producer.stage(make_message(i, 16, buf.data())).has_value());
+  for (std::uint64_t i = 0; i < 5; ++i)
+    REQUIRE(r.producer.stage(make_message(i, 16, buf.data())).has_value());
   CHECK(r.producer.staged() == 5);
   CHECK(r.stats().tail == 0);  // staged is invisible
   std::array<std::byte, 64> out{};
@@ -497,7 +517,8 @@ TEST_CASE("a batch is published with one tail store and at most one notification
   // try_push_batch: as many as fit, published at once.
   std::array<std::array<std::byte, 16>, 6> storage{};
   std::vector<std::span<const std::byte>> msgs;
-  for (std::uint64_t i = 0; i < storage.size(); ++i) msgs.push_back(make_message(5 + i, 16, storage[i].data()));
+  for (std::uint64_t i = 0; i < storage.size(); ++i)
+    msgs.push_back(make_message(5 + i, 16, storage[i].data()));
   auto n = r.producer.try_push_batch(msgs);
   REQUIRE(n.has_value());
   CHECK(*n == 3);  // 5 + 3 = capacity 8
@@ -544,7 +565,8 @@ TEST_CASE("a message built in place is invisible until commit") {
   CHECK(r.stats().popped == 2);
 
   // A full ring has no slot to claim.
-  for (std::uint32_t i = 0; i < kSmall.capacity; ++i) REQUIRE(r.producer.try_push(bytes_of("f")).has_value());
+  for (std::uint32_t i = 0; i < kSmall.capacity; ++i)
+    REQUIRE(r.producer.try_push(bytes_of("f")).has_value());
   CHECK(r.producer.claim(8).error() == RingError::Full);
   r.producer.commit();  // nothing claimed: no effect
   CHECK(r.stats().pushed == 2 + kSmall.capacity);
@@ -595,8 +617,9 @@ TEST_CASE("overwrite mode with a consumer keeping up discards nothing") {
   std::array<std::byte, 56> buf{};
   std::array<std::byte, 64> out{};
   for (std::uint64_t i = 0; i < 1000; ++i) {
-    auto res = r.producer.try_push_overwrite(make_message(i, 24, buf.data()), 0,
-                                             [&](std::span<const std::byte>, std::uint32_t) { ++discards; });
+    auto res = r.producer.try_push_overwrite(
+        make_message(i, 24, buf.data()), 0,
+        [&](std::span<const std::byte>, std::uint32_t) { ++discards; });
     REQUIRE(res.has_value());
     CHECK(*res == PushOutcome::Appended);
     if (i % 2 == 1) {
@@ -634,7 +657,8 @@ TEST_CASE("overwrite mode reports a small buffer and a corrupt slot like the pla
 
 TEST_CASE("try_push_overwrite is refused on a plain ring") {
   ShmRing r(kSmall);
-  auto res = r.producer.try_push_overwrite(bytes_of("x"), 0, [](std::span<const std::byte>, std::uint32_t) {});
+  auto res = r.producer.try_push_overwrite(bytes_of("x"), 0,
+                                           [](std::span<const std::byte>, std::uint32_t) {});
   REQUIRE_FALSE(res.has_value());
   CHECK(res.error() == RingError::WrongMode);
 }
@@ -643,7 +667,8 @@ TEST_CASE("a reattached producer and consumer continue from the stored indices a
   ShmRing r(kSmall);
   std::array<std::byte, 56> buf{};
   std::array<std::byte, 64> out{};
-  for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(r.producer.try_push(make_message(i, 16, buf.data())).has_value());
+  for (std::uint64_t i = 0; i < 3; ++i)
+    REQUIRE(r.producer.try_push(make_message(i, 16, buf.data())).has_value());
   REQUIRE(r.consumer.try_pop(out).has_value());
   auto producer2 = *RingProducer::attach(r.segment.payload(), r.segment.payload_size());
   auto consumer2 = *RingConsumer::attach(r.segment.payload(), r.segment.payload_size());
@@ -665,7 +690,8 @@ TEST_CASE("ring stats can be read from a read-only mapping") {
   std::array<std::byte, 8> buf{};
   REQUIRE(producer.try_push(buf).has_value());
   REQUIRE(producer.try_push(buf).has_value());
-  auto ro = Segment::open(seg.name(), SegmentKind::Ring, kRingLayoutForTests, 0ms, SegmentAccess::ReadOnly);
+  auto ro = Segment::open(seg.name(), SegmentKind::Ring, kRingLayoutForTests, 0ms,
+                          SegmentAccess::ReadOnly);
   REQUIRE(ro.has_value());
   const RingStats s = read_ring_stats(ro->payload(), ro->payload_size());
   CHECK(s.valid);
@@ -682,7 +708,7 @@ TEST_CASE("a producer that dies between writing a slot and publishing it leaves 
   {
     auto dying = *RingProducer::attach(r.segment.payload(), r.segment.payload_size());
     REQUIRE(dying.stage(bytes_of("half-done")).has_value());  // slot written, tail not stored
-    auto slot = dying.claim(8);                                  // and a claim never committed
+    auto slot = dying.claim(8);                               // and a claim never committed
     REQUIRE(slot.has_value());
   }  // the handle goes away as a killed process would: no publish
   std::array<std::byte, 64> out{};
