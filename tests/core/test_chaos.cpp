@@ -176,7 +176,6 @@ TEST_CASE("200 random kill -9 of publishers and subscribers: no bad sample, ever
       ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   REQUIRE(shared != MAP_FAILED);
   auto* board = new (shared) Board{};
-  board->reorders_apart = true;
 
   constexpr int kWorkers = 6;  // 0..2 publishers, 3..5 subscribers
   auto start = [&](int slot) {
