@@ -4,10 +4,9 @@
 // printed whole, one per output line and nothing else (for a file or a pipe).
 // Usage: log_tail [count] [--full]
 #include <cstdio>
+#include <ferry/ferry.hpp>
 #include <string>
 #include <string_view>
-
-#include <ferry/ferry.hpp>
 
 #include "cli.hpp"
 #include "example.hpp"
@@ -20,7 +19,7 @@ constexpr std::size_t kShown = 72;  // characters shown of a long line without -
 int run(int argc, char** argv) {
   std::uint64_t count = 18;
   bool full = false;
-  CLI::App app{"Prints the log lines of logs/text as they come", "log_tail"};
+  example::App app{"Prints the log lines of logs/text as they come", "log_tail"};
   app.add_option("count", count, "Lines to wait for (default 18)")->check(example::at_least(0));
   app.add_flag("--full", full, "Print every line whole, one per output line and nothing else");
   example::parse(app, argc, argv, kUsage);
@@ -38,7 +37,8 @@ int run(int argc, char** argv) {
     } else if (text.size() <= kShown) {
       std::printf("log_tail: %.*s\n", static_cast<int>(text.size()), text.data());
     } else {
-      std::printf("log_tail: %.*s... (%zu bytes)\n", static_cast<int>(kShown), text.data(), text.size());
+      std::printf("log_tail: %.*s... (%zu bytes)\n", static_cast<int>(kShown), text.data(),
+                  text.size());
     }
   }
   std::fprintf(full ? stderr : stdout, "log_tail: received %llu line(s), %llu bytes\n",

@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) try {
   int frames = 90;
-  CLI::App app{"Publishes 1080p frames on camera/frames at 30 Hz", "camera_publisher"};
+  example::App app{"Publishes 1080p frames on camera/frames at 30 Hz", "camera_publisher"};
   app.add_option("frames", frames, "Frames to publish (default 90)")->check(example::at_least(0));
   example::parse(app, argc, argv, "camera_publisher [frames]");
   ferry::Node node{"camera"};
@@ -37,7 +37,8 @@ int main(int argc, char** argv) try {
     f.stamp_ns = now_ns();
     const ferry::PublishResult r = pub.publish(std::move(*loan));
     if (i % 30 == 0) {
-      std::printf("camera: frame %d to %u viewer(s), %u overwritten\n", i, r.delivered, r.overwritten);
+      std::printf("camera: frame %d to %u viewer(s), %u overwritten\n", i, r.delivered,
+                  r.overwritten);
     }
     next += period;
     std::this_thread::sleep_until(next);

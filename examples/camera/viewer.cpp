@@ -10,7 +10,7 @@
 
 int main(int argc, char** argv) try {
   int wanted = 90;
-  CLI::App app{"Takes frames from camera/frames and reports their latency", "camera_viewer"};
+  example::App app{"Takes frames from camera/frames and reports their latency", "camera_viewer"};
   app.add_option("frames", wanted, "Frames to wait for (default 90)")->check(example::at_least(0));
   example::parse(app, argc, argv, "camera_viewer [frames]");
   ferry::Node node{"viewer"};

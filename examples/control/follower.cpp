@@ -18,11 +18,13 @@ namespace {
 
 constexpr const char* kUsage = "control_follower [--slow-ms N]";
 
-double age_ms(std::uint64_t stamp_ns) { return static_cast<double>(example::now_ns() - stamp_ns) / 1e6; }
+double age_ms(std::uint64_t stamp_ns) {
+  return static_cast<double>(example::now_ns() - stamp_ns) / 1e6;
+}
 
 int run(int argc, char** argv) {
   unsigned slow_ms = 0;
-  CLI::App app{"Follows the commands on robot/cmd until the stop command", "control_follower"};
+  example::App app{"Follows the commands on robot/cmd until the stop command", "control_follower"};
   app.add_option("--slow-ms", slow_ms, "Milliseconds to carry out each command (default 0)")
       ->check(example::at_least(0));
   example::parse(app, argc, argv, kUsage);
@@ -42,10 +44,11 @@ int run(int argc, char** argv) {
     }
     ++received;
     skipped += c.seq - next;
-    std::printf("follower: command %llu speed %.2f steer %+.2f, age %.1f ms", static_cast<unsigned long long>(c.seq),
-                c.speed, c.steer, age_ms(c.stamp_ns));
+    std::printf("follower: command %llu speed %.2f steer %+.2f, age %.1f ms",
+                static_cast<unsigned long long>(c.seq), c.speed, c.steer, age_ms(c.stamp_ns));
     if (c.seq > next) {
-      std::printf(" (%llu skipped: timed out at the controller)", static_cast<unsigned long long>(c.seq - next));
+      std::printf(" (%llu skipped: timed out at the controller)",
+                  static_cast<unsigned long long>(c.seq - next));
     }
     std::printf("\n");
     next = c.seq + 1;

@@ -21,7 +21,7 @@
 namespace {
 
 int run(int argc, char** argv) {
-  CLI::App app{"The fusion node on a Boost.Asio loop, through WaitSet::fd()", "fusion_asio"};
+  example::App app{"The fusion node on a Boost.Asio loop, through WaitSet::fd()", "fusion_asio"};
   example::parse(app, argc, argv, "fusion_asio");
 
   ferry::Node node{"fusion_asio"};

@@ -14,8 +14,8 @@
 namespace {
 
 int run(int argc, char** argv) {
-  CLI::App app{"Fuses poses, commands and images on one thread with a 50 Hz control loop",
-               "fusion_node"};
+  example::App app{"Fuses poses, commands and images on one thread with a 50 Hz control loop",
+                   "fusion_node"};
   example::parse(app, argc, argv, "fusion_node");
 
   ferry::Node node{"fusion_node"};

@@ -17,7 +17,7 @@ namespace {
 int run(int argc, char** argv) {
   unsigned seconds = 2;
   unsigned subscribers = 1;
-  CLI::App app{"Publishes poses, commands and images for the fusion node", "fusion_sensors"};
+  example::App app{"Publishes poses, commands and images for the fusion node", "fusion_sensors"};
   app.add_option("seconds", seconds, "How long to publish (default 2)")
       ->check(example::at_least(1));
   app.add_option("subscribers", subscribers,

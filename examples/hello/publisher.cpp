@@ -12,7 +12,7 @@
 int main(int argc, char** argv) try {
   int count = 20;
   double rate_hz = 10.0;
-  CLI::App app{"Publishes poses on robot/pose", "hello_publisher"};
+  example::App app{"Publishes poses on robot/pose", "hello_publisher"};
   app.add_option("count", count, "Poses to send (default 20)")->check(example::at_least(0));
   app.add_option("rate_hz", rate_hz, "Poses per second (default 10)")->check(example::rate());
   example::parse(app, argc, argv, "hello_publisher [count] [rate_hz]");
@@ -29,8 +29,8 @@ int main(int argc, char** argv) try {
   const auto period = std::chrono::duration<double>(1.0 / rate_hz);
   for (int i = 0; i < count; ++i) {
     Pose pose{};
-    pose.stamp_ns = static_cast<std::uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
+    pose.stamp_ns =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     pose.x = std::cos(i * 0.1);
     pose.y = std::sin(i * 0.1);
     std::strncpy(pose.frame, "map", sizeof pose.frame);

@@ -8,7 +8,7 @@
 
 int main(int argc, char** argv) try {
   int count = 20;
-  CLI::App app{"Prints the poses of robot/pose", "hello_subscriber"};
+  example::App app{"Prints the poses of robot/pose", "hello_subscriber"};
   app.add_option("count", count, "Poses to wait for (default 20)")->check(example::at_least(0));
   example::parse(app, argc, argv, "hello_subscriber [count]");
 
