@@ -25,5 +25,11 @@ if [ "$tests" = ON ]; then scripts/install-deps.sh --for test; else scripts/inst
 # ccache, when a developer has it, makes rebuilds and other worktrees cheap.
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$dir" -DFERRY_SANITIZE="$sanitize" -DFERRY_BUILD_TESTS="$tests" "${launcher[@]}" >/dev/null
+# Ninja schedules the whole build as one graph (make recurses per target);
+# a build directory made earlier keeps the generator it was made with.
+generator=()
+if command -v ninja >/dev/null && ! grep -qs '^CMAKE_GENERATOR:INTERNAL=' "$dir/CMakeCache.txt"; then
+  generator=(-G Ninja)
+fi
+cmake -S . -B "$dir" "${generator[@]}" -DFERRY_SANITIZE="$sanitize" -DFERRY_BUILD_TESTS="$tests" "${launcher[@]}" >/dev/null
 cmake --build "$dir" -j "$(nproc)" "${targets[@]}"

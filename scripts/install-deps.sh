@@ -10,8 +10,9 @@ purpose=test
 if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
 
 # libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
+# ninja-build: the build's generator (scripts/build.sh).
 # liblz4-dev, libzstd-dev, zlib1g-dev: MCAP chunk compression and CRC-32 (tools/bag/).
-packages=(build-essential cmake pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+packages=(build-essential cmake ninja-build pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
           libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev)
 case "$purpose" in
   run) ;;
