@@ -37,7 +37,8 @@ int main(int argc, char** argv) try {
     f.stamp_ns = now_ns();
     const ferry::PublishResult r = pub.publish(std::move(*loan));
     if (i % 30 == 0) {
-      std::printf("camera: frame %d to %u viewer(s), %u overwritten\n", i, r.delivered, r.overwritten);
+      std::printf("camera: frame %d to %u viewer(s), %u overwritten\n", i, r.delivered,
+                  r.overwritten);
     }
     next += period;
     std::this_thread::sleep_until(next);

@@ -7,18 +7,21 @@
 // Usage: control_follower [--slow-ms N]
 #include <chrono>
 #include <cstdio>
+#include <ferry/ferry.hpp>
 #include <string>
 #include <thread>
 
 #include "cli.hpp"
-#include "command.hpp"
+#include "control_types.hpp"  // Command: `ferry gen cpp control.yaml` at build time
 #include "example.hpp"
 
 namespace {
 
 constexpr const char* kUsage = "control_follower [--slow-ms N]";
 
-double age_ms(std::uint64_t stamp_ns) { return static_cast<double>(example::now_ns() - stamp_ns) / 1e6; }
+double age_ms(std::uint64_t stamp_ns) {
+  return static_cast<double>(example::now_ns() - stamp_ns) / 1e6;
+}
 
 int run(int argc, char** argv) {
   unsigned slow_ms = 0;
@@ -42,10 +45,11 @@ int run(int argc, char** argv) {
     }
     ++received;
     skipped += c.seq - next;
-    std::printf("follower: command %llu speed %.2f steer %+.2f, age %.1f ms", static_cast<unsigned long long>(c.seq),
-                c.speed, c.steer, age_ms(c.stamp_ns));
+    std::printf("follower: command %llu speed %.2f steer %+.2f, age %.1f ms",
+                static_cast<unsigned long long>(c.seq), c.speed, c.steer, age_ms(c.stamp_ns));
     if (c.seq > next) {
-      std::printf(" (%llu skipped: timed out at the controller)", static_cast<unsigned long long>(c.seq - next));
+      std::printf(" (%llu skipped: timed out at the controller)",
+                  static_cast<unsigned long long>(c.seq - next));
     }
     std::printf("\n");
     next = c.seq + 1;

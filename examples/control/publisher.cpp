@@ -9,9 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <ferry/ferry.hpp>
 
 #include "cli.hpp"
-#include "command.hpp"
+#include "control_types.hpp"  // Command: `ferry gen cpp control.yaml` at build time
 #include "example.hpp"
 
 namespace {
@@ -37,7 +38,8 @@ int run(int argc, char** argv) {
   if (!example::wait_for_subscriber(pub)) {
     example::fail("no follower on robot/cmd within 10 s; start control_follower");
   }
-  spdlog::info("{} follower(s), sending {} command(s) at {} Hz", pub.subscriber_count(), count, rate_hz);
+  spdlog::info("{} follower(s), sending {} command(s) at {} Hz", pub.subscriber_count(), count,
+               rate_hz);
 
   std::uint64_t delivered = 0;  // commands every follower got
   std::uint64_t timed_out = 0;  // commands some follower did not get
@@ -61,13 +63,15 @@ int run(int argc, char** argv) {
       ++timed_out;
       if (stop) example::fail(fmt::format("the stop command timed out {} times", kStopAttempts));
       if (rate_hz > kSafeRateHz) {
-        spdlog::warn("command {} timed out at {} follower(s) after block_timeout_ms: "
-                     "dropping from {} Hz to the safe rate {} Hz",
-                     i, r.timed_out, rate_hz, kSafeRateHz);
+        spdlog::warn(
+            "command {} timed out at {} follower(s) after block_timeout_ms: "
+            "dropping from {} Hz to the safe rate {} Hz",
+            i, r.timed_out, rate_hz, kSafeRateHz);
         rate_hz = kSafeRateHz;
         pacer.set_rate(rate_hz);
       } else {
-        spdlog::warn("command {} timed out at {} follower(s), even at {} Hz", i, r.timed_out, rate_hz);
+        spdlog::warn("command {} timed out at {} follower(s), even at {} Hz", i, r.timed_out,
+                     rate_hz);
       }
     } else if (r.delivered == 0) {
       example::fail(fmt::format("the follower left robot/cmd before command {}", i));

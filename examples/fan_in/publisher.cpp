@@ -4,11 +4,12 @@
 // Usage: fan_in_publisher ID [count] [rate_hz]
 #include <cmath>
 #include <cstdio>
+#include <ferry/ferry.hpp>
 #include <string>
 
 #include "cli.hpp"
 #include "example.hpp"
-#include "tick.hpp"
+#include "fan_in_types.hpp"  // Tick: `ferry gen cpp fan_in.yaml` at build time
 
 namespace {
 
@@ -18,7 +19,8 @@ int run(int argc, char** argv) {
   std::uint64_t id = 0;
   std::uint64_t count = 20;
   double rate_hz = 10.0;
-  CLI::App app{"Publishes ticks on sensors/ticks, each marked with this publisher's ID", "fan_in_publisher"};
+  CLI::App app{"Publishes ticks on sensors/ticks, each marked with this publisher's ID",
+               "fan_in_publisher"};
   app.add_option("ID", id, "This publisher's ID")->required()->check(example::at_least(0));
   app.add_option("count", count, "Ticks to publish (default 20)")->check(example::at_least(0));
   app.add_option("rate_hz", rate_hz, "Ticks per second (default 10)")->check(example::rate());

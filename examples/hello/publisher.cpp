@@ -4,10 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ferry/ferry.hpp>
 #include <thread>
 
 #include "cli.hpp"
-#include "pose.hpp"
+#include "hello_types.hpp"  // Pose: `ferry gen cpp hello.yaml` at build time
 
 int main(int argc, char** argv) try {
   int count = 20;
@@ -29,8 +30,8 @@ int main(int argc, char** argv) try {
   const auto period = std::chrono::duration<double>(1.0 / rate_hz);
   for (int i = 0; i < count; ++i) {
     Pose pose{};
-    pose.stamp_ns = static_cast<std::uint64_t>(
-        std::chrono::steady_clock::now().time_since_epoch().count());
+    pose.stamp_ns =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
     pose.x = std::cos(i * 0.1);
     pose.y = std::sin(i * 0.1);
     std::strncpy(pose.frame, "map", sizeof pose.frame);
