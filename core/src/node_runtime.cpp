@@ -176,6 +176,7 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
   request.type_name = std::string(type.name);
   request.type_size = type.size;
   request.type_align = static_cast<std::uint32_t>(type.align);
+  request.type_layout = std::string(type.layout);
   discovery::Message message;
   if (publisher) {
     message = discovery::CreatePublisher{request};

@@ -27,6 +27,9 @@ struct ServedTopic {
   std::string type_name;  // empty: not fixed yet (undeclared topic, no port)
   std::uint64_t type_size = 0;
   std::uint32_t type_align = 0;
+  // The declared type's layout fingerprint, or the first generated port's on
+  // an undeclared topic; empty: none to check (opaque or hand-written).
+  std::string type_layout;
   bool bytes = false;  // `type: bytes` topic
   TopicConfig config;  // policy, capacity, limits, sizes (slot_size filled by the daemon)
   std::optional<std::vector<std::string>> allow_publish;    // nullopt: anyone may

@@ -9,7 +9,11 @@ namespace {
 
 std::string type_text(const ServedTopic& t) {
   if (t.bytes) return fmt::format("bytes of at most {} bytes", t.config.max_size);
-  return fmt::format("'{}' ({} bytes, alignment {})", t.type_name, t.type_size, t.type_align);
+  if (t.type_layout.empty() || t.type_layout.size() > 200) {
+    return fmt::format("'{}' ({} bytes, alignment {})", t.type_name, t.type_size, t.type_align);
+  }
+  return fmt::format("'{}' ({} bytes, alignment {}, layout {})", t.type_name, t.type_size,
+                     t.type_align, t.type_layout);
 }
 
 const char* policy_text(Policy p) {
@@ -36,8 +40,11 @@ std::optional<Registry::ReloadConflict> Registry::reload_conflict(
     if (ports == 0) continue;
     const ServedTopic& now = live.settings;
     // An undeclared topic with ports has the type of its first port.
+    // Fields reordered at the same size are another type too: live ports
+    // would read each other's samples wrongly.
+    const bool same_layout = now.type_layout.empty() || now.type_layout == next.type_layout;
     const bool same_type = now.type_name == next.type_name && now.type_size == next.type_size &&
-                           now.type_align == next.type_align;
+                           now.type_align == next.type_align && same_layout;
     const bool same_sizes =
         !now.declared || (now.bytes == next.bytes && now.config.max_size == next.config.max_size);
     if (!same_type || !same_sizes) {

@@ -1,6 +1,11 @@
 #include "served_topics.hpp"
 
+#include "ferry/discovery/limits.hpp"
+
 namespace ferry::discovery {
+
+static_assert(kMaxTypeLayout == config::kMaxLayoutFingerprint,
+              "a fingerprint ferry gen writes must fit the wire");
 
 Policy to_wire(config::Policy policy) noexcept {
   switch (policy) {
@@ -37,6 +42,9 @@ std::vector<ServedTopic> served_topics(const config::Config& config) {
     s.type_name = t.is_bytes() ? std::string("ferry::Bytes") : t.type;
     s.type_size = t.is_bytes() ? 0 : t.sample_size;
     s.type_align = t.is_bytes() ? 1 : static_cast<std::uint32_t>(t.sample_align);
+    if (t.type_index) {
+      s.type_layout = config::layout_fingerprint(config.schema, *t.type_index).value_or("");
+    }
     s.config = to_topic_config(t.settings);
     if (t.is_bytes()) {
       s.config.max_size = t.sample_size;

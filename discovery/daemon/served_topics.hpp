@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ferry/config/config.hpp"
+#include "ferry/config/layout_fingerprint.hpp"
 #include "registry.hpp"
 
 namespace ferry::discovery {

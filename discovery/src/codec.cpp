@@ -29,6 +29,7 @@ void port_request(auto& io, auto& m) {
   io.num(m.type_align, "type_align");
   io.num(m.resume_port_id, "resume_port_id");
   io.str(m.resume_doorbell, "resume_doorbell", kMaxShmName);
+  io.str(m.type_layout, "type_layout", kMaxTypeLayout);
 }
 
 void capacity(auto& io, const std::uint32_t& value) {

@@ -1,19 +1,10 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
-
 #include <ferry/ferry.hpp>
 
-// Matches the Frame type declared in camera.yaml field for field.
-struct Frame {
-  std::uint64_t stamp_ns;
-  std::uint64_t seq;
-  std::uint32_t width;
-  std::uint32_t height;
-  std::uint8_t pixels[1920 * 1080 * 3 / 2];  // NV12
-};
-FERRY_TYPE(Frame);
-static_assert(sizeof(Frame) == 3110424);
+// Frame (pixels: one 1080p NV12 image): `ferry gen cpp camera.yaml` at build time.
+#include "camera_types.hpp"
 
 inline std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

@@ -7,11 +7,12 @@
 // Usage: control_follower [--slow-ms N]
 #include <chrono>
 #include <cstdio>
+#include <ferry/ferry.hpp>
 #include <string>
 #include <thread>
 
 #include "cli.hpp"
-#include "command.hpp"
+#include "control_types.hpp"  // Command: `ferry gen cpp control.yaml` at build time
 #include "example.hpp"
 
 namespace {

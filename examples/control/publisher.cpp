@@ -9,9 +9,10 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <ferry/ferry.hpp>
 
 #include "cli.hpp"
-#include "command.hpp"
+#include "control_types.hpp"  // Command: `ferry gen cpp control.yaml` at build time
 #include "example.hpp"
 
 namespace {

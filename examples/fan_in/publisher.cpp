@@ -4,11 +4,12 @@
 // Usage: fan_in_publisher ID [count] [rate_hz]
 #include <cmath>
 #include <cstdio>
+#include <ferry/ferry.hpp>
 #include <string>
 
 #include "cli.hpp"
 #include "example.hpp"
-#include "tick.hpp"
+#include "fan_in_types.hpp"  // Tick: `ferry gen cpp fan_in.yaml` at build time
 
 namespace {
 

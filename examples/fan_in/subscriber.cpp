@@ -5,12 +5,13 @@
 // reported and ends it with exit code 1.
 // Usage: fan_in_subscriber [publishers] [count]
 #include <cstdio>
+#include <ferry/ferry.hpp>
 #include <map>
 #include <string>
 
 #include "cli.hpp"
 #include "example.hpp"
-#include "tick.hpp"
+#include "fan_in_types.hpp"  // Tick: `ferry gen cpp fan_in.yaml` at build time
 
 namespace {
 

@@ -4,10 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ferry/ferry.hpp>
 #include <thread>
 
 #include "cli.hpp"
-#include "pose.hpp"
+#include "hello_types.hpp"  // Pose: `ferry gen cpp hello.yaml` at build time
 
 int main(int argc, char** argv) try {
   int count = 20;

@@ -2,9 +2,10 @@
 // two seconds. Usage: hello_subscriber [count]
 #include <chrono>
 #include <cstdio>
+#include <ferry/ferry.hpp>
 
 #include "cli.hpp"
-#include "pose.hpp"
+#include "hello_types.hpp"  // Pose: `ferry gen cpp hello.yaml` at build time
 
 int main(int argc, char** argv) try {
   int count = 20;

@@ -22,7 +22,7 @@ inline std::vector<Message> sample_messages() {
   return {
       Hello{1, "planner", 4242, 5},
       Welcome{7, "demo", 100, 1000, "ferry.demo.registry", 3},
-      CreatePublisher{{"robot/pose", "Pose", 40, 8, 0, {}}},
+      CreatePublisher{{"robot/pose", "Pose", 40, 8, 0, {}, "stamp_ns:u64@0 x:f64@8"}},
       CreateSubscriber{{"camera/frames", "camera/Frame", 3110408, 4, 12, "ferry.demo.bell.12"}},
       PortCreated{11, config, "ferry.demo.doorbells", 192},
       DestroyPort{11},

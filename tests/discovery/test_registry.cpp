@@ -30,9 +30,9 @@ struct FakeShm final : ShmFactory {
   }
   void remove(const std::string& name) override { objects.erase(name); }
   [[nodiscard]] std::size_t rings() const {
-    return static_cast<std::size_t>(std::count_if(objects.begin(), objects.end(), [](const auto& n) {
-      return n.find(".ring.") != std::string::npos;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(objects.begin(), objects.end(),
+                      [](const auto& n) { return n.find(".ring.") != std::string::npos; }));
   }
 };
 
@@ -138,4 +138,21 @@ TEST_CASE("when both ends go, the ring goes at once") {
   f.registry.remove_node(node, UnmatchReason::peer_closed, f.out);
   CHECK(f.shm.objects.empty());
   CHECK(f.registry.lingering_count() == 0);
+}
+
+TEST_CASE("an undeclared topic keeps its first generated port's layout for the ports after it") {
+  Fixture f;
+  const auto node = f.node("n");
+  const Peer peer{node, 0, 0};
+  PortRequest first{"free", "Pair", 8, 4, 0, {}, "left:u32@0 right:u32@4"};
+  REQUIRE(f.registry.create_port(peer, true, first, f.out).has_value());
+  // A hand-written port (no fingerprint) keeps the name/size/alignment check.
+  PortRequest hand{"free", "Pair", 8, 4, 0, {}, ""};
+  CHECK(f.registry.create_port(peer, false, hand, f.out).has_value());
+  PortRequest swapped{"free", "Pair", 8, 4, 0, {}, "right:u32@0 left:u32@4"};
+  const auto refused = f.registry.create_port(peer, false, swapped, f.out);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == ErrorCode::type_mismatch);
+  CHECK(refused.error().message.find("field 'left' is u32 at offset 4 in the port's type but u32 "
+                                     "at offset 0 in the topic's") != std::string::npos);
 }

@@ -10,9 +10,7 @@
 
 namespace ferry::cli {
 
-namespace {
-
-void check(const std::string& file) {
+config::Config load_checked(const std::string& file) {
   const auto problems = config::check_file(file);
   for (const auto& d : problems) std::fprintf(stderr, "%s\n", d.to_string().c_str());
   if (problems.size() > config::kMaxReportedProblems) {
@@ -23,7 +21,13 @@ void check(const std::string& file) {
   if (!problems.empty()) {
     throw Failure(kExitUsage, std::to_string(problems.size()) + " problem(s) in " + file);
   }
-  const config::Config loaded = config::load_file(file);
+  return config::load_file(file);
+}
+
+namespace {
+
+void check(const std::string& file) {
+  const config::Config loaded = load_checked(file);
   std::printf("%s: ok (%zu type(s), %zu topic(s))\n", file.c_str(), loaded.schema.types().size(),
               loaded.topics.size());
 }

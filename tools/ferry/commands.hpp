@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_context.hpp"
+#include "ferry/config/config.hpp"
 
 namespace ferry::cli {
 
@@ -18,5 +19,10 @@ void add_top_command(CLI::App& app, Context& context);      // cmd_top.cpp
 void add_bench_commands(CLI::App& app, Context& context);   // cmd_bench.cpp: latency, throughput
 void add_clean_command(CLI::App& app, Context& context);    // cmd_clean.cpp
 void add_bag_commands(CLI::App& app, Context& context);     // cmd_bag.cpp: info
+void add_gen_commands(CLI::App& app, Context& context);     // cmd_gen.cpp: cpp, msg
+
+// The configuration in FILE; its problems are printed as `ferry config check`
+// prints them (FILE:LINE:COL: message) and end the verb with kExitUsage.
+config::Config load_checked(const std::string& file);  // cmd_config.cpp
 
 }  // namespace ferry::cli

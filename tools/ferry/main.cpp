@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
       "  ferry --domain demo node list --json\n"
       "  ferry top\n"
       "  ferry config check topics.yaml\n"
+      "  ferry gen cpp topics.yaml -o topics.hpp\n"
       "  ferry clean                      # after a ferryd was killed\n"
       "  ferry bag info run.mcap\n"
       "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration "
@@ -34,6 +35,7 @@ int main(int argc, char** argv) {
   add_bench_commands(app, context);
   add_clean_command(app, context);
   add_bag_commands(app, context);
+  add_gen_commands(app, context);
   // Last, so that every verb registered above gets them.
   add_global_flags(app, context);
 

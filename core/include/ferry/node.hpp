@@ -19,6 +19,7 @@ struct TypeInfo {
   std::string_view name;
   std::size_t size;
   std::size_t align;
+  std::string_view layout = {};  // FERRY_TYPE_LAYOUT's fingerprint; empty: not generated
 };
 }  // namespace detail
 
@@ -80,6 +81,8 @@ class Node {
   static detail::TypeInfo type_info() {
     if constexpr (std::is_same_v<T, Bytes>) {
       return {TypeName<T>::value, 0, 1};  // variable size: the topic's max_size bounds it
+    } else if constexpr (HasTypeLayout<T>) {
+      return {TypeName<T>::value, sizeof(T), alignof(T), TypeLayout<T>::value};
     } else {
       return {TypeName<T>::value, sizeof(T), alignof(T)};
     }

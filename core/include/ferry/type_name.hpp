@@ -2,6 +2,11 @@
 // The name a C++ type is declared under in the topic YAML. FERRY_TYPE(Pose)
 // names it "Pose"; FERRY_TYPE_NAMED(Frame, "camera/Frame") chooses the name.
 // Use both at global namespace scope.
+//
+// Types written by `ferry gen cpp` also carry their layout fingerprint
+// (FERRY_TYPE_LAYOUT; see ferry/config/layout_fingerprint.hpp for the text):
+// a port of such a type is checked field by field against the topic's
+// declared type, not only by name, size and alignment.
 
 #include <string_view>
 #include <type_traits>
@@ -16,14 +21,28 @@ concept NamedSample = std::is_trivially_copyable_v<T> && requires {
   { TypeName<T>::value } -> std::convertible_to<std::string_view>;
 };
 
+template <class T>
+struct TypeLayout;  // specialised by FERRY_TYPE_LAYOUT (generated headers)
+
+template <class T>
+concept HasTypeLayout = requires {
+  { TypeLayout<T>::value } -> std::convertible_to<std::string_view>;
+};
+
 }  // namespace ferry
 
-#define FERRY_TYPE_NAMED(T, NAME)                                                       \
-  template <>                                                                           \
-  struct ferry::TypeName<T> {                                                           \
-    static_assert(std::is_trivially_copyable_v<T>,                                      \
+#define FERRY_TYPE_NAMED(T, NAME)                                                        \
+  template <>                                                                            \
+  struct ferry::TypeName<T> {                                                            \
+    static_assert(std::is_trivially_copyable_v<T>,                                       \
                   "ferry samples must be trivially copyable: they are copied as bytes"); \
-    static constexpr std::string_view value = NAME;                                     \
+    static constexpr std::string_view value = NAME;                                      \
   }
 
 #define FERRY_TYPE(T) FERRY_TYPE_NAMED(T, #T)
+
+#define FERRY_TYPE_LAYOUT(T, LAYOUT)                  \
+  template <>                                         \
+  struct ferry::TypeLayout<T> {                       \
+    static constexpr std::string_view value = LAYOUT; \
+  }

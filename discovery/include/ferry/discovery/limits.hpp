@@ -20,6 +20,8 @@ inline constexpr std::size_t kMaxErrorMessage = 1024;
 inline constexpr std::size_t kMaxShmName = 200;
 inline constexpr std::size_t kMaxDomainName = 32;
 inline constexpr std::size_t kMaxPathName = 1024;
+// A type's layout fingerprint (config::kMaxLayoutFingerprint).
+inline constexpr std::size_t kMaxTypeLayout = 16 * 1024;
 // A ConfigText page: larger configurations take several.
 inline constexpr std::size_t kMaxConfigChunk = 32 * 1024;
 

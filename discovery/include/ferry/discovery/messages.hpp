@@ -57,7 +57,7 @@ enum class ErrorCode : std::uint16_t {
   already_registered = 4,   // a second Hello on one connection
   invalid_argument = 5,     // e.g. an empty or malformed topic or node name
   unknown_topic = 6,        // undeclared topic under `strict: true`
-  type_mismatch = 7,        // type name, size or alignment differs from the topic's
+  type_mismatch = 7,        // type name, size, alignment or layout differs from the topic's
   limit_exceeded = 8,       // max_publishers / max_subscribers
   permission_denied = 9,    // refused by the topic's `allow:`
   unknown_port = 10,        // DestroyPort of a port this node does not own
@@ -113,6 +113,10 @@ struct PortRequest {
   // subscriber, the doorbell it keeps (its publishers ring it already).
   std::uint64_t resume_port_id = 0;
   std::string resume_doorbell;  // <= kMaxShmName
+  // A generated type's layout fingerprint (ferry/config/layout_fingerprint.hpp;
+  // protocol version 4): checked field by field against the topic's type.
+  // Empty for a hand-written type: name, size and alignment are checked.
+  std::string type_layout{};  // <= kMaxTypeLayout; {}: may be left out of an initializer
   bool operator==(const PortRequest&) const = default;
 };
 
