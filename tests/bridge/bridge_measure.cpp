@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <ferry/ferry.hpp>
 #include <memory>

@@ -92,6 +92,11 @@ TEST_CASE(
   INFO("bridge A: " << bridge_a->err());
   // The peer's reader and bridge B's.
   REQUIRE(bridge_a->wait_for("2 DDS reader(s) matched", 8s));
+  // The bridge is a node of its domain.
+  const auto nodes =
+      ferry::test::run_program(w.a, {ferry::test::bin_path("ferry"), "node", "list", "--json"});
+  CHECK(nodes.exit_code == 0);
+  CHECK(nodes.out.find("\"ferry-bridge\"") != std::string::npos);
   // The ROS 2 view of the type is in the log.
   CHECK(bridge_a->err().find("ferry/msg/All") != std::string::npos);
   CHECK(bridge_a->err().find("ferry/msg/Inner[2] inners") != std::string::npos);
