@@ -346,3 +346,53 @@ TEST_CASE("a bridge killed -9 and restarted mid-stream: flows resume, pools whol
   CHECK(ferry::test::pool_all_free(w.a.name(), soon));
   CHECK(ferry::test::pool_all_free(w.b.name(), soon));
 }
+
+TEST_CASE("a bridge carries on through a restart of its local ferryd") {
+  World w;
+  auto bridge_a = w.bridge(0, {"--export", "bridge/seq"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/seq"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<Small>("bridge/seq");
+  ferry::test::Child pub([&w] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node pub_node{"test-pub"};
+    auto seq = pub_node.publisher<Small>("bridge/seq");
+    if (!ferry::test::eventually([&] { return seq.subscriber_count() > 0; }, 5s)) return 3;
+    for (std::uint64_t i = 0; i < 100000; ++i) {
+      Small s{};
+      s.seq = i;
+      (void)seq.publish(s);
+      std::this_thread::sleep_for(2ms);
+    }
+    return 0;
+  });
+  const auto count_for = [&](std::chrono::milliseconds d) {
+    std::uint64_t n = 0;
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end)
+      if (auto s = sub.take(20ms)) ++n;
+    return n;
+  };
+  REQUIRE(sub.take(5s).has_value());
+  w.da.stop();  // the exporting side's ferryd
+  w.da.start();
+  REQUIRE(bridge_a->wait_for("counts", 3s));
+  const auto before = bridge_a->out().size();
+  CHECK(count_for(1000ms) > 50);  // still flowing
+  // The bridge is a node of the new ferryd too.
+  CHECK(ferry::test::eventually(
+      [&] {
+        const auto nodes = ferry::test::run_program(
+            w.a, {ferry::test::bin_path("ferry"), "node", "list", "--json"});
+        return nodes.out.find("\"ferry-bridge\"") != std::string::npos;
+      },
+      5s));
+  CHECK(bridge_a->out().size() > before);  // still printing counts
+  pub.kill(SIGKILL);
+  (void)pub.wait(2s);
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_b->interrupt() == 0);
+}
