@@ -399,3 +399,15 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
   CHECK(bridge_a->interrupt() == 0);
   CHECK(bridge_b->interrupt() == 0);
 }
+
+TEST_CASE("ferry bridge refuses an undeclared topic and an empty command line in one sentence") {
+  ferry::test::TestDomain d;
+  ferry::test::Daemon daemon{d, ferry::test::bridge_yaml()};
+  const auto ferry = ferry::test::bin_path("ferry");
+  const auto unknown = ferry::test::run_program(d, {ferry, "bridge", "--export", "no/such"}, 10s);
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("topic 'no/such' is not declared") != std::string::npos);
+  const auto nothing = ferry::test::run_program(d, {ferry, "bridge"}, 10s);
+  CHECK(nothing.exit_code == 1);
+  CHECK(nothing.err.find("nothing to bridge") != std::string::npos);
+}
