@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -119,6 +120,8 @@ Background::Background(const TestDomain& domain, std::vector<std::string> argv,
   std::fflush(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
+    // Killed with the test, even when the test itself is killed (a timeout).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     const int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(out, 1);

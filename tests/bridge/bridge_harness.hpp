@@ -39,7 +39,8 @@ class NetPair {
 
 // A program running in the background with a test domain's environment
 // (FERRY_DOMAIN, FERRY_RUNTIME_DIR) and `env` added, stdout and stderr to
-// files. The destructor kills (SIGKILL) and reaps it if it still runs.
+// files. The destructor kills (SIGKILL) and reaps it if it still runs; it
+// also dies with the test process.
 class Background {
  public:
   Background(const TestDomain& domain, std::vector<std::string> argv,
