@@ -12,8 +12,10 @@ if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
 # libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 # ninja-build: the build's generator (scripts/build.sh).
 # liblz4-dev, libzstd-dev, zlib1g-dev: MCAP chunk compression and CRC-32 (tools/bag/).
-packages=(build-essential cmake ninja-build pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev)
+# cyclonedds-dev: Eclipse Cyclone DDS, the network side of `ferry bridge` (tools/bridge/).
+packages=(build-essential cmake ninja-build pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev
+          libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev
+          cyclonedds-dev)
 case "$purpose" in
   run) ;;
   # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the
@@ -22,8 +24,11 @@ case "$purpose" in
   # nodejs (and npm unless the Node.js install brings its own): the reference
   # MCAP reader of test_bag_interop, its npm packages installed by
   # install-test-node.sh.
+  # cyclonedds-tools: idlc, which builds the plain Cyclone programs of the
+  # bridge's interop test; iproute2: its network namespaces.
   test)
-    packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs)
+    packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs cyclonedds-tools
+               iproute2)
     command -v npm >/dev/null || packages+=(npm)
     ;;
   *) echo "install-deps.sh: --for takes run or test, not '$purpose'" >&2; exit 2 ;;

@@ -19,6 +19,7 @@ void add_top_command(CLI::App& app, Context& context);      // cmd_top.cpp
 void add_bench_commands(CLI::App& app, Context& context);   // cmd_bench.cpp: latency, throughput
 void add_clean_command(CLI::App& app, Context& context);    // cmd_clean.cpp
 void add_bag_commands(CLI::App& app, Context& context);     // cmd_bag.cpp: info
+void add_bridge_command(CLI::App& app, Context& context);   // cmd_bridge.cpp
 void add_gen_commands(CLI::App& app, Context& context);     // cmd_gen.cpp: cpp, msg
 
 // The configuration in FILE; its problems are printed as `ferry config check`

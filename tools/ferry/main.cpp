@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       "  ferry gen cpp topics.yaml -o topics.hpp\n"
       "  ferry clean                      # after a ferryd was killed\n"
       "  ferry bag info run.mcap\n"
+      "  ferry bridge --export robot/pose   # onto DDS / ROS 2\n"
       "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration "
       "error.");
 
@@ -36,6 +37,7 @@ int main(int argc, char** argv) {
   add_clean_command(app, context);
   add_bag_commands(app, context);
   add_gen_commands(app, context);
+  add_bridge_command(app, context);
   // Last, so that every verb registered above gets them.
   add_global_flags(app, context);
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,6 +55,40 @@ class RawSample {
   std::span<const std::byte> bytes_;
 };
 
+// A pool chunk loaned by a RawPublisher: `capacity()` bytes to write at
+// `data()`, then RawPublisher::publish(loan, size) sends them without a copy.
+// Move-only; destroying an unpublished loan returns its chunk.
+class RawLoan {
+ public:
+  RawLoan(RawLoan&& other) noexcept
+      : port_(std::exchange(other.port_, nullptr)), chunk_(other.chunk_) {}
+  RawLoan& operator=(RawLoan&& other) noexcept {
+    if (this != &other) {
+      reset();
+      port_ = std::exchange(other.port_, nullptr);
+      chunk_ = other.chunk_;
+    }
+    return *this;
+  }
+  RawLoan(const RawLoan&) = delete;
+  RawLoan& operator=(const RawLoan&) = delete;
+  ~RawLoan() { reset(); }
+
+  [[nodiscard]] std::byte* data() const noexcept { return chunk_.data; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return chunk_.capacity; }
+
+ private:
+  friend class RawPublisher;
+  RawLoan(detail::PublisherPort* port, detail::LoanedChunk chunk) noexcept
+      : port_(port), chunk_(chunk) {}
+  void reset() noexcept {
+    if (port_ != nullptr) std::exchange(port_, nullptr)->return_loan(chunk_);
+  }
+
+  detail::PublisherPort* port_;
+  detail::LoanedChunk chunk_;
+};
+
 class RawPublisher {
  public:
   // `sample` must be exactly sample_size() bytes; anything else is refused
@@ -62,7 +97,29 @@ class RawPublisher {
     if (sample.size() != sample_size_) return PublishResult{};
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
+  // A chunk for one sample written in place: sample_size() bytes, or for a
+  // bytes topic `size` bytes (at most max_size()). An exhausted pool, too
+  // many loans or a size over the limit is an error value.
+  std::expected<RawLoan, ErrorCode> loan(std::size_t size) noexcept {
+    if (size > (sample_size_ != 0 ? sample_size_ : port_->max_size()))
+      return std::unexpected(ErrorCode::TooLarge);
+    auto chunk = port_->loan(size);
+    if (!chunk) return std::unexpected(chunk.error());
+    return RawLoan(port_.get(), *chunk);
+  }
+  // Publishes the first `size` bytes of a loan of this publisher without
+  // copying them; the loan is consumed. A fixed-size topic takes exactly
+  // sample_size() bytes: another size is refused (the loan returned).
+  PublishResult publish(RawLoan&& loan, std::size_t size) noexcept {
+    if (loan.port_ != port_.get() || size > loan.capacity() ||
+        (sample_size_ != 0 && size != sample_size_))
+      return PublishResult{};
+    loan.port_ = nullptr;
+    return port_->publish_loan(loan.chunk_, size);
+  }
   [[nodiscard]] std::size_t sample_size() const noexcept { return sample_size_; }
+  // A bytes topic's largest sample (0 for fixed-size topics).
+  [[nodiscard]] std::size_t max_size() const noexcept { return port_->max_size(); }
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
   }

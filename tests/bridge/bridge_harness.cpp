@@ -1,0 +1,186 @@
+#include "bridge_harness.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "daemon_fixture.hpp"
+
+namespace ferry::test {
+
+namespace {
+
+std::atomic<int> g_counter{0};  // SYNC: relaxed; only makes names unique
+
+// Runs a command to completion, quietly; true when it succeeded.
+bool sh(const std::vector<std::string>& argv) {
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::_Exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int reap(pid_t pid, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+NetPair::NetPair() {
+  const int n = g_counter.fetch_add(1, std::memory_order_relaxed);
+  dds_domain_ = 1 + static_cast<std::uint32_t>((::getpid() * 7 + n) % 200);
+  if (::geteuid() != 0 || std::getenv("FERRY_TEST_NO_NETNS") != nullptr) return;
+  const std::string base = "fbr" + std::to_string(::getpid()) + "-" + std::to_string(n);
+  const std::string a = base + "a", b = base + "b";
+  // Interface names are at most 15 characters.
+  const std::string va = "fv" + std::to_string(::getpid() % 100000) + "x" + std::to_string(n) + "a";
+  const std::string vb = va.substr(0, va.size() - 1) + "b";
+  const std::string net =
+      "10." + std::to_string(100 + n % 100) + "." + std::to_string(::getpid() % 250) + ".";
+  if (!sh({"ip", "netns", "add", a})) return;
+  ns_[0] = a;
+  if (!sh({"ip", "netns", "add", b})) {
+    sh({"ip", "netns", "del", a});
+    ns_[0].clear();
+    return;
+  }
+  ns_[1] = b;
+  const bool ok = sh({"ip", "link", "add", va, "type", "veth", "peer", "name", vb}) &&
+                  sh({"ip", "link", "set", va, "netns", a}) &&
+                  sh({"ip", "link", "set", vb, "netns", b}) &&
+                  sh({"ip", "-n", a, "addr", "add", net + "1/24", "dev", va}) &&
+                  sh({"ip", "-n", b, "addr", "add", net + "2/24", "dev", vb}) &&
+                  sh({"ip", "-n", a, "link", "set", va, "up"}) &&
+                  sh({"ip", "-n", b, "link", "set", vb, "up"}) &&
+                  sh({"ip", "-n", a, "link", "set", "lo", "up"}) &&
+                  sh({"ip", "-n", b, "link", "set", "lo", "up"});
+  if (!ok)
+    throw std::runtime_error("cannot set up the veth pair between namespaces " + a + " and " + b);
+}
+
+NetPair::~NetPair() {
+  for (const auto& ns : ns_)
+    if (!ns.empty()) sh({"ip", "netns", "del", ns});
+}
+
+std::vector<std::string> NetPair::on(int side, std::vector<std::string> argv) const {
+  if (!isolated()) return argv;
+  std::vector<std::string> out{"/usr/sbin/ip", "netns", "exec", ns_[side]};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+Background::Background(const TestDomain& domain, std::vector<std::string> argv,
+                       std::vector<std::pair<std::string, std::string>> env) {
+  const std::string base =
+      (domain.runtime_dir() /
+       ("bg" + std::to_string(g_counter.fetch_add(1, std::memory_order_relaxed))))
+          .string();
+  out_path_ = base + ".out";
+  err_path_ = base + ".err";
+  std::fflush(nullptr);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    // Killed with the test, even when the test itself is killed (a timeout).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int out = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    use_domain_env(domain);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::_Exit(127);
+  }
+}
+
+Background::~Background() {
+  if (pid_ > 0) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::string Background::out() const { return slurp(out_path_); }
+std::string Background::err() const { return slurp(err_path_); }
+
+bool Background::wait_for(const std::string& text, std::chrono::milliseconds timeout) const {
+  return eventually(
+      [&] {
+        return out().find(text) != std::string::npos || err().find(text) != std::string::npos;
+      },
+      timeout);
+}
+
+int Background::interrupt(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGINT);
+  return wait(timeout);
+}
+
+int Background::wait(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return -1;
+  const int rc = reap(pid_, timeout);
+  pid_ = -1;
+  return rc;
+}
+
+void Background::kill9() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+bool eventually(const std::function<bool()>& ok, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ok()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return ok();
+}
+
+}  // namespace ferry::test

@@ -1,0 +1,413 @@
+// ferry bridge end to end (DESIGN 1.11): two "machines" (network namespaces
+// over a veth pair when root, else loopback), each with its own ferry domain,
+// ferryd and bridge; and a plain Cyclone DDS program (dds_peer, built from a
+// hand-written IDL with idlc) on the DDS side.
+#include <doctest/doctest.h>
+
+#include <csignal>
+#include <cstring>
+#include <ferry/ferry.hpp>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "bridge_harness.hpp"
+#include "bridge_types.hpp"
+#include "daemon_fixture.hpp"
+#include "pool_probe.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::All;
+using ferry::test::Background;
+using ferry::test::Frame;
+using ferry::test::Small;
+
+namespace {
+
+std::string peer_path() { return ferry::test::bin_path("../tests/bridge_dds_peer"); }
+
+// Machine A (side 0) and machine B (side 1), each with its domain and ferryd.
+struct World {
+  ferry::test::NetPair net;
+  ferry::test::TestDomain a, b;
+  ferry::test::Daemon da{a, ferry::test::bridge_yaml()};
+  ferry::test::Daemon db{b, ferry::test::bridge_yaml()};
+
+  const ferry::test::TestDomain& domain(int side) const { return side == 0 ? a : b; }
+
+  std::unique_ptr<Background> bridge(int side, std::vector<std::string> args) {
+    std::vector<std::string> argv{
+        ferry::test::bin_path("ferry"),  "bridge", "--stats", "1", "--dds-domain",
+        std::to_string(net.dds_domain())};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return std::make_unique<Background>(domain(side), net.on(side, argv));
+  }
+  std::unique_ptr<Background> peer(int side, std::vector<std::string> args) {
+    args.insert(args.begin(), peer_path());
+    return std::make_unique<Background>(domain(side), net.on(side, args),
+                                        std::vector<std::pair<std::string, std::string>>{
+                                            {"DDS_PEER_DOMAIN", std::to_string(net.dds_domain())}});
+  }
+};
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// A ferry publisher on `domain` (a child process): waits for a subscriber,
+// then publishes all_value(0 .. n-1).
+ferry::test::Child publish_all(const ferry::test::TestDomain& domain, std::uint32_t n) {
+  return ferry::test::Child([&domain, n] {
+    ferry::test::use_domain_env(domain);
+    ferry::Node node{"test-pub"};
+    auto pub = node.publisher<All>("bridge/all");
+    if (!ferry::test::eventually([&] { return pub.subscriber_count() > 0; }, 5s)) return 3;
+    for (std::uint32_t i = 0; i < n; ++i) (void)pub.publish(ferry::test::all_value(i));
+    std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
+    return 0;
+  });
+}
+
+// Takes `n` All samples and checks each against all_value(i) field for field.
+void expect_all(ferry::Subscriber<All>& sub, std::uint32_t n) {
+  for (std::uint32_t i = 0; i < n; ++i) {
+    auto s = sub.take(5s);
+    REQUIRE_MESSAGE(s.has_value(), "sample " << i << " of " << n << " did not arrive");
+    CHECK(ferry::test::all_line(*s->get()) == ferry::test::all_line(ferry::test::all_value(i)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "exported all-types samples reach a plain Cyclone program and a remote ferry subscriber") {
+  World w;
+  auto bridge_a = w.bridge(0, {"--export", "bridge/all"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/all"});
+  constexpr std::uint32_t kCount = 20;
+  auto peer = w.peer(1, {"recv-all", "bridge/all", std::to_string(kCount), "8"});
+  INFO("bridge A: " << bridge_a->err());
+  // The peer's reader and bridge B's.
+  REQUIRE(bridge_a->wait_for("2 DDS reader(s) matched", 8s));
+  // The bridge is a node of its domain.
+  const auto nodes =
+      ferry::test::run_program(w.a, {ferry::test::bin_path("ferry"), "node", "list", "--json"});
+  CHECK(nodes.exit_code == 0);
+  CHECK(nodes.out.find("\"ferry-bridge\"") != std::string::npos);
+  // The ROS 2 view of the type is in the log.
+  CHECK(bridge_a->err().find("ferry/msg/All") != std::string::npos);
+  CHECK(bridge_a->err().find("ferry/msg/Inner[2] inners") != std::string::npos);
+
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<All>("bridge/all");
+  auto pub = publish_all(w.a, kCount);
+  expect_all(sub, kCount);
+  CHECK(pub.wait(5s) == 0);
+
+  REQUIRE(peer->wait(8s) == 0);
+  const auto got = lines(peer->out());
+  REQUIRE(got.size() == kCount);
+  for (std::uint32_t i = 0; i < kCount; ++i)
+    CHECK(got[i] == ferry::test::all_line(ferry::test::all_value(i)));
+
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_a->out().find("at exit: bridge/all: exported 20 imported 0") != std::string::npos);
+  CHECK(bridge_b->interrupt() == 0);
+  CHECK(bridge_b->out().find("at exit: bridge/all: exported 0 imported 20") != std::string::npos);
+}
+
+TEST_CASE("a plain Cyclone program's samples reach a ferry subscriber through the bridge") {
+  World w;
+  auto bridge_b = w.bridge(1, {"--import", "bridge/all"});
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<All>("bridge/all");
+  constexpr std::uint32_t kCount = 20;
+  auto peer = w.peer(0, {"send-all", "bridge/all", std::to_string(kCount)});
+  INFO("bridge B: " << bridge_b->err());
+  expect_all(sub, kCount);
+  CHECK(peer->wait(8s) == 0);
+  CHECK(bridge_b->interrupt() == 0);
+}
+
+TEST_CASE("two bridges both exporting and importing a topic do not echo samples back") {
+  World w;
+  auto bridge_a = w.bridge(0, {"--export", "bridge/all", "--import", "bridge/all"});
+  auto bridge_b = w.bridge(1, {"--export", "bridge/all", "--import", "bridge/all"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
+  REQUIRE(bridge_b->wait_for("1 DDS reader(s) matched", 8s));
+
+  ferry::test::use_domain_env(w.a);
+  ferry::Node node_a{"test-sub-a"};
+  auto sub_a = node_a.subscriber<All>("bridge/all");
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node_b{"test-sub-b"};
+  auto sub_b = node_b.subscriber<All>("bridge/all");
+
+  constexpr std::uint32_t kCount = 20;
+  auto pub = publish_all(w.a, kCount);
+  expect_all(sub_b, kCount);
+  expect_all(sub_a, kCount);  // the local subscriber: straight from the publisher
+  CHECK(pub.wait(5s) == 0);
+  // Nothing comes back: no sample twice on either side.
+  CHECK_FALSE(sub_b.take(800ms).has_value());
+  CHECK_FALSE(sub_a.take(10ms).has_value());
+
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_b->interrupt() == 0);
+  CHECK(bridge_a->out().find("at exit: bridge/all: exported 20 imported 0 echoes_skipped 0") !=
+        std::string::npos);
+  CHECK(bridge_b->out().find("at exit: bridge/all: exported 0 imported 20 echoes_skipped 20") !=
+        std::string::npos);
+}
+
+TEST_CASE("a DDS sample that does not decode is counted, logged and dropped") {
+  World w;
+  auto bridge_b = w.bridge(1, {"--import", "bridge/bytes"});
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<ferry::Bytes>("bridge/bytes");
+  INFO("bridge B: " << bridge_b->err());
+  // Over the topic's max_size (1 KiB), then two that fit.
+  auto big = w.peer(0, {"send-bytes", "bridge/bytes", "2000", "3"});
+  REQUIRE(big->wait(10s) == 0);
+  auto fits = w.peer(0, {"send-bytes", "bridge/bytes", "200", "2"});
+  REQUIRE(fits->wait(10s) == 0);
+  for (int i = 0; i < 2; ++i) {
+    auto s = sub.take(5s);
+    REQUIRE(s.has_value());
+    CHECK(s->get()->size() == 200);
+    CHECK(std::to_integer<char>(s->get()->data()[0]) == 'a' + i);
+  }
+  CHECK_FALSE(sub.take(200ms).has_value());
+  CHECK(bridge_b->err().find("dropped a DDS sample that does not decode") != std::string::npos);
+  CHECK(bridge_b->interrupt() == 0);
+  CHECK(bridge_b->out().find(
+            "at exit: bridge/bytes: exported 0 imported 2 echoes_skipped 0 undecodable 3") !=
+        std::string::npos);
+}
+
+namespace {
+
+constexpr std::uint8_t pixel(std::uint64_t frame, std::size_t k) {
+  return static_cast<std::uint8_t>((frame * 31 + k * 7) & 0xff);
+}
+
+}  // namespace
+
+// Sizes chosen for a ~5 s test on a shared 2-core machine (the issue's
+// 100,000 block samples take ~4x longer; `ferry bench`-style figures are in
+// the README's "Across machines").
+TEST_CASE("1080p frames and a block topic's samples cross complete and in order") {
+  constexpr std::uint64_t kSamples = 20000;
+  constexpr std::uint64_t kFrames = 30;  // one second at 30 Hz
+  World w;
+  auto bridge_a = w.bridge(0, {"--export", "bridge/seq", "bridge/frames"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/seq", "bridge/frames"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("'rt/bridge/seq' (export): 1 DDS reader(s) matched", 8s));
+  REQUIRE(bridge_a->wait_for("'rt/bridge/frames' (export): 1 DDS reader(s) matched", 8s));
+
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto seq_sub = node.subscriber<Small>("bridge/seq");
+  auto frame_sub = node.subscriber<Frame>("bridge/frames");
+
+  ferry::test::Child pub([&w] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node pub_node{"test-pub"};
+    auto seq = pub_node.publisher<Small>("bridge/seq");
+    auto frames = pub_node.publisher<Frame>("bridge/frames");
+    if (!ferry::test::eventually(
+            [&] { return seq.subscriber_count() > 0 && frames.subscriber_count() > 0; }, 5s))
+      return 3;
+    std::jthread frame_thread([&] {
+      auto next = std::chrono::steady_clock::now();
+      for (std::uint64_t f = 0; f < kFrames; ++f) {
+        auto loan = frames.loan();
+        if (!loan) continue;
+        (*loan)->stamp_ns = f;
+        (*loan)->width = 1920;
+        (*loan)->height = 1080;
+        for (std::size_t k = 0; k < ferry::test::kFrameBytes; ++k) (*loan)->pixels[k] = pixel(f, k);
+        (void)frames.publish(std::move(*loan));
+        next += std::chrono::microseconds(33333);
+        std::this_thread::sleep_until(next);
+      }
+    });
+    for (std::uint64_t i = 0; i < kSamples; ++i) {
+      Small s{};
+      s.seq = i;
+      if (seq.publish(s).delivered != 1) return 4;
+    }
+    return 0;
+  });
+
+  std::uint64_t next_seq = 0, next_frame = 0, bad_seq = 0, bad_frames = 0;
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while ((next_seq < kSamples || next_frame < kFrames) &&
+         std::chrono::steady_clock::now() < deadline) {
+    bool any = false;
+    while (auto s = seq_sub.take()) {
+      any = true;
+      if (s->get()->seq != next_seq) ++bad_seq;
+      next_seq = s->get()->seq + 1;
+    }
+    if (auto f = frame_sub.take()) {
+      any = true;
+      const Frame& frame = *f->get();
+      bool ok = frame.stamp_ns == next_frame && frame.width == 1920 && frame.height == 1080;
+      for (std::size_t k = 0; ok && k < ferry::test::kFrameBytes; k += 4099)
+        ok = frame.pixels[k] == pixel(frame.stamp_ns, k);
+      ok = ok && frame.pixels[ferry::test::kFrameBytes - 1] ==
+                     pixel(frame.stamp_ns, ferry::test::kFrameBytes - 1);
+      if (!ok) ++bad_frames;
+      next_frame = frame.stamp_ns + 1;
+    }
+    if (!any) std::this_thread::sleep_for(200us);
+  }
+  CHECK(next_seq == kSamples);
+  CHECK(bad_seq == 0);
+  CHECK(next_frame == kFrames);
+  CHECK(bad_frames == 0);
+  CHECK(pub.wait(10s) == 0);
+  CHECK(bridge_b->interrupt() == 0);
+  CHECK(bridge_a->interrupt() == 0);
+}
+
+TEST_CASE("a bridge killed -9 and restarted mid-stream: flows resume, pools whole on both sides") {
+  World w;
+  auto bridge_a = w.bridge(0, {"--export", "bridge/frames"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/frames"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
+
+  ferry::test::Child pub([&w] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node pub_node{"test-pub"};
+    auto frames = pub_node.publisher<Frame>("bridge/frames");
+    // ~100 frames/s until killed by the test.
+    for (std::uint64_t f = 0; f < 100000; ++f) {
+      if (auto loan = frames.loan()) {
+        (*loan)->stamp_ns = f;
+        (*loan)->pixels[0] = pixel(f, 0);
+        (void)frames.publish(std::move(*loan));
+      }
+      std::this_thread::sleep_for(10ms);
+    }
+    return 0;
+  });
+
+  std::uint64_t received = 0;
+  {
+    ferry::test::use_domain_env(w.b);
+    ferry::Node node{"test-sub"};
+    auto sub = node.subscriber<Frame>("bridge/frames");
+    const auto count_for = [&](std::chrono::milliseconds d) {
+      std::uint64_t n = 0;
+      const auto end = std::chrono::steady_clock::now() + d;
+      while (std::chrono::steady_clock::now() < end)
+        if (auto f = sub.take(20ms)) ++n;
+      return n;
+    };
+    REQUIRE(sub.take(5s).has_value());  // flowing
+    CHECK(count_for(1000ms) > 0);
+
+    SUBCASE("the exporting bridge") {
+      bridge_a->kill9();
+      count_for(300ms);
+      bridge_a = w.bridge(0, {"--export", "bridge/frames"});
+      REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
+    }
+    SUBCASE("the importing bridge") {
+      bridge_b->kill9();
+      count_for(300ms);
+      bridge_b = w.bridge(1, {"--import", "bridge/frames"});
+      REQUIRE(bridge_b->wait_for("1 DDS writer(s) matched", 8s));
+    }
+    // Resumed: frames arrive again (after a killed importer, once the
+    // exporter's writer drops the dead reader at the end of its 2 s lease:
+    // until then it waits for that reader's acknowledgements).
+    CHECK(ferry::test::eventually(
+        [&] {
+          received += count_for(100ms);
+          return received > 5;
+        },
+        8s));
+  }
+  pub.kill(SIGKILL);
+  (void)pub.wait(2s);
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_b->interrupt() == 0);
+  // Every chunk back in both pools: nothing the killed bridge held is lost.
+  const auto soon = [](const std::function<bool()>& ok) { return ferry::test::eventually(ok, 5s); };
+  CHECK(ferry::test::pool_all_free(w.a.name(), soon));
+  CHECK(ferry::test::pool_all_free(w.b.name(), soon));
+}
+
+TEST_CASE("a bridge carries on through a restart of its local ferryd") {
+  World w;
+  auto bridge_a = w.bridge(0, {"--export", "bridge/seq"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/seq"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<Small>("bridge/seq");
+  ferry::test::Child pub([&w] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node pub_node{"test-pub"};
+    auto seq = pub_node.publisher<Small>("bridge/seq");
+    if (!ferry::test::eventually([&] { return seq.subscriber_count() > 0; }, 5s)) return 3;
+    for (std::uint64_t i = 0; i < 100000; ++i) {
+      Small s{};
+      s.seq = i;
+      (void)seq.publish(s);
+      std::this_thread::sleep_for(2ms);
+    }
+    return 0;
+  });
+  const auto count_for = [&](std::chrono::milliseconds d) {
+    std::uint64_t n = 0;
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < end)
+      if (auto s = sub.take(20ms)) ++n;
+    return n;
+  };
+  REQUIRE(sub.take(5s).has_value());
+  w.da.stop();  // the exporting side's ferryd
+  w.da.start();
+  REQUIRE(bridge_a->wait_for("counts", 3s));
+  const auto before = bridge_a->out().size();
+  CHECK(count_for(1000ms) > 50);  // still flowing
+  // The bridge is a node of the new ferryd too.
+  CHECK(ferry::test::eventually(
+      [&] {
+        const auto nodes = ferry::test::run_program(
+            w.a, {ferry::test::bin_path("ferry"), "node", "list", "--json"});
+        return nodes.out.find("\"ferry-bridge\"") != std::string::npos;
+      },
+      5s));
+  CHECK(bridge_a->out().size() > before);  // still printing counts
+  pub.kill(SIGKILL);
+  (void)pub.wait(2s);
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_b->interrupt() == 0);
+}
+
+TEST_CASE("ferry bridge refuses an undeclared topic and an empty command line in one sentence") {
+  ferry::test::TestDomain d;
+  ferry::test::Daemon daemon{d, ferry::test::bridge_yaml()};
+  const auto ferry = ferry::test::bin_path("ferry");
+  const auto unknown = ferry::test::run_program(d, {ferry, "bridge", "--export", "no/such"}, 10s);
+  CHECK(unknown.exit_code == 1);
+  CHECK(unknown.err.find("topic 'no/such' is not declared") != std::string::npos);
+  const auto nothing = ferry::test::run_program(d, {ferry, "bridge"}, 10s);
+  CHECK(nothing.exit_code == 1);
+  CHECK(nothing.err.find("nothing to bridge") != std::string::npos);
+}

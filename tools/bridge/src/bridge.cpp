@@ -1,0 +1,214 @@
+// ferry bridge: sets up a DDS participant and, per topic, the DDS topic with
+// the run-time type, the local port and the DDS endpoint; one thread per
+// link; prints the counts until stopped.
+#include "ferry/bridge/bridge.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <list>
+#include <map>
+#include <thread>
+
+#include "ferry/config/ros2msg.hpp"
+#include "qos.hpp"
+#include "topic_link.hpp"
+
+namespace ferry::bridge {
+
+namespace {
+
+constexpr auto kStopPoll = std::chrono::milliseconds(100);
+
+const config::Topic& declared_topic(const config::Config& config, const std::string& name) {
+  const config::Topic* topic = config.find_topic(name);
+  if (topic == nullptr)
+    throw BridgeError(
+        fmt::format("topic '{}' is not declared in the configuration ferryd serves "
+                    "(the bridge needs its type to map it onto DDS)",
+                    name));
+  return *topic;
+}
+
+std::string msg_definition(const config::Config& config, const config::Topic& topic) {
+  return topic.is_bytes() ? config::ros2msg_bytes_definition()
+                          : config::ros2msg_definition(config.schema, *topic.type_index);
+}
+
+std::string ros_type(const config::Topic& topic) {
+  return topic.is_bytes() ? config::ros2_bytes_type_name() : config::ros2_type_name(topic.type);
+}
+
+TopicCounts snapshot(const BridgedTopic& t) {
+  // SYNC: relaxed loads; statistics (see LinkCounters).
+  const auto get = [](const std::atomic<std::uint64_t>& a) {
+    return a.load(std::memory_order_relaxed);
+  };
+  return TopicCounts{t.topic->name,
+                     get(t.counts.exported),
+                     get(t.counts.imported),
+                     get(t.counts.echoes),
+                     get(t.counts.undecodable),
+                     get(t.counts.not_published),
+                     get(t.counts.write_failed)};
+}
+
+void print_counts(const std::vector<TopicCounts>& counts, const char* when) {
+  for (const TopicCounts& c : counts) {
+    std::fputs(
+        fmt::format("bridge {}: {}: exported {} imported {} echoes_skipped {} undecodable {} "
+                    "not_published {} write_failed {}\n",
+                    when, c.topic, c.exported, c.imported, c.echoes, c.undecodable, c.not_published,
+                    c.write_failed)
+            .c_str(),
+        stdout);
+  }
+  std::fflush(stdout);
+}
+
+// Cyclone's configuration: a remote bridge killed -9 is noticed after 2 s
+// (Cyclone's default lease is 10 s, during which a reliable writer waits for
+// the dead reader's acknowledgements), then CYCLONEDDS_URI, which may
+// override it.
+std::string cyclone_config() {
+  std::string config =
+      "<CycloneDDS><Domain><Discovery><LeaseDuration>2 "
+      "s</LeaseDuration></Discovery></Domain></CycloneDDS>";
+  if (const char* uri = std::getenv("CYCLONEDDS_URI"); uri != nullptr && *uri != '\0')
+    config += std::string(",") + uri;
+  return config;
+}
+
+// Logs when the DDS endpoints on the other side come and go (a remote
+// bridge started, killed or restarted): the flows here carry on regardless.
+void report_matches(const std::string& topic, bool is_export, dds_entity_t endpoint,
+                    std::int32_t& last) {
+  std::int32_t now = last;
+  if (is_export) {
+    dds_publication_matched_status_t st{};
+    if (dds_get_publication_matched_status(endpoint, &st) == DDS_RETCODE_OK)
+      now = static_cast<std::int32_t>(st.current_count);
+  } else {
+    dds_subscription_matched_status_t st{};
+    if (dds_get_subscription_matched_status(endpoint, &st) == DDS_RETCODE_OK)
+      now = static_cast<std::int32_t>(st.current_count);
+  }
+  if (now == last) return;
+  spdlog::info("bridge: 'rt/{}' ({}): {} DDS {} matched (was {})", topic,
+               is_export ? "export" : "import", now, is_export ? "reader(s)" : "writer(s)", last);
+  last = now;
+}
+
+}  // namespace
+
+std::vector<TopicCounts> run(const config::Config& config, const Options& options,
+                             const std::function<bool()>& stop_requested) {
+  // Every topic named, once, with what it does.
+  std::map<std::string, std::pair<bool, bool>> wanted;  // name -> (export, import)
+  for (const auto& name : options.exports) wanted[name].first = true;
+  for (const auto& name : options.imports) wanted[name].second = true;
+  if (wanted.empty()) throw BridgeError("nothing to bridge: give --export TOPIC or --import TOPIC");
+
+  const dds_domainid_t dds_domain = options.dds_domain.value_or(0);
+  const DdsEntity domain(dds_create_domain(dds_domain, cyclone_config().c_str()),
+                         "domain " + std::to_string(dds_domain));
+  const DdsEntity participant(dds_create_participant(dds_domain, nullptr, nullptr), "participant");
+  ferry::Node node{options.node_name, ferry::NodeOptions{.domain = options.domain}};
+
+  std::list<BridgedTopic> topics;  // stable addresses: the threads hold references
+  std::vector<RawSubscriber> subscribers;
+  std::vector<RawPublisher> publishers;
+  std::vector<DdsEntity> endpoints;
+  struct Job {
+    BridgedTopic* topic;
+    bool is_export;
+    std::size_t port;
+    dds_entity_t endpoint;
+    std::int32_t matched = 0;  // remote DDS readers (export) or writers (import), last seen
+  };
+  std::vector<Job> jobs;
+  subscribers.reserve(wanted.size());
+  publishers.reserve(wanted.size());
+
+  for (const auto& [name, dirs] : wanted) {
+    const config::Topic& topic = declared_topic(config, name);
+    BridgedTopic& t = topics.emplace_back();
+    t.topic = &topic;
+    t.schema = &config.schema;
+    t.type = topic.is_bytes() ? DdsType::bytes() : DdsType(config.schema, *topic.type_index);
+    const QosPtr qos = topic_qos(topic.settings);
+    t.dds_topic = DdsEntity(dds_create_topic(participant.get(), t.type.descriptor(),
+                                             ("rt/" + name).c_str(), qos.get(), nullptr),
+                            "topic rt/" + name);
+    spdlog::info(
+        "bridge: topic '{}' ({}) <-> DDS topic 'rt/{}' type '{}'{}{}; its ROS 2 message "
+        "{}:\n{}",
+        name, topic.type, name, t.type.name(), dirs.first ? ", exported" : "",
+        dirs.second ? ", imported" : "", ros_type(topic), msg_definition(config, topic));
+    if (dirs.first && dirs.second)
+      t.filter = std::make_shared<EchoFilter>(2 * std::size_t{topic.settings.capacity} + 64);
+    if (dirs.first) {
+      subscribers.push_back(node.raw_subscriber(name));
+      endpoints.emplace_back(
+          dds_create_writer(participant.get(), t.dds_topic.get(), qos.get(), nullptr),
+          "writer of rt/" + name);
+      jobs.push_back({&t, true, subscribers.size() - 1, endpoints.back().get()});
+    }
+    if (dirs.second) {
+      publishers.push_back(node.raw_publisher(name));
+      const QosPtr reader_qos(dds_create_qos());
+      (void)dds_copy_qos(reader_qos.get(), qos.get());
+      // What this participant writes is its own export: never read back.
+      dds_qset_ignorelocal(reader_qos.get(), DDS_IGNORELOCAL_PARTICIPANT);
+      endpoints.emplace_back(
+          dds_create_reader(participant.get(), t.dds_topic.get(), reader_qos.get(), nullptr),
+          "reader of rt/" + name);
+      jobs.push_back({&t, false, publishers.size() - 1, endpoints.back().get()});
+    }
+  }
+
+  std::atomic<bool> stop{false};
+  std::vector<std::jthread> threads;
+  for (const Job& job : jobs) {
+    threads.emplace_back([&, job] {
+      try {
+        if (job.is_export) {
+          run_export(*job.topic, subscribers[job.port], job.endpoint, stop);
+        } else {
+          run_import(*job.topic, publishers[job.port], job.endpoint, stop);
+        }
+      } catch (const std::exception& e) {
+        spdlog::error("bridge: topic '{}' stopped: {}", job.topic->topic->name, e.what());
+      }
+    });
+  }
+  spdlog::info("bridge: running as node '{}' in domain '{}', DDS domain {}", node.name(),
+               node.domain(), dds_domain);
+
+  const auto all_counts = [&] {
+    std::vector<TopicCounts> out;
+    for (const BridgedTopic& t : topics) out.push_back(snapshot(t));
+    return out;
+  };
+  auto next_print = std::chrono::steady_clock::now() + options.stats_interval;
+  while (!stop_requested()) {
+    std::this_thread::sleep_for(kStopPoll);
+    for (Job& job : jobs)
+      report_matches(job.topic->topic->name, job.is_export, job.endpoint, job.matched);
+    if (std::chrono::steady_clock::now() >= next_print) {
+      print_counts(all_counts(), "counts");
+      next_print += options.stats_interval;
+    }
+  }
+  // SYNC: relaxed; the threads poll it, and join() orders everything after.
+  stop.store(true, std::memory_order_relaxed);
+  threads.clear();  // joins
+  auto final_counts = all_counts();
+  print_counts(final_counts, "at exit");
+  return final_counts;
+}
+
+}  // namespace ferry::bridge

@@ -1,0 +1,51 @@
+#pragma once
+// A Cyclone DDS topic descriptor built at run time from a ferry type, so that
+// the bridge serves any declared type without idlc. Its marshalling ops read
+// the ferry sample in place (the fields' offsets are the schema's), and the
+// CDR Cyclone writes is what an idlc-generated type of the matching IDL
+// writes (XCDR1, final, no key).
+
+#include <dds/dds.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/config/schema.hpp"
+
+namespace ferry::bridge {
+
+class DdsType {
+ public:
+  DdsType() = default;  // none yet: assign one before use
+  // A declared type (struct or opaque) of `schema`.
+  DdsType(const config::Schema& schema, std::size_t type);
+  // A bytes topic: `struct { sequence<octet> data; }`, in memory one
+  // dds_sequence_t (the layout of idlc's dds_sequence_octet).
+  static DdsType bytes();
+
+  [[nodiscard]] const dds_topic_descriptor_t* descriptor() const noexcept {
+    return &*s_->descriptor;
+  }
+  [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
+  [[nodiscard]] const std::vector<std::uint32_t>& ops() const noexcept { return s_->ops; }
+
+ private:
+  void init(std::string name, std::vector<std::uint32_t> ops, std::uint32_t instructions,
+            std::uint32_t size, std::uint32_t align, bool fixed_size);
+
+  // On the heap, so that moving a DdsType keeps the descriptor's pointers.
+  struct Storage {
+    std::string name;  // pkg::msg::dds_::Name_
+    std::vector<std::uint32_t> ops;
+    std::optional<dds_topic_descriptor_t> descriptor;  // points into name and ops
+  };
+  std::unique_ptr<Storage> s_;
+};
+
+// "pkg::msg::dds_::Name_" for a ferry type name (DESIGN 1.10 schema name).
+[[nodiscard]] std::string dds_type_name(const std::string& ferry_type);
+
+}  // namespace ferry::bridge

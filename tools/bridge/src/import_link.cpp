@@ -1,0 +1,127 @@
+// DDS -> local. The received CDR (Cyclone's reassembled message) is decoded
+// straight into a pool loan and published without a further copy. A sample
+// that is not the topic's CDR form is counted and dropped, never published.
+#include <dds/ddsi/ddsi_serdata.h>
+#include <dds/ddsrt/iovec.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cstring>
+
+#include "ferry/config/cdr.hpp"
+#include "topic_link.hpp"
+
+namespace ferry::bridge {
+
+namespace {
+
+constexpr std::uint32_t kBatch = 16;
+constexpr dds_duration_t kPoll = DDS_MSECS(100);
+
+// The CDR bytes of a received sample, borrowed while this lives.
+class SerializedView {
+ public:
+  explicit SerializedView(ddsi_serdata* sd) : sd_(sd) {
+    ref_sd_ = ddsi_serdata_to_ser_ref(sd_, 0, ddsi_serdata_size(sd_), &iov_);
+  }
+  ~SerializedView() {
+    ddsi_serdata_to_ser_unref(ref_sd_, &iov_);
+    ddsi_serdata_unref(sd_);
+  }
+  SerializedView(const SerializedView&) = delete;
+  SerializedView& operator=(const SerializedView&) = delete;
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept {
+    return {static_cast<const std::byte*>(iov_.iov_base), static_cast<std::size_t>(iov_.iov_len)};
+  }
+
+ private:
+  ddsi_serdata* sd_;
+  ddsi_serdata* ref_sd_ = nullptr;
+  ddsrt_iovec_t iov_{};
+};
+
+void dropped_undecodable(BridgedTopic& t, const std::string& why) {
+  // SYNC: relaxed; a statistic (see LinkCounters).
+  const auto n = t.counts.undecodable.fetch_add(1, std::memory_order_relaxed);
+  if (n < 10 || n % 1000 == 0)
+    spdlog::warn("bridge: topic '{}': dropped a DDS sample that does not decode ({} so far): {}",
+                 t.topic->name, n + 1, why);
+}
+
+void not_published(BridgedTopic& t, ErrorCode error) {
+  // SYNC: relaxed; a statistic.
+  const auto n = t.counts.not_published.fetch_add(1, std::memory_order_relaxed);
+  if (n < 10 || n % 1000 == 0)
+    spdlog::warn("bridge: topic '{}': a DDS sample was not published locally ({} so far): {}",
+                 t.topic->name, n + 1, to_string(error));
+}
+
+// Decodes one received sample into a loan and publishes it.
+void publish_one(BridgedTopic& t, RawPublisher& publisher, std::span<const std::byte> cdr) {
+  std::span<const std::byte> data;  // bytes topics: the payload inside `cdr`
+  std::size_t size = publisher.sample_size();
+  try {
+    if (t.topic->is_bytes()) {
+      data = config::cdr_decode_bytes(cdr);
+      size = data.size();
+      if (size > publisher.max_size()) {
+        dropped_undecodable(
+            t, fmt::format("{} bytes, over the topic's max_size {}", size, publisher.max_size()));
+        return;
+      }
+    }
+  } catch (const config::CdrError& e) {
+    dropped_undecodable(t, e.what());
+    return;
+  }
+  auto loan = publisher.loan(size);
+  if (!loan) {
+    not_published(t, loan.error());
+    return;
+  }
+  const std::span<std::byte> out(loan->data(), size);
+  if (t.topic->is_bytes()) {
+    if (size != 0) std::memcpy(out.data(), data.data(), size);
+  } else {
+    try {
+      config::cdr_decode(*t.schema, *t.topic->type_index, cdr, out);
+    } catch (const config::CdrError& e) {
+      dropped_undecodable(t, e.what());
+      return;  // the loan goes back to the pool
+    }
+  }
+  // Recorded before the sample can reach our own exporter.
+  if (t.filter) t.filter->published(fingerprint(out));
+  (void)publisher.publish(std::move(*loan), size);
+  // SYNC: relaxed; a statistic.
+  t.counts.imported.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
+                const std::atomic<bool>& stop) {
+  DdsEntity waitset(dds_create_waitset(dds_get_participant(reader)), "waitset of " + t.topic->name);
+  const DdsEntity condition(dds_create_readcondition(reader, DDS_ANY_STATE),
+                            "read condition of " + t.topic->name);
+  (void)dds_waitset_attach(waitset.get(), condition.get(), 0);
+  std::array<ddsi_serdata*, kBatch> samples{};
+  std::array<dds_sample_info_t, kBatch> infos{};
+  // SYNC: relaxed; pairs with the relaxed store in run(): a stop flag only.
+  while (!stop.load(std::memory_order_relaxed)) {
+    (void)dds_waitset_wait(waitset.get(), nullptr, 0, kPoll);
+    for (;;) {
+      const dds_return_t n =
+          dds_takecdr(reader, samples.data(), kBatch, infos.data(), DDS_ANY_STATE);
+      if (n <= 0) break;
+      for (dds_return_t i = 0; i < n; ++i) {
+        const SerializedView view(samples[static_cast<std::size_t>(i)]);
+        if (!infos[static_cast<std::size_t>(i)].valid_data) continue;  // a dispose or unregister
+        publish_one(t, publisher, view.bytes());
+      }
+    }
+  }
+  (void)dds_waitset_detach(waitset.get(), condition.get());
+}
+
+}  // namespace ferry::bridge

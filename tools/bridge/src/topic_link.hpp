@@ -1,0 +1,47 @@
+#pragma once
+// One bridged topic, one direction, served by its own thread.
+
+#include <atomic>
+#include <cstdint>
+#include <ferry/ferry.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "dds_entity.hpp"
+#include "dds_type.hpp"
+#include "echo_filter.hpp"
+#include "ferry/config/config.hpp"
+
+namespace ferry::bridge {
+
+// Counters written by the link's thread and read by the stats printer:
+// relaxed atomics, as the figures need no ordering with anything else.
+struct LinkCounters {
+  std::atomic<std::uint64_t> exported{0};
+  std::atomic<std::uint64_t> imported{0};
+  std::atomic<std::uint64_t> echoes{0};
+  std::atomic<std::uint64_t> undecodable{0};
+  std::atomic<std::uint64_t> not_published{0};
+  std::atomic<std::uint64_t> write_failed{0};
+};
+
+// What both directions of a topic share.
+struct BridgedTopic {
+  const config::Topic* topic = nullptr;  // in the configuration
+  const config::Schema* schema = nullptr;
+  DdsType type;
+  DdsEntity dds_topic;
+  std::shared_ptr<EchoFilter> filter;  // only when exported and imported
+  LinkCounters counts;
+};
+
+// Local -> DDS: the samples of `subscriber` written by `writer`, until
+// `stop` (relaxed: a flag polled every 100 ms, no data guarded by it).
+void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
+                const std::atomic<bool>& stop);
+// DDS -> local: the samples `reader` takes, decoded into loans of `publisher`.
+void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
+                const std::atomic<bool>& stop);
+
+}  // namespace ferry::bridge
