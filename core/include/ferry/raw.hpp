@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <optional>
 #include <span>
@@ -54,6 +55,41 @@ class RawSample {
   std::span<const std::byte> bytes_;
 };
 
+// A pool chunk loaned by a RawPublisher: write up to capacity() bytes at
+// data(), then RawPublisher::publish(std::move(loan), size). Move-only;
+// destroying an unpublished loan returns its chunk. Use it on the publisher's
+// thread, while the publisher lives.
+class RawLoan {
+ public:
+  RawLoan(RawLoan&& other) noexcept
+      : port_(std::exchange(other.port_, nullptr)), chunk_(other.chunk_) {}
+  RawLoan& operator=(RawLoan&& other) noexcept {
+    if (this != &other) {
+      reset();
+      port_ = std::exchange(other.port_, nullptr);
+      chunk_ = other.chunk_;
+    }
+    return *this;
+  }
+  RawLoan(const RawLoan&) = delete;
+  RawLoan& operator=(const RawLoan&) = delete;
+  ~RawLoan() { reset(); }
+
+  [[nodiscard]] std::byte* data() const noexcept { return chunk_.data; }
+  [[nodiscard]] std::size_t capacity() const noexcept { return chunk_.capacity; }
+
+ private:
+  friend class RawPublisher;
+  RawLoan(detail::PublisherPort* port, detail::LoanedChunk chunk) noexcept
+      : port_(port), chunk_(chunk) {}
+  void reset() noexcept {
+    if (port_ != nullptr) std::exchange(port_, nullptr)->return_loan(chunk_);
+  }
+
+  detail::PublisherPort* port_;
+  detail::LoanedChunk chunk_;
+};
+
 class RawPublisher {
  public:
   // `sample` must be exactly sample_size() bytes; anything else is refused
@@ -62,7 +98,30 @@ class RawPublisher {
     if (sample.size() != sample_size_) return PublishResult{};
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
+  // A chunk for a sample of `size` bytes: the topic's sample size, or up to
+  // max_size() on a bytes topic (TooManyLoans, PoolExhausted, TooLarge).
+  std::expected<RawLoan, ErrorCode> loan(std::size_t size) noexcept {
+    auto chunk = port_->loan(size);
+    if (!chunk) return std::unexpected(chunk.error());
+    return RawLoan(port_.get(), *chunk);
+  }
+  // Publishes the first `size` bytes of a loan without copying; the loan is
+  // consumed. A size other than the topic's sample size (typed topics) or
+  // over the loan's capacity is refused: the loan goes back, nothing is sent.
+  PublishResult publish(RawLoan&& loan, std::size_t size) noexcept {
+    RawLoan taken = std::move(loan);
+    if (taken.port_ != port_.get() || size > taken.capacity() ||
+        (sample_size_ != 0 && size != sample_size_)) {
+      PublishResult refused;
+      refused.error = ErrorCode::TooLarge;
+      return refused;
+    }
+    taken.port_ = nullptr;
+    return port_->publish_loan(taken.chunk_, size);
+  }
   [[nodiscard]] std::size_t sample_size() const noexcept { return sample_size_; }
+  // Bytes topics: the largest payload.
+  [[nodiscard]] std::size_t max_size() const noexcept { return port_->max_size(); }
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
   }
