@@ -11,8 +11,10 @@ if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
 
 # libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 # liblz4-dev, libzstd-dev, zlib1g-dev: MCAP chunk compression and CRC-32 (tools/bag/).
+# python3-dev, python3-pybind11, python3-numpy: the Python module `import ferry` (core/python/).
 packages=(build-essential cmake pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-          libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev)
+          libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev
+          python3-dev python3-pybind11 python3-numpy)
 case "$purpose" in
   run) ;;
   # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the
@@ -21,8 +23,9 @@ case "$purpose" in
   # nodejs (and npm unless the Node.js install brings its own): the reference
   # MCAP reader of test_bag_interop, its npm packages installed by
   # install-test-node.sh.
+  # python3-pytest: the Python module's tests (tests/python/).
   test)
-    packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs)
+    packages+=(python3-pytest doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs)
     command -v npm >/dev/null || packages+=(npm)
     ;;
   *) echo "install-deps.sh: --for takes run or test, not '$purpose'" >&2; exit 2 ;;
