@@ -23,11 +23,21 @@ class Node {
  public:
   Node(std::string name, std::optional<std::string> domain)
       : node_(std::move(name), ferry::NodeOptions{.domain = domain.value_or("")}) {}
+  // The schema is asked for before the port is created, so that peers that
+  // wait for a match (a publisher waiting for subscribers) find the port
+  // ready to use; a topic that is neither declared nor used yet is typed by
+  // its first port, so then it is asked for again.
   Publisher publisher(const std::string& topic) {
-    return Publisher(node_.raw_publisher(topic), node_.domain());
+    TopicSchema described = describe_topic(node_.domain(), topic);
+    ferry::RawPublisher port = node_.raw_publisher(topic);
+    if (described.type_name.empty()) described = describe_topic(node_.domain(), topic);
+    return Publisher(std::move(port), std::move(described));
   }
   Subscriber subscriber(const std::string& topic) {
-    return Subscriber(node_.raw_subscriber(topic), node_.domain());
+    TopicSchema described = describe_topic(node_.domain(), topic);
+    ferry::RawSubscriber port = node_.raw_subscriber(topic);
+    if (described.type_name.empty()) described = describe_topic(node_.domain(), topic);
+    return Subscriber(std::move(port), std::move(described));
   }
   [[nodiscard]] const std::string& name() const noexcept { return node_.name(); }
   [[nodiscard]] const std::string& domain() const noexcept { return node_.domain(); }

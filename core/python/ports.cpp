@@ -165,9 +165,9 @@ void Loan::discard() noexcept {
 
 // --- Publisher ---
 
-Publisher::Publisher(RawPublisher publisher, const std::string& domain)
+Publisher::Publisher(RawPublisher publisher, TopicSchema described)
     : port_(std::make_shared<RawPublisher>(std::move(publisher))),
-      schema_(describe_topic(domain, port_->topic(), port_->sample_size())) {}
+      schema_(for_port(std::move(described), port_->sample_size())) {}
 
 PublishResult Publisher::checked(PublishResult result) const {
   if (result.error) {
@@ -266,9 +266,9 @@ Loan Publisher::loan(std::optional<std::size_t> size) {
 
 // --- Subscriber ---
 
-Subscriber::Subscriber(RawSubscriber subscriber, const std::string& domain)
+Subscriber::Subscriber(RawSubscriber subscriber, TopicSchema described)
     : port_(std::make_unique<RawSubscriber>(std::move(subscriber))),
-      schema_(describe_topic(domain, port_->topic(), port_->sample_size())) {}
+      schema_(for_port(std::move(described), port_->sample_size())) {}
 
 std::optional<Sample> Subscriber::take(std::optional<double> timeout) {
   const auto wait = to_timeout(timeout, "take()");

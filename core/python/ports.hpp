@@ -90,7 +90,7 @@ class Loan {
 
 class Publisher {
  public:
-  Publisher(RawPublisher publisher, const std::string& domain);
+  Publisher(RawPublisher publisher, TopicSchema described);
 
   PublishResult publish(pybind11::handle value);
   Loan loan(std::optional<std::size_t> size);
@@ -110,7 +110,7 @@ class Publisher {
 
 class Subscriber {
  public:
-  Subscriber(RawSubscriber subscriber, const std::string& domain);
+  Subscriber(RawSubscriber subscriber, TopicSchema described);
 
   // None when nothing came within `timeout` seconds (None or 0: never waits).
   std::optional<Sample> take(std::optional<double> timeout);

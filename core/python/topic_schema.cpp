@@ -55,21 +55,24 @@ std::shared_ptr<const config::Config> fetch_config(discovery::Client& client) {
 
 }  // namespace
 
-std::shared_ptr<const TopicSchema> describe_topic(const std::string& domain,
-                                                  const std::string& topic,
-                                                  std::size_t sample_size) {
+TopicSchema describe_topic(const std::string& domain, const std::string& topic) {
   auto client = discovery::Client::connect(domain, "ferry-python", kTimeout);
   if (!client) throw Error(client.error());
-  auto schema = std::make_shared<TopicSchema>();
-  schema->topic = topic;
-  schema->size = sample_size;
-  schema->config = fetch_config(*client);
-  // The port exists already, so ferryd knows the topic and its type.
+  TopicSchema schema;
+  schema.topic = topic;
+  schema.config = fetch_config(*client);
   const auto page =
       ask<discovery::TopicList>(*client, discovery::ListTopics{0, topic, 0}, "topic list");
   for (const auto& t : page.topics) {
-    if (t.name == topic) schema->type_name = t.type_name;
+    if (t.name == topic) schema.type_name = t.type_name;
   }
+  return schema;
+}
+
+std::shared_ptr<const TopicSchema> for_port(TopicSchema described, std::size_t sample_size) {
+  auto schema = std::make_shared<TopicSchema>(std::move(described));
+  schema->size = sample_size;
+  schema->dtype = pybind11::none();
   if (schema->type_name == config::kBytesType) {
     schema->bytes = true;
   } else if (const config::Type* type = schema->config->schema.find(schema->type_name);
@@ -78,7 +81,6 @@ std::shared_ptr<const TopicSchema> describe_topic(const std::string& domain,
     schema->type = type;
     schema->dtype = make_dtype(schema->config->schema, *type);
   }
-  if (!schema->dtype) schema->dtype = pybind11::none();
   return schema;
 }
 

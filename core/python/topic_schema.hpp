@@ -26,11 +26,15 @@ struct TopicSchema {
 };
 
 // Asks the domain's ferryd (a short connection of its own) for its
-// configuration and the topic's type. `sample_size` is the port's, which the
-// rings carry: a schema type of another size is not trusted. Throws
-// ferry::Error with ferryd's sentence when it cannot be asked.
-[[nodiscard]] std::shared_ptr<const TopicSchema> describe_topic(const std::string& domain,
-                                                                const std::string& topic,
-                                                                std::size_t sample_size);
+// configuration and the topic's type (type_name stays empty for a topic that
+// is neither declared nor used yet). Throws ferry::Error with ferryd's
+// sentence when it cannot be asked.
+[[nodiscard]] TopicSchema describe_topic(const std::string& domain, const std::string& topic);
+
+// The schema for a port of `sample_size` bytes (the port's: what the rings
+// carry): the declared type and its dtype when their size matches, else the
+// samples are read as bytes.
+[[nodiscard]] std::shared_ptr<const TopicSchema> for_port(TopicSchema described,
+                                                          std::size_t sample_size);
 
 }  // namespace ferry::python

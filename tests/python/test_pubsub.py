@@ -115,10 +115,12 @@ def test_wait_set_returns_ready_subscribers(domain):
     pub = node.publisher("pose/other")
     ws = ferry.WaitSet()
     assert [ws.attach(s) for s in subs] == [0, 1]
+    assert wait_until(lambda: pub.subscriber_count == 1 and subs[1].publisher_count == 1)
+    # The new publisher is news the WaitSet may report once (nothing to take): let it pass.
+    assert wait_until(lambda: ws.wait(timeout=0) == [], timeout=1.0)
     start = time.monotonic()
     assert ws.wait(timeout=0.05) == []
     assert time.monotonic() - start >= 0.04
-    assert wait_until(lambda: pub.subscriber_count == 1)
     pub.publish({"x": 1.0})
     ready = ws.wait(timeout=1.0)
     assert ready == [subs[1]] and ready[0].take()["x"] == 1.0
