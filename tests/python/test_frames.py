@@ -77,3 +77,21 @@ def test_killed_python_subscriber_gives_its_frames_back(domain):
         holder.wait()
         peer.kill()
         peer.wait()
+
+
+def test_a_view_holds_a_released_frame_until_it_goes(domain):
+    node = ferry.Node("py-frames")
+    pub = node.publisher("frames")
+    sub = node.subscriber("frames")
+    assert wait_until(lambda: pub.subscriber_count == 1)
+    with pub.loan() as loan:
+        loan.array["seq"] = 5
+        loan.array["pixels"][:4] = [1, 2, 3, 4]
+        loan.publish()
+    s = sub.take(timeout=1.0)
+    pixels = s["pixels"]
+    s.release()
+    assert pool_in_use(domain) == 1  # the view holds the chunk
+    assert list(pixels[:4]) == [1, 2, 3, 4]
+    del pixels
+    assert pool_in_use(domain) == 0

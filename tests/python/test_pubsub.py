@@ -150,3 +150,16 @@ def test_bad_timeout(domain):
     _, _, sub = ports()
     with pytest.raises(ferry.Error, match="timeout"):
         sub.take(timeout=-1)
+
+
+def test_bytes_loan(domain):
+    _, pub, sub = ports("text")
+    with pub.loan(5) as loan:
+        loan.data[:] = b"abcde"
+        assert loan.publish().delivered == 1
+    assert bytes(sub.take(timeout=1.0).data) == b"abcde"
+    with pytest.raises(ferry.Error, match="loan\\(size\\) needs"):
+        pub.loan()
+    with pub.loan(3):
+        pass  # not published: the chunk goes back
+    assert sub.take() is None
