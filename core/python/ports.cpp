@@ -57,7 +57,24 @@ const config::Field& find_field(const TopicSchema& schema, const std::string& na
                           schema.type->name, schema.topic, name, names));
 }
 
+// Publishes with the GIL released: a `block` topic may wait for room.
+template <class... Args>
+PublishResult unlocked_publish(RawPublisher& port, Args&&... args) {
+  const py::gil_scoped_release unlocked;
+  return port.publish(std::forward<Args>(args)...);
+}
+
 }  // namespace
+
+InUse::InUse(bool& busy, const char* what, const std::string& topic) : busy_(busy) {
+  if (busy_) {
+    throw Error(
+        fmt::format("{} on topic '{}': the port is in use by another thread; use each "
+                    "port from one thread at a time",
+                    what, topic));
+  }
+  busy_ = true;
+}
 
 std::chrono::nanoseconds to_timeout(std::optional<double> seconds, const char* what) {
   if (!seconds) return std::chrono::nanoseconds::zero();
@@ -149,7 +166,9 @@ PublishResult Loan::publish() {
                     schema_->topic, hold_.use_count() - 1));
   }
   const std::shared_ptr<LoanHold> hold = std::move(hold_);
-  const PublishResult result = hold->publisher->publish(std::move(*hold->loan), size_);
+  const InUse in_use(hold->publisher->busy, "publish()", schema_->topic);
+  const PublishResult result =
+      unlocked_publish(hold->publisher->port, std::move(*hold->loan), size_);
   hold->loan.reset();
   if (result.error) {
     throw Error(fmt::format("publishing on topic '{}' failed: {}", schema_->topic,
@@ -166,8 +185,8 @@ void Loan::discard() noexcept {
 // --- Publisher ---
 
 Publisher::Publisher(RawPublisher publisher, TopicSchema described)
-    : port_(std::make_shared<RawPublisher>(std::move(publisher))),
-      schema_(for_port(std::move(described), port_->sample_size())) {}
+    : port_(std::make_shared<SharedPublisher>(std::move(publisher))),
+      schema_(for_port(std::move(described), port_->port.sample_size())) {}
 
 PublishResult Publisher::checked(PublishResult result) const {
   if (result.error) {
@@ -179,36 +198,37 @@ PublishResult Publisher::checked(PublishResult result) const {
 
 PublishResult Publisher::publish_bytes(const std::byte* data, std::size_t size) {
   if (schema_->bytes) {
-    if (size > port_->max_size()) {
+    if (size > port_->port.max_size()) {
       throw Error(fmt::format("a payload of {} bytes exceeds topic '{}''s max_size of {} bytes",
-                              size, schema_->topic, port_->max_size()));
+                              size, schema_->topic, port_->port.max_size()));
     }
-    auto loan = port_->loan(size);
+    auto loan = port_->port.loan(size);
     if (!loan) checked(PublishResult{.error = loan.error()});
     std::memcpy(loan->data(), data, size);
-    return checked(port_->publish(std::move(*loan), size));
+    return checked(unlocked_publish(port_->port, std::move(*loan), size));
   }
   if (size != schema_->size) {
     throw Error(fmt::format("topic '{}' takes samples of {} bytes, not {}", schema_->topic,
                             schema_->size, size));
   }
-  return checked(port_->publish(std::span<const std::byte>(data, size)));
+  return checked(unlocked_publish(port_->port, std::span<const std::byte>(data, size)));
 }
 
 PublishResult Publisher::publish(py::handle value) {
   const TopicSchema& s = *schema_;
+  const InUse in_use(port_->busy, "publish()", s.topic);
   if (PyDict_Check(value.ptr())) {
     if (s.type == nullptr) (void)find_field(s, "");
     if (s.size <= kEncodeInBuffer) {
       buffer_.assign(s.size, std::byte{0});
       encode_struct(s.config->schema, *s.type, value, buffer_.data(), "");
-      return checked(port_->publish(std::span<const std::byte>(buffer_)));
+      return checked(unlocked_publish(port_->port, std::span<const std::byte>(buffer_)));
     }
-    auto loan = port_->loan(s.size);
+    auto loan = port_->port.loan(s.size);
     if (!loan) checked(PublishResult{.error = loan.error()});
     std::memset(loan->data(), 0, s.size);
     encode_struct(s.config->schema, *s.type, value, loan->data(), "");  // throws: loan returned
-    return checked(port_->publish(std::move(*loan), s.size));
+    return checked(unlocked_publish(port_->port, std::move(*loan), s.size));
   }
   static const py::handle ndarray = numpy_attr("ndarray");
   static const py::handle generic = numpy_attr("generic");
@@ -244,6 +264,7 @@ PublishResult Publisher::publish(py::handle value) {
 
 Loan Publisher::loan(std::optional<std::size_t> size) {
   const TopicSchema& s = *schema_;
+  const InUse in_use(port_->busy, "loan()", s.topic);
   if (s.bytes && !size) {
     throw Error(
         fmt::format("topic '{}' carries bytes: loan(size) needs the payload's size", s.topic));
@@ -253,11 +274,11 @@ Loan Publisher::loan(std::optional<std::size_t> size) {
                             s.topic, s.size));
   }
   const std::size_t bytes = size.value_or(s.size);
-  if (s.bytes && bytes > port_->max_size()) {
+  if (s.bytes && bytes > port_->port.max_size()) {
     throw Error(fmt::format("a loan of {} bytes exceeds topic '{}''s max_size of {} bytes", bytes,
-                            s.topic, port_->max_size()));
+                            s.topic, port_->port.max_size()));
   }
-  auto loan = port_->loan(bytes);
+  auto loan = port_->port.loan(bytes);
   if (!loan) {
     throw Error(fmt::format("loan on topic '{}' failed: {}", s.topic, to_string(loan.error())));
   }
@@ -272,6 +293,7 @@ Subscriber::Subscriber(RawSubscriber subscriber, TopicSchema described)
 
 std::optional<Sample> Subscriber::take(std::optional<double> timeout) {
   const auto wait = to_timeout(timeout, "take()");
+  const InUse in_use(busy_, "take()", schema_->topic);
   std::optional<RawSample> sample;
   if (wait.count() == 0) {
     sample = port_->take();

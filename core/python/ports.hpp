@@ -57,13 +57,34 @@ class Sample {
   pybind11::object array_;  // cached .array view
 };
 
-class Publisher;
+// Python threads share ports, but a C++ port is used from one thread at a
+// time, and publish() and take(timeout) release the GIL while they may
+// wait. A port is marked busy while it is used; a second thread gets a
+// ferry.Error instead of a data race. The mark is set and cleared with the
+// GIL held (InUse lives outside the GIL release), so a plain bool suffices.
+class InUse {
+ public:
+  InUse(bool& busy, const char* what, const std::string& topic);
+  ~InUse() { busy_ = false; }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+
+ private:
+  bool& busy_;
+};
+
+// A publisher port, shared by a Publisher and its loans.
+struct SharedPublisher {
+  explicit SharedPublisher(RawPublisher p) : port(std::move(p)) {}
+  RawPublisher port;
+  bool busy = false;  // see InUse
+};
 
 // An unpublished chunk, shared by a Loan and its views.
 struct LoanHold {
-  LoanHold(std::shared_ptr<RawPublisher> p, RawLoan l)
+  LoanHold(std::shared_ptr<SharedPublisher> p, RawLoan l)
       : publisher(std::move(p)), loan(std::move(l)) {}
-  std::shared_ptr<RawPublisher> publisher;  // declared first: outlives the loan
+  std::shared_ptr<SharedPublisher> publisher;  // declared first: outlives the loan
   std::optional<RawLoan> loan;
 };
 
@@ -95,7 +116,7 @@ class Publisher {
   PublishResult publish(pybind11::handle value);
   Loan loan(std::optional<std::size_t> size);
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
-    return port_->subscriber_count();
+    return port_->port.subscriber_count();
   }
   [[nodiscard]] const TopicSchema& schema() const noexcept { return *schema_; }
 
@@ -103,7 +124,7 @@ class Publisher {
   PublishResult publish_bytes(const std::byte* data, std::size_t size);
   PublishResult checked(PublishResult result) const;
 
-  std::shared_ptr<RawPublisher> port_;
+  std::shared_ptr<SharedPublisher> port_;
   std::shared_ptr<const TopicSchema> schema_;
   std::vector<std::byte> buffer_;  // small samples encoded here, then copied into the ring
 };
@@ -121,6 +142,7 @@ class Subscriber {
  private:
   std::unique_ptr<RawSubscriber> port_;
   std::shared_ptr<const TopicSchema> schema_;
+  bool busy_ = false;  // see InUse
 };
 
 class WaitSet {

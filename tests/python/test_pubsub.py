@@ -163,3 +163,15 @@ def test_bytes_loan(domain):
     with pub.loan(3):
         pass  # not published: the chunk goes back
     assert sub.take() is None
+
+
+def test_a_port_waiting_in_one_thread_refuses_another(domain):
+    _, pub, sub = ports()
+    waiting = threading.Thread(target=lambda: sub.take(timeout=0.5))
+    waiting.start()
+    time.sleep(0.1)
+    with pytest.raises(ferry.Error, match="in use by another thread"):
+        sub.take()
+    waiting.join()
+    pub.publish({"x": 2.0})
+    assert sub.take(timeout=1.0)["x"] == 2.0
