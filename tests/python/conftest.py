@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+import ferry
+
 BIN_DIR = Path(os.environ.get("FERRY_BIN_DIR", Path(__file__).parents[2] / "build" / "bin"))
 TEST_BIN_DIR = Path(os.environ.get("FERRY_TEST_BIN_DIR", BIN_DIR.parent / "tests"))
 _counter = itertools.count()
@@ -179,3 +181,12 @@ def finish(process, timeout=10.0):
         process.kill()
         process.wait()
     assert process.returncode == 0, process.stderr.read()
+
+
+def ports(topic="pose"):
+    """A node with a publisher and a subscriber of `topic`, matched."""
+    node = ferry.Node("py-test")
+    pub = node.publisher(topic)
+    sub = node.subscriber(topic)
+    assert wait_until(lambda: pub.subscriber_count == 1)
+    return node, pub, sub
