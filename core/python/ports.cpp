@@ -43,12 +43,17 @@ py::memoryview byte_view(std::shared_ptr<void> keep, std::byte* data, std::size_
   return py::memoryview(make_view(std::move(keep), py::none(), data, size, writable));
 }
 
-const config::Field& find_field(const TopicSchema& schema, const std::string& name) {
+// The topic's struct type; bytes and opaque samples have no fields.
+const config::Type& struct_type(const TopicSchema& schema) {
   if (schema.type == nullptr) {
     throw Error(fmt::format("topic '{}' carries {} samples without fields; read them as s.data",
                             schema.topic, schema.bytes ? "bytes" : "opaque"));
   }
-  for (const config::Field& f : schema.type->fields) {
+  return *schema.type;
+}
+
+const config::Field& find_field(const TopicSchema& schema, const std::string& name) {
+  for (const config::Field& f : struct_type(schema).fields) {
     if (f.name == name) return f;
   }
   std::string names;
@@ -111,8 +116,7 @@ py::object Sample::item(const std::string& field) {
 
 py::dict Sample::to_dict() {
   const std::byte* base = bytes();
-  if (schema_->type == nullptr) (void)find_field(*schema_, "");
-  return struct_value(schema_->config->schema, *schema_->type, base);
+  return struct_value(schema_->config->schema, struct_type(*schema_), base);
 }
 
 py::object Sample::array() {
@@ -165,8 +169,9 @@ PublishResult Loan::publish() {
                     "delete them first",
                     schema_->topic, hold_.use_count() - 1));
   }
+  const InUse in_use(hold_->publisher->busy, "publish()",
+                     schema_->topic);  // before: keeps the loan
   const std::shared_ptr<LoanHold> hold = std::move(hold_);
-  const InUse in_use(hold->publisher->busy, "publish()", schema_->topic);
   const PublishResult result =
       unlocked_publish(hold->publisher->port, std::move(*hold->loan), size_);
   hold->loan.reset();
@@ -218,16 +223,16 @@ PublishResult Publisher::publish(py::handle value) {
   const TopicSchema& s = *schema_;
   const InUse in_use(port_->busy, "publish()", s.topic);
   if (PyDict_Check(value.ptr())) {
-    if (s.type == nullptr) (void)find_field(s, "");
+    const config::Type& type = struct_type(s);
     if (s.size <= kEncodeInBuffer) {
       buffer_.assign(s.size, std::byte{0});
-      encode_struct(s.config->schema, *s.type, value, buffer_.data(), "");
+      encode_struct(s.config->schema, type, value, buffer_.data(), "");
       return checked(unlocked_publish(port_->port, std::span<const std::byte>(buffer_)));
     }
     auto loan = port_->port.loan(s.size);
     if (!loan) checked(PublishResult{.error = loan.error()});
     std::memset(loan->data(), 0, s.size);
-    encode_struct(s.config->schema, *s.type, value, loan->data(), "");  // throws: loan returned
+    encode_struct(s.config->schema, type, value, loan->data(), "");  // throws: loan returned
     return checked(unlocked_publish(port_->port, std::move(*loan), s.size));
   }
   static const py::handle ndarray = numpy_attr("ndarray");
