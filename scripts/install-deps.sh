@@ -26,9 +26,12 @@ case "$purpose" in
   # install-test-node.sh.
   # cyclonedds-tools: idlc, which builds the plain Cyclone programs of the
   # bridge's interop test; iproute2: its network namespaces.
+  # python3-dev, python3-pybind11, python3-numpy: the Python module `import
+  # ferry` (core/python/, built when they are present); python3-pytest: its
+  # tests (tests/python/).
   test)
     packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs cyclonedds-tools
-               iproute2)
+               iproute2 python3-dev python3-pybind11 python3-numpy python3-pytest)
     command -v npm >/dev/null || packages+=(npm)
     ;;
   *) echo "install-deps.sh: --for takes run or test, not '$purpose'" >&2; exit 2 ;;

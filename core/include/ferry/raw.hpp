@@ -55,9 +55,10 @@ class RawSample {
   std::span<const std::byte> bytes_;
 };
 
-// A pool chunk loaned by a RawPublisher: `capacity()` bytes to write at
-// `data()`, then RawPublisher::publish(loan, size) sends them without a copy.
-// Move-only; destroying an unpublished loan returns its chunk.
+// A pool chunk loaned by a RawPublisher: write up to capacity() bytes at
+// data(), then RawPublisher::publish(std::move(loan), size). Move-only;
+// destroying an unpublished loan returns its chunk. Use it on the publisher's
+// thread, while the publisher lives.
 class RawLoan {
  public:
   RawLoan(RawLoan&& other) noexcept
@@ -97,9 +98,8 @@ class RawPublisher {
     if (sample.size() != sample_size_) return PublishResult{};
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
-  // A chunk for one sample written in place: sample_size() bytes, or for a
-  // bytes topic `size` bytes (at most max_size()). An exhausted pool, too
-  // many loans or a size over the limit is an error value.
+  // A chunk for a sample of `size` bytes: the topic's sample size, or up to
+  // max_size() on a bytes topic (TooManyLoans, PoolExhausted, TooLarge).
   std::expected<RawLoan, ErrorCode> loan(std::size_t size) noexcept {
     if (size > (sample_size_ != 0 ? sample_size_ : port_->max_size()))
       return std::unexpected(ErrorCode::TooLarge);
@@ -107,18 +107,22 @@ class RawPublisher {
     if (!chunk) return std::unexpected(chunk.error());
     return RawLoan(port_.get(), *chunk);
   }
-  // Publishes the first `size` bytes of a loan of this publisher without
-  // copying them; the loan is consumed. A fixed-size topic takes exactly
-  // sample_size() bytes: another size is refused (the loan returned).
+  // Publishes the first `size` bytes of a loan without copying; the loan is
+  // consumed. A size other than the topic's sample size (typed topics) or
+  // over the loan's capacity is refused: the loan goes back, nothing is sent.
   PublishResult publish(RawLoan&& loan, std::size_t size) noexcept {
-    if (loan.port_ != port_.get() || size > loan.capacity() ||
-        (sample_size_ != 0 && size != sample_size_))
-      return PublishResult{};
-    loan.port_ = nullptr;
-    return port_->publish_loan(loan.chunk_, size);
+    RawLoan taken = std::move(loan);
+    if (taken.port_ != port_.get() || size > taken.capacity() ||
+        (sample_size_ != 0 && size != sample_size_)) {
+      PublishResult refused;
+      refused.error = ErrorCode::TooLarge;
+      return refused;
+    }
+    taken.port_ = nullptr;
+    return port_->publish_loan(taken.chunk_, size);
   }
   [[nodiscard]] std::size_t sample_size() const noexcept { return sample_size_; }
-  // A bytes topic's largest sample (0 for fixed-size topics).
+  // Bytes topics: the largest payload.
   [[nodiscard]] std::size_t max_size() const noexcept { return port_->max_size(); }
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();

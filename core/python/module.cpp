@@ -1,0 +1,134 @@
+// `import ferry`: the Python module (DESIGN.md 1.8). The classes live in
+// ports.hpp; this file only says how Python sees them.
+#include <fmt/format.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ferry/error.hpp"
+#include "ferry/node.hpp"
+#include "ports.hpp"
+
+namespace py = pybind11;
+using namespace ferry::python;
+
+namespace {
+
+// The C++ node, shared by the ports created through it (they keep its
+// connection to ferryd alive on their own).
+class Node {
+ public:
+  Node(std::string name, std::optional<std::string> domain)
+      : node_(std::move(name), ferry::NodeOptions{.domain = domain.value_or("")}) {}
+  // The schema is asked for before the port is created, so that peers that
+  // wait for a match (a publisher waiting for subscribers) find the port
+  // ready to use; a topic that is neither declared nor used yet is typed by
+  // its first port, so then it is asked for again.
+  Publisher publisher(const std::string& topic) {
+    TopicSchema described = describe_topic(node_.domain(), topic);
+    ferry::RawPublisher port = node_.raw_publisher(topic);
+    if (described.type_name.empty()) described = describe_topic(node_.domain(), topic);
+    return Publisher(std::move(port), std::move(described));
+  }
+  Subscriber subscriber(const std::string& topic) {
+    TopicSchema described = describe_topic(node_.domain(), topic);
+    ferry::RawSubscriber port = node_.raw_subscriber(topic);
+    if (described.type_name.empty()) described = describe_topic(node_.domain(), topic);
+    return Subscriber(std::move(port), std::move(described));
+  }
+  [[nodiscard]] const std::string& name() const noexcept { return node_.name(); }
+  [[nodiscard]] const std::string& domain() const noexcept { return node_.domain(); }
+
+ private:
+  ferry::Node node_;
+};
+
+std::string result_repr(const ferry::PublishResult& r) {
+  return fmt::format("PublishResult(delivered={}, dropped={}, overwritten={}, timed_out={})",
+                     r.delivered, r.dropped, r.overwritten, r.timed_out);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(ferry, m) {
+  m.doc() = "ferry: shared-memory publish/subscribe; samples as zero-copy numpy views";
+  py::register_exception<ferry::Error>(m, "Error");
+
+  py::class_<ferry::PublishResult>(m, "PublishResult",
+                                   "What became of one published sample, counted in subscriber "
+                                   "queues.")
+      .def_readonly("delivered", &ferry::PublishResult::delivered)
+      .def_readonly("dropped", &ferry::PublishResult::dropped)
+      .def_readonly("overwritten", &ferry::PublishResult::overwritten)
+      .def_readonly("timed_out", &ferry::PublishResult::timed_out)
+      .def("__repr__", &result_repr);
+
+  py::class_<Sample>(m, "Sample",
+                     "A taken sample, valid until release() (or the end of a `with` block). Its "
+                     "numpy views keep it held while they live.")
+      .def("__getitem__", &Sample::item, py::arg("field"))
+      .def("to_dict", &Sample::to_dict)
+      .def_property_readonly(
+          "array", &Sample::array,
+          "Read-only numpy structured view of the sample in shared memory (no copy); "
+          "uint8 for bytes and opaque topics.")
+      .def_property_readonly("data", &Sample::data, "Read-only memoryview of the sample's bytes.")
+      .def_property_readonly("size", &Sample::size)
+      .def_property_readonly("topic", &Sample::topic)
+      .def_property_readonly("released", &Sample::released)
+      .def("release", &Sample::release)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](Sample& self, py::args) { self.release(); });
+
+  py::class_<Loan>(m, "Loan",
+                   "A chunk of the shared pool to fill in place and publish without a copy.")
+      .def_property_readonly("array", &Loan::array,
+                             "Writable numpy structured view of the chunk (its previous contents "
+                             "until written); uint8 for bytes topics.")
+      .def_property_readonly("data", &Loan::data, "Writable memoryview of the chunk.")
+      .def("publish", &Loan::publish)
+      .def("discard", &Loan::discard)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](Loan& self, py::args) {
+        if (!self.done()) self.discard();
+      });
+
+  py::class_<Publisher>(m, "Publisher")
+      .def("publish", &Publisher::publish, py::arg("sample"),
+           "Publishes a dict (missing fields zero), a numpy record of the topic's dtype, or bytes "
+           "(bytes topics). A bad value raises ferry.Error before anything is sent.")
+      .def("loan", &Publisher::loan, py::arg("size") = py::none())
+      .def_property_readonly("subscriber_count", &Publisher::subscriber_count)
+      .def_property_readonly("topic", [](const Publisher& p) { return p.schema().topic; })
+      .def_property_readonly("type_name", [](const Publisher& p) { return p.schema().type_name; })
+      .def_property_readonly("dtype", [](const Publisher& p) { return p.schema().dtype; });
+
+  py::class_<Subscriber>(m, "Subscriber")
+      .def("take", &Subscriber::take, py::arg("timeout") = py::none(),
+           "The next sample, or None. Waits up to `timeout` seconds (with the GIL released); "
+           "never blocks without one.")
+      .def_property_readonly("publisher_count", &Subscriber::publisher_count)
+      .def_property_readonly("topic", [](const Subscriber& s) { return s.schema().topic; })
+      .def_property_readonly("type_name", [](const Subscriber& s) { return s.schema().type_name; })
+      .def_property_readonly("dtype", [](const Subscriber& s) { return s.schema().dtype; });
+
+  py::class_<Node>(m, "Node",
+                   "A participant in a domain (domain: else $FERRY_DOMAIN, else default).")
+      .def(py::init<std::string, std::optional<std::string>>(), py::arg("name"), py::kw_only(),
+           py::arg("domain") = py::none())
+      .def("publisher", &Node::publisher, py::arg("topic"))
+      .def("subscriber", &Node::subscriber, py::arg("topic"))
+      .def_property_readonly("name", &Node::name)
+      .def_property_readonly("domain", &Node::domain);
+
+  py::class_<WaitSet>(m, "WaitSet", "Waits on up to 64 subscribers at once.")
+      .def(py::init<>())
+      .def("attach", &WaitSet::attach, py::arg("subscriber"))
+      .def("detach", &WaitSet::detach, py::arg("subscriber"))
+      .def("wait", &WaitSet::wait, py::arg("timeout") = py::none(),
+           "The subscribers that have a sample; empty after `timeout` seconds. Releases the GIL.")
+      .def("notify", &WaitSet::notify);
+}

@@ -1,0 +1,91 @@
+#include "numpy_layout.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+namespace ferry::python {
+
+namespace py = pybind11;
+
+namespace {
+
+const char* scalar_format(config::Scalar scalar) {
+  switch (scalar) {
+    case config::Scalar::Bool:
+      return "?";
+    case config::Scalar::I8:
+      return "i1";
+    case config::Scalar::I16:
+      return "i2";
+    case config::Scalar::I32:
+      return "i4";
+    case config::Scalar::I64:
+      return "i8";
+    case config::Scalar::U8:
+      return "u1";
+    case config::Scalar::U16:
+      return "u2";
+    case config::Scalar::U32:
+      return "u4";
+    case config::Scalar::U64:
+      return "u8";
+    case config::Scalar::F32:
+      return "f4";
+    case config::Scalar::F64:
+      return "f8";
+  }
+  return "u1";
+}
+
+py::object numpy_dtype(py::object spec, bool align = false) {
+  static const py::handle dtype = numpy_attr("dtype");
+  return dtype(spec, py::arg("align") = align);
+}
+
+py::object field_format(const config::Schema& schema, const config::Field& f) {
+  py::object element;
+  switch (f.kind) {
+    case config::FieldKind::String:
+      return numpy_dtype(py::str(fmt::format("S{}", f.count)));
+    case config::FieldKind::Scalar:
+      element = scalar_dtype(f.scalar);
+      break;
+    case config::FieldKind::Nested:
+      element = make_dtype(schema, schema.type(f.nested));
+      break;
+  }
+  if (!f.is_array) return element;
+  return numpy_dtype(py::make_tuple(element, py::make_tuple(f.count)));
+}
+
+}  // namespace
+
+py::handle numpy_attr(const char* name) {
+  py::object numpy = py::module_::import("numpy");
+  if (name == nullptr) return numpy.release();
+  return py::object(numpy.attr(name)).release();
+}
+
+py::object scalar_dtype(config::Scalar scalar) {
+  return numpy_dtype(py::str(scalar_format(scalar)));
+}
+
+py::object make_dtype(const config::Schema& schema, const config::Type& type) {
+  py::list names;
+  py::list formats;
+  py::list offsets;
+  for (const config::Field& f : type.fields) {
+    names.append(f.name);
+    formats.append(field_format(schema, f));
+    offsets.append(f.offset);
+  }
+  py::dict spec;
+  spec["names"] = names;
+  spec["formats"] = formats;
+  spec["offsets"] = offsets;
+  spec["itemsize"] = type.size;
+  return numpy_dtype(spec, true);
+}
+
+}  // namespace ferry::python

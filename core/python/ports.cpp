@@ -1,0 +1,344 @@
+#include "ports.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include "ferry/error.hpp"
+#include "numpy_layout.hpp"
+#include "sample_values.hpp"
+
+namespace ferry::python {
+
+namespace py = pybind11;
+
+namespace {
+
+// Dict samples up to this size are encoded in the publisher's buffer and
+// copied into the ring; larger ones are encoded straight into a loan.
+constexpr std::size_t kEncodeInBuffer = 64 * 1024;
+
+// A numpy view of `size` bytes at `data`, whose base object owns `keep`:
+// the memory stays valid while any array derived from the view lives.
+py::array make_view(std::shared_ptr<void> keep, const py::object& dtype, std::byte* data,
+                    std::size_t size, bool writable) {
+  py::capsule base(new std::shared_ptr<void>(std::move(keep)),
+                   [](void* owner) { delete static_cast<std::shared_ptr<void>*>(owner); });
+  py::array view;
+  if (dtype.is_none()) {
+    view = py::array(py::dtype("u1"), std::vector<py::ssize_t>{static_cast<py::ssize_t>(size)},
+                     std::vector<py::ssize_t>{1}, data, base);
+  } else {
+    view = py::array(py::reinterpret_borrow<py::dtype>(dtype), std::vector<py::ssize_t>{},
+                     std::vector<py::ssize_t>{}, data, base);
+  }
+  if (!writable) view.attr("setflags")(py::arg("write") = false);
+  return view;
+}
+
+py::memoryview byte_view(std::shared_ptr<void> keep, std::byte* data, std::size_t size,
+                         bool writable) {
+  return py::memoryview(make_view(std::move(keep), py::none(), data, size, writable));
+}
+
+// The topic's struct type; bytes and opaque samples have no fields.
+const config::Type& struct_type(const TopicSchema& schema) {
+  if (schema.type == nullptr) {
+    throw Error(fmt::format("topic '{}' carries {} samples without fields; read them as s.data",
+                            schema.topic, schema.bytes ? "bytes" : "opaque"));
+  }
+  return *schema.type;
+}
+
+const config::Field& find_field(const TopicSchema& schema, const std::string& name) {
+  for (const config::Field& f : struct_type(schema).fields) {
+    if (f.name == name) return f;
+  }
+  std::string names;
+  for (const config::Field& f : schema.type->fields) names += (names.empty() ? "" : ", ") + f.name;
+  throw Error(fmt::format("type {} of topic '{}' has no field '{}' (its fields: {})",
+                          schema.type->name, schema.topic, name, names));
+}
+
+// Publishes with the GIL released: a `block` topic may wait for room.
+template <class... Args>
+PublishResult unlocked_publish(RawPublisher& port, Args&&... args) {
+  const py::gil_scoped_release unlocked;
+  return port.publish(std::forward<Args>(args)...);
+}
+
+}  // namespace
+
+InUse::InUse(bool& busy, const char* what, const std::string& topic) : busy_(busy) {
+  if (busy_) {
+    throw Error(
+        fmt::format("{} on topic '{}': the port is in use by another thread; use each "
+                    "port from one thread at a time",
+                    what, topic));
+  }
+  busy_ = true;
+}
+
+std::chrono::nanoseconds to_timeout(std::optional<double> seconds, const char* what) {
+  if (!seconds) return std::chrono::nanoseconds::zero();
+  if (!std::isfinite(*seconds) || *seconds < 0) {
+    throw Error(
+        fmt::format("{}: timeout must be a finite number of seconds >= 0, not {}", what, *seconds));
+  }
+  return std::chrono::nanoseconds(static_cast<std::int64_t>(std::min(*seconds, 1e9) * 1e9));
+}
+
+// --- Sample ---
+
+Sample::Sample(RawSample sample, std::shared_ptr<const TopicSchema> schema)
+    : hold_(std::make_shared<SampleHold>(std::move(sample))),
+      schema_(std::move(schema)),
+      size_(hold_->sample.size()) {}
+
+const std::byte* Sample::bytes() const {
+  if (hold_ == nullptr) {
+    throw Error(
+        fmt::format("this sample of topic '{}' was released; its fields, array and data "
+                    "can no longer be read",
+                    schema_->topic));
+  }
+  return hold_->sample.data();
+}
+
+py::object Sample::item(const std::string& field) {
+  const std::byte* base = bytes();
+  const config::Field& f = find_field(*schema_, field);
+  if (f.is_array) return array()[py::str(field)];  // a zero-copy view
+  return field_value(schema_->config->schema, f, base);
+}
+
+py::dict Sample::to_dict() {
+  const std::byte* base = bytes();
+  return struct_value(schema_->config->schema, struct_type(*schema_), base);
+}
+
+py::object Sample::array() {
+  const std::byte* base = bytes();
+  if (!array_) {
+    array_ = make_view(hold_, schema_->dtype, const_cast<std::byte*>(base), size_, false);
+  }
+  return array_;
+}
+
+py::memoryview Sample::data() {
+  const std::byte* base = bytes();
+  return byte_view(hold_, const_cast<std::byte*>(base), size_, false);
+}
+
+void Sample::release() noexcept {
+  array_ = py::object();
+  hold_.reset();  // views alive keep the sample until they go
+}
+
+// --- Loan ---
+
+Loan::Loan(std::shared_ptr<LoanHold> hold, std::shared_ptr<const TopicSchema> schema,
+           std::size_t size)
+    : hold_(std::move(hold)), schema_(std::move(schema)), size_(size) {}
+
+std::byte* Loan::bytes() const {
+  if (hold_ == nullptr) {
+    throw Error(
+        fmt::format("this loan on topic '{}' was published or discarded already", schema_->topic));
+  }
+  return hold_->loan->data();
+}
+
+py::object Loan::array() {
+  std::byte* base = bytes();
+  if (!array_) array_ = make_view(hold_, schema_->dtype, base, size_, true);
+  return array_;
+}
+
+py::memoryview Loan::data() { return byte_view(hold_, bytes(), size_, true); }
+
+PublishResult Loan::publish() {
+  (void)bytes();
+  array_ = py::object();
+  if (hold_.use_count() > 1) {
+    throw Error(
+        fmt::format("this loan on topic '{}' cannot be published while {} numpy view(s) "
+                    "of it are alive (a published chunk belongs to the subscribers); "
+                    "delete them first",
+                    schema_->topic, hold_.use_count() - 1));
+  }
+  const InUse in_use(hold_->publisher->busy, "publish()",
+                     schema_->topic);  // before: keeps the loan
+  const std::shared_ptr<LoanHold> hold = std::move(hold_);
+  const PublishResult result =
+      unlocked_publish(hold->publisher->port, std::move(*hold->loan), size_);
+  hold->loan.reset();
+  if (result.error) {
+    throw Error(fmt::format("publishing on topic '{}' failed: {}", schema_->topic,
+                            to_string(*result.error)));
+  }
+  return result;
+}
+
+void Loan::discard() noexcept {
+  array_ = py::object();
+  hold_.reset();  // the chunk goes back once no view holds it
+}
+
+// --- Publisher ---
+
+Publisher::Publisher(RawPublisher publisher, TopicSchema described)
+    : port_(std::make_shared<SharedPublisher>(std::move(publisher))),
+      schema_(for_port(std::move(described), port_->port.sample_size())) {}
+
+PublishResult Publisher::checked(PublishResult result) const {
+  if (result.error) {
+    throw Error(fmt::format("publishing on topic '{}' failed: {}", schema_->topic,
+                            to_string(*result.error)));
+  }
+  return result;
+}
+
+PublishResult Publisher::publish_bytes(const std::byte* data, std::size_t size) {
+  if (schema_->bytes) {
+    if (size > port_->port.max_size()) {
+      throw Error(fmt::format("a payload of {} bytes exceeds topic '{}''s max_size of {} bytes",
+                              size, schema_->topic, port_->port.max_size()));
+    }
+    auto loan = port_->port.loan(size);
+    if (!loan) checked(PublishResult{.error = loan.error()});
+    std::memcpy(loan->data(), data, size);
+    return checked(unlocked_publish(port_->port, std::move(*loan), size));
+  }
+  if (size != schema_->size) {
+    throw Error(fmt::format("topic '{}' takes samples of {} bytes, not {}", schema_->topic,
+                            schema_->size, size));
+  }
+  return checked(unlocked_publish(port_->port, std::span<const std::byte>(data, size)));
+}
+
+PublishResult Publisher::publish(py::handle value) {
+  const TopicSchema& s = *schema_;
+  const InUse in_use(port_->busy, "publish()", s.topic);
+  if (PyDict_Check(value.ptr())) {
+    const config::Type& type = struct_type(s);
+    if (s.size <= kEncodeInBuffer) {
+      buffer_.assign(s.size, std::byte{0});
+      encode_struct(s.config->schema, type, value, buffer_.data(), "");
+      return checked(unlocked_publish(port_->port, std::span<const std::byte>(buffer_)));
+    }
+    auto loan = port_->port.loan(s.size);
+    if (!loan) checked(PublishResult{.error = loan.error()});
+    std::memset(loan->data(), 0, s.size);
+    encode_struct(s.config->schema, type, value, loan->data(), "");  // throws: loan returned
+    return checked(unlocked_publish(port_->port, std::move(*loan), s.size));
+  }
+  static const py::handle ndarray = numpy_attr("ndarray");
+  static const py::handle generic = numpy_attr("generic");
+  if (!s.dtype.is_none() && (py::isinstance(value, ndarray) || py::isinstance(value, generic))) {
+    const py::array record = py::module_::import("numpy").attr("ascontiguousarray")(value);
+    if (!record.dtype().equal(py::reinterpret_borrow<py::dtype>(s.dtype)) || record.size() != 1) {
+      throw Error(
+          fmt::format("topic '{}' takes one numpy record of dtype {} (type {}), not {} "
+                      "of dtype {}",
+                      s.topic, py::str(s.dtype).cast<std::string>(), s.type->name, record.size(),
+                      py::str(record.dtype()).cast<std::string>()));
+    }
+    return publish_bytes(static_cast<const std::byte*>(record.data()), s.size);
+  }
+  if (PyObject_CheckBuffer(value.ptr()) != 0 && (s.bytes || s.type == nullptr)) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(value.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0)
+      throw py::error_already_set();
+    const std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> guard(&view, PyBuffer_Release);
+    return publish_bytes(static_cast<const std::byte*>(view.buf),
+                         static_cast<std::size_t>(view.len));
+  }
+  if (s.bytes) {
+    throw Error(
+        fmt::format("topic '{}' carries bytes: publish() takes bytes, bytearray or a "
+                    "memoryview, not {}",
+                    s.topic, Py_TYPE(value.ptr())->tp_name));
+  }
+  throw Error(fmt::format(
+      "publish() on topic '{}' takes a dict or a numpy record of type {}, not {}", s.topic,
+      s.type != nullptr ? s.type->name : s.type_name, Py_TYPE(value.ptr())->tp_name));
+}
+
+Loan Publisher::loan(std::optional<std::size_t> size) {
+  const TopicSchema& s = *schema_;
+  const InUse in_use(port_->busy, "loan()", s.topic);
+  if (s.bytes && !size) {
+    throw Error(
+        fmt::format("topic '{}' carries bytes: loan(size) needs the payload's size", s.topic));
+  }
+  if (!s.bytes && size && *size != s.size) {
+    throw Error(fmt::format("topic '{}' takes samples of {} bytes: call loan() without a size",
+                            s.topic, s.size));
+  }
+  const std::size_t bytes = size.value_or(s.size);
+  if (s.bytes && bytes > port_->port.max_size()) {
+    throw Error(fmt::format("a loan of {} bytes exceeds topic '{}''s max_size of {} bytes", bytes,
+                            s.topic, port_->port.max_size()));
+  }
+  auto loan = port_->port.loan(bytes);
+  if (!loan) {
+    throw Error(fmt::format("loan on topic '{}' failed: {}", s.topic, to_string(loan.error())));
+  }
+  return Loan(std::make_shared<LoanHold>(port_, std::move(*loan)), schema_, bytes);
+}
+
+// --- Subscriber ---
+
+Subscriber::Subscriber(RawSubscriber subscriber, TopicSchema described)
+    : port_(std::make_unique<RawSubscriber>(std::move(subscriber))),
+      schema_(for_port(std::move(described), port_->sample_size())) {}
+
+std::optional<Sample> Subscriber::take(std::optional<double> timeout) {
+  const auto wait = to_timeout(timeout, "take()");
+  const InUse in_use(busy_, "take()", schema_->topic);
+  std::optional<RawSample> sample;
+  if (wait.count() == 0) {
+    sample = port_->take();
+  } else {
+    py::gil_scoped_release unlocked;
+    sample = port_->take(wait);
+  }
+  if (!sample) return std::nullopt;
+  return Sample(std::move(*sample), schema_);
+}
+
+// --- WaitSet ---
+
+std::size_t WaitSet::attach(py::object subscriber) {
+  auto& sub = subscriber.cast<Subscriber&>();
+  const std::size_t index = wait_set_.attach(sub.port());
+  attached_.at(index) = std::move(subscriber);
+  return index;
+}
+
+void WaitSet::detach(py::object subscriber) {
+  auto& sub = subscriber.cast<Subscriber&>();
+  wait_set_.detach(sub.port());
+  for (auto& held : attached_) {
+    if (held && held.is(subscriber)) held = py::object();
+  }
+}
+
+py::list WaitSet::wait(std::optional<double> timeout) {
+  const auto wait = to_timeout(timeout, "WaitSet.wait()");
+  Ready ready;
+  {
+    py::gil_scoped_release unlocked;
+    ready = wait_set_.wait(wait);
+  }
+  py::list out;
+  for (std::size_t index : ready) {
+    if (attached_[index]) out.append(attached_[index]);
+  }
+  return out;
+}
+
+}  // namespace ferry::python

@@ -1,0 +1,166 @@
+#pragma once
+// The Python objects: Node, Publisher, Subscriber, Sample, Loan, WaitSet.
+//
+// Memory safety of numpy views (a view must never outlive the memory it
+// shows):
+// - A Sample's views (.array, .data, array fields) each hold the sample: a
+//   view's base object owns a reference to it, so the sample goes back to
+//   the publisher's pool only when release() was called (or the Sample is
+//   gone) AND the last view is gone. After release() the Sample itself
+//   refuses every read with ferry.Error; views taken before stay valid.
+// - A Loan's views hold the loan the same way, but a published chunk belongs
+//   to the subscribers: publish() refuses with ferry.Error while a view of
+//   the loan is alive, so no view can ever write into a published chunk.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ferry/node.hpp"
+#include "ferry/raw.hpp"
+#include "ferry/wait_set.hpp"
+#include "topic_schema.hpp"
+
+namespace ferry::python {
+
+// A taken sample, shared by a Sample and its views.
+struct SampleHold {
+  explicit SampleHold(RawSample s) : sample(std::move(s)) {}
+  RawSample sample;
+};
+
+class Sample {
+ public:
+  Sample(RawSample sample, std::shared_ptr<const TopicSchema> schema);
+
+  [[nodiscard]] pybind11::object item(const std::string& field);
+  [[nodiscard]] pybind11::dict to_dict();
+  [[nodiscard]] pybind11::object array();
+  [[nodiscard]] pybind11::memoryview data();
+  [[nodiscard]] std::size_t size() const noexcept { return size_; }
+  [[nodiscard]] const std::string& topic() const noexcept { return schema_->topic; }
+  [[nodiscard]] bool released() const noexcept { return hold_ == nullptr; }
+  void release() noexcept;
+
+ private:
+  [[nodiscard]] const std::byte* bytes() const;  // throws once released
+
+  std::shared_ptr<SampleHold> hold_;
+  std::shared_ptr<const TopicSchema> schema_;
+  std::size_t size_;
+  pybind11::object array_;  // cached .array view
+};
+
+// Python threads share ports, but a C++ port is used from one thread at a
+// time, and publish() and take(timeout) release the GIL while they may
+// wait. A port is marked busy while it is used; a second thread gets a
+// ferry.Error instead of a data race. The mark is set and cleared with the
+// GIL held (InUse lives outside the GIL release), so a plain bool suffices.
+class InUse {
+ public:
+  InUse(bool& busy, const char* what, const std::string& topic);
+  ~InUse() { busy_ = false; }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+
+ private:
+  bool& busy_;
+};
+
+// A publisher port, shared by a Publisher and its loans.
+struct SharedPublisher {
+  explicit SharedPublisher(RawPublisher p) : port(std::move(p)) {}
+  RawPublisher port;
+  bool busy = false;  // see InUse
+};
+
+// An unpublished chunk, shared by a Loan and its views.
+struct LoanHold {
+  LoanHold(std::shared_ptr<SharedPublisher> p, RawLoan l)
+      : publisher(std::move(p)), loan(std::move(l)) {}
+  std::shared_ptr<SharedPublisher> publisher;  // declared first: outlives the loan
+  std::optional<RawLoan> loan;
+};
+
+class Loan {
+ public:
+  Loan(std::shared_ptr<LoanHold> hold, std::shared_ptr<const TopicSchema> schema, std::size_t size);
+
+  [[nodiscard]] pybind11::object array();
+  [[nodiscard]] pybind11::memoryview data();
+  PublishResult publish();
+  // Gives the chunk back unpublished (also what leaving a `with` block does
+  // when publish() was not called).
+  void discard() noexcept;
+  [[nodiscard]] bool done() const noexcept { return hold_ == nullptr; }
+
+ private:
+  [[nodiscard]] std::byte* bytes() const;  // throws once published or discarded
+
+  std::shared_ptr<LoanHold> hold_;
+  std::shared_ptr<const TopicSchema> schema_;
+  std::size_t size_;
+  pybind11::object array_;  // cached .array view
+};
+
+class Publisher {
+ public:
+  Publisher(RawPublisher publisher, TopicSchema described);
+
+  PublishResult publish(pybind11::handle value);
+  Loan loan(std::optional<std::size_t> size);
+  [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
+    return port_->port.subscriber_count();
+  }
+  [[nodiscard]] const TopicSchema& schema() const noexcept { return *schema_; }
+
+ private:
+  PublishResult publish_bytes(const std::byte* data, std::size_t size);
+  PublishResult checked(PublishResult result) const;
+
+  std::shared_ptr<SharedPublisher> port_;
+  std::shared_ptr<const TopicSchema> schema_;
+  std::vector<std::byte> buffer_;  // small samples encoded here, then copied into the ring
+};
+
+class Subscriber {
+ public:
+  Subscriber(RawSubscriber subscriber, TopicSchema described);
+
+  // None when nothing came within `timeout` seconds (None or 0: never waits).
+  std::optional<Sample> take(std::optional<double> timeout);
+  [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
+  [[nodiscard]] const TopicSchema& schema() const noexcept { return *schema_; }
+  [[nodiscard]] RawSubscriber& port() noexcept { return *port_; }
+
+ private:
+  std::unique_ptr<RawSubscriber> port_;
+  std::shared_ptr<const TopicSchema> schema_;
+  bool busy_ = false;  // see InUse
+};
+
+class WaitSet {
+ public:
+  std::size_t attach(pybind11::object subscriber);
+  void detach(pybind11::object subscriber);
+  // The attached subscribers that have a sample (empty on timeout).
+  pybind11::list wait(std::optional<double> timeout);
+  void notify() noexcept { wait_set_.notify(); }
+
+ private:
+  ferry::WaitSet wait_set_;
+  std::vector<pybind11::object> attached_ =
+      std::vector<pybind11::object>(ferry::WaitSet::kMaxAttachments);
+};
+
+// Seconds (None: zero) as a timeout; a negative or non-finite one is an
+// error naming `what`.
+[[nodiscard]] std::chrono::nanoseconds to_timeout(std::optional<double> seconds, const char* what);
+
+}  // namespace ferry::python

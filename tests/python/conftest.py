@@ -1,0 +1,192 @@
+"""Fixtures for the Python module's tests: a real ferryd in a fresh domain per test.
+
+Mirrors tests/support/daemon_fixture.hpp: the domain is named ft<pid>-<n>-<random> (so the
+suite's clean-up step recognises it), ferryd runs in the foreground with FERRY_RUNTIME_DIR
+pointing at a private directory, and everything (daemon, shared memory, directory) is removed
+when the test ends, also when it fails. ctest sets FERRY_BIN_DIR, FERRY_TEST_BIN_DIR and
+PYTHONPATH (build/python).
+"""
+
+import itertools
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import ferry
+
+BIN_DIR = Path(os.environ.get("FERRY_BIN_DIR", Path(__file__).parents[2] / "build" / "bin"))
+TEST_BIN_DIR = Path(os.environ.get("FERRY_TEST_BIN_DIR", BIN_DIR.parent / "tests"))
+_counter = itertools.count()
+
+FRAME_TYPE = """  Frame:
+    fields:
+      - { name: stamp_ns, type: u64 }
+      - { name: seq, type: u64 }
+      - { name: width, type: u32 }
+      - { name: height, type: u32 }
+      - { name: pixels, type: "u8[3110400]" }
+  Pose:
+    fields:
+      - { name: stamp_ns, type: u64 }
+      - { name: x, type: f64 }
+      - { name: y, type: f64 }
+      - { name: frame, type: "char[16]" }
+"""
+
+TOPICS = """topics:
+  - { name: all, type: All, capacity: 8 }
+  - { name: pose, type: Pose, capacity: 16 }
+  - { name: pose/other, type: Pose, capacity: 16 }
+  - { name: pose/history, type: Pose, capacity: 8, history: 3 }
+  - { name: frames, type: Frame, capacity: 4, max_subscribers: 2, max_publishers: 1 }
+  - { name: text, type: bytes, max_size: 4KiB, policy: drop_new }
+pool:
+  - { chunk_size: 4KiB, count: 64 }
+  - { chunk_size: 4MiB, count: 16 }
+"""
+
+
+def peer_path():
+    return str(TEST_BIN_DIR / "interop_peer")
+
+
+def all_types_yaml():
+    """The Inner and All types of tests/tools/all_types_yaml.hpp, printed by interop_peer."""
+    return subprocess.run([peer_path(), "yaml"], check=True, capture_output=True, text=True,
+                          timeout=10).stdout
+
+
+class Domain:
+    def __init__(self, tmp_root):
+        self.name = f"ft{os.getpid()}-{next(_counter)}-{random.randrange(100000)}"
+        self.runtime_dir = Path(tmp_root) / f"ferry-test-{self.name}"
+        self.runtime_dir.mkdir(mode=0o700)
+        self.env = dict(os.environ, FERRY_DOMAIN=self.name, FERRY_RUNTIME_DIR=str(self.runtime_dir))
+        self.daemon = None
+
+    def start(self, yaml=None, config_file=None):
+        """ferryd with `yaml` (after this domain's name and a short liveness timeout), or with
+        `config_file` as it is (--domain: this one)."""
+        if config_file is None:
+            config_file = self.runtime_dir / "ferry.yaml"
+            config_file.write_text(
+                f"domain: {self.name}\nliveness: {{ heartbeat_ms: 50, timeout_ms: 400 }}\n" + yaml)
+        self.daemon = subprocess.Popen(
+            [str(BIN_DIR / "ferryd"), "--config", str(config_file), "--domain", self.name,
+             "--foreground", "--log-level", "warn"],
+            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        sock_path = str(self.runtime_dir / f"{self.name}.sock")
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if self.daemon.poll() is not None:
+                raise RuntimeError(f"ferryd exited: {self.daemon.stderr.read().decode()}")
+            try:
+                with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
+                    s.connect(sock_path)
+                return
+            except OSError:
+                time.sleep(0.01)
+        raise RuntimeError("ferryd did not open its socket within 10 s")
+
+    def spawn(self, argv, **kwargs):
+        """A child process in this domain, with pipes for stdin and stdout."""
+        return subprocess.Popen(argv, env=self.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, **kwargs)
+
+    def ferry_json(self, *args):
+        out = subprocess.run([str(BIN_DIR / "ferry"), *args, "--json"], env=self.env, check=True,
+                             capture_output=True, text=True, timeout=10).stdout
+        return json.loads(out)
+
+    def stop(self):
+        if self.daemon is not None and self.daemon.poll() is None:
+            self.daemon.send_signal(signal.SIGTERM)
+            try:
+                self.daemon.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+        for path in Path("/dev/shm").glob(f"ferry.{self.name}.*"):
+            path.unlink(missing_ok=True)
+        shutil.rmtree(self.runtime_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def bare_domain(monkeypatch):
+    """A fresh domain whose ferryd the test starts (Domain.start)."""
+    d = Domain("/tmp")
+    try:
+        monkeypatch.setenv("FERRY_DOMAIN", d.name)
+        monkeypatch.setenv("FERRY_RUNTIME_DIR", str(d.runtime_dir))
+        yield d
+    finally:
+        d.stop()
+
+
+@pytest.fixture
+def domain(monkeypatch):
+    """A running ferryd with the test topics; FERRY_DOMAIN and FERRY_RUNTIME_DIR point at it."""
+    d = Domain("/tmp")
+    try:
+        d.start("types:\n" + all_types_yaml() + FRAME_TYPE + TOPICS)
+        monkeypatch.setenv("FERRY_DOMAIN", d.name)
+        monkeypatch.setenv("FERRY_RUNTIME_DIR", str(d.runtime_dir))
+        yield d
+    finally:
+        d.stop()
+
+
+def wait_until(predicate, timeout=5.0):
+    """Polls `predicate` every 5 ms for up to `timeout` seconds; its last value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() >= deadline:
+            return value
+        time.sleep(0.005)
+
+
+def read_line(process, timeout=10.0):
+    """One line of a child's stdout, or a failure naming what it said on stderr."""
+    import selectors
+    with selectors.DefaultSelector() as sel:
+        sel.register(process.stdout, selectors.EVENT_READ)
+        if not sel.select(timeout):
+            process.kill()
+            raise AssertionError(f"no output within {timeout} s: {process.stderr.read()}")
+    line = process.stdout.readline()
+    if not line:
+        process.wait(timeout=5)
+        raise AssertionError(f"child ended ({process.returncode}): {process.stderr.read()}")
+    return line.strip()
+
+
+def finish(process, timeout=10.0):
+    """Tells a lingering peer to leave and checks that it succeeded."""
+    try:
+        process.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0, process.stderr.read()
+
+
+def ports(topic="pose"):
+    """A node with a publisher and a subscriber of `topic`, matched."""
+    node = ferry.Node("py-test")
+    pub = node.publisher(topic)
+    sub = node.subscriber(topic)
+    assert wait_until(lambda: pub.subscriber_count == 1)
+    return node, pub, sub
