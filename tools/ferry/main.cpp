@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
       "  ferry top\n"
       "  ferry config check topics.yaml\n"
       "  ferry clean                      # after a ferryd was killed\n"
+      "  ferry record --all -o run.mcap   # Ctrl-C to stop\n"
       "  ferry bag info run.mcap\n"
+      "  ferry play run.mcap\n"
       "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration "
       "error.");
 
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
   add_bench_commands(app, context);
   add_clean_command(app, context);
   add_bag_commands(app, context);
+  add_record_command(app, context);
+  add_play_command(app, context);
   // Last, so that every verb registered above gets them.
   add_global_flags(app, context);
 
