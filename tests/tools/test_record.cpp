@@ -485,3 +485,59 @@ TEST_CASE("ferry record --all: a topic that appears while recording is recorded 
   // The declared topics were recorded from the start (nothing published on them).
   CHECK(reader.summary().channels.size() == 5);
 }
+
+TEST_CASE(
+    "ferry record: a drop_oldest topic and a stopped recorder: the missed sequences reported") {
+  TestDomain domain;
+  Daemon daemon(domain, config_yaml());
+  ferry::test::use_domain_env(domain);
+  bag_test::TempDir dir("record-gaps");
+  const auto file = dir / "gaps.mcap";
+  Background recorder(domain, {bin_path("ferry"), "record", "ticks", "-o", file.string()});
+  REQUIRE(subscribed(domain, "ticks"));
+  constexpr std::uint64_t kTicks = 3000;
+  Child ticks([] {
+    ferry::Node node{"ticker"};
+    auto pub = node.publisher<Tick>("ticks");
+    wait_for_subscriber(pub);
+    for (std::uint64_t i = 0; i < kTicks; ++i) {
+      Tick t{};
+      t.n = i;
+      (void)pub.publish(t);
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+    return 0;
+  });
+  // The recorder stopped for 300 ms: its queue of 8 overwrites what comes.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  recorder.signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  recorder.signal(SIGCONT);
+  CHECK(ticks.wait(std::chrono::seconds(10)) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  recorder.signal(SIGINT);
+  INFO(recorder.out() << recorder.err());
+  REQUIRE(recorder.wait(std::chrono::seconds(5)) == 0);
+
+  // The gaps in the file's sequences are the ones reported.
+  ferry::bag::McapReader reader(file);
+  std::uint64_t messages = 0, gaps = 0;
+  std::uint32_t last = 0;
+  reader.for_each_message([&](const ferry::bag::MessageView& m) {
+    if (messages != 0 && m.header.sequence > last + 1) gaps += m.header.sequence - last - 1;
+    last = m.header.sequence;
+    ++messages;
+    return true;
+  });
+  CHECK(gaps > 100);  // most of 300 ms at ~4 kHz
+  const auto metadata = reader.metadata();
+  REQUIRE(metadata.size() == 1);
+  std::map<std::string, std::string> values(metadata[0].metadata.begin(),
+                                            metadata[0].metadata.end());
+  CHECK(values["missed:ticks"] == std::to_string(gaps));
+  CHECK(values["missed"] == std::to_string(gaps));
+  CHECK(values["messages:ticks"] == std::to_string(messages));
+  CHECK(values["missed_ranges:ticks"].starts_with("publisher "));
+  CHECK(recorder.out().find("missed " + std::to_string(gaps) +
+                            " sample(s) on 'ticks' (publisher ") != std::string::npos);
+}

@@ -3,9 +3,8 @@
 // publisher's sequence, the publisher's id and the publish time. One place
 // reads them from a taken sample.
 
-#include <time.h>
-
 #include <cstdint>
+
 #include <ferry/ferry.hpp>
 
 namespace ferry::cli {
@@ -16,23 +15,16 @@ struct SampleMeta {
   std::uint64_t publish_time_ns = 0;  // CLOCK_REALTIME
 };
 
-[[nodiscard]] inline std::uint64_t realtime_ns() noexcept {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-         static_cast<std::uint64_t>(ts.tv_nsec);
-}
+// CLOCK_REALTIME now, the clock of publish_time_ns (an MCAP log_time).
+[[nodiscard]] inline std::uint64_t realtime_ns() noexcept { return detail::realtime_ns(); }
 
-// Per subscriber: samples carry no metadata yet, so the sequence counts the
-// samples taken (no gap can show) and the publish time is the take time.
+// As Sample<T>::info() reports them.
 class SampleMetaReader {
  public:
-  [[nodiscard]] SampleMeta operator()(const RawSample& /*sample*/) noexcept {
-    return SampleMeta{taken_++, 0, realtime_ns()};
+  [[nodiscard]] SampleMeta operator()(const RawSample& sample) const noexcept {
+    const SampleInfo& info = sample.info();
+    return SampleMeta{info.sequence, info.publisher_id, info.publish_time_ns};
   }
-
- private:
-  std::uint64_t taken_ = 0;
 };
 
 }  // namespace ferry::cli
