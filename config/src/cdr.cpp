@@ -173,17 +173,25 @@ std::uint64_t cdr_bytes_size(std::uint64_t data_size) noexcept {
   return kCdrHeaderSize + sizeof(std::uint32_t) + data_size;
 }
 
-void cdr_encode_bytes(std::span<const std::byte> data, std::vector<std::byte>& out) {
+void cdr_encode_bytes(std::span<const std::byte> data, std::span<std::byte> out) {
   if (data.size() > UINT32_MAX)
     throw CdrError("a bytes sample of " + std::to_string(data.size()) +
                    " bytes does not fit CDR's 32-bit length");
+  if (out.size() != cdr_bytes_size(data.size()))
+    throw CdrError("the CDR buffer for a bytes sample of " + std::to_string(data.size()) +
+                   " bytes is " + std::to_string(out.size()) + " bytes; expected " +
+                   std::to_string(cdr_bytes_size(data.size())));
   const auto length = static_cast<std::uint32_t>(data.size());
+  std::memcpy(out.data(), kHeader, kCdrHeaderSize);
+  std::memcpy(out.data() + kCdrHeaderSize, &length, sizeof length);
+  if (!data.empty())
+    std::memcpy(out.data() + kCdrHeaderSize + sizeof length, data.data(), data.size());
+}
+
+void cdr_encode_bytes(std::span<const std::byte> data, std::vector<std::byte>& out) {
   const std::size_t start = out.size();
   out.resize(start + cdr_bytes_size(data.size()));
-  std::memcpy(out.data() + start, kHeader, kCdrHeaderSize);
-  std::memcpy(out.data() + start + kCdrHeaderSize, &length, sizeof length);
-  if (!data.empty())
-    std::memcpy(out.data() + start + kCdrHeaderSize + sizeof length, data.data(), data.size());
+  cdr_encode_bytes(data, std::span<std::byte>(out).subspan(start));
 }
 
 std::span<const std::byte> cdr_decode_bytes(std::span<const std::byte> cdr) {

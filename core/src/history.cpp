@@ -7,7 +7,8 @@
 namespace ferry::detail {
 
 namespace {
-constexpr std::size_t kHeaderWords = 2;  // stamp; length | flags << 32
+// stamp; length | flags << 32; the sample's metadata (SlotMeta, 3 words)
+constexpr std::size_t kHeaderWords = 5;
 constexpr std::uint64_t complete_stamp(std::uint64_t seq) noexcept { return 2 * (seq + 1); }
 }  // namespace
 
@@ -29,7 +30,8 @@ std::uint64_t History::pooled_ref_of(std::uint32_t index) const noexcept {
   return e[kHeaderWords].load(std::memory_order_relaxed);  // PooledSlot::ref, the first word
 }
 
-std::uint64_t History::record(std::span<const std::byte> bytes, std::uint32_t flags) noexcept {
+std::uint64_t History::record(std::span<const std::byte> bytes, std::uint32_t flags,
+                              const transport::SlotMeta& meta) noexcept {
   if (depth_ == 0) return 0;
   // SYNC: relaxed; only this thread writes recorded_.
   const std::uint64_t seq = recorded_.load(std::memory_order_relaxed);
@@ -43,6 +45,9 @@ std::uint64_t History::record(std::span<const std::byte> bytes, std::uint32_t fl
   std::atomic_thread_fence(std::memory_order_release);
   const std::size_t size = std::min(bytes.size(), std::size_t{payload_words_} * 8);
   e[1].store(size | (std::uint64_t{flags} << 32), std::memory_order_relaxed);
+  e[2].store(meta.sequence, std::memory_order_relaxed);
+  e[3].store(meta.publisher_id, std::memory_order_relaxed);
+  e[4].store(meta.publish_time_ns, std::memory_order_relaxed);
   for (std::size_t w = 0; w * 8 < size; ++w) {
     std::uint64_t word = 0;
     std::memcpy(&word, bytes.data() + w * 8, std::min<std::size_t>(8, size - w * 8));
@@ -57,7 +62,7 @@ std::uint64_t History::record(std::span<const std::byte> bytes, std::uint32_t fl
 }
 
 bool History::read(std::uint64_t seq, std::span<std::byte> out, std::uint32_t& length,
-                   std::uint32_t& flags) const noexcept {
+                   std::uint32_t& flags, transport::SlotMeta& meta) const noexcept {
   if (depth_ == 0) return false;
   const std::atomic<std::uint64_t>* e = entry(seq);
   // SYNC: acquire, pairs with the writer's release store of the stamp.
@@ -67,6 +72,9 @@ bool History::read(std::uint64_t seq, std::span<std::byte> out, std::uint32_t& l
   const std::uint64_t header = e[1].load(std::memory_order_relaxed);
   const std::size_t size = static_cast<std::uint32_t>(header);
   if (size > out.size()) return false;
+  const transport::SlotMeta copied{e[2].load(std::memory_order_relaxed),
+                                   e[3].load(std::memory_order_relaxed),
+                                   e[4].load(std::memory_order_relaxed)};
   for (std::size_t w = 0; w * 8 < size; ++w) {
     const std::uint64_t word = e[kHeaderWords + w].load(std::memory_order_relaxed);
     std::memcpy(out.data() + w * 8, &word, std::min<std::size_t>(8, size - w * 8));
@@ -78,6 +86,7 @@ bool History::read(std::uint64_t seq, std::span<std::byte> out, std::uint32_t& l
   if (e[0].load(std::memory_order_relaxed) != stamp) return false;
   length = static_cast<std::uint32_t>(size);
   flags = static_cast<std::uint32_t>(header >> 32);
+  meta = copied;
   return true;
 }
 

@@ -4,6 +4,9 @@
 // pool reference (PooledSlot) that the history holds as the publisher's
 // node, so the chunk stays alive for subscribers that join later.
 //
+// Each entry also keeps the sample's metadata (sequence, publisher, publish
+// time), so a late subscriber gets the original values.
+//
 // Written by the user's thread after every publish; read by the node's
 // serving thread, which hands the history to a new subscriber's queue the
 // moment it matches (a publisher that published once, long ago, still
@@ -18,6 +21,8 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+
+#include "ferry/transport/ring_layout.hpp"
 
 namespace ferry::detail {
 
@@ -43,12 +48,13 @@ class History {
   // User's thread. Records the slot bytes of a published sample (a pooled
   // one's reference now belongs to the history). Returns the pool reference
   // of the pooled entry it replaced, for the caller to release, or 0.
-  std::uint64_t record(std::span<const std::byte> bytes, std::uint32_t flags) noexcept;
+  std::uint64_t record(std::span<const std::byte> bytes, std::uint32_t flags,
+                       const transport::SlotMeta& meta) noexcept;
 
   // Any thread. Copies entry `seq` into `out` (at least entry_bytes long).
   // False when it is gone (overwritten) or was being rewritten.
   bool read(std::uint64_t seq, std::span<std::byte> out, std::uint32_t& length,
-            std::uint32_t& flags) const noexcept;
+            std::uint32_t& flags, transport::SlotMeta& meta) const noexcept;
 
   // The pool references the history holds, for releasing them all when the
   // publisher goes (only when no other thread uses the history any more).
@@ -61,7 +67,7 @@ class History {
 
  private:
   // Entry i is words [i * stride_, (i + 1) * stride_): its stamp, then
-  // length | flags << 32, then the payload.
+  // length | flags << 32, the metadata (3 words), then the payload.
   [[nodiscard]] std::atomic<std::uint64_t>* entry(std::uint64_t seq) const noexcept {
     return &words_[(seq % depth_) * stride_];
   }

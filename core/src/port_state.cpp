@@ -44,8 +44,9 @@ void remove_peer(std::vector<std::unique_ptr<Connection>>& list, std::uint64_t p
 }  // namespace
 
 namespace {
-constexpr std::uint32_t kSlotHeader = 8;  // {length, flags} before a slot's payload
-}
+// {length, flags} and the sample's metadata before a slot's payload.
+constexpr auto kSlotHeader = static_cast<std::uint32_t>(transport::ring_layout::kSlotHeaderBytes);
+}  // namespace
 
 PortState::PortState(std::string domain_name, std::string topic_name,
                      const discovery::PortCreated& created,
@@ -77,6 +78,7 @@ PublisherState::PublisherState(std::string domain_name, std::string topic_name,
                                const discovery::PortCreated& created,
                                std::shared_ptr<DomainPoolView> pool_view)
     : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)),
+      publisher_id(created.port_id),
       history_(created.topic.limits.history, inline_max) {
   rebuild_lane();
 }
@@ -103,9 +105,10 @@ void PublisherState::revoke_given_to_dead(transport::OwnerId dead_owner) noexcep
   }
 }
 
-bool PublisherState::remember(std::span<const std::byte> slot_bytes, std::uint32_t flags) noexcept {
+bool PublisherState::remember(std::span<const std::byte> slot_bytes, std::uint32_t flags,
+                              const transport::SlotMeta& meta) noexcept {
   if (!history_.enabled()) return false;
-  if (const std::uint64_t evicted = history_.record(slot_bytes, flags); evicted != 0) {
+  if (const std::uint64_t evicted = history_.record(slot_bytes, flags, meta); evicted != 0) {
     (void)pool->pool.release(transport::ChunkRef::unpack(evicted), pool->owner);
   }
   return true;
@@ -126,6 +129,7 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
     std::uint32_t length = 0;
     std::uint32_t flags = 0;
     transport::ChunkRef chunk{};
+    transport::SlotMeta meta{};  // the original publish's: a late subscriber sees it unchanged
   };
   std::vector<Item> items;
   items.reserve(static_cast<std::size_t>(recorded - from));
@@ -142,7 +146,7 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
   for (std::uint64_t seq = from; seq < recorded; ++seq) {
     Item item;
     const auto slot = slot_of(items.size());
-    if (!history_.read(seq, slot, item.length, item.flags)) {
+    if (!history_.read(seq, slot, item.length, item.flags, item.meta)) {
       drop_collected();  // overwritten: the run restarts after it
       continue;
     }
@@ -166,7 +170,7 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
   std::size_t pushed = 0;
   for (; pushed < items.size(); ++pushed) {
     const Item& item = items[pushed];
-    if (!c.producer.try_push(slot_of(pushed).first(item.length), item.flags)) break;
+    if (!c.producer.try_push(slot_of(pushed).first(item.length), item.flags, item.meta)) break;
   }
   // A queue too full for the rest (history as large as the capacity, and
   // more published meanwhile): those are not handed out.

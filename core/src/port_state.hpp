@@ -151,6 +151,10 @@ class PublisherState final : public PortState {
                  std::shared_ptr<DomainPoolView> pool);
   ~PublisherState() override;
   std::uint32_t loans_out = 0;  // unpublished loans (user's thread)
+  // The port id ferryd first gave us, kept when the port re-registers with
+  // a restarted ferryd: the samples' publisher_id (ids are never reused in
+  // a domain).
+  const std::uint64_t publisher_id;
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
   void mark_dead() noexcept override;
@@ -161,7 +165,8 @@ class PublisherState final : public PortState {
   // late joiners (a pooled sample's reference passes to the history).
   // Returns false when the topic has no history (the caller keeps the
   // reference).
-  bool remember(std::span<const std::byte> slot_bytes, std::uint32_t flags) noexcept;
+  bool remember(std::span<const std::byte> slot_bytes, std::uint32_t flags,
+                const transport::SlotMeta& meta) noexcept;
   [[nodiscard]] bool keeps_history() const noexcept { return history_.enabled(); }
 
   // User's thread: the matched queues, current.

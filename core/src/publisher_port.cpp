@@ -27,7 +27,8 @@ using transport::RingError;
 struct Message {
   std::span<const std::byte> bytes;
   std::uint32_t flags = kSlotInline;
-  ChunkRef chunk{};  // pooled only
+  SampleInfo info{};  // travels in the slot next to the bytes
+  ChunkRef chunk{};   // pooled only
   // Pooled and no history: when there is exactly one queue, the
   // publisher's own reference is handed to its subscriber (Pool::transfer,
   // one CAS) instead of a give now and a release after the push. Null: never;
@@ -45,7 +46,8 @@ std::uint64_t pooled_ref(std::span<const std::byte> payload) noexcept {
 
 class Delivery {
  public:
-  Delivery(PublisherState& state, const Message& msg, PublishResult& result, bool hand_over) noexcept
+  Delivery(PublisherState& state, const Message& msg, PublishResult& result,
+           bool hand_over) noexcept
       : state_(state), msg_(msg), result_(result), hand_over_(hand_over) {}
 
   // Gives the subscriber's node its reference before the push makes the
@@ -82,7 +84,7 @@ class Delivery {
 
   void drop_new(PublisherConnection& c) noexcept {
     if (!prepare(c)) return;
-    if (c.producer.try_push(msg_.bytes, msg_.flags)) {
+    if (c.producer.try_push(msg_.bytes, msg_.flags, msg_.info)) {
       ++result_.delivered;
       return;
     }
@@ -94,7 +96,10 @@ class Delivery {
     if (!prepare(c)) return;
     auto pushed = c.producer.try_push_overwrite(
         msg_.bytes, msg_.flags,
-        [&](std::span<const std::byte> payload, std::uint32_t flags) { discarded(c, payload, flags); });
+        [&](std::span<const std::byte> payload, std::uint32_t flags) {
+          discarded(c, payload, flags);
+        },
+        msg_.info);
     if (!pushed) {
       take_back(c);
       refuse(c);
@@ -112,7 +117,7 @@ class Delivery {
     full.clear();
     for (auto& c : connections) {
       if (!prepare(*c)) continue;
-      if (c->producer.try_push(msg_.bytes, msg_.flags)) {
+      if (c->producer.try_push(msg_.bytes, msg_.flags, msg_.info)) {
         ++result_.delivered;
       } else {
         full.push_back(c.get());  // capacity reserved when the queue was added
@@ -126,7 +131,7 @@ class Delivery {
                                  std::chrono::steady_clock::duration::zero());
       // push() spins, then sleeps on the queue's space doorbell; a Timeout is
       // counted in the queue's timed_out counter by the ring itself.
-      auto pushed = c->producer.push(msg_.bytes, msg_.flags, left, &c->abandoned);
+      auto pushed = c->producer.push(msg_.bytes, msg_.flags, left, &c->abandoned, msg_.info);
       if (pushed) {
         ++result_.delivered;
         continue;
@@ -172,14 +177,16 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
 // Sends chunk `ref` (holding `size` bytes); the publisher's own reference
 // goes to the topic's history, or is dropped: the subscribers' references
 // keep the chunk alive.
-PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t size) noexcept {
+PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t size,
+                            const SampleInfo& info) noexcept {
   const PooledSlot slot{ref.pack(), size};
   bool handed = false;
-  const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, ref,
+  const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, info, ref,
                     state.keeps_history() ? nullptr : &handed};
   const PublishResult result = deliver(state, msg);
   if (handed) return result;  // our reference went to the subscriber
-  if (!state.remember(msg.bytes, kSlotPooled)) (void)state.pool->pool.release(ref, state.pool->owner);
+  if (!state.remember(msg.bytes, kSlotPooled, info))
+    (void)state.pool->pool.release(ref, state.pool->owner);
   return result;
 }
 
@@ -187,11 +194,15 @@ PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t siz
 
 PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
                              std::shared_ptr<PublisherState> state)
-    : runtime_(std::move(runtime)), state_(std::move(state)), lane_(state_->lane()) {}
+    : runtime_(std::move(runtime)),
+      state_(std::move(state)),
+      lane_(state_->lane()),
+      publisher_id_(state_->publisher_id) {}
 
 PublisherPort::~PublisherPort() { runtime_->destroy_port(*state_); }
 
-PublishResult PublisherPort::publish_general(const void* data, std::uint32_t size) noexcept {
+PublishResult PublisherPort::publish_general(const void* data, std::uint32_t size,
+                                             const SampleInfo& info) noexcept {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
   if (size <= state_->inline_max) {
     // One queue with room, no drop_oldest: one push (the inlined lane
@@ -200,12 +211,13 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     auto& connections = state_->connections();
     PublishResult result;
     if (connections.size() == 1 && state_->config.policy != Policy::drop_oldest &&
-        connections.front()->producer.try_push(bytes, kSlotInline)) [[likely]] {
+        connections.front()->producer.try_push(bytes, kSlotInline, info)) [[likely]] {
       result.delivered = 1;
     } else {
-      result = deliver(*state_, Message{bytes, kSlotInline, {}});
+      result = deliver(*state_, Message{bytes, kSlotInline, info, {}});
     }
-    if (!result.error) (void)state_->remember(bytes, kSlotInline);  // a no-op without `history:`
+    if (!result.error)
+      (void)state_->remember(bytes, kSlotInline, info);  // a no-op without `history:`
     return result;
   }
   // Too large for a slot: copy it into a chunk once, and share the chunk.
@@ -222,18 +234,22 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     return result;
   }
   std::memcpy(chunk->data, data, size);
-  return publish_loan(*chunk, size);
+  --state_->loans_out;
+  const ChunkRef ref = ChunkRef::unpack(std::exchange(chunk->ref, 0));
+  return deliver_chunk(*state_, ref, size, info);
 }
 
 std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noexcept {
   PublisherState& s = *state_;
   (void)s.connections();  // one acquire load: picks up a death sentence
-  if (s.dead_seen) [[unlikely]] return std::unexpected(ErrorCode::NodeDeclaredDead);
+  if (s.dead_seen) [[unlikely]]
+    return std::unexpected(ErrorCode::NodeDeclaredDead);
   if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);
   auto ref = s.pool->pool.allocate(size, s.pool->owner);
   if (!ref) {
-    return std::unexpected(ref.error() == transport::PoolError::TooLarge ? ErrorCode::TooLarge
-                                                                         : ErrorCode::PoolExhausted);
+    return std::unexpected(ref.error() == transport::PoolError::TooLarge
+                               ? ErrorCode::TooLarge
+                               : ErrorCode::PoolExhausted);
   }
   auto payload = s.pool->pool.resolve(*ref);
   if (!payload) {
@@ -248,7 +264,7 @@ PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) 
   if (chunk.ref == 0) return PublishResult{};
   --state_->loans_out;
   const ChunkRef ref = ChunkRef::unpack(std::exchange(chunk.ref, 0));
-  return deliver_chunk(*state_, ref, std::min(size, chunk.capacity));
+  return deliver_chunk(*state_, ref, std::min(size, chunk.capacity), next_info());
 }
 
 void PublisherPort::return_loan(LoanedChunk& chunk) noexcept {

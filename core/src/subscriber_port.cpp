@@ -72,10 +72,11 @@ bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t token,
     if (must_wait(queues, q)) continue;
     const std::span<std::byte> into(buffer, state.slot_bytes());
     std::uint32_t flags = 0;
-    auto popped = q.consumer.try_pop(into, &flags);
+    transport::SlotMeta* meta = &state.held().info(token);  // where the Sample reads it
+    auto popped = q.consumer.try_pop(into, &flags, meta);
     while (!popped && popped.error() == RingError::CorruptSlot) {
       // A slot a broken publisher wrote badly was skipped and counted.
-      popped = q.consumer.try_pop(into, &flags);
+      popped = q.consumer.try_pop(into, &flags, meta);
     }
     if (popped) {
       if (flags == kSlotPooled) {
@@ -177,8 +178,8 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
         return TakeStatus::Failed;
       }
       std::uint32_t flags = 0;
-      const auto popped =
-          q.consumer.try_pop(std::span<std::byte>(buffer, state.slot_bytes()), &flags);
+      const auto popped = q.consumer.try_pop(std::span<std::byte>(buffer, state.slot_bytes()),
+                                             &flags, &state.held().info(token));
       if (popped) {
         if (flags == kSlotInline && plausible_size(state, *popped)) [[likely]] {
           out.data = buffer;

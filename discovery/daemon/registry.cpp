@@ -10,12 +10,14 @@
 #include "ferry/config/limits.hpp"
 #include "ferry/discovery/limits.hpp"
 #include "ferry/transport/names.hpp"
+#include "ferry/transport/ring_layout.hpp"
 
 namespace ferry::discovery {
 
 namespace {
 
-constexpr std::uint32_t kSlotHeader = 8;        // the ring slot's {length, flags}
+// The ring slot's {length, flags} and sample metadata.
+constexpr std::uint64_t kSlotHeader = transport::ring_layout::kSlotHeaderBytes;
 constexpr std::uint64_t kPooledSlotBytes = 16;  // a pool reference and a size (core's PooledSlot)
 
 void erase_value(std::vector<std::uint64_t>& v, std::uint64_t value) {

@@ -228,6 +228,14 @@ TEST_CASE("cdr: bytes samples are a uint32 length and the data") {
   const auto view = cdr_decode_bytes(out);
   CHECK(std::vector<std::byte>(view.begin(), view.end()) == hi);
 
+  std::vector<std::byte> room(cdr_bytes_size(2));
+  cdr_encode_bytes(hi, std::span<std::byte>(room));
+  CHECK(room == out);
+  std::vector<std::byte> small(cdr_bytes_size(1));
+  CHECK_THROWS_WITH_AS(cdr_encode_bytes(hi, std::span<std::byte>(small)),
+                       "the CDR buffer for a bytes sample of 2 bytes is 9 bytes; expected 10",
+                       CdrError);
+
   std::vector<std::byte> empty;
   cdr_encode_bytes({}, empty);
   CHECK(cdr_decode_bytes(empty).empty());

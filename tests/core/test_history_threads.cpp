@@ -12,6 +12,7 @@
 #include "history.hpp"
 
 using ferry::detail::History;
+namespace transport = ferry::transport;
 
 namespace {
 
@@ -24,21 +25,27 @@ std::vector<std::byte> entry_for(std::uint64_t seq) {
   return bytes;
 }
 
+// Entry `seq`'s metadata: distinct words, all derived from seq.
+transport::SlotMeta meta_for(std::uint64_t seq) { return {seq, seq * 3 + 1, seq * 7 + 2}; }
+
 }  // namespace
 
 TEST_CASE("history keeps the last N entries, in order, and evicts the oldest") {
   History history(3, kEntryBytes);
-  for (std::uint64_t seq = 0; seq < 5; ++seq) (void)history.record(entry_for(seq), 0);
+  for (std::uint64_t seq = 0; seq < 5; ++seq)
+    (void)history.record(entry_for(seq), 0, meta_for(seq));
   CHECK(history.recorded() == 5);
   std::vector<std::byte> out(kEntryBytes);
   std::uint32_t length = 0;
   std::uint32_t flags = 9;
-  CHECK_FALSE(history.read(1, out, length, flags));  // evicted
+  transport::SlotMeta meta{};
+  CHECK_FALSE(history.read(1, out, length, flags, meta));  // evicted
   for (std::uint64_t seq = 2; seq < 5; ++seq) {
-    REQUIRE(history.read(seq, out, length, flags));
+    REQUIRE(history.read(seq, out, length, flags, meta));
     const auto expected = entry_for(seq);
     CHECK(length == expected.size());
     CHECK(flags == 0);
+    CHECK(meta == meta_for(seq));  // a late subscriber gets the original metadata
     CHECK(std::memcmp(out.data(), expected.data(), length) == 0);
   }
 }
@@ -46,9 +53,9 @@ TEST_CASE("history keeps the last N entries, in order, and evicts the oldest") {
 TEST_CASE("history returns a pooled entry's reference when it evicts it") {
   History history(2, kEntryBytes);
   const std::uint64_t slot[2] = {0xABCD, 100};  // a PooledSlot: reference, size
-  CHECK(history.record(std::as_bytes(std::span(slot)), 1) == 0);
-  CHECK(history.record(entry_for(1), 0) == 0);
-  CHECK(history.record(entry_for(2), 0) == 0xABCD);  // the pooled one leaves
+  CHECK(history.record(std::as_bytes(std::span(slot)), 1, meta_for(0)) == 0);
+  CHECK(history.record(entry_for(1), 0, meta_for(1)) == 0);
+  CHECK(history.record(entry_for(2), 0, meta_for(2)) == 0xABCD);  // the pooled one leaves
   std::vector<std::uint64_t> kept;
   history.for_each_pooled([&](std::uint64_t ref) { kept.push_back(ref); });
   CHECK(kept.empty());
@@ -68,9 +75,11 @@ TEST_CASE("a reader racing the writer sees whole entries or nothing") {
       for (std::uint64_t seq = first; seq < recorded; ++seq) {
         std::uint32_t length = 0;
         std::uint32_t flags = 0;
-        if (!history.read(seq, out, length, flags)) continue;
+        transport::SlotMeta meta{};
+        if (!history.read(seq, out, length, flags, meta)) continue;
         const auto expected = entry_for(seq);
-        if (length != expected.size() || std::memcmp(out.data(), expected.data(), length) != 0) {
+        if (length != expected.size() || std::memcmp(out.data(), expected.data(), length) != 0 ||
+            meta != meta_for(seq)) {
           ++torn;
         } else {
           ++good;
@@ -78,7 +87,8 @@ TEST_CASE("a reader racing the writer sees whole entries or nothing") {
       }
     }
   });
-  for (std::uint64_t seq = 0; seq < kCount; ++seq) (void)history.record(entry_for(seq), 0);
+  for (std::uint64_t seq = 0; seq < kCount; ++seq)
+    (void)history.record(entry_for(seq), 0, meta_for(seq));
   done.store(true, std::memory_order_release);
   reader.join();
   CHECK(torn == 0);

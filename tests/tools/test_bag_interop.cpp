@@ -6,9 +6,11 @@
 
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "bag_test_util.hpp"
 #include "daemon_fixture.hpp"
+#include "record_test_util.hpp"
 #include "test_domain.hpp"
 
 using namespace ferry::bag;
@@ -26,9 +28,12 @@ std::string hex(const std::vector<std::byte>& bytes) {
 }
 
 nlohmann::json read_with_reference(const ferry::test::TestDomain& domain,
-                                   const std::filesystem::path& file) {
-  const auto r = ferry::test::run_program(
-      domain, {FERRY_NODE, std::string(FERRY_MCAP_READER_DIR) + "/read.js", file.string()});
+                                   const std::filesystem::path& file,
+                                   const std::string& flag = "") {
+  std::vector<std::string> argv = {FERRY_NODE, std::string(FERRY_MCAP_READER_DIR) + "/read.js",
+                                   file.string()};
+  if (!flag.empty()) argv.push_back(flag);
+  const auto r = ferry::test::run_program(domain, argv);
   INFO("read.js stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
   return nlohmann::json::parse(r.out);
@@ -201,4 +206,78 @@ TEST_CASE("the reference ROS 2 decoder reads every field type from our schema an
                       {"points", points},
                       {"blob", {1, 2, 3, 4, 5}}};
   CHECK(j["topics"][0]["first_message"] == expected);
+}
+
+namespace {
+
+// A char[N] as the reference decoder shows it: uint8[N].
+nlohmann::json chars(const char* text, std::size_t n) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t i = 0; i < n; ++i) out.push_back(static_cast<unsigned char>(text[i]));
+  return out;
+}
+
+nlohmann::json expected_fields(const record_test::All& a) {
+  using J = nlohmann::json;
+  const auto inner = [](const record_test::Inner& in) {
+    return J{{"flag", in.flag}, {"label", chars(in.label, 8)}, {"value", in.value}};
+  };
+  return J{{"b", a.b},
+           {"i8", a.i8},
+           {"i16", a.i16},
+           {"i32", a.i32},
+           {"i64", std::to_string(a.i64)},
+           {"u8", a.u8},
+           {"u16", a.u16},
+           {"u32", a.u32},
+           {"u64", std::to_string(a.u64)},
+           {"f32", a.f32},
+           {"f64", a.f64},
+           {"name", chars(a.name, 16)},
+           {"arr", {a.arr[0], a.arr[1], a.arr[2]}},
+           {"inner", inner(a.inner)},
+           {"inners", J::array({inner(a.inners[0]), inner(a.inners[1])})}};
+}
+
+}  // namespace
+
+TEST_CASE("the reference reader decodes what ferry record wrote, every message field by field") {
+  ferry::test::TestDomain domain;
+  ferry::test::Daemon daemon(domain, record_test::config_yaml());
+  ferry::test::use_domain_env(domain);
+  bag_test::TempDir dir("bag-interop-record");
+  const auto file = dir / "all.mcap";
+  constexpr std::uint32_t kCount = 20;
+  ferry::test::Child publisher([] {
+    ferry::Node node{"all-pub"};
+    auto pub = node.publisher<record_test::All>("all");
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (pub.subscriber_count() == 0 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (std::uint32_t i = 0; i < kCount; ++i)
+      if (pub.publish(record_test::make_all(i)).delivered != 1) return 1;
+    return 0;
+  });
+  const auto r = ferry::test::run_program(
+      domain,
+      {ferry::test::bin_path("ferry"), "record", "all", "-o", file.string(), "--count",
+       std::to_string(kCount), "--compression", "zstd"},
+      std::chrono::seconds(10));
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(publisher.wait() == 0);
+
+  const nlohmann::json j = read_with_reference(domain, file, "--decode-all");
+  CHECK(j["data_section_crc_ok"] == true);
+  REQUIRE(j["topics"].size() == 1);
+  const auto& topic = j["topics"][0];
+  CHECK(topic["topic"] == "all");
+  CHECK(topic["schema_name"] == "ferry/msg/All");
+  CHECK(topic["metadata"] ==
+        nlohmann::json{{"ferry_type", "All"}, {"policy", "block"}, {"capacity", "64"}});
+  REQUIRE(topic["messages"].size() == kCount);
+  for (std::uint32_t i = 0; i < kCount; ++i) {
+    CAPTURE(i);
+    CHECK(topic["messages"][i] == expected_fields(record_test::make_all(i)));
+  }
 }

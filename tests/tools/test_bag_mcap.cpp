@@ -9,6 +9,7 @@
 
 #include "bag_test_util.hpp"
 #include "ferry/bag/bag_error.hpp"
+#include "ferry/bag/compression.hpp"
 #include "ferry/bag/mcap_reader.hpp"
 
 using namespace ferry::bag;
@@ -46,6 +47,18 @@ void check_messages(const std::vector<Seen>& seen, std::uint32_t pairs) {
 }
 
 }  // namespace
+
+TEST_CASE("crc32_append gives the CRC of two ranges without reading the second again") {
+  std::vector<std::byte> bytes(10000);
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i * 31 % 251);
+  const std::span<const std::byte> all(bytes);
+  for (const std::size_t cut : {std::size_t{0}, std::size_t{1}, std::size_t{4097}, bytes.size()}) {
+    CAPTURE(cut);
+    const auto a = all.first(cut);
+    const auto b = all.subspan(cut);
+    CHECK(crc32_append(crc32(a), crc32(b), b.size()) == crc32(all));
+  }
+}
 
 TEST_CASE("mcap: written with each compression, read back whole, CRCs checked") {
   TempDir dir("bag-mcap");

@@ -2,17 +2,17 @@
 // encoder, the rate window of hz/bw, the rate meter of list/top, the number
 // formats.
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
-#include <yaml-cpp/yaml.h>
-
 #include "all_types_yaml.hpp"
 #include "ferry/config/load.hpp"
 #include "format.hpp"
+#include "gap_counter.hpp"
 #include "queue_counters.hpp"
 #include "rate_stats.hpp"
 #include "sample_codec.hpp"
@@ -101,7 +101,8 @@ TEST_CASE("missing fields are zero and JSON input works too") {
 
 TEST_CASE("numbers accept signs, hexadecimal and YAML's float specials") {
   Fixture f;
-  const Json v = f.round_trip("All", "{i8: +5, u32: 0xFFFFFFFF, i16: -0x10, f64: .inf, f32: -.inf}");
+  const Json v =
+      f.round_trip("All", "{i8: +5, u32: 0xFFFFFFFF, i16: -0x10, f64: .inf, f32: -.inf}");
   CHECK(v["i8"] == 5);
   CHECK(v["u32"] == 4294967295U);
   CHECK(v["i16"] == -16);
@@ -120,22 +121,28 @@ TEST_CASE("an unknown field, a wrong type or an out-of-range number is refused, 
   CHECK(f.encode_error("All", "{u8: 256}") == "field 'u8': out of range for u8 (0..255)");
   CHECK(f.encode_error("All", "{u8: -1}") == "field 'u8': out of range for u8 (0..255)");
   CHECK(f.encode_error("All", "{i8: -129}") == "field 'i8': out of range for i8 (-128..127)");
-  CHECK(f.encode_error("All", "{u64: 18446744073709551616}").find("out of range for u64") != std::string::npos);
+  CHECK(f.encode_error("All", "{u64: 18446744073709551616}").find("out of range for u64") !=
+        std::string::npos);
   CHECK(f.encode_error("All", "{f32: 1e39}").find("field 'f32': out of range for f32") == 0);
   CHECK(f.encode_error("All", "{f64: 1e999}") == "field 'f64': out of range for f64");
 
   CHECK(f.encode_error("All", "{i32: 1.5}") == "field 'i32': expected an integer (i32), got '1.5'");
-  CHECK(f.encode_error("All", "{i32: \"7\"}").find("field 'i32': expected i32, got the string") == 0);
+  CHECK(f.encode_error("All", "{i32: \"7\"}").find("field 'i32': expected i32, got the string") ==
+        0);
   CHECK(f.encode_error("All", "{f64: abc}") == "field 'f64': expected a number (f64), got 'abc'");
   CHECK(f.encode_error("All", "{b: 1}") == "field 'b': expected true or false, got '1'");
   CHECK(f.encode_error("All", "{b: [true]}") == "field 'b': expected true or false, got a list");
-  CHECK(f.encode_error("All", "{inner: 3}").find("field 'inner': expected a map of the fields of 'Inner'") == 0);
+  CHECK(f.encode_error("All", "{inner: 3}")
+            .find("field 'inner': expected a map of the fields of 'Inner'") == 0);
   CHECK(f.encode_error("All", "{arr: 3}") == "field 'arr': expected a list (i32[3]), got '3'");
-  CHECK(f.encode_error("All", "{arr: [1, 2, 3, 4]}") == "field 'arr': 4 elements given; a i32[3] holds 3");
-  CHECK(f.encode_error("All", "{arr: [1, x]}") == "field 'arr[1]': expected an integer (i32), got 'x'");
+  CHECK(f.encode_error("All", "{arr: [1, 2, 3, 4]}") ==
+        "field 'arr': 4 elements given; a i32[3] holds 3");
+  CHECK(f.encode_error("All", "{arr: [1, x]}") ==
+        "field 'arr[1]': expected an integer (i32), got 'x'");
   CHECK(f.encode_error("All", "{inners: [{}, {flag: 2}]}") ==
         "field 'inners[1].flag': expected true or false, got '2'");
-  CHECK(f.encode_error("All", "{name: 0123456789abcdef}").find("a char[16] holds at most 15") != std::string::npos);
+  CHECK(f.encode_error("All", "{name: 0123456789abcdef}").find("a char[16] holds at most 15") !=
+        std::string::npos);
   CHECK(f.encode_error("All", "[1, 2]").find("VALUE: expected a map of the fields of 'All'") == 0);
   CHECK(f.encode_error("Blob", "{a: 1}").find("opaque") != std::string::npos);
 }
@@ -157,7 +164,8 @@ TEST_CASE("opaque types, short samples and long arrays are shown as size and hex
   for (std::size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<std::byte>(i);
   const Json opaque = decode_sample(f.config.schema, f.type("Blob"), blob);
   CHECK(opaque["size"] == 40);
-  CHECK(opaque["hex"] == "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");  // 32 bytes
+  CHECK(opaque["hex"] ==
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");  // 32 bytes
 
   const Json short_sample = decode_sample(f.config.schema, f.type("All"), std::span(blob).first(8));
   CHECK(short_sample["size"] == 8);
@@ -176,8 +184,9 @@ TEST_CASE("opaque types, short samples and long arrays are shown as size and hex
 
 TEST_CASE("the human form is YAML that reads back to the same values") {
   Fixture f;
-  const Json v = f.round_trip("All", "{b: true, name: \"a \\\"q\\\"\", arr: [1, 2, 3], f64: .nan, "
-                                     "inners: [{label: x}, {value: 2}]}");
+  const Json v = f.round_trip("All",
+                              "{b: true, name: \"a \\\"q\\\"\", arr: [1, 2, 3], f64: .nan, "
+                              "inners: [{label: x}, {value: 2}]}");
   const std::string text = to_yaml_text(v);
   CHECK(text.find("b: true\n") != std::string::npos);
   CHECK(text.find("arr: [1, 2, 3]\n") != std::string::npos);
@@ -266,7 +275,8 @@ TEST_CASE("the rate meter reads a 10 Hz publisher as 10.0 from half a second of 
 
   // Silent since: after a few intervals it reads as the window's average.
   meter.restart();
-  for (int ms = 505; ms <= 1500; ms += 5) meter.observe(published("pose", 1, 1005, t0 + milliseconds(ms)));
+  for (int ms = 505; ms <= 1500; ms += 5)
+    meter.observe(published("pose", 1, 1005, t0 + milliseconds(ms)));
   CHECK(*meter.rate("pose", t0 + milliseconds(1500)) == doctest::Approx(0.0));
   CHECK(meter.fewest_changes() == 0);
 }
@@ -276,8 +286,9 @@ TEST_CASE("the rate meter sums publishers and starts over when a counter goes ba
   RateMeter meter;
   const auto t0 = RateMeter::Clock::time_point{} + seconds(100);
   for (int ms = 0; ms <= 1000; ms += 10) {
-    TopicSnapshot s = published("t", 1, static_cast<std::uint64_t>(ms / 50), t0 + milliseconds(ms));  // 20 Hz
-    s.published_by[2] = static_cast<std::uint64_t>(ms / 100);  // 10 Hz
+    TopicSnapshot s =
+        published("t", 1, static_cast<std::uint64_t>(ms / 50), t0 + milliseconds(ms));  // 20 Hz
+    s.published_by[2] = static_cast<std::uint64_t>(ms / 100);                           // 10 Hz
     meter.observe(s);
   }
   CHECK(*meter.rate("t", t0 + milliseconds(1000)) == doctest::Approx(30.0));
@@ -286,4 +297,25 @@ TEST_CASE("the rate meter sums publishers and starts over when a counter goes ba
   s.published_by[2] = 3;
   meter.observe(s);
   CHECK(meter.fewest_changes() == 0);
+}
+
+TEST_CASE("GapCounter: missed sequences per publisher, their first ranges named") {
+  GapCounter gaps;
+  gaps.taken(7, 100);  // the first sample taken: nothing before it counts
+  gaps.taken(7, 101);
+  CHECK(gaps.missed() == 0);
+  CHECK(gaps.describe().empty());
+  gaps.taken(7, 105);  // 102..104
+  gaps.taken(9, 0);
+  gaps.taken(9, 2);    // 1
+  gaps.taken(7, 107);  // 106
+  CHECK(gaps.missed() == 5);
+  CHECK(gaps.describe() == "publisher 7: 102-104; publisher 9: 1; publisher 7: 106");
+  gaps.taken(7, 3);  // a publisher id reused from 0: counting starts afresh
+  gaps.taken(7, 4);
+  CHECK(gaps.missed() == 5);
+  for (std::uint64_t i = 0; i < GapCounter::kMaxRanges; ++i) gaps.taken(9, 4 + 2 * i);
+  CHECK(gaps.missed() == 5 + GapCounter::kMaxRanges);
+  CHECK(gaps.ranges().size() == GapCounter::kMaxRanges);
+  CHECK(gaps.describe().ends_with(", ..."));
 }

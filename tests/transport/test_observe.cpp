@@ -22,13 +22,17 @@ namespace {
 std::span<const std::byte> bytes_of(const char* s) {
   return {reinterpret_cast<const std::byte*>(s), std::strlen(s)};
 }
-std::string string_of(const std::vector<std::byte>& b) { return {reinterpret_cast<const char*>(b.data()), b.size()}; }
+std::string string_of(const std::vector<std::byte>& b) {
+  return {reinterpret_cast<const char*>(b.data()), b.size()};
+}
 
 }  // namespace
 
-TEST_CASE("peek_ring copies what waits between head and tail, with flags and a prefix, and moves nothing") {
+TEST_CASE(
+    "peek_ring copies what waits between head and tail, with flags and a prefix, and moves "
+    "nothing") {
   // Start near the wrap of the free-running indices.
-  HeapRing ring({.capacity = 4, .slot_size = 64}, 0xFFFF'FFFEU);
+  HeapRing ring({.capacity = 4, .slot_size = 88}, 0xFFFF'FFFEU);
   auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
   CHECK(peek_ring(ring.mem(), ring.bytes(), 16).empty());

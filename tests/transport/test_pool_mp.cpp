@@ -3,13 +3,12 @@
 // Children report through exit codes and a shared block, never doctest.
 
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
 #include <array>
-#include <optional>
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -47,7 +46,8 @@ struct Shared {
 };
 
 Segment create_shared(const TestDomain& domain) {
-  auto seg = Segment::create(shm_name(domain.name(), "shared"), SegmentKind::Test, 1, sizeof(Shared));
+  auto seg =
+      Segment::create(shm_name(domain.name(), "shared"), SegmentKind::Test, 1, sizeof(Shared));
   REQUIRE(seg.has_value());
   new (seg->payload()) Shared{};
   seg->seal();
@@ -58,15 +58,21 @@ Segment open_shared(const std::string& domain) {
   return *Segment::open(shm_name(domain, "shared"), SegmentKind::Test, 1, 5s);
 }
 
-std::string ring_name(int from, int to) { return "ring." + std::to_string(from) + "." + std::to_string(to); }
+std::string ring_name(int from, int to) {
+  return "ring." + std::to_string(from) + "." + std::to_string(to);
+}
 
 std::size_t random_size(std::mt19937_64& rng) {
   switch (rng() % 8) {
-    case 0: return 1 + rng() % 65536;
+    case 0:
+      return 1 + rng() % 65536;
     case 1:
-    case 2: return 1 + rng() % 16384;
-    case 3: return 1 + rng() % 1024;
-    default: return 1 + rng() % 64;
+    case 2:
+      return 1 + rng() % 16384;
+    case 3:
+      return 1 + rng() % 1024;
+    default:
+      return 1 + rng() % 64;
   }
 }
 
@@ -76,11 +82,13 @@ struct Wire {
   std::uint64_t ref;
   std::uint64_t stamp;
 };
-const RingGeometry kWireRing{.capacity = 64, .slot_size = 24, .mode = RingMode::Spsc};
+const RingGeometry kWireRing{.capacity = 64, .slot_size = 48, .mode = RingMode::Spsc};
 
 }  // namespace
 
-TEST_CASE("processes: several processes hammer one pool through rings, every checksum holds and every chunk comes back") {
+TEST_CASE(
+    "processes: several processes hammer one pool through rings, every checksum holds and every "
+    "chunk comes back") {
   TestDomain domain;
   const std::string name = domain.name();
   constexpr int kProcs = 4;
@@ -159,7 +167,8 @@ TEST_CASE("processes: several processes hammer one pool through rings, every che
       }
       const std::uint64_t stamp = (static_cast<std::uint64_t>(me) << 48) | ++seq;
       fill_payload(*pool->resolve(*ref), stamp);
-      const int j = static_cast<int>((static_cast<std::uint64_t>(me) + 1 + rng() % (kProcs - 1)) % kProcs);
+      const int j =
+          static_cast<int>((static_cast<std::uint64_t>(me) + 1 + rng() % (kProcs - 1)) % kProcs);
       if (!pool->give(*ref, owner, static_cast<OwnerId>(j + 1))) ++errors;
       const Wire w{ref->pack(), stamp};
       bool pushed = false;
@@ -202,7 +211,8 @@ TEST_CASE("processes: several processes hammer one pool through rings, every che
     const PoolStats s = read_pool_stats(ro.payload(), ro.payload_size());
     REQUIRE(s.valid);
     for (std::uint32_t c = 0; c < s.class_count; ++c) {
-      CHECK(s.classes[c].free + s.classes[c].loaned + s.classes[c].in_flight + s.classes[c].claiming <=
+      CHECK(s.classes[c].free + s.classes[c].loaned + s.classes[c].in_flight +
+                s.classes[c].claiming <=
             s.classes[c].total);
     }
     ++snapshots;
@@ -212,8 +222,9 @@ TEST_CASE("processes: several processes hammer one pool through rings, every che
   CHECK(shared.errors.load() == 0);
   CHECK(shared.bad_payload.load() == 0);
   CHECK(shared.taken.load() == shared.sent.load());
-  MESSAGE(shared.sent.load() << " samples passed between " << kProcs << " processes (" << shared.full.load()
-                             << " dropped on a full ring, " << shared.exhausted.load()
+  MESSAGE(shared.sent.load() << " samples passed between " << kProcs << " processes ("
+                             << shared.full.load() << " dropped on a full ring, "
+                             << shared.exhausted.load()
                              << " allocations found the pool exhausted); " << snapshots
                              << " stats snapshots taken meanwhile");
   Pool pool = *Pool::attach(pool_seg.payload(), pool_seg.payload_size());
@@ -222,10 +233,13 @@ TEST_CASE("processes: several processes hammer one pool through rings, every che
   CHECK(s.invalid_refs == 0);
   CHECK(s.stale_refs == 0);
   CHECK(s.corrupt == 0);
-  for (std::uint32_t c = 0; c < s.class_count; ++c) CHECK(s.classes[c].low_water < s.classes[c].total);
+  for (std::uint32_t c = 0; c < s.class_count; ++c)
+    CHECK(s.classes[c].low_water < s.classes[c].total);
 }
 
-TEST_CASE("processes: an owner SIGKILLed at random moments is reclaimed exactly, 200 times, while another process keeps using the pool") {
+TEST_CASE(
+    "processes: an owner SIGKILLed at random moments is reclaimed exactly, 200 times, while "
+    "another process keeps using the pool") {
   TestDomain domain;
   const std::string name = domain.name();
   Segment pool_seg = create_pool_segment(domain, "pool", kMixed);
@@ -295,8 +309,10 @@ TEST_CASE("processes: an owner SIGKILLed at random moments is reclaimed exactly,
 
   for (int round = 0; round < rounds; ++round) {
     const auto victim = static_cast<OwnerId>(10 + round);
-    REQUIRE(format_ring(to_parent_seg.payload(), to_parent_seg.payload_size(), kWireRing).has_value());
-    REQUIRE(format_ring(to_victim_seg.payload(), to_victim_seg.payload_size(), kWireRing).has_value());
+    REQUIRE(
+        format_ring(to_parent_seg.payload(), to_parent_seg.payload_size(), kWireRing).has_value());
+    REQUIRE(
+        format_ring(to_victim_seg.payload(), to_victim_seg.payload_size(), kWireRing).has_value());
     auto from_victim = *RingConsumer::attach(to_parent_seg.payload(), to_parent_seg.payload_size());
     auto to_victim = *RingProducer::attach(to_victim_seg.payload(), to_victim_seg.payload_size());
     shared.started.store(0);
@@ -330,10 +346,13 @@ TEST_CASE("processes: an owner SIGKILLed at random moments is reclaimed exactly,
           if (vr() % 4 == 0) (void)p->add_ref(*ref, victim, 2);
           if (p->give(*ref, victim, kParent)) {
             const Wire out_w{ref->pack(), vseq};
-            if (!out->try_push(std::as_bytes(std::span(&out_w, 1)))) (void)p->revoke(*ref, victim, kParent);
+            if (!out->try_push(std::as_bytes(std::span(&out_w, 1))))
+              (void)p->revoke(*ref, victim, kParent);
           }
-          if (vr() % 3 == 0) mine.push_back(*ref);  // keeps the loan
-          else (void)p->release(*ref, victim);
+          if (vr() % 3 == 0)
+            mine.push_back(*ref);  // keeps the loan
+          else
+            (void)p->release(*ref, victim);
         }
         while (mine.size() > 5 || (!ref && !mine.empty())) {
           (void)p->release(mine.front(), victim);
@@ -366,7 +385,8 @@ TEST_CASE("processes: an owner SIGKILLed at random moments is reclaimed exactly,
         fill_payload(*pool.resolve(*ref), ++seq);
         if (!pool.give(*ref, kParent, victim)) ++parent_errors;
         const Wire w{ref->pack(), seq};
-        if (!to_victim.try_push(std::as_bytes(std::span(&w, 1))) && !pool.revoke(*ref, kParent, victim)) {
+        if (!to_victim.try_push(std::as_bytes(std::span(&w, 1))) &&
+            !pool.revoke(*ref, kParent, victim)) {
           ++parent_errors;
         }
         if (!pool.release(*ref, kParent)) ++parent_errors;
@@ -386,7 +406,8 @@ TEST_CASE("processes: an owner SIGKILLed at random moments is reclaimed exactly,
     take_from_victim();
     settled += pool.settle_pending(kParent, victim);
     // What the parent queued to the victim died with it (reclaimed above).
-    dropped_with_victim += read_ring_stats(to_victim_seg.payload(), to_victim_seg.payload_size()).backlog;
+    dropped_with_victim +=
+        read_ring_stats(to_victim_seg.payload(), to_victim_seg.payload_size()).backlog;
     const OwnerHoldings h = pool.holdings(victim);
     CHECK(h.held == 0);
     CHECK(h.pending == 0);
@@ -403,7 +424,8 @@ TEST_CASE("processes: an owner SIGKILLed at random moments is reclaimed exactly,
   }
   shared.stop.store(1);
   CHECK(bystander.wait(60s) == kOk);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(parent_errors == 0);
   CHECK(bad_payload == 0);
   CHECK(shared.bad_payload.load() == 0);
@@ -414,9 +436,9 @@ TEST_CASE("processes: an owner SIGKILLed at random moments is reclaimed exactly,
   CHECK(s.reclaims == static_cast<std::uint64_t>(rounds));
   CHECK(s.corrupt == 0);
   MESSAGE(rounds << " victims killed in " << seconds << " s; reclaim dropped " << total.refs_dropped
-                 << " references, freed " << total.chunks_freed << " chunks, finished " << total.closes_finished
-                 << " closes, undid " << total.claims_undone << " claims, repaired " << total.hints_repaired
-                 << " hints; settle dropped " << settled << "; parent took " << taken << " samples; "
-                 << dropped_with_victim << " queued to victims died with them; pool ops meanwhile "
-                 << shared.ops.load());
+                 << " references, freed " << total.chunks_freed << " chunks, finished "
+                 << total.closes_finished << " closes, undid " << total.claims_undone
+                 << " claims, repaired " << total.hints_repaired << " hints; settle dropped "
+                 << settled << "; parent took " << taken << " samples; " << dropped_with_victim
+                 << " queued to victims died with them; pool ops meanwhile " << shared.ops.load());
 }

@@ -29,11 +29,15 @@ const PoolGeometry kMixed{{{64, 256}, {1024, 128}, {16384, 32}, {65536, 8}}};
 
 std::size_t random_size(std::mt19937_64& rng) {
   switch (rng() % 8) {
-    case 0: return 1 + rng() % 65536;
+    case 0:
+      return 1 + rng() % 65536;
     case 1:
-    case 2: return 1 + rng() % 16384;
-    case 3: return 1 + rng() % 1024;
-    default: return 1 + rng() % 64;
+    case 2:
+      return 1 + rng() % 16384;
+    case 3:
+      return 1 + rng() % 1024;
+    default:
+      return 1 + rng() % 64;
   }
 }
 
@@ -74,7 +78,9 @@ struct Totals {
 
 }  // namespace
 
-TEST_CASE("threads: owners allocating random sizes and passing references through queues keep every checksum, and every chunk comes back") {
+TEST_CASE(
+    "threads: owners allocating random sizes and passing references through queues keep every "
+    "checksum, and every chunk comes back") {
   HeapPool hp(kMixed);
   Pool& pool = hp.pool;
   constexpr int kThreads = 6;
@@ -101,7 +107,8 @@ TEST_CASE("threads: owners allocating random sizes and passing references throug
       if (check_payload(*p) != m.stamp) totals.bad_payload.fetch_add(1);
       totals.taken.fetch_add(1);
       if (may_forward && rng() % 4 == 0) {  // pass it on, as a subscriber republishing
-        const int u = static_cast<int>((static_cast<std::uint64_t>(t) + 1 + rng() % (kThreads - 1)) % kThreads);
+        const int u = static_cast<int>(
+            (static_cast<std::uint64_t>(t) + 1 + rng() % (kThreads - 1)) % kThreads);
         if (pool.give(ref, me, owner_of(u))) {
           queues[u].push({m.ref, me, m.stamp});
           totals.sent.fetch_add(1);
@@ -142,7 +149,8 @@ TEST_CASE("threads: owners allocating random sizes and passing references throug
       }
       const int fanout = 1 + static_cast<int>(rng() % 2);
       for (int k = 0; k < fanout; ++k) {
-        const int u = static_cast<int>((static_cast<std::uint64_t>(t) + 1 + rng() % (kThreads - 1)) % kThreads);
+        const int u = static_cast<int>(
+            (static_cast<std::uint64_t>(t) + 1 + rng() % (kThreads - 1)) % kThreads);
         if (!pool.give(*ref, me, owner_of(u))) {
           fail();
           continue;
@@ -171,7 +179,8 @@ TEST_CASE("threads: owners allocating random sizes and passing references throug
   CHECK(totals.bad_payload.load() == 0);
   CHECK(totals.taken.load() == totals.sent.load());
   CHECK(totals.sent.load() > iterations);
-  MESSAGE(totals.sent.load() << " references passed, " << totals.exhausted.load() << " allocations found the pool exhausted");
+  MESSAGE(totals.sent.load() << " references passed, " << totals.exhausted.load()
+                             << " allocations found the pool exhausted");
   check_all_free(pool);
   const PoolStats s = pool.stats();
   CHECK(s.invalid_refs == 0);
@@ -179,10 +188,12 @@ TEST_CASE("threads: owners allocating random sizes and passing references throug
   CHECK(s.corrupt == 0);
 }
 
-TEST_CASE("threads: drop_oldest through an overwrite ring revokes every discarded sample and delivers the rest in order, intact") {
+TEST_CASE(
+    "threads: drop_oldest through an overwrite ring revokes every discarded sample and delivers "
+    "the rest in order, intact") {
   HeapPool hp(PoolGeometry{{{64, 24}}});
   Pool& pool = hp.pool;
-  HeapRing ring({.capacity = 8, .slot_size = 16, .mode = RingMode::Overwrite});
+  HeapRing ring({.capacity = 8, .slot_size = 40, .mode = RingMode::Overwrite});
   auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
   constexpr OwnerId kP = 1;
@@ -202,14 +213,16 @@ TEST_CASE("threads: drop_oldest through an overwrite ring revokes every discarde
       fill_payload(*pool.resolve(*ref), seq);
       if (!pool.give(*ref, kP, kS)) errors.fetch_add(1);
       const std::uint64_t packed = ref->pack();
-      auto pushed = producer.try_push_overwrite(
-          std::as_bytes(std::span(&packed, 1)), 0, [&](std::span<const std::byte> old, std::uint32_t) {
-            std::uint64_t w = 0;
-            if (old.size() != 8) return errors.fetch_add(1), void();
-            std::memcpy(&w, old.data(), 8);
-            ++discarded;
-            if (!pool.revoke(ChunkRef::unpack(w), kP, kS)) errors.fetch_add(1);
-          });
+      auto pushed = producer.try_push_overwrite(std::as_bytes(std::span(&packed, 1)), 0,
+                                                [&](std::span<const std::byte> old, std::uint32_t) {
+                                                  std::uint64_t w = 0;
+                                                  if (old.size() != 8)
+                                                    return errors.fetch_add(1), void();
+                                                  std::memcpy(&w, old.data(), 8);
+                                                  ++discarded;
+                                                  if (!pool.revoke(ChunkRef::unpack(w), kP, kS))
+                                                    errors.fetch_add(1);
+                                                });
       if (!pushed) {
         errors.fetch_add(1);
         if (!pool.revoke(*ref, kP, kS)) errors.fetch_add(1);
@@ -256,7 +269,9 @@ TEST_CASE("threads: drop_oldest through an overwrite ring revokes every discarde
   check_all_free(pool);
 }
 
-TEST_CASE("threads: owners dying mid-operation are reclaimed while the others keep working, and every chunk comes back") {
+TEST_CASE(
+    "threads: owners dying mid-operation are reclaimed while the others keep working, and every "
+    "chunk comes back") {
   using Hooks = detail::PoolTestHooks;
   HeapPool hp(kMixed);
   Pool& pool = hp.pool;
@@ -266,7 +281,7 @@ TEST_CASE("threads: owners dying mid-operation are reclaimed while the others ke
   std::atomic<std::uint64_t> errors{0};
   std::atomic<std::uint64_t> bad_payload{0};
   std::atomic<bool> stop_a{false};
-  std::atomic<OwnerId> dead_victim{0};      // set by the supervisor: A drains, settles, acks
+  std::atomic<OwnerId> dead_victim{0};  // set by the supervisor: A drains, settles, acks
   std::atomic<OwnerId> settled_victim{0};
   std::atomic<OwnerId> current_victim{0};
   std::atomic<std::uint64_t> a_loops{0};  // A's progress, so the supervisor knows it saw a change
@@ -306,8 +321,10 @@ TEST_CASE("threads: owners dying mid-operation are reclaimed while the others ke
         auto ref = pool.allocate(1 + rng() % 2000, kA);
         if (ref) {
           fill_payload(*pool.resolve(*ref), ++seq);
-          if (pool.give(*ref, kA, v)) to_victim.push({ref->pack(), kA, seq});
-          else errors.fetch_add(1);
+          if (pool.give(*ref, kA, v))
+            to_victim.push({ref->pack(), kA, seq});
+          else
+            errors.fetch_add(1);
           if (!pool.release(*ref, kA)) errors.fetch_add(1);
         }
       }
@@ -340,7 +357,9 @@ TEST_CASE("threads: owners dying mid-operation are reclaimed while the others ke
         if (i == die_after) {  // die in the middle of an operation
           auto ref = pool.allocate(64, victim);
           switch (how) {
-            case 0: (void)Hooks::allocate(pool, 64, victim, step); break;
+            case 0:
+              (void)Hooks::allocate(pool, 64, victim, step);
+              break;
             case 1:
               if (ref) (void)Hooks::give(pool, *ref, victim, kA, 1, 1 + step % 2);
               break;
@@ -348,12 +367,14 @@ TEST_CASE("threads: owners dying mid-operation are reclaimed while the others ke
               if (ref) (void)Hooks::release(pool, *ref, victim, 1 + step % 2);
               break;
             case 3:
-              if (ref && pool.give(*ref, victim, kA)) (void)Hooks::revoke(pool, *ref, victim, kA, 1 + step % 2);
+              if (ref && pool.give(*ref, victim, kA))
+                (void)Hooks::revoke(pool, *ref, victim, kA, 1 + step % 2);
               break;
             case 4:
               if (ref) (void)Hooks::add_ref(pool, *ref, victim, kMaxRefsPerHolder, 1 + step % 2);
               break;
-            default: break;  // between operations
+            default:
+              break;  // between operations
           }
           ++stopped_mid_op;
           return;  // "killed": everything it held stays as it is
@@ -372,8 +393,10 @@ TEST_CASE("threads: owners dying mid-operation are reclaimed while the others ke
         if (!ref) continue;
         fill_payload(*pool.resolve(*ref), ++seq);
         if (vr() % 2 == 0) {
-          if (pool.give(*ref, victim, kA)) to_a.push({ref->pack(), victim, seq});
-          else errors.fetch_add(1);
+          if (pool.give(*ref, victim, kA))
+            to_a.push({ref->pack(), victim, seq});
+          else
+            errors.fetch_add(1);
           if (!pool.release(*ref, victim)) errors.fetch_add(1);
         } else {
           held.push_back(*ref);  // a loan it keeps

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ferry/transport/ring.hpp"
+#include "ferry/transport/ring_peek.hpp"
 #include "ring_test_util.hpp"
 
 using namespace ferry::transport;
@@ -51,7 +52,7 @@ struct ShmRing {
   RingConsumer consumer;
 };
 
-constexpr RingGeometry kSmall{.capacity = 4, .slot_size = 64, .mode = RingMode::Spsc};
+constexpr RingGeometry kSmall{.capacity = 4, .slot_size = 88, .mode = RingMode::Spsc};
 
 // Messages 0 and 1 pushed, then slot 0's length overwritten with an
 // impossible value, as a broken producer would (a heap ring: ASan sees any
@@ -165,26 +166,29 @@ TEST_CASE(
   ShmRing r(kSmall);
   std::array<std::byte, 56> buf{};
   for (std::uint64_t i = 0; i < kSmall.capacity; ++i) {
-    REQUIRE(r.producer.try_push_fast(make_message(i, 16, buf.data()), 7));
+    REQUIRE(r.producer.try_push_fast(make_message(i, 16, buf.data()), 7, SlotMeta{i, 5, 100 + i}));
   }
-  CHECK_FALSE(r.producer.try_push_fast(make_message(99, 16, buf.data()), 7));  // full
+  CHECK_FALSE(r.producer.try_push_fast(make_message(99, 16, buf.data()), 7, {}));  // full
   std::array<std::byte, 57> too_large{};
-  CHECK_FALSE(r.producer.try_push_fast(too_large, 7));
+  CHECK_FALSE(r.producer.try_push_fast(too_large, 7, {}));
   CHECK(r.stats().pushed == kSmall.capacity);
   CHECK(r.stats().backlog == kSmall.capacity);
 
   std::array<std::byte, 64> out{};
   std::uint32_t flags = 0;
-  auto got = r.consumer.try_pop(out, &flags);
+  SlotMeta meta{};
+  auto got = r.consumer.try_pop(out, &flags, &meta);
   REQUIRE(got.has_value());
   CHECK(check_message({out.data(), *got}) == 0);
   CHECK(flags == 7);
+  CHECK(meta == SlotMeta{0, 5, 100});
   // Room again: the cached head is stale, so this re-reads it.
-  REQUIRE(r.producer.try_push_fast(make_message(4, 16, buf.data()), 7));
+  REQUIRE(r.producer.try_push_fast(make_message(4, 16, buf.data()), 7, SlotMeta{4, 5, 104}));
   for (std::uint64_t i = 1; i <= 4; ++i) {
-    got = r.consumer.try_pop(out);
+    got = r.consumer.try_pop(out, &flags, &meta);
     REQUIRE(got.has_value());
     CHECK(check_message({out.data(), *got}) == i);
+    CHECK(meta == SlotMeta{i, 5, 100 + i});
   }
 }
 
@@ -193,27 +197,29 @@ TEST_CASE("try_pop_ready takes only what ready() saw, and leaves every other cas
   std::array<std::byte, 64> out{};
   std::uint32_t length = 0;
   std::uint32_t flags = 0;
+  SlotMeta meta{};
   CHECK_FALSE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
 
-  REQUIRE(r.producer.try_push(bytes_of("seen"), 3).has_value());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));  // ready() was not asked since
+  REQUIRE(r.producer.try_push(bytes_of("seen"), 3, SlotMeta{41, 42, 43}).has_value());
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));  // ready() was not asked since
   REQUIRE(r.consumer.ready());
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags));
+  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));
   CHECK(string_of({out.data(), length}) == "seen");
   CHECK(flags == 3);
+  CHECK(meta == SlotMeta{41, 42, 43});
   CHECK(r.stats().popped == 1);
   CHECK(r.stats().backlog == 0);
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));  // nothing left that ready() saw
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));  // nothing left that ready() saw
 
   // A buffer too small: nothing taken, try_pop reports it.
   REQUIRE(r.producer.try_push(bytes_of("twelve bytes")).has_value());
   REQUIRE(r.consumer.ready());
   std::array<std::byte, 11> small{};
-  CHECK_FALSE(r.consumer.try_pop_ready(small, length, flags));
+  CHECK_FALSE(r.consumer.try_pop_ready(small, length, flags, meta));
   CHECK(r.stats().backlog == 1);
   CHECK(r.consumer.try_pop(small).error() == RingError::BufferTooSmall);
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags));
+  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));
   CHECK(string_of({out.data(), length}) == "twelve bytes");
 }
 
@@ -222,23 +228,25 @@ TEST_CASE("try_pop_ready never trusts a corrupt length: try_pop skips and counts
   std::array<std::byte, 64> out{};
   std::uint32_t length = 0;
   std::uint32_t flags = 0;
+  SlotMeta meta{};
   REQUIRE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 0);  // not its job
   CHECK(r.consumer.try_pop(out).error() == RingError::CorruptSlot);
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags));  // the next one is fine
+  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));  // the next one is fine
   CHECK(check_message({out.data(), length}) == 1);
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 1);
 }
 
 TEST_CASE("try_pop_ready leaves an overwrite-mode ring to try_pop") {
-  ShmRing r(RingGeometry{.capacity = 4, .slot_size = 64, .mode = RingMode::Overwrite});
+  ShmRing r(RingGeometry{.capacity = 4, .slot_size = 88, .mode = RingMode::Overwrite});
   REQUIRE(r.producer.try_push(bytes_of("kept")).has_value());
   std::array<std::byte, 64> out{};
   std::uint32_t length = 0;
   std::uint32_t flags = 0;
+  SlotMeta meta{};
   REQUIRE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags));
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
   auto got = r.consumer.try_pop(out);
   REQUIRE(got.has_value());
   CHECK(string_of({out.data(), *got}) == "kept");
@@ -259,7 +267,7 @@ TEST_CASE("a message larger than the slot payload is refused with TooLarge") {
 
 TEST_CASE("indices wrapping past 2^32 keep order and content") {
   const std::uint32_t start = std::numeric_limits<std::uint32_t>::max() - 20;
-  ShmRing r({.capacity = 8, .slot_size = 64, .mode = RingMode::Spsc}, start);
+  ShmRing r({.capacity = 8, .slot_size = 88, .mode = RingMode::Spsc}, start);
   std::array<std::byte, 56> buf{};
   std::array<std::byte, 64> out{};
   std::uint64_t sent = 0;
@@ -444,20 +452,20 @@ TEST_CASE("attach refuses memory that is not a ring of this layout") {
 
 TEST_CASE("format refuses invalid geometry") {
   HeapBuffer buf(1 << 16);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 3, .slot_size = 64}).error() ==
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 3, .slot_size = 88}).error() ==
         RingError::InvalidGeometry);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 0, .slot_size = 64}).error() ==
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 0, .slot_size = 88}).error() ==
         RingError::InvalidGeometry);
   CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4, .slot_size = 12}).error() ==
         RingError::InvalidGeometry);
   CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4, .slot_size = 68}).error() ==
         RingError::InvalidGeometry);
-  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4096, .slot_size = 64}).error() ==
+  CHECK(format_ring(buf.ptr, buf.bytes, {.capacity = 4096, .slot_size = 88}).error() ==
         RingError::TooSmall);
-  CHECK(format_ring(buf.ptr + 8, buf.bytes - 8, {.capacity = 4, .slot_size = 64}).error() ==
+  CHECK(format_ring(buf.ptr + 8, buf.bytes - 8, {.capacity = 4, .slot_size = 88}).error() ==
         RingError::Misaligned);
-  CHECK(ring_bytes({.capacity = 3, .slot_size = 64}) == 0);
-  CHECK(ring_bytes({.capacity = 4, .slot_size = 64}) == 5 * 64 + 4 * 64);
+  CHECK(ring_bytes({.capacity = 3, .slot_size = 88}) == 0);
+  CHECK(ring_bytes({.capacity = 4, .slot_size = 88}) == 5 * 64 + 4 * 88);
   CHECK_FALSE(to_string(RingError::InvalidGeometry).empty());
 }
 
@@ -498,7 +506,7 @@ TEST_CASE("an external doorbell is left to its owner on attach") {
 }
 
 TEST_CASE("a batch is published with one tail store and at most one notification") {
-  ShmRing r({.capacity = 8, .slot_size = 64, .mode = RingMode::Spsc});
+  ShmRing r({.capacity = 8, .slot_size = 88, .mode = RingMode::Spsc});
   r.header().data_bell.sleeping.store(1);  // pretend the consumer sleeps: every notify bumps seq
   std::array<std::byte, 56> buf{};
   for (std::uint64_t i = 0; i < 5; ++i)
@@ -573,7 +581,7 @@ TEST_CASE("a message built in place is invisible until commit") {
 }
 
 TEST_CASE("overwrite mode keeps the newest messages and hands every discarded one to on_discard") {
-  ShmRing r({.capacity = 4, .slot_size = 64, .mode = RingMode::Overwrite});
+  ShmRing r({.capacity = 4, .slot_size = 88, .mode = RingMode::Overwrite});
   std::vector<std::uint64_t> discarded;
   std::vector<std::uint32_t> discarded_flags;
   auto on_discard = [&](std::span<const std::byte> payload, std::uint32_t flags) {
@@ -612,7 +620,7 @@ TEST_CASE("overwrite mode keeps the newest messages and hands every discarded on
 }
 
 TEST_CASE("overwrite mode with a consumer keeping up discards nothing") {
-  ShmRing r({.capacity = 2, .slot_size = 64, .mode = RingMode::Overwrite});
+  ShmRing r({.capacity = 2, .slot_size = 88, .mode = RingMode::Overwrite});
   std::uint64_t discards = 0;
   std::array<std::byte, 56> buf{};
   std::array<std::byte, 64> out{};
@@ -635,7 +643,7 @@ TEST_CASE("overwrite mode with a consumer keeping up discards nothing") {
 }
 
 TEST_CASE("overwrite mode reports a small buffer and a corrupt slot like the plain mode") {
-  HeapRing ring({.capacity = 4, .slot_size = 64, .mode = RingMode::Overwrite});
+  HeapRing ring({.capacity = 4, .slot_size = 88, .mode = RingMode::Overwrite});
   auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
   auto ignore = [](std::span<const std::byte>, std::uint32_t) {};
@@ -696,7 +704,7 @@ TEST_CASE("ring stats can be read from a read-only mapping") {
   const RingStats s = read_ring_stats(ro->payload(), ro->payload_size());
   CHECK(s.valid);
   CHECK(s.capacity == 4);
-  CHECK(s.slot_size == 64);
+  CHECK(s.slot_size == 88);
   CHECK(s.mode == RingMode::Spsc);
   CHECK(s.pushed == 2);
   CHECK(s.backlog == 2);
@@ -719,4 +727,47 @@ TEST_CASE("a producer that dies between writing a slot and publishing it leaves 
   REQUIRE(got.has_value());
   CHECK(string_of({out.data(), *got}) == "whole");
   CHECK(r.consumer.try_pop(out).error() == RingError::Empty);
+}
+
+TEST_CASE("every message carries its SlotMeta through each way in and out of the ring") {
+  std::array<std::byte, 64> out{};
+  std::uint32_t flags = 0;
+  SlotMeta meta{};
+  SUBCASE("stage and publish, claim and commit, front") {
+    ShmRing r(kSmall);
+    REQUIRE(r.producer.stage(bytes_of("a"), 1, SlotMeta{1, 2, 3}).has_value());
+    REQUIRE(r.producer.stage(bytes_of("b"), 1, SlotMeta{4, 5, 6}).has_value());
+    CHECK(r.producer.publish() == 2);
+    auto claimed = r.producer.claim(1);
+    REQUIRE(claimed.has_value());
+    (*claimed)[0] = std::byte{'c'};
+    r.producer.commit(1, 1, SlotMeta{7, 8, 9});
+    REQUIRE(r.consumer.try_pop(out, &flags, &meta).has_value());
+    CHECK(meta == SlotMeta{1, 2, 3});
+    auto view = r.consumer.front();
+    REQUIRE(view.has_value());
+    CHECK(view->meta == SlotMeta{4, 5, 6});
+    r.consumer.pop_front();
+    REQUIRE(r.consumer.pop(out, &flags, 10ms, &meta).has_value());
+    CHECK(string_of(std::span(out).first(1)) == "c");
+    CHECK(meta == SlotMeta{7, 8, 9});
+  }
+  SUBCASE("overwrite mode: the kept messages keep theirs, a peek sees them too") {
+    ShmRing r({.capacity = 2, .slot_size = 88, .mode = RingMode::Overwrite});
+    for (std::uint64_t i = 0; i < 5; ++i) {
+      REQUIRE(r.producer
+                  .try_push_overwrite(
+                      bytes_of("x"), 0, [](std::span<const std::byte>, std::uint32_t) {},
+                      SlotMeta{i, 77, 1000 + i})
+                  .has_value());
+    }
+    const auto peeked = peek_ring(r.segment.payload(), r.segment.payload_size(), 8);
+    REQUIRE(peeked.size() == 2);
+    CHECK(peeked[0].meta == SlotMeta{3, 77, 1003});
+    CHECK(peeked[1].meta == SlotMeta{4, 77, 1004});
+    for (std::uint64_t i = 3; i < 5; ++i) {
+      REQUIRE(r.consumer.try_pop(out, &flags, &meta).has_value());
+      CHECK(meta == SlotMeta{i, 77, 1000 + i});
+    }
+  }
 }

@@ -2,7 +2,6 @@
 // children (label "mp"). Children report through exit codes, never doctest.
 
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
 #include <algorithm>
@@ -38,13 +37,14 @@ struct Shared {
   std::atomic<std::uint64_t> pushed{0};
   std::atomic<std::uint64_t> push_timeouts{0};
   std::atomic<std::uint64_t> calls{0};
-  std::atomic<std::uint64_t> stalls{0};        // single push/pop calls longer than 100 ms
+  std::atomic<std::uint64_t> stalls{0};  // single push/pop calls longer than 100 ms
   std::atomic<std::int64_t> max_wait_ns{0};
   std::atomic<std::uint32_t> go{0};
 };
 
 Segment create_shared(const TestDomain& domain) {
-  auto seg = Segment::create(shm_name(domain.name(), "shared"), SegmentKind::Test, 1, sizeof(Shared));
+  auto seg =
+      Segment::create(shm_name(domain.name(), "shared"), SegmentKind::Test, 1, sizeof(Shared));
   REQUIRE(seg.has_value());
   new (seg->payload()) Shared{};
   seg->seal();
@@ -64,7 +64,8 @@ struct ChildView {
 
 // Consumer child: takes messages `first`.. in order until `count` or a stop
 // flag, publishing its progress in shared.last_taken.
-int consume_in_order(const std::string& domain, std::uint64_t first, std::uint64_t count, std::uint32_t spin) {
+int consume_in_order(const std::string& domain, std::uint64_t first, std::uint64_t count,
+                     std::uint32_t spin) {
   ChildView v(domain);
   auto consumer = RingConsumer::attach(v.ring.payload(), v.ring.payload_size());
   if (!consumer) return kAttachFailed;
@@ -75,7 +76,8 @@ int consume_in_order(const std::string& domain, std::uint64_t first, std::uint64
     auto got = consumer->pop(out, &flags, 10s);
     if (!got) return kPopFailed;
     if (flags == kStopFlag) return kOk;
-    if (*got != message_length(i, kPayload) || check_message({out.data(), *got}) != i) return kWrongMessage;
+    if (*got != message_length(i, kPayload) || check_message({out.data(), *got}) != i)
+      return kWrongMessage;
     // SYNC: release, pairs with the parent's acquire load (test bookkeeping).
     v.shared().last_taken.store(i, std::memory_order_release);
   }
@@ -84,7 +86,8 @@ int consume_in_order(const std::string& domain, std::uint64_t first, std::uint64
 
 void run_ordered_across_processes(std::uint32_t capacity, std::uint64_t n) {
   TestDomain domain;
-  auto ring = create_ring_segment(domain, "ring", {.capacity = capacity, .slot_size = 64, .mode = RingMode::Spsc});
+  auto ring = create_ring_segment(domain, "ring",
+                                  {.capacity = capacity, .slot_size = 88, .mode = RingMode::Spsc});
   auto shared = create_shared(domain);
   const std::string name = domain.name();
   Child consumer([&] { return consume_in_order(name, 0, n, kDefaultSpinLimit); });
@@ -100,7 +103,8 @@ void run_ordered_across_processes(std::uint32_t capacity, std::uint64_t n) {
     }
   }
   CHECK(consumer.wait(60s) == kOk);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(push_errors == 0);
   const RingStats s = read_ring_stats(ring.payload(), ring.payload_size());
   CHECK(s.pushed == n);
@@ -125,7 +129,8 @@ TEST_CASE("processes: producer and consumer that sleep as often as possible lose
   // full and sleeps, after every pop the consumer finds it empty and sleeps.
   // A lost wake-up leaves one side asleep until its 2 s timeout: a stall.
   TestDomain domain;
-  auto ring = create_ring_segment(domain, "ring", {.capacity = 1, .slot_size = 64, .mode = RingMode::Spsc});
+  auto ring =
+      create_ring_segment(domain, "ring", {.capacity = 1, .slot_size = 88, .mode = RingMode::Spsc});
   auto shared_seg = create_shared(domain);
   Shared& shared = shared_of(shared_seg);
   const std::string name = domain.name();
@@ -172,9 +177,10 @@ TEST_CASE("processes: producer and consumer that sleep as often as possible lose
   const auto& header = *reinterpret_cast<const ring_layout::RingHeader*>(ring.payload());
   const std::uint32_t consumer_wakes = header.data_bell.seq.load();
   const std::uint32_t producer_wakes = header.space_bell.seq.load();
-  MESSAGE(rounds << " rounds; woke the sleeping consumer " << consumer_wakes << " times, the sleeping producer "
-                 << producer_wakes << " times; longest push " << max_wait / 1000 << " us, longest pop "
-                 << shared.max_wait_ns.load() / 1000 << " us");
+  MESSAGE(rounds << " rounds; woke the sleeping consumer " << consumer_wakes
+                 << " times, the sleeping producer " << producer_wakes << " times; longest push "
+                 << max_wait / 1000 << " us, longest pop " << shared.max_wait_ns.load() / 1000
+                 << " us");
   CHECK(stalls == 0);
   CHECK(shared.stalls.load() == 0);
   CHECK(rounds >= scaled(20'000, 4));
@@ -189,12 +195,14 @@ enum class KillWhen { Streaming, Sleeping };
 
 void run_consumer_killed(KillWhen when) {
   TestDomain domain;
-  auto ring = create_ring_segment(domain, "ring", {.capacity = 16, .slot_size = 64, .mode = RingMode::Spsc});
+  auto ring = create_ring_segment(domain, "ring",
+                                  {.capacity = 16, .slot_size = 88, .mode = RingMode::Spsc});
   auto shared_seg = create_shared(domain);
   Shared& shared = shared_of(shared_seg);
   const std::string name = domain.name();
   const std::uint64_t n = scaled(200'000, 4);
-  const std::uint64_t pause_at = n / 4;  // Sleeping: the producer pauses here so the consumer falls asleep
+  const std::uint64_t pause_at =
+      n / 4;  // Sleeping: the producer pauses here so the consumer falls asleep
 
   Child producer([&] {
     ChildView v(name);
@@ -224,12 +232,14 @@ void run_consumer_killed(KillWhen when) {
   const auto& header = *reinterpret_cast<const ring_layout::RingHeader*>(ring.payload());
   const auto deadline = std::chrono::steady_clock::now() + 30s;
   if (when == KillWhen::Streaming) {
-    while (shared.last_taken.load(std::memory_order_acquire) + 1 < n / 3 && std::chrono::steady_clock::now() < deadline) {
+    while (shared.last_taken.load(std::memory_order_acquire) + 1 < n / 3 &&
+           std::chrono::steady_clock::now() < deadline) {
       std::this_thread::yield();
     }
   } else {
     // Wait until it took everything before the pause and sleeps in futex_wait.
-    while ((shared.last_taken.load(std::memory_order_acquire) + 1 < pause_at || header.data_bell.sleeping.load() == 0) &&
+    while ((shared.last_taken.load(std::memory_order_acquire) + 1 < pause_at ||
+            header.data_bell.sleeping.load() == 0) &&
            std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(1ms);
     }
@@ -270,36 +280,44 @@ void run_consumer_killed(KillWhen when) {
       ++errors;
       break;
     }
-    if (check_message({out.data(), *got}) != i) ++errors;  // continues at head, no duplicate, no gap
+    if (check_message({out.data(), *got}) != i)
+      ++errors;  // continues at head, no duplicate, no gap
     ++received;
   }
   CHECK(errors == 0);
   CHECK(received == n - head);
   CHECK(producer.wait(30s) == kOk);
   CHECK(consumer->try_pop(out).error() == RingError::Empty);
-  MESSAGE("killed after " << last_taken + 1 << " recorded, new consumer continued at " << head << ", producer timed out "
-                          << shared.push_timeouts.load() << " times meanwhile");
+  MESSAGE("killed after " << last_taken + 1 << " recorded, new consumer continued at " << head
+                          << ", producer timed out " << shared.push_timeouts.load()
+                          << " times meanwhile");
 }
 
 }  // namespace
 
-TEST_CASE("processes: a consumer killed with SIGKILL mid-stream is replaced and the sequence continues, nothing duplicated") {
+TEST_CASE(
+    "processes: a consumer killed with SIGKILL mid-stream is replaced and the sequence continues, "
+    "nothing duplicated") {
   run_consumer_killed(KillWhen::Streaming);
 }
 
-TEST_CASE("processes: a consumer killed asleep in futex_wait leaves a stale flag that the next consumer clears") {
+TEST_CASE(
+    "processes: a consumer killed asleep in futex_wait leaves a stale flag that the next consumer "
+    "clears") {
   run_consumer_killed(KillWhen::Sleeping);
 }
 
 TEST_CASE("processes: a ring segment opened before its creator finished waits for the seal") {
   TestDomain domain;
   const std::string name = domain.name();
-  const RingGeometry g{.capacity = 8, .slot_size = 64, .mode = RingMode::Spsc};
-  auto seg = Segment::create(shm_name(name, "ring"), SegmentKind::Ring, kRingLayoutForTests, ring_bytes(g));
+  const RingGeometry g{.capacity = 8, .slot_size = 88, .mode = RingMode::Spsc};
+  auto seg = Segment::create(shm_name(name, "ring"), SegmentKind::Ring, kRingLayoutForTests,
+                             ring_bytes(g));
   REQUIRE(seg.has_value());
   Child consumer([&] {
     // Opens while the parent still formats: must wait for seal(), then see a valid ring.
-    auto opened = Segment::open(shm_name(name, "ring"), SegmentKind::Ring, kRingLayoutForTests, 10s);
+    auto opened =
+        Segment::open(shm_name(name, "ring"), SegmentKind::Ring, kRingLayoutForTests, 10s);
     if (!opened) return kAttachFailed;
     auto c = RingConsumer::attach(opened->payload(), opened->payload_size());
     if (!c) return kAttachFailed;

@@ -24,7 +24,8 @@ constexpr std::uint32_t kPayload = 56;  // 64-byte slots
 
 // Receives `count` messages with pop(), checking order and content; returns
 // the number of errors (and the longest single pop in *max_wait_ns).
-std::uint64_t receive_in_order(RingConsumer& consumer, std::uint64_t count, std::int64_t* max_wait_ns) {
+std::uint64_t receive_in_order(RingConsumer& consumer, std::uint64_t count,
+                               std::int64_t* max_wait_ns) {
   std::array<std::byte, kPayload> out{};
   std::uint64_t errors = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -44,7 +45,7 @@ std::uint64_t receive_in_order(RingConsumer& consumer, std::uint64_t count, std:
 }  // namespace
 
 TEST_CASE("threads: a spinning producer and consumer pass every message in order, intact") {
-  HeapRing ring({.capacity = 64, .slot_size = 64, .mode = RingMode::Spsc});
+  HeapRing ring({.capacity = 64, .slot_size = 88, .mode = RingMode::Spsc});
   const std::uint64_t n = scaled(1'000'000);
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
   std::thread producer_thread([&] {
@@ -60,7 +61,9 @@ TEST_CASE("threads: a spinning producer and consumer pass every message in order
   for (std::uint64_t i = 0; i < n; ++i) {
     std::uint32_t flags = 0;
     auto got = consumer.try_pop(out, &flags);
-    for (Backoff backoff; !got && got.error() == RingError::Empty; got = consumer.try_pop(out, &flags)) backoff();
+    for (Backoff backoff; !got && got.error() == RingError::Empty;
+         got = consumer.try_pop(out, &flags))
+      backoff();
     if (!got || check_message({out.data(), *got}) != i || *got != message_length(i, kPayload) ||
         flags != static_cast<std::uint32_t>(i)) {
       ++errors;
@@ -74,7 +77,7 @@ TEST_CASE("threads: a spinning producer and consumer pass every message in order
 }
 
 TEST_CASE("threads: producer and consumer that sleep as often as possible lose no wake-up") {
-  HeapRing ring({.capacity = 2, .slot_size = 64, .mode = RingMode::Spsc});
+  HeapRing ring({.capacity = 2, .slot_size = 88, .mode = RingMode::Spsc});
   const std::uint64_t n = scaled(100'000, 10);
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
   consumer.set_spin_limit(0);
@@ -86,7 +89,8 @@ TEST_CASE("threads: producer and consumer that sleep as often as possible lose n
     std::array<std::byte, kPayload> buf{};
     for (std::uint64_t i = 0; i < n; ++i) {
       const std::int64_t t0 = now_ns();
-      if (!producer.push(make_message(i, message_length(i, kPayload), buf.data()), static_cast<std::uint32_t>(i), 5s)) {
+      if (!producer.push(make_message(i, message_length(i, kPayload), buf.data()),
+                         static_cast<std::uint32_t>(i), 5s)) {
         ++producer_errors;
       }
       producer_max_wait = std::max(producer_max_wait, now_ns() - t0);
@@ -97,14 +101,15 @@ TEST_CASE("threads: producer and consumer that sleep as often as possible lose n
   producer_thread.join();
   CHECK(errors == 0);
   CHECK(producer_errors == 0);
-  MESSAGE("longest push " << producer_max_wait / 1000 << " us, longest pop " << consumer_max_wait / 1000 << " us");
+  MESSAGE("longest push " << producer_max_wait / 1000 << " us, longest pop "
+                          << consumer_max_wait / 1000 << " us");
   // A lost wake-up would cost a whole 5 s timeout.
   CHECK(producer_max_wait < 2'000'000'000);
   CHECK(consumer_max_wait < 2'000'000'000);
 }
 
 TEST_CASE("threads: batches arrive whole and in order") {
-  HeapRing ring({.capacity = 16, .slot_size = 64, .mode = RingMode::Spsc});
+  HeapRing ring({.capacity = 16, .slot_size = 88, .mode = RingMode::Spsc});
   const std::uint64_t n = scaled(300'000);
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
   std::thread producer_thread([&] {
@@ -139,7 +144,7 @@ TEST_CASE("threads: batches arrive whole and in order") {
 }
 
 TEST_CASE("threads: messages built in place and read in place arrive intact") {
-  HeapRing ring({.capacity = 8, .slot_size = 64, .mode = RingMode::Spsc});
+  HeapRing ring({.capacity = 8, .slot_size = 88, .mode = RingMode::Spsc});
   const std::uint64_t n = scaled(300'000);
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
   std::thread producer_thread([&] {
@@ -166,7 +171,7 @@ TEST_CASE("threads: messages built in place and read in place arrive intact") {
 TEST_CASE("threads: overwrite mode with a racing consumer never tears, duplicates or reorders") {
   for (const std::uint32_t capacity : {1U, 4U, 64U}) {
     CAPTURE(capacity);
-    HeapRing ring({.capacity = capacity, .slot_size = 64, .mode = RingMode::Overwrite});
+    HeapRing ring({.capacity = capacity, .slot_size = 88, .mode = RingMode::Overwrite});
     const std::uint64_t n = scaled(400'000);
     auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
     std::vector<std::uint64_t> discarded;
@@ -177,15 +182,15 @@ TEST_CASE("threads: overwrite mode with a racing consumer never tears, duplicate
       auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
       std::array<std::byte, kPayload> buf{};
       for (std::uint64_t i = 0; i < n; ++i) {
-        auto r = producer.try_push_overwrite(make_message(i, message_length(i, kPayload), buf.data()),
-                                             static_cast<std::uint32_t>(i),
-                                             [&](std::span<const std::byte> payload, std::uint32_t flags) {
-                                               const std::uint64_t seq = check_message(payload);
-                                               if (seq == UINT64_MAX || flags != static_cast<std::uint32_t>(seq)) {
-                                                 ++discard_errors;
-                                               }
-                                               discarded.push_back(seq);
-                                             });
+        auto r = producer.try_push_overwrite(
+            make_message(i, message_length(i, kPayload), buf.data()), static_cast<std::uint32_t>(i),
+            [&](std::span<const std::byte> payload, std::uint32_t flags) {
+              const std::uint64_t seq = check_message(payload);
+              if (seq == UINT64_MAX || flags != static_cast<std::uint32_t>(seq)) {
+                ++discard_errors;
+              }
+              discarded.push_back(seq);
+            });
         if (!r) ++discard_errors;
       }
       done.store(true, std::memory_order_release);
@@ -202,7 +207,8 @@ TEST_CASE("threads: overwrite mode with a racing consumer never tears, duplicate
       auto got = consumer.try_pop(out, &flags);
       if (got) {
         const std::uint64_t seq = check_message({out.data(), *got});
-        if (seq == UINT64_MAX || *got != message_length(seq, kPayload) || flags != static_cast<std::uint32_t>(seq)) {
+        if (seq == UINT64_MAX || *got != message_length(seq, kPayload) ||
+            flags != static_cast<std::uint32_t>(seq)) {
           ++torn;
         }
         taken.push_back(seq);
@@ -225,7 +231,8 @@ TEST_CASE("threads: overwrite mode with a racing consumer never tears, duplicate
     // Every message was either taken or discarded, exactly once.
     std::vector<std::uint64_t> all;
     all.reserve(n);
-    std::merge(taken.begin(), taken.end(), discarded.begin(), discarded.end(), std::back_inserter(all));
+    std::merge(taken.begin(), taken.end(), discarded.begin(), discarded.end(),
+               std::back_inserter(all));
     CHECK(all.size() == n);
     bool exact = all.size() == n;
     for (std::uint64_t i = 0; exact && i < n; ++i) exact = all[i] == i;
@@ -235,8 +242,8 @@ TEST_CASE("threads: overwrite mode with a racing consumer never tears, duplicate
     CHECK(s.popped == taken.size());
     CHECK(s.overwritten == discarded.size());
     CHECK(s.popped + s.overwritten == s.pushed);
-    MESSAGE("capacity " << capacity << ": taken " << taken.size() << ", overwritten " << discarded.size()
-                        << ", contended " << contended);
+    MESSAGE("capacity " << capacity << ": taken " << taken.size() << ", overwritten "
+                        << discarded.size() << ", contended " << contended);
   }
 }
 
@@ -247,7 +254,8 @@ TEST_CASE("threads: one consumer sleeps on one doorbell for several rings") {
   DoorbellWord bell;  // the subscriber's doorbell, shared by its rings
   std::vector<RingConsumer> consumers;
   for (int r = 0; r < kRings; ++r) {
-    rings.push_back(std::make_unique<HeapRing>(RingGeometry{.capacity = 8, .slot_size = 64, .mode = RingMode::Spsc}));
+    rings.push_back(std::make_unique<HeapRing>(
+        RingGeometry{.capacity = 8, .slot_size = 88, .mode = RingMode::Spsc}));
     consumers.push_back(*RingConsumer::attach(rings.back()->mem(), rings.back()->bytes(), &bell));
   }
   std::vector<std::thread> producers;
@@ -257,7 +265,8 @@ TEST_CASE("threads: one consumer sleeps on one doorbell for several rings") {
       std::array<std::byte, kPayload> buf{};
       for (std::uint64_t i = 0; i < n; ++i) {
         (void)producer.push(make_message(i, message_length(i, kPayload), buf.data()), 0, 5s);
-        if (i % 64 == static_cast<std::uint64_t>(r)) std::this_thread::sleep_for(50us);  // let the consumer sleep
+        if (i % 64 == static_cast<std::uint64_t>(r))
+          std::this_thread::sleep_for(50us);  // let the consumer sleep
       }
     });
   }
@@ -267,7 +276,8 @@ TEST_CASE("threads: one consumer sleeps on one doorbell for several rings") {
   std::uint64_t timeouts = 0;
   std::array<std::byte, kPayload> out{};
   auto any_data = [&] {
-    return std::any_of(consumers.begin(), consumers.end(), [](const RingConsumer& c) { return c.has_data(); });
+    return std::any_of(consumers.begin(), consumers.end(),
+                       [](const RingConsumer& c) { return c.has_data(); });
   };
   while (std::any_of(next.begin(), next.end(), [&](std::uint64_t v) { return v < n; })) {
     bool got_any = false;

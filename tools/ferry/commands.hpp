@@ -19,6 +19,8 @@ void add_top_command(CLI::App& app, Context& context);      // cmd_top.cpp
 void add_bench_commands(CLI::App& app, Context& context);   // cmd_bench.cpp: latency, throughput
 void add_clean_command(CLI::App& app, Context& context);    // cmd_clean.cpp
 void add_bag_commands(CLI::App& app, Context& context);     // cmd_bag.cpp: info
+void add_record_command(CLI::App& app, Context& context);   // cmd_record.cpp
+void add_play_command(CLI::App& app, Context& context);     // cmd_play.cpp
 void add_bridge_command(CLI::App& app, Context& context);   // cmd_bridge.cpp
 void add_gen_commands(CLI::App& app, Context& context);     // cmd_gen.cpp: cpp, msg
 

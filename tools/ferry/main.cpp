@@ -23,7 +23,9 @@ int main(int argc, char** argv) {
       "  ferry config check topics.yaml\n"
       "  ferry gen cpp topics.yaml -o topics.hpp\n"
       "  ferry clean                      # after a ferryd was killed\n"
+      "  ferry record --all -o run.mcap   # Ctrl-C to stop\n"
       "  ferry bag info run.mcap\n"
+      "  ferry play run.mcap\n"
       "  ferry bridge --export robot/pose   # onto DDS / ROS 2\n"
       "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration "
       "error.");
@@ -38,6 +40,8 @@ int main(int argc, char** argv) {
   add_bag_commands(app, context);
   add_gen_commands(app, context);
   add_bridge_command(app, context);
+  add_record_command(app, context);
+  add_play_command(app, context);
   // Last, so that every verb registered above gets them.
   add_global_flags(app, context);
 

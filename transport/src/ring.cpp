@@ -1,6 +1,6 @@
-#include <algorithm>
 #include "ferry/transport/ring.hpp"
 
+#include <algorithm>
 #include <new>
 
 namespace ferry::transport {
@@ -9,21 +9,35 @@ using ring_layout::RingHeader;
 
 std::string_view to_string(RingError e) noexcept {
   switch (e) {
-    case RingError::Full: return "ring is full";
-    case RingError::Empty: return "ring is empty";
-    case RingError::TooLarge: return "message is larger than the ring's slot payload";
-    case RingError::BufferTooSmall: return "buffer is smaller than the message (it stays in the ring)";
-    case RingError::CorruptSlot: return "a slot held an impossible length; it was skipped";
-    case RingError::CorruptIndices: return "ring indices are corrupt (tail - head > capacity)";
-    case RingError::Timeout: return "timed out waiting on the ring";
+    case RingError::Full:
+      return "ring is full";
+    case RingError::Empty:
+      return "ring is empty";
+    case RingError::TooLarge:
+      return "message is larger than the ring's slot payload";
+    case RingError::BufferTooSmall:
+      return "buffer is smaller than the message (it stays in the ring)";
+    case RingError::CorruptSlot:
+      return "a slot held an impossible length; it was skipped";
+    case RingError::CorruptIndices:
+      return "ring indices are corrupt (tail - head > capacity)";
+    case RingError::Timeout:
+      return "timed out waiting on the ring";
     case RingError::InvalidGeometry:
-      return "invalid ring geometry (capacity must be a power of two, slot size a multiple of 8 >= 16)";
-    case RingError::BadLayout: return "memory does not hold a ring of this layout version";
-    case RingError::TooSmall: return "memory region is too small for the ring";
-    case RingError::Misaligned: return "ring memory is not 64-byte aligned";
-    case RingError::WrongMode: return "operation not available in this ring mode";
-    case RingError::Contended: return "the producer overwrote every message we tried to take; try again";
-    case RingError::Abandoned: return "gave up waiting for room: the consumer is gone";
+      return "invalid ring geometry (capacity must be a power of two, slot size a multiple of 8 >= "
+             "16)";
+    case RingError::BadLayout:
+      return "memory does not hold a ring of this layout version";
+    case RingError::TooSmall:
+      return "memory region is too small for the ring";
+    case RingError::Misaligned:
+      return "ring memory is not 64-byte aligned";
+    case RingError::WrongMode:
+      return "operation not available in this ring mode";
+    case RingError::Contended:
+      return "the producer overwrote every message we tried to take; try again";
+    case RingError::Abandoned:
+      return "gave up waiting for room: the consumer is gone";
   }
   return "unknown ring error";
 }
@@ -69,7 +83,8 @@ std::expected<void, RingError> format_ring(void* mem, std::size_t bytes, const R
   // published afterwards (Segment::seal's release, or thread creation).
   header->producer.tail.store(initial_index, std::memory_order_relaxed);
   header->consumer.head.store(initial_index, std::memory_order_relaxed);
-  std::memset(static_cast<std::byte*>(mem) + ring_layout::kSlotsOffset, 0, need - ring_layout::kSlotsOffset);
+  std::memset(static_cast<std::byte*>(mem) + ring_layout::kSlotsOffset, 0,
+              need - ring_layout::kSlotsOffset);
   return {};
 }
 
@@ -175,17 +190,21 @@ std::expected<RingProducer, RingError> RingProducer::attach(void* mem, std::size
   return p;
 }
 
-std::expected<void, RingError> RingProducer::push_slow(std::span<const std::byte> msg, std::uint32_t flags,
+std::expected<void, RingError> RingProducer::push_slow(std::span<const std::byte> msg,
+                                                       std::uint32_t flags,
                                                        std::chrono::nanoseconds timeout,
-                                                       const std::atomic<bool>* give_up) noexcept {
+                                                       const std::atomic<bool>* give_up,
+                                                       const SlotMeta& meta) noexcept {
   // SYNC: acquire, pairs with the release store of whoever raises give_up
   // before notify_space(); the doorbell's fences order that store against
   // our `sleeping` flag, so the wake-up is not lost.
-  auto gave_up = [give_up] { return give_up != nullptr && give_up->load(std::memory_order_acquire); };
+  auto gave_up = [give_up] {
+    return give_up != nullptr && give_up->load(std::memory_order_acquire);
+  };
   // The clock is read only here, when we are about to sleep.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
-    auto r = try_push(msg, flags);
+    auto r = try_push(msg, flags, meta);
     if (r || r.error() != RingError::Full) return r;
     if (gave_up()) return std::unexpected(RingError::Abandoned);
     const auto now = std::chrono::steady_clock::now();
@@ -193,7 +212,8 @@ std::expected<void, RingError> RingProducer::push_slow(std::span<const std::byte
       count_timed_out();
       return std::unexpected(RingError::Timeout);
     }
-    doorbell_wait(header_->space_bell, [&] { return has_room() || gave_up(); }, deadline - now);
+    doorbell_wait(
+        header_->space_bell, [&] { return has_room() || gave_up(); }, deadline - now);
   }
 }
 
@@ -231,16 +251,19 @@ std::expected<RingConsumer, RingError> RingConsumer::attach(void* mem, std::size
   return c;
 }
 
-std::expected<std::uint32_t, RingError> RingConsumer::pop_slow(std::span<std::byte> out, std::uint32_t* flags,
-                                                               std::chrono::nanoseconds timeout) noexcept {
+std::expected<std::uint32_t, RingError> RingConsumer::pop_slow(std::span<std::byte> out,
+                                                               std::uint32_t* flags,
+                                                               std::chrono::nanoseconds timeout,
+                                                               SlotMeta* meta) noexcept {
   // The clock is read only here, when we are about to sleep.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
-    auto r = try_pop(out, flags);
+    auto r = try_pop(out, flags, meta);
     if (r || r.error() != RingError::Empty) return r;
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return std::unexpected(RingError::Timeout);
-    doorbell_wait(*data_bell_, [this] { return has_data(); }, deadline - now);
+    doorbell_wait(
+        *data_bell_, [this] { return has_data(); }, deadline - now);
   }
 }
 
@@ -260,7 +283,8 @@ std::expected<std::uint32_t, RingError> RingConsumer::pop_slow(std::span<std::by
 // All slot words are accessed with std::atomic_ref, so the speculative copy
 // racing the rewrite is not a data race (no UB, TSan-clean).
 std::expected<std::uint32_t, RingError> RingConsumer::try_pop_overwrite(std::span<std::byte> out,
-                                                                        std::uint32_t* flags) noexcept {
+                                                                        std::uint32_t* flags,
+                                                                        SlotMeta* meta) noexcept {
   auto& head = header_->consumer.head;
   bool head_past_tail = false;
   for (std::uint32_t attempt = 0; attempt < kMaxClaimRetries; ++attempt) {
@@ -276,7 +300,8 @@ std::expected<std::uint32_t, RingError> RingConsumer::try_pop_overwrite(std::spa
     if (distance == 0) return std::unexpected(RingError::Empty);
     head_past_tail = distance < 0;
     if (head_past_tail) continue;  // stale tail: read both again
-    if (static_cast<std::uint32_t>(distance) > capacity_) return std::unexpected(RingError::CorruptIndices);
+    if (static_cast<std::uint32_t>(distance) > capacity_)
+      return std::unexpected(RingError::CorruptIndices);
     const std::byte* slot = slot_at(h);
     const ring_layout::SlotHeader hdr = detail::unpack_header(detail::load_word(slot));
     if (hdr.length > payload_max_ || hdr.length > out.size()) {
@@ -291,7 +316,8 @@ std::expected<std::uint32_t, RingError> RingConsumer::try_pop_overwrite(std::spa
       if (hdr.length <= payload_max_) return std::unexpected(RingError::BufferTooSmall);
       // Impossible length: skip the slot by taking it.
       // SYNC: acq_rel, as the taking CAS below.
-      if (head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      if (head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
         count_corrupt();
         doorbell_notify(header_->space_bell);
         return std::unexpected(RingError::CorruptSlot);
@@ -306,11 +332,14 @@ std::expected<std::uint32_t, RingError> RingConsumer::try_pop_overwrite(std::spa
       const std::uint64_t w = detail::load_word(payload + off);
       std::memcpy(out.data() + off, &w, std::min<std::uint32_t>(8, length - off));
     }
+    const SlotMeta copied_meta = detail::load_meta(slot);
     // SYNC: acq_rel on success: release pairs with the producer's acquire
     // (failed discard CAS or head load) so our copy happens before it reuses
     // the slot (see above). Relaxed on failure: the copy is discarded.
-    if (head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    if (head.compare_exchange_strong(h, h + 1, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
       if (flags != nullptr) *flags = hdr.flags;
+      if (meta != nullptr) *meta = copied_meta;
       count_popped();
       doorbell_notify(header_->space_bell);
       return length;

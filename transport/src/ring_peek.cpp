@@ -21,9 +21,11 @@ std::vector<PeekedMessage> peek_ring(const void* mem, std::size_t bytes, std::si
   const std::uint32_t head = header.consumer.head.load(std::memory_order_acquire);
   const std::uint32_t queued = tail - head;
   if (queued > a->capacity) return out;  // a torn pair of indices (or a broken peer)
-  const std::uint32_t payload_max = a->slot_size - static_cast<std::uint32_t>(ring_layout::kSlotHeaderBytes);
+  const std::uint32_t payload_max =
+      a->slot_size - static_cast<std::uint32_t>(ring_layout::kSlotHeaderBytes);
   const std::uint32_t words = static_cast<std::uint32_t>(
-      (std::min<std::size_t>(max_prefix, payload_max) + sizeof(std::uint64_t) - 1) / sizeof(std::uint64_t));
+      (std::min<std::size_t>(max_prefix, payload_max) + sizeof(std::uint64_t) - 1) /
+      sizeof(std::uint64_t));
   std::vector<std::uint64_t> copy(words);
   std::vector<std::uint32_t> index;  // of each message in `out`
   out.reserve(queued);
@@ -32,6 +34,7 @@ std::vector<PeekedMessage> peek_ring(const void* mem, std::size_t bytes, std::si
     // Word loads (atomic_ref): the producer may be rewriting a slot the
     // consumer just freed; such a copy is thrown away below.
     const auto h = detail::unpack_header(detail::load_word(slot));
+    const SlotMeta meta = detail::load_meta(slot);
     for (std::uint32_t w = 0; w < words; ++w) {
       copy[w] = detail::load_word(slot + ring_layout::kSlotHeaderBytes + w * sizeof(std::uint64_t));
     }
@@ -39,7 +42,9 @@ std::vector<PeekedMessage> peek_ring(const void* mem, std::size_t bytes, std::si
     PeekedMessage m;
     m.flags = h.flags;
     m.length = h.length;
-    m.prefix.resize(std::min<std::size_t>({max_prefix, h.length, std::size_t{words} * sizeof(std::uint64_t)}));
+    m.meta = meta;
+    m.prefix.resize(
+        std::min<std::size_t>({max_prefix, h.length, std::size_t{words} * sizeof(std::uint64_t)}));
     std::memcpy(m.prefix.data(), copy.data(), m.prefix.size());
     out.push_back(std::move(m));
     index.push_back(head + k);

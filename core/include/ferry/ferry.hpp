@@ -19,6 +19,7 @@
 #include "ferry/publisher.hpp"
 #include "ferry/raw.hpp"
 #include "ferry/sample.hpp"
+#include "ferry/sample_info.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/type_name.hpp"
 #include "ferry/wait_set.hpp"

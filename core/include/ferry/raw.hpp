@@ -16,6 +16,7 @@
 
 #include "ferry/detail/ports.hpp"
 #include "ferry/publish_result.hpp"
+#include "ferry/sample_info.hpp"
 
 namespace ferry {
 
@@ -40,6 +41,8 @@ class RawSample {
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return bytes_; }
   [[nodiscard]] const std::byte* data() const noexcept { return bytes_.data(); }
   [[nodiscard]] std::size_t size() const noexcept { return bytes_.size(); }
+  // As Sample<T>::info(): sequence, publisher and publish time.
+  [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
 
  private:
   friend class RawSubscriber;

@@ -4,6 +4,7 @@
 
 #include "ferry/bytes.hpp"
 #include "ferry/detail/ports.hpp"
+#include "ferry/sample_info.hpp"
 
 namespace ferry {
 
@@ -30,6 +31,9 @@ class Sample {
   [[nodiscard]] const T& operator*() const noexcept { return *value_; }
   [[nodiscard]] const T* operator->() const noexcept { return value_; }
   [[nodiscard]] const T* get() const noexcept { return value_; }
+  // Sequence, publisher and publish time (DESIGN 1.7); valid while this
+  // handle holds the sample (not on a moved-from handle).
+  [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
 
  private:
   template <class>
@@ -67,6 +71,8 @@ class Sample<Bytes> {
   [[nodiscard]] const Bytes& operator*() const noexcept { return value_; }
   [[nodiscard]] const Bytes* operator->() const noexcept { return &value_; }
   [[nodiscard]] const Bytes* get() const noexcept { return &value_; }
+  // As Sample<T>::info().
+  [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
 
  private:
   template <class>

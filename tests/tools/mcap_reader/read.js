@@ -1,10 +1,11 @@
 // Test-only: reads an MCAP file with the reference reader (@mcap/core) and
 // prints what it found as JSON, for tests/tools/test_bag_interop.cpp.
-// Usage: node read.js FILE.mcap
+// Usage: node read.js FILE.mcap [--decode-all]
 // Checks the summary CRC (McapIndexedReader), every chunk's CRC
 // (readMessages with validateCrcs) and the data section CRC (DataEnd), and
 // decodes each topic's first message with its ros2msg schema
-// (@foxglove/rosmsg, @foxglove/rosmsg2-serialization).
+// (@foxglove/rosmsg, @foxglove/rosmsg2-serialization); with --decode-all,
+// every message (as "messages" per topic).
 "use strict";
 
 const fs = require("node:fs/promises");
@@ -38,6 +39,7 @@ function hex(bytes) {
 
 async function main() {
   const path = process.argv[2];
+  const decodeAll = process.argv[3] === "--decode-all";
   if (!path) throw new Error("usage: node read.js FILE.mcap");
   await decompressLZ4.isLoaded;
   await zstd.isLoaded;
@@ -72,17 +74,22 @@ async function main() {
   const decoded = new Map();
   const decoders = new Map();
   const sequences = new Map();
+  const all = new Map();
   let total = 0;
   for await (const message of reader.readMessages({ validateCrcs: true })) {
     const channel = reader.channelsById.get(message.channelId);
     counts.set(channel.topic, (counts.get(channel.topic) ?? 0) + 1);
+    if (!decoders.has(channel.schemaId)) {
+      decoders.set(channel.schemaId, decoderFor(reader.schemasById.get(channel.schemaId)));
+    }
+    const decoder = decoders.get(channel.schemaId);
     if (!first.has(channel.topic)) {
       first.set(channel.topic, hex(message.data));
-      if (!decoders.has(channel.schemaId)) {
-        decoders.set(channel.schemaId, decoderFor(reader.schemasById.get(channel.schemaId)));
-      }
-      const decoder = decoders.get(channel.schemaId);
       if (decoder) decoded.set(channel.topic, plain(decoder.readMessage(message.data)));
+    }
+    if (decodeAll && decoder) {
+      if (!all.has(channel.topic)) all.set(channel.topic, []);
+      all.get(channel.topic).push(plain(decoder.readMessage(message.data)));
     }
     if (!sequences.has(channel.topic)) sequences.set(channel.topic, []);
     sequences.get(channel.topic).push(message.sequence);
@@ -103,6 +110,7 @@ async function main() {
       first_message_hex: first.get(channel.topic) ?? null,
       first_message: decoded.get(channel.topic) ?? null,
       sequences: sequences.get(channel.topic) ?? [],
+      ...(decodeAll ? { messages: all.get(channel.topic) ?? [] } : {}),
     };
   });
   const stats = reader.statistics;

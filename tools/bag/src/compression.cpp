@@ -58,6 +58,12 @@ std::uint32_t crc32(std::span<const std::byte> data, std::uint32_t crc) noexcept
       ::crc32_z(crc, reinterpret_cast<const Bytef*>(data.data()), data.size()));
 }
 
+std::uint32_t crc32_append(std::uint32_t crc, std::uint32_t next_crc,
+                           std::uint64_t next_size) noexcept {
+  return static_cast<std::uint32_t>(
+      ::crc32_combine64(crc, next_crc, static_cast<z_off64_t>(next_size)));
+}
+
 void compress(Compression compression, std::span<const std::byte> in, std::vector<std::byte>& out,
               std::string_view file) {
   switch (compression) {

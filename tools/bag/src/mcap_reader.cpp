@@ -155,7 +155,8 @@ void McapReader::read_summary() {
 }
 
 std::span<const std::byte> McapReader::chunk_records(const RawRecord& chunk,
-                                                     std::vector<std::byte>& buffer) const {
+                                                     std::vector<std::byte>& buffer,
+                                                     bool check_crc) const {
   std::span<const std::byte> records;
   const ChunkHeader header =
       parse_chunk(chunk.content, at(chunk.offset + kRecordPrefixSize), records);
@@ -178,7 +179,7 @@ std::span<const std::byte> McapReader::chunk_records(const RawRecord& chunk,
                 " bytes but its uncompressed_size says " +
                 std::to_string(header.uncompressed_size));
   }
-  if (header.uncompressed_crc != 0) {
+  if (check_crc && header.uncompressed_crc != 0) {
     const std::uint32_t crc = crc32(out);
     if (crc != header.uncompressed_crc)
       fail_at(
@@ -189,7 +190,8 @@ std::span<const std::byte> McapReader::chunk_records(const RawRecord& chunk,
 }
 
 void McapReader::scan(bool into_chunks,
-                      const std::function<bool(const RawRecord&, RecordSource)>& on_record) const {
+                      const std::function<bool(const RawRecord&, RecordSource)>& on_record,
+                      bool check_crcs) const {
   const auto section = file_.first(data_end_);
   std::uint64_t pos =
       kMagic.size() + kRecordPrefixSize + next_record(file_, kMagic.size())->content.size();
@@ -201,7 +203,7 @@ void McapReader::scan(bool into_chunks,
     if (r->opcode == static_cast<std::uint8_t>(Opcode::DataEnd)) return;
     if (!on_record(*r, at(pos + kRecordPrefixSize))) return;
     if (into_chunks && r->opcode == static_cast<std::uint8_t>(Opcode::Chunk)) {
-      const auto records = chunk_records(*r, buffer);
+      const auto records = chunk_records(*r, buffer, check_crcs);
       for (std::uint64_t in = 0; in < records.size();) {
         const auto inner = next_record(records, in);
         if (!inner)
@@ -266,28 +268,32 @@ void McapReader::rebuild_summary() {
   if (end < data_end_ && !stop) summary_.truncated_at = end;
 }
 
-void McapReader::for_each_message(const std::function<bool(const MessageView&)>& visit) const {
+void McapReader::for_each_message(const std::function<bool(const MessageView&)>& visit,
+                                  bool check_crcs) const {
   std::map<std::uint16_t, ChannelRecord> found;  // channels inside chunks of other writers
-  scan(true, [&](const RawRecord& r, RecordSource where) {
-    if (r.opcode == static_cast<std::uint8_t>(Opcode::Channel) && !summary_.has_summary) {
-      ChannelRecord c = parse_channel(r.content, where);
-      found[c.id] = std::move(c);
-      return true;
-    }
-    if (r.opcode != static_cast<std::uint8_t>(Opcode::Message)) return true;
-    MessageView m;
-    m.header = parse_message(r.content, where, m.data);
-    auto it = summary_.channels.find(m.header.channel_id);
-    if (it == summary_.channels.end()) {
-      it = found.find(m.header.channel_id);
-      if (it == found.end())
-        fail_at(name_, where.offset,
-                std::string(where.inside) + "a message names channel " +
-                    std::to_string(m.header.channel_id) + ", which no Channel record defines");
-    }
-    m.channel = &it->second;
-    return visit(m);
-  });
+  scan(
+      true,
+      [&](const RawRecord& r, RecordSource where) {
+        if (r.opcode == static_cast<std::uint8_t>(Opcode::Channel) && !summary_.has_summary) {
+          ChannelRecord c = parse_channel(r.content, where);
+          found[c.id] = std::move(c);
+          return true;
+        }
+        if (r.opcode != static_cast<std::uint8_t>(Opcode::Message)) return true;
+        MessageView m;
+        m.header = parse_message(r.content, where, m.data);
+        auto it = summary_.channels.find(m.header.channel_id);
+        if (it == summary_.channels.end()) {
+          it = found.find(m.header.channel_id);
+          if (it == found.end())
+            fail_at(name_, where.offset,
+                    std::string(where.inside) + "a message names channel " +
+                        std::to_string(m.header.channel_id) + ", which no Channel record defines");
+        }
+        m.channel = &it->second;
+        return visit(m);
+      },
+      check_crcs);
 }
 
 std::vector<MetadataRecord> McapReader::metadata() const {

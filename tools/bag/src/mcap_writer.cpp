@@ -153,7 +153,13 @@ void McapWriter::flush_chunk() {
   scratch_.clear();
   append_chunk_header(scratch_, header);
   write_data(scratch_);
-  write_data(records);
+  if (compression == Compression::None) {
+    // The records are the chunk's: their CRC is known already.
+    data_crc_ = crc32_append(data_crc_, header.uncompressed_crc, records.size());
+    write_raw(records);
+  } else {
+    write_data(records);
+  }
   index.chunk_length = offset_ - index.chunk_start_offset;
 
   const std::uint64_t indexes_start = offset_;

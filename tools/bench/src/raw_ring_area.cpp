@@ -1,8 +1,8 @@
 #include "raw_ring_area.hpp"
 
-#include <stdexcept>
-
 #include <fmt/format.h>
+
+#include <stdexcept>
 
 #include "ferry/transport/names.hpp"
 #include "private_domain.hpp"
@@ -11,7 +11,9 @@ namespace ferry::bench {
 
 namespace {
 
-constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t to) noexcept { return (v + to - 1) / to * to; }
+constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t to) noexcept {
+  return (v + to - 1) / to * to;
+}
 
 // The area is a SegmentKind::Test object (the transport has no kind for
 // tools); nobody but the run's own sides, which inherit the mapping, opens it.
@@ -22,10 +24,12 @@ constexpr std::uint32_t kAreaLayoutVersion = 1;
 bool raw_inline(std::uint64_t size) noexcept { return size <= kRawInlineMax; }
 
 transport::RingGeometry raw_geometry(std::uint64_t size, std::uint32_t capacity) noexcept {
-  // A slot is the 8-byte slot header and the payload, in whole cache lines.
+  // A slot is the slot header (with its metadata) and the payload, in whole cache lines.
   const std::uint64_t payload = raw_inline(size) ? size : sizeof(RawRef);
-  return transport::RingGeometry{capacity, static_cast<std::uint32_t>(round_up(payload + 8, 64)),
-                                 transport::RingMode::Spsc};
+  return transport::RingGeometry{
+      capacity,
+      static_cast<std::uint32_t>(round_up(payload + transport::ring_layout::kSlotHeaderBytes, 64)),
+      transport::RingMode::Spsc};
 }
 
 RawRingArea::RawRingArea(const PrivateDomain& domain, const transport::RingGeometry& geometry,
@@ -37,11 +41,12 @@ RawRingArea::RawRingArea(const PrivateDomain& domain, const transport::RingGeome
   buffer_stride_ = round_up(buffer_size, 4096);
   const std::uint64_t total = buffers_at_ + buffer_stride_ * buffers;
   const std::string name = transport::shm_name(domain.name(), "bench-raw");
-  auto seg = transport::Segment::create(name, transport::SegmentKind::Test, kAreaLayoutVersion, total,
-                                        transport::SegmentCreateOptions{true, 0600});
+  auto seg = transport::Segment::create(name, transport::SegmentKind::Test, kAreaLayoutVersion,
+                                        total, transport::SegmentCreateOptions{true, 0600});
   if (!seg) {
-    throw std::runtime_error(fmt::format("raw-ring: cannot create the shared-memory object {} ({} bytes): {}", name,
-                                         total, transport::to_string(seg.error())));
+    throw std::runtime_error(
+        fmt::format("raw-ring: cannot create the shared-memory object {} ({} bytes): {}", name,
+                    total, transport::to_string(seg.error())));
   }
   segment_.emplace(std::move(*seg));
   base_ = segment_->payload();

@@ -46,6 +46,9 @@ void cdr_decode(const Schema& schema, std::size_t type, std::span<const std::byt
 // A bytes sample: header, uint32 length, data.
 [[nodiscard]] std::uint64_t cdr_bytes_size(std::uint64_t data_size) noexcept;
 void cdr_encode_bytes(std::span<const std::byte> data, std::vector<std::byte>& out);
+// The same into `out`, exactly cdr_bytes_size(data.size()) bytes (a
+// recorder's chunk buffer: the data is copied once).
+void cdr_encode_bytes(std::span<const std::byte> data, std::span<std::byte> out);
 // The data inside `cdr` (a view of it). Throws CdrError as cdr_decode does.
 [[nodiscard]] std::span<const std::byte> cdr_decode_bytes(std::span<const std::byte> cdr);
 

@@ -28,7 +28,8 @@
 #include <cstdint>
 #include <memory>
 
-#include "ferry/transport/platform.hpp"  // FERRY_HOT
+#include "ferry/transport/platform.hpp"     // FERRY_HOT
+#include "ferry/transport/ring_layout.hpp"  // SlotMeta
 
 namespace ferry::detail {
 
@@ -78,6 +79,14 @@ class HeldSamples {
   // On the owner's thread, or after it (its last acquire happens before).
   void close() noexcept;
 
+  // The metadata of the sample held under `token`: written by the owner's
+  // take (before the Sample exists), read through the Sample by whichever
+  // thread holds it, unchanged until the token is released.
+  [[nodiscard]] transport::SlotMeta& info(std::uint32_t token) noexcept { return infos_[token]; }
+  [[nodiscard]] const transport::SlotMeta& info(std::uint32_t token) const noexcept {
+    return infos_[token];
+  }
+
   // Owner thread (a statistic).
   [[nodiscard]] std::uint32_t held_count() const noexcept;
   [[nodiscard]] std::uint32_t capacity() const noexcept { return count_; }
@@ -99,6 +108,7 @@ class HeldSamples {
   std::byte* const storage_;
   std::shared_ptr<DomainPoolView> pool_;
   std::atomic<std::uint64_t> chunks_[kMaxBuffers]{};  // pooled sample per token, 0: none
+  transport::SlotMeta infos_[kMaxBuffers]{};          // per token: the held sample's metadata
   // Every buffer is in exactly one of: free_ (free, the owner knows it),
   // released (its flag is 1, not yet collected), or held by a Sample.
   std::uint64_t free_;  // owner thread only; bit i: buffer i is free

@@ -53,7 +53,8 @@ inline constexpr std::uint32_t kNodeDeclaredDead = 2;
 
 // Whether `node_state` (our node's slot state; null without a heartbeat
 // table) says ferryd declared our node dead.
-[[nodiscard]] FERRY_HOT inline bool node_state_says_dead(const std::atomic<std::uint32_t>* node_state) noexcept {
+[[nodiscard]] FERRY_HOT inline bool node_state_says_dead(
+    const std::atomic<std::uint32_t>* node_state) noexcept {
   // SYNC: relaxed; ferryd's store happens before it reclaims anything of
   // ours, and what we do after seeing it depends on no other shared data.
   return node_state != nullptr && node_state->load(std::memory_order_relaxed) == kNodeDeclaredDead;
@@ -61,7 +62,6 @@ inline constexpr std::uint32_t kNodeDeclaredDead = 2;
 
 // Whether the port's queues are as the user's thread last applied them.
 struct LaneGuard {
-
   // Bumped by the serving thread for every change it hands over.
   std::atomic<std::uint32_t> changes{0};
   std::uint32_t seen = 0;  // user's thread: `changes` when it last applied them
@@ -75,9 +75,13 @@ struct LaneGuard {
     // (under its mutex) is complete before we go and apply it.
     return changes.load(std::memory_order_acquire) != seen;
   }
-  [[nodiscard]] FERRY_HOT bool node_declared_dead() const noexcept { return node_state_says_dead(node_state); }
+  [[nodiscard]] FERRY_HOT bool node_declared_dead() const noexcept {
+    return node_state_says_dead(node_state);
+  }
   // Nothing to apply: the lanes built from the last change still hold.
-  [[nodiscard]] FERRY_HOT bool clear() const noexcept { return !changed() && !node_declared_dead(); }
+  [[nodiscard]] FERRY_HOT bool clear() const noexcept {
+    return !changed() && !node_declared_dead();
+  }
 };
 
 // A publisher's lane: set when it has exactly one queue, the topic's
@@ -90,9 +94,11 @@ struct PublishLane {
 
   // True when the sample was pushed; false: nothing happened, take the
   // general path (it repeats the attempt with the policy applied).
-  [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size) const noexcept {
+  [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size,
+                                           const transport::SlotMeta& meta) const noexcept {
     if (producer == nullptr || !guard->clear()) return false;
-    return producer->try_push_fast(std::span(static_cast<const std::byte*>(data), size), kSlotInline);
+    return producer->try_push_fast(std::span(static_cast<const std::byte*>(data), size),
+                                   kSlotInline, meta);
   }
 };
 
@@ -136,10 +142,12 @@ struct TakeLane {
     if (!held->acquire(token, buffer)) return LaneResult::General;  // max_held: it says so
     std::uint32_t size = 0;
     std::uint32_t flags = 0;
-    if (!consumer->try_pop_ready(std::span(buffer, slot_bytes), size, flags)) [[unlikely]] {
+    // The metadata goes straight to where the Sample will read it.
+    transport::SlotMeta& meta = held->info(token);
+    if (!consumer->try_pop_ready(std::span(buffer, slot_bytes), size, flags, meta)) [[unlikely]] {
       // Not the plain case (a corrupt slot, an overwriting producer's ring):
       // the ring's full pop decides.
-      const auto popped = consumer->try_pop(std::span(buffer, slot_bytes), &flags);
+      const auto popped = consumer->try_pop(std::span(buffer, slot_bytes), &flags, &meta);
       if (!popped) {
         held->unacquire(token);
         return LaneResult::General;
@@ -147,7 +155,8 @@ struct TakeLane {
       size = *popped;
     }
     out = LaneTaken{buffer, size, token, flags};
-    if (flags == kSlotInline && size == sample_size) [[likely]] return LaneResult::Taken;
+    if (flags == kSlotInline && size == sample_size) [[likely]]
+      return LaneResult::Taken;
     return LaneResult::Popped;
   }
 };

@@ -14,6 +14,7 @@
 #include "ferry/detail/lane.hpp"
 #include "ferry/error.hpp"
 #include "ferry/publish_result.hpp"
+#include "ferry/sample_info.hpp"
 
 namespace ferry::detail {
 
@@ -44,12 +45,13 @@ class PublisherPort {
   // Copies `size` bytes into every matched subscriber's queue (through one
   // pool chunk when the sample does not fit a ring slot).
   FERRY_HOT PublishResult publish(const void* data, std::uint32_t size) noexcept {
-    if (lane_->try_publish(data, size)) [[likely]] {
+    const SampleInfo info = next_info();
+    if (lane_->try_publish(data, size, info)) [[likely]] {
       PublishResult result;
       result.delivered = 1;
       return result;
     }
-    return publish_general(data, size);
+    return publish_general(data, size, info);
   }
   // A chunk of at least `size` bytes (TooManyLoans, PoolExhausted, TooLarge).
   std::expected<LoanedChunk, ErrorCode> loan(std::size_t size) noexcept;
@@ -62,14 +64,27 @@ class PublisherPort {
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;
   [[nodiscard]] std::size_t max_size() const noexcept;  // bytes topics
+  // What every sample of this publisher says it came from.
+  [[nodiscard]] std::uint64_t publisher_id() const noexcept { return publisher_id_; }
 
  private:
   // Every case the lane does not cover: the topic's policy over all queues.
-  PublishResult publish_general(const void* data, std::uint32_t size) noexcept;
+  PublishResult publish_general(const void* data, std::uint32_t size,
+                                const SampleInfo& info) noexcept;
+  // The next publish()'s metadata: its sequence number (one per call,
+  // whatever becomes of the sample) and the time now.
+  [[nodiscard]] FERRY_HOT SampleInfo next_info() noexcept {
+    return SampleInfo{next_sequence_++, publisher_id_, realtime_ns()};
+  }
 
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
   std::shared_ptr<PublisherState> state_;
   const PublishLane* lane_;  // in *state_
+  // The port's first id from ferryd: ids are never reused in a domain (a
+  // restarted ferryd continues the count), and this one stays the same when
+  // the port re-registers with a restarted daemon.
+  std::uint64_t publisher_id_;
+  std::uint64_t next_sequence_ = 0;  // user's thread
 };
 
 // One sample taken out of a queue and held by the user.

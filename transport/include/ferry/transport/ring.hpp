@@ -44,7 +44,7 @@ namespace ferry::transport {
 
 struct RingGeometry {
   std::uint32_t capacity = 0;   // slots, a power of two
-  std::uint32_t slot_size = 0;  // bytes per slot including the 8-byte slot header; multiple of 8
+  std::uint32_t slot_size = 0;  // bytes per slot including the 32-byte slot header; multiple of 8
   RingMode mode = RingMode::Spsc;
 };
 
@@ -69,7 +69,8 @@ enum class RingError : std::uint8_t {
 
 // Bytes a ring of this geometry needs (0 when the geometry is invalid).
 [[nodiscard]] std::size_t ring_bytes(const RingGeometry& geometry) noexcept;
-[[nodiscard]] std::expected<void, RingError> validate_geometry(const RingGeometry& geometry) noexcept;
+[[nodiscard]] std::expected<void, RingError> validate_geometry(
+    const RingGeometry& geometry) noexcept;
 
 // Initialises a ring in `mem` (64-byte aligned, `bytes` >= ring_bytes). Both
 // indices start at `initial_index` (tests start near UINT32_MAX to cross the
@@ -100,7 +101,8 @@ struct RingStats {
   std::uint32_t max_backlog = 0;
 };
 inline constexpr std::size_t kRingHeaderBytes = ring_layout::kSlotsOffset;
-[[nodiscard]] RingStats read_ring_stats(const void* mem, std::size_t bytes = kRingHeaderBytes) noexcept;
+[[nodiscard]] RingStats read_ring_stats(const void* mem,
+                                        std::size_t bytes = kRingHeaderBytes) noexcept;
 
 // Spin iterations (each one try + spin_wait_step(), ~150 ns) before
 // push()/pop() go to sleep: ~15 us, many cross-core round trips (~0.5 us).
@@ -117,6 +119,7 @@ enum class PushOutcome : std::uint8_t {
 struct SlotView {
   std::span<const std::byte> payload;
   std::uint32_t flags = 0;
+  SlotMeta meta{};
 };
 
 namespace detail {
@@ -129,17 +132,20 @@ struct RingAttachment {
   std::uint32_t slot_size = 0;
   RingMode mode = RingMode::Spsc;
 };
-[[nodiscard]] std::expected<RingAttachment, RingError> attach_ring(void* mem, std::size_t bytes) noexcept;
+[[nodiscard]] std::expected<RingAttachment, RingError> attach_ring(void* mem,
+                                                                   std::size_t bytes) noexcept;
 
 inline std::uint64_t load_word(const std::byte* p) noexcept {
   // atomic_ref needs a non-const object; this is a load only.
   // SYNC: relaxed; ordering comes from the index acquire/CAS around the caller.
-  return std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(p)))
+  return std::atomic_ref<std::uint64_t>(
+             *reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(p)))
       .load(std::memory_order_relaxed);
 }
 inline void store_word(std::byte* p, std::uint64_t v) noexcept {
   // SYNC: relaxed; published by the producer's release store of tail.
-  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p)).store(v, std::memory_order_relaxed);
+  std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p))
+      .store(v, std::memory_order_relaxed);
 }
 inline std::uint64_t pack_header(std::uint32_t length, std::uint32_t flags) noexcept {
   const ring_layout::SlotHeader h{length, flags};
@@ -151,6 +157,18 @@ inline ring_layout::SlotHeader unpack_header(std::uint64_t w) noexcept {
   ring_layout::SlotHeader h{};
   std::memcpy(&h, &w, sizeof h);
   return h;
+}
+// A slot's SlotMeta, word by word (overwrite mode: the producer may be
+// rewriting it; a torn copy is thrown away with the rest of the message).
+inline SlotMeta load_meta(const std::byte* slot) noexcept {
+  const std::byte* m = slot + ring_layout::kSlotMetaOffset;
+  return SlotMeta{load_word(m), load_word(m + 8), load_word(m + 16)};
+}
+inline void store_meta(std::byte* slot, const SlotMeta& meta) noexcept {
+  std::byte* m = slot + ring_layout::kSlotMetaOffset;
+  store_word(m, meta.sequence);
+  store_word(m + 8, meta.publisher_id);
+  store_word(m + 16, meta.publish_time_ns);
 }
 
 // How long push()/pop() spin before they sleep, adapted per handle: the
@@ -203,8 +221,9 @@ class RingProducer {
   // TooLarge or CorruptIndices. Also publishes anything stage()d before. Full
   // is not counted: call count_dropped() when the policy gives the message up.
   [[nodiscard]] std::expected<void, RingError> try_push(std::span<const std::byte> msg,
-                                                        std::uint32_t flags = 0) noexcept {
-    auto staged = stage(msg, flags);
+                                                        std::uint32_t flags = 0,
+                                                        const SlotMeta& meta = {}) noexcept {
+    auto staged = stage(msg, flags, meta);
     publish();
     return staged;
   }
@@ -213,11 +232,13 @@ class RingProducer {
   // carry): true when the message was published; false, with nothing
   // written, when it is too large, there is no room, or the indices are
   // corrupt. try_push then says which.
-  [[nodiscard]] FERRY_HOT bool try_push_fast(std::span<const std::byte> msg, std::uint32_t flags) noexcept {
-    if (msg.size() > payload_max_) [[unlikely]] return false;
+  [[nodiscard]] FERRY_HOT bool try_push_fast(std::span<const std::byte> msg, std::uint32_t flags,
+                                             const SlotMeta& meta) noexcept {
+    if (msg.size() > payload_max_) [[unlikely]]
+      return false;
     if (next_ - cached_head_ >= capacity_ && !ensure_room()) return false;
     claimed_ = false;  // as stage(): a pending claim() shares this slot
-    write_slot(next_, msg, flags);
+    write_slot(next_, msg, flags, meta);
     ++next_;
     publish();
     return true;
@@ -231,11 +252,13 @@ class RingProducer {
   //
   // `give_up` (optional): another thread raises it, then calls
   // notify_space(), to end a wait whose consumer is gone (Abandoned).
-  [[nodiscard]] std::expected<void, RingError> push(std::span<const std::byte> msg, std::uint32_t flags,
+  [[nodiscard]] std::expected<void, RingError> push(std::span<const std::byte> msg,
+                                                    std::uint32_t flags,
                                                     std::chrono::nanoseconds timeout,
-                                                    const std::atomic<bool>* give_up = nullptr) noexcept {
+                                                    const std::atomic<bool>* give_up = nullptr,
+                                                    const SlotMeta& meta = {}) noexcept {
     for (std::uint32_t spin = 0;; ++spin) {
-      auto r = try_push(msg, flags);
+      auto r = try_push(msg, flags, meta);
       if (r || r.error() != RingError::Full) {
         spin_.paid_off();
         return r;
@@ -244,7 +267,7 @@ class RingProducer {
       spin_wait_step();
     }
     spin_.wasted();
-    return push_slow(msg, flags, timeout, give_up);
+    return push_slow(msg, flags, timeout, give_up, meta);
   }
 
   // Overwrite mode only: publishes `msg`; when the ring is full, first
@@ -254,19 +277,20 @@ class RingProducer {
   // If the consumer took that message first, there is room and nothing is
   // discarded.
   template <class OnDiscard>
-  [[nodiscard]] std::expected<PushOutcome, RingError> try_push_overwrite(std::span<const std::byte> msg,
-                                                                         std::uint32_t flags,
-                                                                         OnDiscard&& on_discard) noexcept;
+  [[nodiscard]] std::expected<PushOutcome, RingError> try_push_overwrite(
+      std::span<const std::byte> msg, std::uint32_t flags, OnDiscard&& on_discard,
+      const SlotMeta& meta = {}) noexcept;
 
   // Batch: stage() writes messages into free slots without publishing them;
   // publish() makes all staged ones visible with ONE tail store and at most
   // one notification. Returns how many it published.
   [[nodiscard]] std::expected<void, RingError> stage(std::span<const std::byte> msg,
-                                                     std::uint32_t flags = 0) noexcept {
+                                                     std::uint32_t flags = 0,
+                                                     const SlotMeta& meta = {}) noexcept {
     if (msg.size() > payload_max_) return std::unexpected(RingError::TooLarge);
     if (auto room = ensure_room(); !room) return room;
     claimed_ = false;  // a pending claim() shares this slot: it is abandoned
-    write_slot(next_, msg, flags);
+    write_slot(next_, msg, flags, meta);
     ++next_;
     return {};
   }
@@ -306,7 +330,8 @@ class RingProducer {
   // In place (Spsc mode): claim(length) returns the next slot's payload
   // (`length` bytes) to fill; commit() publishes it (and anything staged).
   // Any other push before commit() abandons the claim.
-  [[nodiscard]] std::expected<std::span<std::byte>, RingError> claim(std::uint32_t length) noexcept {
+  [[nodiscard]] std::expected<std::span<std::byte>, RingError> claim(
+      std::uint32_t length) noexcept {
     if (mode_ != RingMode::Spsc) return std::unexpected(RingError::WrongMode);
     if (length > payload_max_) return std::unexpected(RingError::TooLarge);
     if (auto room = ensure_room(); !room) return std::unexpected(room.error());
@@ -316,11 +341,12 @@ class RingProducer {
   }
   void commit(std::uint32_t flags = 0) noexcept { commit(flags, claimed_length_); }
   // Commits only the first `length` bytes of the claim (length <= claimed).
-  void commit(std::uint32_t flags, std::uint32_t length) noexcept {
+  void commit(std::uint32_t flags, std::uint32_t length, const SlotMeta& meta = {}) noexcept {
     if (!claimed_) return;
     claimed_ = false;
     const ring_layout::SlotHeader h{std::min(length, claimed_length_), flags};
     std::memcpy(slot_at(next_), &h, sizeof h);
+    std::memcpy(slot_at(next_) + ring_layout::kSlotMetaOffset, &meta, sizeof meta);
     ++next_;
     publish();
   }
@@ -396,7 +422,8 @@ class RingProducer {
     header_->producer.max_backlog.store(used, std::memory_order_relaxed);
   }
 
-  FERRY_HOT void write_slot(std::uint32_t index, std::span<const std::byte> msg, std::uint32_t flags) noexcept {
+  FERRY_HOT void write_slot(std::uint32_t index, std::span<const std::byte> msg,
+                            std::uint32_t flags, const SlotMeta& meta) noexcept {
     std::byte* slot = slot_at(index);
     const auto length = static_cast<std::uint32_t>(msg.size());
     if (mode_ == RingMode::Spsc) {
@@ -404,12 +431,14 @@ class RingProducer {
       // store of tail, and we reuse it only after its release store of head.
       const ring_layout::SlotHeader h{length, flags};
       std::memcpy(slot, &h, sizeof h);
+      std::memcpy(slot + ring_layout::kSlotMetaOffset, &meta, sizeof meta);
       if (length != 0) std::memcpy(slot + ring_layout::kSlotHeaderBytes, msg.data(), length);
       return;
     }
     // Overwrite mode: a consumer may still be copying this slot speculatively
     // (its CAS will fail): word-sized atomic stores, so there is no data race.
     detail::store_word(slot, detail::pack_header(length, flags));
+    detail::store_meta(slot, meta);
     std::byte* payload = slot + ring_layout::kSlotHeaderBytes;
     std::size_t off = 0;
     for (; off + 8 <= length; off += 8) {
@@ -424,9 +453,11 @@ class RingProducer {
     }
   }
 
-  [[nodiscard]] std::expected<void, RingError> push_slow(std::span<const std::byte> msg, std::uint32_t flags,
+  [[nodiscard]] std::expected<void, RingError> push_slow(std::span<const std::byte> msg,
+                                                         std::uint32_t flags,
                                                          std::chrono::nanoseconds timeout,
-                                                         const std::atomic<bool>* give_up) noexcept;
+                                                         const std::atomic<bool>* give_up,
+                                                         const SlotMeta& meta) noexcept;
 
   ring_layout::RingHeader* header_ = nullptr;
   std::byte* slots_ = nullptr;
@@ -475,15 +506,19 @@ class RingConsumer {
   // CorruptIndices; Contended (overwrite mode, see kMaxClaimRetries). On an
   // error `out` may have been written to.
   [[nodiscard]] std::expected<std::uint32_t, RingError> try_pop(std::span<std::byte> out,
-                                                                std::uint32_t* flags = nullptr) noexcept {
-    if (mode_ == RingMode::Overwrite) return try_pop_overwrite(out, flags);
+                                                                std::uint32_t* flags = nullptr,
+                                                                SlotMeta* meta = nullptr) noexcept {
+    if (mode_ == RingMode::Overwrite) return try_pop_overwrite(out, flags, meta);
     front_valid_ = false;  // a front() view is gone once we take the message ourselves
     auto slot = next_slot();
     if (!slot) return std::unexpected(slot.error());
     const ring_layout::SlotHeader h = *slot;
     if (h.length > out.size()) return std::unexpected(RingError::BufferTooSmall);
-    if (h.length != 0) std::memcpy(out.data(), slot_at(head_) + ring_layout::kSlotHeaderBytes, h.length);
+    if (h.length != 0)
+      std::memcpy(out.data(), slot_at(head_) + ring_layout::kSlotHeaderBytes, h.length);
     if (flags != nullptr) *flags = h.flags;
+    if (meta != nullptr)
+      std::memcpy(meta, slot_at(head_) + ring_layout::kSlotMetaOffset, sizeof *meta);
     release_slot();
     return h.length;
   }
@@ -494,15 +529,17 @@ class RingConsumer {
   // said no, a length that is impossible or longer than `out`): try_pop then
   // does what it always does (skips and counts a corrupt slot, ...).
   [[nodiscard]] FERRY_HOT bool try_pop_ready(std::span<std::byte> out, std::uint32_t& length,
-                                             std::uint32_t& flags) noexcept {
+                                             std::uint32_t& flags, SlotMeta& meta) noexcept {
     const std::uint32_t h = head_;
     if (mode_ != RingMode::Spsc || h == cached_tail_) return false;
     // The slot header is read ONCE, as in next_slot(): the producer may be
     // broken or hostile and rewrite it behind our back. The tail it was
     // published with was read by ready() (acquire).
     const ring_layout::SlotHeader hdr = detail::unpack_header(detail::load_word(slot_at(h)));
-    if (hdr.length > payload_max_ || hdr.length > out.size()) [[unlikely]] return false;
+    if (hdr.length > payload_max_ || hdr.length > out.size()) [[unlikely]]
+      return false;
     std::memcpy(out.data(), slot_at(h) + ring_layout::kSlotHeaderBytes, hdr.length);
+    std::memcpy(&meta, slot_at(h) + ring_layout::kSlotMetaOffset, sizeof meta);
     front_valid_ = false;  // as try_pop: a front() view is gone
     release_slot();
     length = hdr.length;
@@ -512,10 +549,12 @@ class RingConsumer {
 
   // Like try_pop, but waits for a message: spins, then sleeps on the data
   // doorbell, at most `timeout` from the moment it first decides to sleep.
-  [[nodiscard]] std::expected<std::uint32_t, RingError> pop(std::span<std::byte> out, std::uint32_t* flags,
-                                                            std::chrono::nanoseconds timeout) noexcept {
+  [[nodiscard]] std::expected<std::uint32_t, RingError> pop(std::span<std::byte> out,
+                                                            std::uint32_t* flags,
+                                                            std::chrono::nanoseconds timeout,
+                                                            SlotMeta* meta = nullptr) noexcept {
     for (std::uint32_t spin = 0;; ++spin) {
-      auto r = try_pop(out, flags);
+      auto r = try_pop(out, flags, meta);
       if (r || r.error() != RingError::Empty) {
         spin_.paid_off();
         return r;
@@ -524,7 +563,7 @@ class RingConsumer {
       spin_wait_step();
     }
     spin_.wasted();
-    return pop_slow(out, flags, timeout);
+    return pop_slow(out, flags, timeout, meta);
   }
 
   // In place (Spsc mode): a view of the oldest message, valid until
@@ -534,8 +573,11 @@ class RingConsumer {
     auto slot = next_slot();
     if (!slot) return std::unexpected(slot.error());
     front_valid_ = true;
-    return SlotView{std::span<const std::byte>(slot_at(head_) + ring_layout::kSlotHeaderBytes, (*slot).length),
-                    (*slot).flags};
+    SlotView view{
+        std::span<const std::byte>(slot_at(head_) + ring_layout::kSlotHeaderBytes, (*slot).length),
+        (*slot).flags};
+    std::memcpy(&view.meta, slot_at(head_) + ring_layout::kSlotMetaOffset, sizeof view.meta);
+    return view;
   }
   void pop_front() noexcept {
     if (!front_valid_) return;
@@ -610,7 +652,8 @@ class RingConsumer {
       // publish(): the slots before it are fully written.
       const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
       if (t == h) return std::unexpected(RingError::Empty);
-      if (t - h > capacity_) return std::unexpected(RingError::CorruptIndices);  // cached_tail_ unchanged
+      if (t - h > capacity_)
+        return std::unexpected(RingError::CorruptIndices);  // cached_tail_ unchanged
       cached_tail_ = t;
       note_backlog(t - h);
     }
@@ -635,7 +678,8 @@ class RingConsumer {
     // SYNC: release, pairs with the producer's acquire load of head
     // (ensure_room/has_room): our reads of the slot happen before its reuse.
     header_->consumer.head.store(head_, std::memory_order_release);
-    doorbell_notify(header_->space_bell);  // the fence in there orders the head store before `sleeping`
+    doorbell_notify(
+        header_->space_bell);  // the fence in there orders the head store before `sleeping`
   }
 
   void count_popped() noexcept {
@@ -647,7 +691,8 @@ class RingConsumer {
   // whenever we re-read tail, so a queue that grows without filling (a slow
   // reader) is seen too. A store only when it grows: none in a steady state.
   void note_backlog(std::uint32_t waiting) noexcept {
-    if (waiting <= max_backlog_) [[likely]] return;
+    if (waiting <= max_backlog_) [[likely]]
+      return;
     max_backlog_ = waiting;
     // SYNC: relaxed; single-writer counter, read by read_ring_stats.
     header_->consumer.max_backlog.store(waiting, std::memory_order_relaxed);
@@ -659,9 +704,12 @@ class RingConsumer {
   }
 
   [[nodiscard]] std::expected<std::uint32_t, RingError> try_pop_overwrite(std::span<std::byte> out,
-                                                                          std::uint32_t* flags) noexcept;
-  [[nodiscard]] std::expected<std::uint32_t, RingError> pop_slow(std::span<std::byte> out, std::uint32_t* flags,
-                                                                 std::chrono::nanoseconds timeout) noexcept;
+                                                                          std::uint32_t* flags,
+                                                                          SlotMeta* meta) noexcept;
+  [[nodiscard]] std::expected<std::uint32_t, RingError> pop_slow(std::span<std::byte> out,
+                                                                 std::uint32_t* flags,
+                                                                 std::chrono::nanoseconds timeout,
+                                                                 SlotMeta* meta) noexcept;
 
   ring_layout::RingHeader* header_ = nullptr;
   std::byte* slots_ = nullptr;
@@ -685,9 +733,9 @@ class RingConsumer {
 // ---------------------------------------------------------------------------
 
 template <class OnDiscard>
-std::expected<PushOutcome, RingError> RingProducer::try_push_overwrite(std::span<const std::byte> msg,
-                                                                       std::uint32_t flags,
-                                                                       OnDiscard&& on_discard) noexcept {
+std::expected<PushOutcome, RingError> RingProducer::try_push_overwrite(
+    std::span<const std::byte> msg, std::uint32_t flags, OnDiscard&& on_discard,
+    const SlotMeta& meta) noexcept {
   if (mode_ != RingMode::Overwrite) return std::unexpected(RingError::WrongMode);
   if (msg.size() > payload_max_) return std::unexpected(RingError::TooLarge);
   publish();  // nothing may stay staged: the discard below assumes next_ == tail_
@@ -719,7 +767,8 @@ std::expected<PushOutcome, RingError> RingProducer::try_push_overwrite(std::span
         // Our own earlier writes: no race (the consumer only reads slots).
         const ring_layout::SlotHeader old = detail::unpack_header(detail::load_word(slot));
         const std::size_t old_length = old.length <= payload_max_ ? old.length : 0;
-        on_discard(std::span<const std::byte>(slot + ring_layout::kSlotHeaderBytes, old_length), old.flags);
+        on_discard(std::span<const std::byte>(slot + ring_layout::kSlotHeaderBytes, old_length),
+                   old.flags);
         ++overwritten_;
         // SYNC: relaxed; single-writer counter, read by read_ring_stats.
         header_->producer.overwritten.store(overwritten_, std::memory_order_relaxed);
@@ -734,7 +783,7 @@ std::expected<PushOutcome, RingError> RingProducer::try_push_overwrite(std::span
       cached_head_ = h;
     }
   }
-  write_slot(t, msg, flags);
+  write_slot(t, msg, flags, meta);
   ++next_;
   publish();
   return outcome;

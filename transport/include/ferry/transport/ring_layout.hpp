@@ -10,7 +10,8 @@
 //           doorbell is used), the producer rings it
 //   line 4  space doorbell: the producer sleeps here waiting for room, the
 //           consumer rings it
-//   then    capacity slots of slot_size bytes: {u32 length, u32 flags, payload}
+//   then    capacity slots of slot_size bytes: {u32 length, u32 flags,
+//           SlotMeta (3 x u64), payload}
 //
 // Indices are free-running u32: tail - head (unsigned) is the number of
 // messages, slot = index & mask. A reader never trusts this memory: handles
@@ -26,7 +27,18 @@
 namespace ferry::transport {
 
 inline constexpr std::uint32_t kRingMagic = 0x474e5246;  // "FRNG"
-inline constexpr std::uint32_t kRingLayoutVersion = 1;
+// 2: slots carry a SlotMeta after {length, flags} (sample metadata).
+inline constexpr std::uint32_t kRingLayoutVersion = 2;
+
+// Carried with every message, opaque to the ring: what the publisher says
+// about the sample (ferry::SampleInfo is this struct).
+struct SlotMeta {
+  std::uint64_t sequence = 0;         // per publisher, one per publish()
+  std::uint64_t publisher_id = 0;     // unique in the domain while the publisher lives
+  std::uint64_t publish_time_ns = 0;  // CLOCK_REALTIME at publish()
+  bool operator==(const SlotMeta&) const = default;
+};
+static_assert(sizeof(SlotMeta) == 24);
 
 enum class RingMode : std::uint32_t {
   Spsc = 1,       // plain single-producer/single-consumer: full means Full
@@ -44,7 +56,7 @@ struct alignas(kCacheLine) GeometryLine {
   std::uint32_t mode;            // RingMode
   std::uint32_t slots_offset;    // bytes from the ring start to slot 0
   std::uint32_t reserved0;
-  std::uint64_t total_bytes;     // ring_bytes(geometry)
+  std::uint64_t total_bytes;  // ring_bytes(geometry)
   std::uint8_t reserved[24];
 };
 
@@ -110,6 +122,8 @@ static_assert(offsetof(ConsumerLine, max_backlog) == 24);
 static_assert(offsetof(ConsumerLine, popped) == 8);
 static_assert(offsetof(ConsumerLine, corrupt) == 16);
 static_assert(sizeof(SlotHeader) == 8 && offsetof(SlotHeader, flags) == 4);
+static_assert(offsetof(SlotMeta, sequence) == 0 && offsetof(SlotMeta, publisher_id) == 8 &&
+              offsetof(SlotMeta, publish_time_ns) == 16);
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
 static_assert(sizeof(std::atomic<std::uint64_t>) == 8);
@@ -117,8 +131,11 @@ static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free);
 static_assert(std::atomic_ref<std::uint64_t>::required_alignment == 8);
 
 inline constexpr std::size_t kSlotsOffset = sizeof(RingHeader);
-inline constexpr std::size_t kSlotHeaderBytes = sizeof(SlotHeader);
-inline constexpr std::uint32_t kMinSlotSize = 16;                     // header + 8 bytes
+// A slot: {length, flags} at 0, the SlotMeta at 8, the payload at 32.
+inline constexpr std::size_t kSlotMetaOffset = sizeof(SlotHeader);
+inline constexpr std::size_t kSlotHeaderBytes = sizeof(SlotHeader) + sizeof(SlotMeta);
+static_assert(kSlotHeaderBytes == 32);
+inline constexpr std::uint32_t kMinSlotSize = 40;                      // header + 8 bytes
 inline constexpr std::uint32_t kMaxSlotSize = std::uint32_t{1} << 24;  // 16 MiB
 // Far below 2^31, so that tail - head is never ambiguous.
 inline constexpr std::uint32_t kMaxCapacity = std::uint32_t{1} << 24;

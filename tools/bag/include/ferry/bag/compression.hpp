@@ -13,6 +13,11 @@
 namespace ferry::bag {
 
 [[nodiscard]] std::uint32_t crc32(std::span<const std::byte> data, std::uint32_t crc = 0) noexcept;
+// The CRC of A followed by B from crc(A), crc(B) and B's size, without
+// reading B again (a chunk's records are checksummed once for both the
+// chunk and the data section).
+[[nodiscard]] std::uint32_t crc32_append(std::uint32_t crc, std::uint32_t next_crc,
+                                         std::uint64_t next_size) noexcept;
 
 // Replaces `out` with `in` compressed. Throws BagError (naming `file`) when
 // the library fails.

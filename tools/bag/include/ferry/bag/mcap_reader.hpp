@@ -51,9 +51,11 @@ class McapReader {
   [[nodiscard]] const BagSummary& summary() const noexcept { return summary_; }
 
   // Calls `visit` for each message in file order (decompressing chunks and
-  // checking their CRC) until it returns false. In a file cut short, stops
-  // at the first incomplete record.
-  void for_each_message(const std::function<bool(const MessageView&)>& visit) const;
+  // checking their CRC, unless `check_crcs` is false after verify() did)
+  // until it returns false. In a file cut short, stops at the first
+  // incomplete record.
+  void for_each_message(const std::function<bool(const MessageView&)>& visit,
+                        bool check_crcs = true) const;
 
   // The Metadata records, in file order.
   [[nodiscard]] std::vector<MetadataRecord> metadata() const;
@@ -64,12 +66,13 @@ class McapReader {
  private:
   // Walks the data section's top-level records (and those inside chunks
   // when `into_chunks`), calling on_record with each one.
-  void scan(bool into_chunks,
-            const std::function<bool(const RawRecord&, RecordSource)>& on_record) const;
+  void scan(bool into_chunks, const std::function<bool(const RawRecord&, RecordSource)>& on_record,
+            bool check_crcs = true) const;
   void read_summary();
   void rebuild_summary();
   [[nodiscard]] std::span<const std::byte> chunk_records(const RawRecord& chunk,
-                                                         std::vector<std::byte>& buffer) const;
+                                                         std::vector<std::byte>& buffer,
+                                                         bool check_crc) const;
   [[nodiscard]] RecordSource at(std::uint64_t content_offset) const {
     return RecordSource{name_, content_offset, ""};
   }

@@ -51,6 +51,10 @@ class McapWriter {
 
   void add_metadata(std::string_view name, StringMap metadata);
 
+  // Writes the open chunk now (a recorder does so every second, so that a
+  // kill -9 loses at most the last second of a slow topic).
+  void flush_chunk();
+
   // Writes the open chunk, the summary and the footer, and closes the file.
   void close();
 
@@ -60,7 +64,6 @@ class McapWriter {
  private:
   void write_raw(std::span<const std::byte> bytes);
   void write_data(std::span<const std::byte> bytes);  // counted in the data section's CRC
-  void flush_chunk();
 
   std::filesystem::path path_;
   std::string name_;  // for errors
