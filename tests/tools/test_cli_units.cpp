@@ -2,15 +2,15 @@
 // encoder, the rate window of hz/bw, the rate meter of list/top, the number
 // formats.
 #include <doctest/doctest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
 
-#include <yaml-cpp/yaml.h>
-
 #include "all_types_yaml.hpp"
+#include "delay_stats.hpp"
 #include "ferry/config/load.hpp"
 #include "format.hpp"
 #include "queue_counters.hpp"
@@ -101,7 +101,8 @@ TEST_CASE("missing fields are zero and JSON input works too") {
 
 TEST_CASE("numbers accept signs, hexadecimal and YAML's float specials") {
   Fixture f;
-  const Json v = f.round_trip("All", "{i8: +5, u32: 0xFFFFFFFF, i16: -0x10, f64: .inf, f32: -.inf}");
+  const Json v =
+      f.round_trip("All", "{i8: +5, u32: 0xFFFFFFFF, i16: -0x10, f64: .inf, f32: -.inf}");
   CHECK(v["i8"] == 5);
   CHECK(v["u32"] == 4294967295U);
   CHECK(v["i16"] == -16);
@@ -120,22 +121,28 @@ TEST_CASE("an unknown field, a wrong type or an out-of-range number is refused, 
   CHECK(f.encode_error("All", "{u8: 256}") == "field 'u8': out of range for u8 (0..255)");
   CHECK(f.encode_error("All", "{u8: -1}") == "field 'u8': out of range for u8 (0..255)");
   CHECK(f.encode_error("All", "{i8: -129}") == "field 'i8': out of range for i8 (-128..127)");
-  CHECK(f.encode_error("All", "{u64: 18446744073709551616}").find("out of range for u64") != std::string::npos);
+  CHECK(f.encode_error("All", "{u64: 18446744073709551616}").find("out of range for u64") !=
+        std::string::npos);
   CHECK(f.encode_error("All", "{f32: 1e39}").find("field 'f32': out of range for f32") == 0);
   CHECK(f.encode_error("All", "{f64: 1e999}") == "field 'f64': out of range for f64");
 
   CHECK(f.encode_error("All", "{i32: 1.5}") == "field 'i32': expected an integer (i32), got '1.5'");
-  CHECK(f.encode_error("All", "{i32: \"7\"}").find("field 'i32': expected i32, got the string") == 0);
+  CHECK(f.encode_error("All", "{i32: \"7\"}").find("field 'i32': expected i32, got the string") ==
+        0);
   CHECK(f.encode_error("All", "{f64: abc}") == "field 'f64': expected a number (f64), got 'abc'");
   CHECK(f.encode_error("All", "{b: 1}") == "field 'b': expected true or false, got '1'");
   CHECK(f.encode_error("All", "{b: [true]}") == "field 'b': expected true or false, got a list");
-  CHECK(f.encode_error("All", "{inner: 3}").find("field 'inner': expected a map of the fields of 'Inner'") == 0);
+  CHECK(f.encode_error("All", "{inner: 3}")
+            .find("field 'inner': expected a map of the fields of 'Inner'") == 0);
   CHECK(f.encode_error("All", "{arr: 3}") == "field 'arr': expected a list (i32[3]), got '3'");
-  CHECK(f.encode_error("All", "{arr: [1, 2, 3, 4]}") == "field 'arr': 4 elements given; a i32[3] holds 3");
-  CHECK(f.encode_error("All", "{arr: [1, x]}") == "field 'arr[1]': expected an integer (i32), got 'x'");
+  CHECK(f.encode_error("All", "{arr: [1, 2, 3, 4]}") ==
+        "field 'arr': 4 elements given; a i32[3] holds 3");
+  CHECK(f.encode_error("All", "{arr: [1, x]}") ==
+        "field 'arr[1]': expected an integer (i32), got 'x'");
   CHECK(f.encode_error("All", "{inners: [{}, {flag: 2}]}") ==
         "field 'inners[1].flag': expected true or false, got '2'");
-  CHECK(f.encode_error("All", "{name: 0123456789abcdef}").find("a char[16] holds at most 15") != std::string::npos);
+  CHECK(f.encode_error("All", "{name: 0123456789abcdef}").find("a char[16] holds at most 15") !=
+        std::string::npos);
   CHECK(f.encode_error("All", "[1, 2]").find("VALUE: expected a map of the fields of 'All'") == 0);
   CHECK(f.encode_error("Blob", "{a: 1}").find("opaque") != std::string::npos);
 }
@@ -157,7 +164,8 @@ TEST_CASE("opaque types, short samples and long arrays are shown as size and hex
   for (std::size_t i = 0; i < blob.size(); ++i) blob[i] = static_cast<std::byte>(i);
   const Json opaque = decode_sample(f.config.schema, f.type("Blob"), blob);
   CHECK(opaque["size"] == 40);
-  CHECK(opaque["hex"] == "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");  // 32 bytes
+  CHECK(opaque["hex"] ==
+        "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");  // 32 bytes
 
   const Json short_sample = decode_sample(f.config.schema, f.type("All"), std::span(blob).first(8));
   CHECK(short_sample["size"] == 8);
@@ -176,8 +184,9 @@ TEST_CASE("opaque types, short samples and long arrays are shown as size and hex
 
 TEST_CASE("the human form is YAML that reads back to the same values") {
   Fixture f;
-  const Json v = f.round_trip("All", "{b: true, name: \"a \\\"q\\\"\", arr: [1, 2, 3], f64: .nan, "
-                                     "inners: [{label: x}, {value: 2}]}");
+  const Json v = f.round_trip("All",
+                              "{b: true, name: \"a \\\"q\\\"\", arr: [1, 2, 3], f64: .nan, "
+                              "inners: [{label: x}, {value: 2}]}");
   const std::string text = to_yaml_text(v);
   CHECK(text.find("b: true\n") != std::string::npos);
   CHECK(text.find("arr: [1, 2, 3]\n") != std::string::npos);
@@ -224,6 +233,37 @@ TEST_CASE("the rate window reports rate, interval spread and bandwidth") {
   CHECK(w.total() == 5);
 }
 
+TEST_CASE("the delay window reports nearest-rank p50, p90 and max of the last S seconds") {
+  using namespace std::chrono;
+  DelayWindow w(seconds(1));
+  const auto t0 = DelayWindow::Clock::time_point{};
+  CHECK_FALSE(w.report().has_value());
+  // Delays 1..10 ms, one every 10 ms.
+  for (int i = 1; i <= 10; ++i) w.add(t0 + milliseconds(10 * i), i * 1'000'000);
+  auto r = w.report();
+  REQUIRE(r.has_value());
+  CHECK(r->count == 10);
+  CHECK(r->p50_ms == doctest::Approx(5.0));
+  CHECK(r->p90_ms == doctest::Approx(9.0));
+  CHECK(r->max_ms == doctest::Approx(10.0));
+  CHECK(r->min_ms == doctest::Approx(1.0));
+  // 1.05 s after the first: it and the second (taken 10 and 20 ms in) have
+  // left the window, the rest stay.
+  w.expire(t0 + milliseconds(1025));
+  r = w.report();
+  REQUIRE(r.has_value());
+  CHECK(r->count == 8);
+  CHECK(r->min_ms == doctest::Approx(3.0));
+  w.expire(t0 + seconds(5));
+  CHECK_FALSE(w.report().has_value());
+  CHECK(w.total() == 10);
+  // Bounded: the oldest go first.
+  DelayWindow small(seconds(10), 3);
+  for (int i = 1; i <= 5; ++i) small.add(t0, i * 1'000'000);
+  CHECK(small.report()->count == 3);
+  CHECK(small.report()->min_ms == doctest::Approx(3.0));
+}
+
 TEST_CASE("numbers for humans") {
   CHECK(human_rate(std::nullopt) == "-");
   CHECK(human_rate(49.96) == "50.0");
@@ -266,7 +306,8 @@ TEST_CASE("the rate meter reads a 10 Hz publisher as 10.0 from half a second of 
 
   // Silent since: after a few intervals it reads as the window's average.
   meter.restart();
-  for (int ms = 505; ms <= 1500; ms += 5) meter.observe(published("pose", 1, 1005, t0 + milliseconds(ms)));
+  for (int ms = 505; ms <= 1500; ms += 5)
+    meter.observe(published("pose", 1, 1005, t0 + milliseconds(ms)));
   CHECK(*meter.rate("pose", t0 + milliseconds(1500)) == doctest::Approx(0.0));
   CHECK(meter.fewest_changes() == 0);
 }
@@ -276,8 +317,9 @@ TEST_CASE("the rate meter sums publishers and starts over when a counter goes ba
   RateMeter meter;
   const auto t0 = RateMeter::Clock::time_point{} + seconds(100);
   for (int ms = 0; ms <= 1000; ms += 10) {
-    TopicSnapshot s = published("t", 1, static_cast<std::uint64_t>(ms / 50), t0 + milliseconds(ms));  // 20 Hz
-    s.published_by[2] = static_cast<std::uint64_t>(ms / 100);  // 10 Hz
+    TopicSnapshot s =
+        published("t", 1, static_cast<std::uint64_t>(ms / 50), t0 + milliseconds(ms));  // 20 Hz
+    s.published_by[2] = static_cast<std::uint64_t>(ms / 100);                           // 10 Hz
     meter.observe(s);
   }
   CHECK(*meter.rate("t", t0 + milliseconds(1000)) == doctest::Approx(30.0));
