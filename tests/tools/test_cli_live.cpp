@@ -232,6 +232,41 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   CHECK(metronome.wait() == 0);
 }
 
+TEST_CASE("topic delay reports the publish-to-take delay of a 50 Hz publisher every second") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"));
+  ferry::test::use_domain_env(domain);
+  Child metronome = publisher_at_rate("rate", 5.0);
+  Background json_out(domain,
+                      {bin_path("ferry"), "topic", "delay", "rate", "--duration", "3.5", "--json"});
+  Background text(
+      domain, {bin_path("ferry"), "topic", "delay", "rate", "--window", "2", "--duration", "2.5"});
+  REQUIRE(json_out.wait() == 0);
+  const auto reports = json_lines(json_out.out());
+  REQUIRE(reports.size() >= 3);
+  // The last full second: about 50 samples, each taken well within a
+  // second of its publish (an unset or wrong publish time would be years off).
+  const json& last = reports.back();
+  CHECK(last["count"].get<double>() == doctest::Approx(kRate).epsilon(0.2));
+  CHECK(last["window_s"].get<double>() == 1.0);
+  CHECK(last["samples"].get<int>() >= 100);
+  const double p50 = last["p50_ms"].get<double>();
+  const double p90 = last["p90_ms"].get<double>();
+  const double max = last["max_ms"].get<double>();
+  CHECK(last["min_ms"].get<double>() >= 0);
+  CHECK(p50 <= p90);
+  CHECK(p90 <= max);
+  CHECK(max < 1000);
+  REQUIRE(text.wait() == 0);
+  const auto row = last_line_words(text.out(), "delay p50:");
+  REQUIRE(row.size() == 17);  // delay p50: X ms p90: X ms max: X ms (N samples in the last 2 s)
+  CHECK(row[3] == "ms");
+  CHECK(std::stod(row[2]) >= 0);
+  CHECK(std::stod(row[8]) < 1000);
+  CHECK(std::stoi(row[10].substr(1)) == doctest::Approx(2 * kRate).epsilon(0.2));
+  CHECK(metronome.wait() == 0);
+}
+
 TEST_CASE("top prints plain tables when stdout is not a terminal") {
   TestDomain domain;
   Daemon daemon(domain,
@@ -377,6 +412,7 @@ TEST_CASE("every verb has help with examples, and bad usage exits 2") {
                                                {"topic", "pub"},
                                                {"topic", "hz"},
                                                {"topic", "bw"},
+                                               {"topic", "delay"},
                                                {"node", "list"},
                                                {"pool"},
                                                {"top"},
@@ -395,6 +431,7 @@ TEST_CASE("every verb has help with examples, and bad usage exits 2") {
   CHECK(top_help.out.find("Exit codes") != std::string::npos);
   for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "pub", "t"},
                                                {"topic", "hz", "t", "--window", "1"},
+                                               {"topic", "delay", "t", "--window", "0"},
                                                {"topic", "pub", "t", "{}", "--rate", "0"},
                                                {"topic", "echo"},
                                                {"node"},

@@ -1,14 +1,12 @@
 // `ferry topic info | echo | pub` against a real ferryd: counters read from
 // the queues, samples decoded and encoded with the YAML types, exit codes.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "all_types_yaml.hpp"
 #include "cli_test_util.hpp"
@@ -45,7 +43,8 @@ const char* const kAllValue =
     "inners: [{label: x}, {flag: true, value: -1}]}";
 
 // Polls `ferry topic list` until the topic has `subscribers` subscribers.
-bool wait_for_subscribers(const TestDomain& domain, const std::string& topic, std::size_t subscribers) {
+bool wait_for_subscribers(const TestDomain& domain, const std::string& topic,
+                          std::size_t subscribers) {
   return eventually(
       [&] {
         for (const auto& t : ferry_json(domain, {"topic", "list"})) {
@@ -78,7 +77,10 @@ json queue_of(const json& info) {
 
 TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivered, 6 dropped") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: robot/pose, type: Seq, capacity: 4, policy: drop_new, max_held: 2 }\n"));
+  Daemon daemon(
+      domain,
+      seq_config(
+          "  - { name: robot/pose, type: Seq, capacity: 4, policy: drop_new, max_held: 2 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("robot/pose");
@@ -126,7 +128,8 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
   CHECK(text.out.find("policy:   drop_new, capacity 4") != std::string::npos);
   CHECK(text.out.find("Seq (64 bytes, align 8): publisher u64, seq u64, check u64, pad u64[5]") !=
         std::string::npos);
-  CHECK(text.out.find("PUBLISHED  DELIVERED  TAKEN  DROPPED  OVERWRITTEN  TIMED_OUT  BACKLOG  MAX_BACKLOG") !=
+  CHECK(text.out.find(
+            "PUBLISHED  DELIVERED  TAKEN  DROPPED  OVERWRITTEN  TIMED_OUT  BACKLOG  MAX_BACKLOG") !=
         std::string::npos);
   CHECK(words_of_line(text.out, "  tester") ==
         std::vector<std::string>{"tester", "tester", "10", "4", "2", "6", "0", "0", "2", "4"});
@@ -134,7 +137,9 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
 
 TEST_CASE("topic info shows the largest backlog of a queue that never filled") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: slow, type: Seq, capacity: 16, policy: drop_new, max_held: 8 }\n"));
+  Daemon daemon(
+      domain,
+      seq_config("  - { name: slow, type: Seq, capacity: 16, policy: drop_new, max_held: 8 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("slow");
@@ -154,15 +159,19 @@ TEST_CASE("topic info shows the largest backlog of a queue that never filled") {
 
 TEST_CASE("topic info counts overwrites on a drop_oldest queue and timeouts on a block queue") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: newest, type: Seq, capacity: 4, policy: drop_oldest }\n"
-                                   "  - { name: strict, type: Seq, capacity: 2, policy: block, block_timeout_ms: 1 }\n"));
+  Daemon daemon(
+      domain,
+      seq_config(
+          "  - { name: newest, type: Seq, capacity: 4, policy: drop_oldest }\n"
+          "  - { name: strict, type: Seq, capacity: 2, policy: block, block_timeout_ms: 1 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("newest");
   auto sub = node.subscriber<Seq>("newest");
   auto block_pub = node.publisher<Seq>("strict");
   auto block_sub = node.subscriber<Seq>("strict");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && block_pub.subscriber_count() == 1; }));
+  REQUIRE(
+      eventually([&] { return pub.subscriber_count() == 1 && block_pub.subscriber_count() == 1; }));
   for (std::uint64_t i = 0; i < 10; ++i) (void)pub.publish(make_seq(1, i));
   for (std::uint64_t i = 0; i < 5; ++i) (void)block_pub.publish(make_seq(1, i));
 
@@ -191,6 +200,14 @@ TEST_CASE("topic pub then topic echo round-trips every field type, as JSON and a
     CHECK(pub.out.find("published 1 sample(s) on 'all': 1 delivered") != std::string::npos);
     REQUIRE(echo.wait() == 0);
     const json v = json::parse(echo.out());
+    // The sample's metadata follows the fields, under _info.
+    REQUIRE(v.contains("_info"));
+    CHECK(echo.out().find("\"b\":") < echo.out().find("\"_info\":"));  // the type's fields first
+    CHECK(v["_info"]["sequence"] == 0);
+    CHECK(v["_info"]["publisher_id"].get<std::uint64_t>() > 0);
+    CHECK(v["_info"]["publish_time_ns"].get<std::uint64_t>() > 1'600'000'000'000'000'000ULL);
+    CHECK(v["_info"]["age_ms"].get<double>() >= 0);
+    CHECK(v["_info"]["age_ms"].get<double>() < 10'000);
     CHECK(v["b"] == true);
     CHECK(v["i8"] == -128);
     CHECK(v["i16"] == -32768);
@@ -211,9 +228,9 @@ TEST_CASE("topic pub then topic echo round-trips every field type, as JSON and a
   {
     Background echo(domain, {bin_path("ferry"), "topic", "echo", "all", "--count", "2"});
     REQUIRE(wait_for_subscribers(domain, "all", 1));
-    const auto pub = run_program(
-        domain, {bin_path("ferry"), "topic", "pub", "all", "{\"u16\": 7, \"name\": \"j\"}", "--count", "2",
-                 "--rate", "100"});
+    const auto pub =
+        run_program(domain, {bin_path("ferry"), "topic", "pub", "all",
+                             "{\"u16\": 7, \"name\": \"j\"}", "--count", "2", "--rate", "100"});
     CHECK(pub.exit_code == 0);
     REQUIRE(echo.wait() == 0);
     const std::string out = echo.out();
@@ -221,6 +238,9 @@ TEST_CASE("topic pub then topic echo round-trips every field type, as JSON and a
     CHECK(out.find("name: \"j\"\n") != std::string::npos);
     CHECK(out.find("arr: [0, 0, 0]\n") != std::string::npos);  // missing fields are zero
     CHECK(out.find("inners:\n  - flag: false\n") != std::string::npos);
+    // Each sample's sequence, from one publisher: 0 then 1.
+    CHECK(out.find("_info:\n  sequence: 0\n") != std::string::npos);
+    CHECK(out.find("_info:\n  sequence: 1\n") != std::string::npos);
     // Two documents, each ended by '---'.
     CHECK(out.find("---\n") != out.rfind("---\n"));
     CHECK(out.substr(out.size() - 4) == "---\n");
@@ -275,15 +295,18 @@ TEST_CASE("topic pub refuses a bad value with exit 2 naming the field, and publi
 TEST_CASE("unknown topics exit 1 and say how to list the topics") {
   TestDomain domain;
   Daemon daemon(domain, kAllTypes);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"topic", "info", "nope"}, {"topic", "echo", "nope"},
-        {"topic", "pub", "nope", "{}"}, {"topic", "hz", "nope"}, {"topic", "bw", "nope"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "info", "nope"},
+                                               {"topic", "echo", "nope"},
+                                               {"topic", "pub", "nope", "{}"},
+                                               {"topic", "hz", "nope"},
+                                               {"topic", "bw", "nope"}}) {
     std::vector<std::string> argv{bin_path("ferry")};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto r = run_program(domain, argv);
     CAPTURE(args[1]);
     CHECK(r.exit_code == 1);
-    CHECK(r.err.find("topic 'nope' is unknown in domain '" + domain.name() + "'") != std::string::npos);
+    CHECK(r.err.find("topic 'nope' is unknown in domain '" + domain.name() + "'") !=
+          std::string::npos);
     CHECK(r.err.find("ferry topic list") != std::string::npos);
   }
 }

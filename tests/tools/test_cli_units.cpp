@@ -10,6 +10,7 @@
 #include <string>
 
 #include "all_types_yaml.hpp"
+#include "delay_stats.hpp"
 #include "ferry/config/load.hpp"
 #include "format.hpp"
 #include "gap_counter.hpp"
@@ -231,6 +232,37 @@ TEST_CASE("the rate window reports rate, interval spread and bandwidth") {
   CHECK(w.report()->window == 4);
   CHECK(w.report()->max_interval_s == doctest::Approx(0.020));
   CHECK(w.total() == 5);
+}
+
+TEST_CASE("the delay window reports nearest-rank p50, p90 and max of the last S seconds") {
+  using namespace std::chrono;
+  DelayWindow w(seconds(1));
+  const auto t0 = DelayWindow::Clock::time_point{};
+  CHECK_FALSE(w.report().has_value());
+  // Delays 1..10 ms, one every 10 ms.
+  for (int i = 1; i <= 10; ++i) w.add(t0 + milliseconds(10 * i), i * 1'000'000);
+  auto r = w.report();
+  REQUIRE(r.has_value());
+  CHECK(r->count == 10);
+  CHECK(r->p50_ms == doctest::Approx(5.0));
+  CHECK(r->p90_ms == doctest::Approx(9.0));
+  CHECK(r->max_ms == doctest::Approx(10.0));
+  CHECK(r->min_ms == doctest::Approx(1.0));
+  // 1.05 s after the first: it and the second (taken 10 and 20 ms in) have
+  // left the window, the rest stay.
+  w.expire(t0 + milliseconds(1025));
+  r = w.report();
+  REQUIRE(r.has_value());
+  CHECK(r->count == 8);
+  CHECK(r->min_ms == doctest::Approx(3.0));
+  w.expire(t0 + seconds(5));
+  CHECK_FALSE(w.report().has_value());
+  CHECK(w.total() == 10);
+  // Bounded: the oldest go first.
+  DelayWindow small(seconds(10), 3);
+  for (int i = 1; i <= 5; ++i) small.add(t0, i * 1'000'000);
+  CHECK(small.report()->count == 3);
+  CHECK(small.report()->min_ms == doctest::Approx(3.0));
 }
 
 TEST_CASE("numbers for humans") {

@@ -1,10 +1,12 @@
 // ferry topic echo TOPIC: subscribes and prints each sample decoded with the
 // type schema ferryd serves: YAML-like documents separated by '---', or one
-// JSON object per line.
+// JSON object per line. The type's fields are the top-level keys; the
+// sample's metadata follows them under `_info` (sequence, publisher_id,
+// publish_time_ns, age_ms: how long ago it was published when taken).
+#include <cmath>
 #include <cstdio>
-#include <string>
-
 #include <ferry/ferry.hpp>
+#include <string>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -15,6 +17,21 @@
 namespace ferry::cli {
 
 namespace {
+
+constexpr const char* kInfoKey = "_info";
+
+// The sample's metadata, appended after its fields (unless the type has a
+// field of that name: the fields come first).
+void add_info(Json& value, const ferry::SampleInfo& info, std::uint64_t taken_ns) {
+  if (!value.is_object() || value.contains(kInfoKey)) return;
+  const double age_ms = static_cast<double>(static_cast<std::int64_t>(taken_ns) -
+                                            static_cast<std::int64_t>(info.publish_time_ns)) /
+                        1e6;
+  value[kInfoKey] = Json{{"sequence", info.sequence},
+                         {"publisher_id", info.publisher_id},
+                         {"publish_time_ns", info.publish_time_ns},
+                         {"age_ms", std::round(age_ms * 1000) / 1000}};
+}
 
 struct EchoOptions {
   std::string topic;
@@ -36,8 +53,10 @@ void echo(const Context& context, const EchoOptions& o) {
   while (!interrupted() && (o.count == 0 || shown < o.count)) {
     auto sample = sub.take(std::chrono::milliseconds(100));
     if (!sample) continue;
-    const Json value = type.type != nullptr ? decode_sample(config.schema, *type.type, sample->bytes())
-                                            : decode_opaque(sample->bytes());
+    const std::uint64_t taken_ns = ferry::detail::realtime_ns();
+    Json value = type.type != nullptr ? decode_sample(config.schema, *type.type, sample->bytes())
+                                      : decode_opaque(sample->bytes());
+    add_info(value, sample->info(), taken_ns);
     if (o.json) {
       std::printf("%s\n", to_json_line(value).c_str());
     } else {
@@ -51,14 +70,17 @@ void echo(const Context& context, const EchoOptions& o) {
 }  // namespace
 
 void add_echo_command(CLI::App& topic, Context& context) {
-  auto* cmd = topic.add_subcommand("echo", "Print the samples published on a topic, decoded with its type");
+  auto* cmd =
+      topic.add_subcommand("echo", "Print the samples published on a topic, decoded with its type");
   auto o = std::make_shared<EchoOptions>();
   cmd->add_option("TOPIC", o->topic, "The topic")->required();
   cmd->add_option("--count,-n", o->count, "Stop after N samples (default: until Ctrl-C)");
   cmd->add_flag("--json", o->json, "One JSON object per line, keyed by field name");
   cmd->footer(
       "Samples are decoded with the YAML types ferryd loaded: nested types, arrays, char[N] as a\n"
-      "string; opaque types and bytes topics as their size and a hex prefix.\n"
+      "string; opaque types and bytes topics as their size and a hex prefix. After the fields,\n"
+      "_info: the sample's sequence (per publisher; a gap is samples this echo missed),\n"
+      "publisher_id, publish_time_ns (CLOCK_REALTIME) and age_ms (publish to take).\n"
       "Examples:\n  ferry topic echo robot/pose\n  ferry topic echo robot/pose --count 1 --json");
   cmd->callback([&context, o] { echo(context, *o); });
 }

@@ -1,14 +1,14 @@
 // ferry topic list | info: the topics of a running domain, their
 // configuration, ports and per-queue counters (read from shared memory).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -28,7 +28,9 @@ constexpr std::chrono::milliseconds kRateMinimum{100};
 constexpr std::chrono::milliseconds kRatePoll{2};
 constexpr std::size_t kEnoughChanges = 10;
 
-std::string policy_name(discovery::Policy policy) { return std::string(discovery::to_string(policy)); }
+std::string policy_name(discovery::Policy policy) {
+  return std::string(discovery::to_string(policy));
+}
 
 std::optional<double> rounded(std::optional<double> rate) {
   if (!rate) return rate;
@@ -40,7 +42,8 @@ void topic_list(const Context& context, bool json) {
   const auto topics = list_topics(client);
   RingReader rings;
   RateMeter meter;
-  const bool any_queue = std::any_of(topics.begin(), topics.end(), [](const auto& t) { return !t.queues.empty(); });
+  const bool any_queue =
+      std::any_of(topics.begin(), topics.end(), [](const auto& t) { return !t.queues.empty(); });
   const auto start = std::chrono::steady_clock::now();
   auto now = start;
   while (true) {
@@ -93,7 +96,8 @@ Declared declared_settings(const config::Config& config, const std::string& topi
   return {false, config.defaults};
 }
 
-const discovery::PortInfo* port_by_id(const std::vector<discovery::PortInfo>& ports, std::uint64_t id) {
+const discovery::PortInfo* port_by_id(const std::vector<discovery::PortInfo>& ports,
+                                      std::uint64_t id) {
   for (const auto& p : ports) {
     if (p.port_id == id) return &p;
   }
@@ -102,7 +106,8 @@ const discovery::PortInfo* port_by_id(const std::vector<discovery::PortInfo>& po
 
 std::string field_list(const config::Type& type) {
   std::string out;
-  for (const auto& f : type.fields) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", f.name, f.type_text);
+  for (const auto& f : type.fields)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", f.name, f.type_text);
   return out;
 }
 
@@ -116,7 +121,8 @@ void topic_info(const Context& context, const std::string& name, bool json) {
 
   auto ports_json = [](const std::vector<discovery::PortInfo>& ports) {
     Json out = Json::array();
-    for (const auto& p : ports) out.push_back({{"node", p.node}, {"pid", p.pid}, {"port_id", p.port_id}});
+    for (const auto& p : ports)
+      out.push_back({{"node", p.node}, {"pid", p.pid}, {"port_id", p.port_id}});
     return out;
   };
   struct QueueRow {
@@ -132,7 +138,9 @@ void topic_info(const Context& context, const std::string& name, bool json) {
                     port_by_id(t.subscribers, q.subscriber_port_id),
                     found == s.queues.end() ? std::nullopt : std::optional(found->second)});
   }
-  const auto node_of = [](const discovery::PortInfo* p) { return p != nullptr ? p->node : std::string("?"); };
+  const auto node_of = [](const discovery::PortInfo* p) {
+    return p != nullptr ? p->node : std::string("?");
+  };
 
   if (json) {
     Json queues = Json::array();
@@ -146,10 +154,14 @@ void topic_info(const Context& context, const std::string& name, bool json) {
              {"ring", r.queue->ring_shm}};
       if (r.counters) {
         const auto& c = *r.counters;
-        q.update(Json{{"published", c.published},   {"delivered", c.delivered},
-                      {"taken", c.taken},           {"dropped", c.dropped},
-                      {"overwritten", c.overwritten}, {"timed_out", c.timed_out},
-                      {"backlog", c.backlog},       {"max_backlog", c.max_backlog}});
+        q.update(Json{{"published", c.published},
+                      {"delivered", c.delivered},
+                      {"taken", c.taken},
+                      {"dropped", c.dropped},
+                      {"overwritten", c.overwritten},
+                      {"timed_out", c.timed_out},
+                      {"backlog", c.backlog},
+                      {"max_backlog", c.max_backlog}});
       }
       queues.push_back(std::move(q));
     }
@@ -173,41 +185,45 @@ void topic_info(const Context& context, const std::string& name, bool json) {
   }
 
   std::string text;
-  text += fmt::format("topic:    {}{}\n", t.name, d.declared ? "" : " (not declared: takes the defaults)");
+  text += fmt::format("topic:    {}{}\n", t.name,
+                      d.declared ? "" : " (not declared: takes the defaults)");
   const config::Type* type = config.schema.find(t.type_name);
   if (type != nullptr && type->kind == config::TypeKind::Struct) {
-    text += fmt::format("type:     {} ({} bytes, align {}): {}\n", t.type_name, type->size, type->align,
-                        field_list(*type));
+    text += fmt::format("type:     {} ({} bytes, align {}): {}\n", t.type_name, type->size,
+                        type->align, field_list(*type));
   } else if (t.type_name == config::kBytesType) {
     text += fmt::format("type:     bytes (variable size)\n");
   } else {
-    text += fmt::format("type:     {} ({} bytes{})\n", t.type_name.empty() ? "(none yet)" : t.type_name,
-                        t.sample_size, type != nullptr ? ", opaque" : "");
+    text +=
+        fmt::format("type:     {} ({} bytes{})\n", t.type_name.empty() ? "(none yet)" : t.type_name,
+                    t.sample_size, type != nullptr ? ", opaque" : "");
   }
   text += fmt::format("policy:   {}, capacity {}{}\n", policy_name(t.policy), t.capacity,
                       t.policy == discovery::Policy::block
                           ? fmt::format(", block_timeout_ms {}", d.settings.block_timeout_ms)
                           : "");
-  text += fmt::format("limits:   max_publishers {}, max_subscribers {}, max_loans {}, max_held {}, history {}\n",
-                      d.settings.max_publishers, d.settings.max_subscribers, d.settings.max_loans,
-                      d.settings.max_held, d.settings.history);
+  text += fmt::format(
+      "limits:   max_publishers {}, max_subscribers {}, max_loans {}, max_held {}, history {}\n",
+      d.settings.max_publishers, d.settings.max_subscribers, d.settings.max_loans,
+      d.settings.max_held, d.settings.history);
   auto ports_text = [&](const char* title, const std::vector<discovery::PortInfo>& ports) {
     text += fmt::format("{} ({}):\n", title, ports.size());
-    for (const auto& p : ports) text += fmt::format("  {}  pid {}  port {}\n", p.node, p.pid, p.port_id);
+    for (const auto& p : ports)
+      text += fmt::format("  {}  pid {}  port {}\n", p.node, p.pid, p.port_id);
   };
   ports_text("publishers", t.publishers);
   ports_text("subscribers", t.subscribers);
   text += fmt::format("queues ({}):\n", rows.size());
   std::fputs(text.c_str(), stdout);
   if (rows.empty()) return;
-  Table table({"  PUBLISHER", "SUBSCRIBER", "PUBLISHED", "DELIVERED", "TAKEN", "DROPPED", "OVERWRITTEN",
-               "TIMED_OUT", "BACKLOG", "MAX_BACKLOG"});
+  Table table({"  PUBLISHER", "SUBSCRIBER", "PUBLISHED", "DELIVERED", "TAKEN", "DROPPED",
+               "OVERWRITTEN", "TIMED_OUT", "BACKLOG", "MAX_BACKLOG"});
   for (const auto& r : rows) {
     std::vector<std::string> row{"  " + node_of(r.publisher), node_of(r.subscriber)};
     if (r.counters) {
       const auto& c = *r.counters;
-      for (std::uint64_t v : {c.published, c.delivered, c.taken, c.dropped, c.overwritten, c.timed_out,
-                              c.backlog, c.max_backlog}) {
+      for (std::uint64_t v : {c.published, c.delivered, c.taken, c.dropped, c.overwritten,
+                              c.timed_out, c.backlog, c.max_backlog}) {
         row.push_back(std::to_string(v));
       }
     } else {
@@ -239,13 +255,16 @@ void add_topic_commands(CLI::App& app, Context& context) {
   info->add_flag("--json", *info_json, "Print a JSON object");
   info->footer(
       "Counters are read from the queues in shared memory, per (publisher, subscriber) queue:\n"
-      "  published = delivered + dropped + timed_out; taken by the subscriber; backlog waiting now.\n"
+      "  published = delivered + dropped + timed_out; taken by the subscriber; backlog waiting "
+      "now.\n"
       "Examples:\n  ferry topic info robot/pose\n  ferry topic info robot/pose --json");
-  info->callback([&context, info_topic, info_json] { topic_info(context, *info_topic, *info_json); });
+  info->callback(
+      [&context, info_topic, info_json] { topic_info(context, *info_topic, *info_json); });
 
   add_echo_command(*topic, context);
   add_pub_command(*topic, context);
   add_rate_commands(*topic, context);
+  add_delay_command(*topic, context);
 }
 
 }  // namespace ferry::cli

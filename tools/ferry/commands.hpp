@@ -13,6 +13,7 @@ void add_topic_commands(CLI::App& app, Context& context);   // cmd_topic.cpp: li
 void add_echo_command(CLI::App& topic, Context& context);   // cmd_echo.cpp
 void add_pub_command(CLI::App& topic, Context& context);    // cmd_pub.cpp
 void add_rate_commands(CLI::App& topic, Context& context);  // cmd_rate.cpp: hz, bw
+void add_delay_command(CLI::App& topic, Context& context);  // cmd_delay.cpp
 void add_node_commands(CLI::App& app, Context& context);    // cmd_node.cpp
 void add_pool_command(CLI::App& app, Context& context);     // cmd_pool.cpp
 void add_top_command(CLI::App& app, Context& context);      // cmd_top.cpp

@@ -1,0 +1,116 @@
+// ferry topic delay TOPIC: subscribes and prints, every second, the
+// publish-to-take delay of the samples taken in the last --window seconds
+// (p50, p90, max, count), from each sample's publish_time_ns.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <ferry/ferry.hpp>
+#include <string>
+
+#include "commands.hpp"
+#include "daemon_query.hpp"
+#include "delay_stats.hpp"
+#include "interrupt.hpp"
+#include "sample_codec.hpp"
+#include "usage.hpp"
+
+namespace ferry::cli {
+
+namespace {
+
+constexpr std::chrono::seconds kReportEvery{1};
+constexpr std::chrono::milliseconds kTakeStep{100};
+
+struct DelayOptions {
+  std::string topic;
+  double window_s = 1.0;
+  double duration = 0;  // seconds; 0: until interrupted
+  bool json = false;
+};
+
+std::string report_text(const DelayReport* r, std::uint64_t total, double window_s) {
+  if (r == nullptr) return total == 0 ? "no samples yet\n" : "no new samples\n";
+  return fmt::format(
+      "delay p50: {:.3f} ms  p90: {:.3f} ms  max: {:.3f} ms  ({} samples in the last {:g} s)\n",
+      r->p50_ms, r->p90_ms, r->max_ms, r->count, window_s);
+}
+
+Json report_json(const DelayReport* r, std::uint64_t total, double window_s) {
+  Json out{{"count", r != nullptr ? r->count : 0}, {"samples", total}, {"window_s", window_s}};
+  if (r == nullptr) return out;
+  out.update(Json{
+      {"p50_ms", r->p50_ms}, {"p90_ms", r->p90_ms}, {"max_ms", r->max_ms}, {"min_ms", r->min_ms}});
+  return out;
+}
+
+void delay(const Context& context, const DelayOptions& o) {
+  const std::string domain = context.domain();
+  {
+    auto client = connect_daemon(context);
+    (void)find_topic(client, o.topic);  // exit 1 on an unknown topic, before subscribing
+  }
+  catch_interrupts();
+  ferry::Node node{"ferry-delay", ferry::NodeOptions{.domain = domain}};
+  auto sub = node.raw_subscriber(o.topic);
+
+  using Clock = DelayWindow::Clock;
+  DelayWindow window(
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s)));
+  const auto start = Clock::now();
+  const auto stop = o.duration > 0 ? start + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(o.duration))
+                                   : Clock::time_point::max();
+  auto next_report = start + kReportEvery;
+  std::uint64_t reported_total = 0;
+  while (!interrupted()) {
+    const auto now = Clock::now();
+    if (now >= next_report) {
+      window.expire(now);
+      // Only new samples make a new report: a silent topic says so.
+      const auto r = window.total() > reported_total ? window.report() : std::nullopt;
+      const DelayReport* shown = r ? &*r : nullptr;
+      if (o.json) {
+        std::printf("%s\n", to_json_line(report_json(shown, window.total(), o.window_s)).c_str());
+      } else {
+        std::fputs(report_text(shown, window.total(), o.window_s).c_str(), stdout);
+      }
+      std::fflush(stdout);
+      reported_total = window.total();
+      next_report += kReportEvery;
+      if (next_report < now) next_report = now + kReportEvery;  // we were away: do not burst
+    }
+    if (now >= stop) break;
+    const auto wait = std::min({next_report - now, stop - now, Clock::duration(kTakeStep)});
+    if (auto sample = sub.take(std::chrono::duration_cast<std::chrono::nanoseconds>(wait))) {
+      // The clock right after the take: what the sample waited, publish to here.
+      const std::uint64_t taken_ns = ferry::detail::realtime_ns();
+      const auto delay_ns = static_cast<std::int64_t>(taken_ns) -
+                            static_cast<std::int64_t>(sample->info().publish_time_ns);
+      window.add(Clock::now(), delay_ns);
+    }
+  }
+}
+
+}  // namespace
+
+void add_delay_command(CLI::App& topic, Context& context) {
+  auto* cmd = topic.add_subcommand(
+      "delay", "Print the publish-to-take delay of a topic's samples every second");
+  auto o = std::make_shared<DelayOptions>();
+  cmd->add_option("TOPIC", o->topic, "The topic")->required();
+  cmd->add_option("--window,-w", o->window_s,
+                  "Compute over the samples taken in the last S seconds")
+      ->check(above_zero())
+      ->capture_default_str();
+  cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until Ctrl-C)")
+      ->check(zero_or_more());
+  cmd->add_flag("--json", o->json, "One JSON object per report");
+  cmd->footer(
+      "The delay of a sample is the time it was taken minus the time it was published (its\n"
+      "publish_time_ns, CLOCK_REALTIME): queueing plus the wake-up of this subscriber.\n"
+      "Examples:\n  ferry topic delay robot/pose\n  ferry topic delay robot/pose --window 5 "
+      "--duration 10 --json");
+  cmd->callback([&context, o] { delay(context, *o); });
+}
+
+}  // namespace ferry::cli
