@@ -45,7 +45,8 @@ std::uint64_t pooled_ref(std::span<const std::byte> payload) noexcept {
 
 class Delivery {
  public:
-  Delivery(PublisherState& state, const Message& msg, PublishResult& result, bool hand_over) noexcept
+  Delivery(PublisherState& state, const Message& msg, PublishResult& result,
+           bool hand_over) noexcept
       : state_(state), msg_(msg), result_(result), hand_over_(hand_over) {}
 
   // Gives the subscriber's node its reference before the push makes the
@@ -93,8 +94,9 @@ class Delivery {
   void drop_oldest(PublisherConnection& c) noexcept {
     if (!prepare(c)) return;
     auto pushed = c.producer.try_push_overwrite(
-        msg_.bytes, msg_.flags,
-        [&](std::span<const std::byte> payload, std::uint32_t flags) { discarded(c, payload, flags); });
+        msg_.bytes, msg_.flags, [&](std::span<const std::byte> payload, std::uint32_t flags) {
+          discarded(c, payload, flags);
+        });
     if (!pushed) {
       take_back(c);
       refuse(c);
@@ -107,7 +109,7 @@ class Delivery {
   // First every queue with room, so that a full one does not delay the
   // others; then wait for the full ones against one shared deadline. The
   // clock is read only when some queue is full.
-  void block(std::vector<std::unique_ptr<PublisherConnection>>& connections) noexcept {
+  void block(std::span<std::unique_ptr<PublisherConnection>> connections) noexcept {
     auto& full = state_.full_queues();
     full.clear();
     for (auto& c : connections) {
@@ -154,18 +156,26 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
     result.error = ErrorCode::NodeDeclaredDead;
     return result;
   }
-  Delivery delivery(state, msg, result, msg.handed != nullptr && connections.size() == 1);
+  const bool hand_over = msg.handed != nullptr && connections.size() == 1;
+  const std::span<std::unique_ptr<PublisherConnection>> all(connections);
+  const auto subscribers = all.first(state.subscriber_queues());
+  Delivery delivery(state, msg, result, hand_over);
   switch (state.config.policy) {
     case Policy::drop_new:
-      for (auto& c : connections) delivery.drop_new(*c);
+      for (auto& c : subscribers) delivery.drop_new(*c);
       break;
     case Policy::drop_oldest:
-      for (auto& c : connections) delivery.drop_oldest(*c);
+      for (auto& c : subscribers) delivery.drop_oldest(*c);
       break;
     case Policy::block:
-      delivery.block(connections);
+      delivery.block(subscribers);
       break;
   }
+  // Observers last: their queues overwrite, so nobody waits for them, and
+  // what they missed is counted in their queues, not in the result.
+  PublishResult unseen;
+  Delivery observe(state, msg, unseen, hand_over);
+  for (auto& c : all.subspan(subscribers.size())) observe.drop_oldest(*c);
   return result;
 }
 
@@ -179,7 +189,8 @@ PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t siz
                     state.keeps_history() ? nullptr : &handed};
   const PublishResult result = deliver(state, msg);
   if (handed) return result;  // our reference went to the subscriber
-  if (!state.remember(msg.bytes, kSlotPooled)) (void)state.pool->pool.release(ref, state.pool->owner);
+  if (!state.remember(msg.bytes, kSlotPooled))
+    (void)state.pool->pool.release(ref, state.pool->owner);
   return result;
 }
 
@@ -199,7 +210,8 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     // publish after a change). Else the policy over every queue: deliver().
     auto& connections = state_->connections();
     PublishResult result;
-    if (connections.size() == 1 && state_->config.policy != Policy::drop_oldest &&
+    if (connections.size() == 1 && state_->subscriber_queues() == 1 &&
+        state_->config.policy != Policy::drop_oldest &&
         connections.front()->producer.try_push(bytes, kSlotInline)) [[likely]] {
       result.delivered = 1;
     } else {
@@ -215,10 +227,9 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     // and says so.
     PublishResult result;
     result.error = chunk.error();
-    for (auto& c : state_->connections()) {
-      c->producer.count_dropped();
-      ++result.dropped;
-    }
+    auto& connections = state_->connections();
+    for (auto& c : connections) c->producer.count_dropped();
+    result.dropped = static_cast<std::uint32_t>(state_->subscriber_queues());  // observers aside
     return result;
   }
   std::memcpy(chunk->data, data, size);
@@ -228,12 +239,14 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
 std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noexcept {
   PublisherState& s = *state_;
   (void)s.connections();  // one acquire load: picks up a death sentence
-  if (s.dead_seen) [[unlikely]] return std::unexpected(ErrorCode::NodeDeclaredDead);
+  if (s.dead_seen) [[unlikely]]
+    return std::unexpected(ErrorCode::NodeDeclaredDead);
   if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);
   auto ref = s.pool->pool.allocate(size, s.pool->owner);
   if (!ref) {
-    return std::unexpected(ref.error() == transport::PoolError::TooLarge ? ErrorCode::TooLarge
-                                                                         : ErrorCode::PoolExhausted);
+    return std::unexpected(ref.error() == transport::PoolError::TooLarge
+                               ? ErrorCode::TooLarge
+                               : ErrorCode::PoolExhausted);
   }
   auto payload = s.pool->pool.resolve(*ref);
   if (!payload) {

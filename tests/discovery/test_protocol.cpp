@@ -103,10 +103,12 @@ TEST_CASE("a wrong magic means the peer does not speak ferry") {
 }
 
 TEST_CASE("another protocol version is refused with both versions named") {
-  const auto e = decode_failure(RawBody{}.u16(4).str("x").u32(1).datagram(
-      raw(MessageType::hello), RawBody::Header{}.with_version(4)));
+  // Version 3 is the one before observer subscribers: such a client gets a
+  // sentence naming both versions, never a misread message.
+  const auto e = decode_failure(RawBody{}.u16(3).str("x").u32(1).datagram(
+      raw(MessageType::hello), RawBody::Header{}.with_version(3)));
   CHECK(e.code == DecodeErrorCode::unsupported_version);
-  CHECK(e.message == "protocol version 4, this side speaks 3");
+  CHECK(e.message == "protocol version 3, this side speaks 4");
 }
 
 TEST_CASE("the header's body length must match the datagram") {
@@ -196,6 +198,13 @@ TEST_CASE("enum fields out of range are refused") {
     const auto e = decode_failure(RawBody{}.u64(1).u64(2).u8(3).datagram(
         raw(MessageType::unmatched), RawBody::Header{}.with_request_id(0)));
     CHECK(e.code == DecodeErrorCode::invalid_enum);
+  }
+  SUBCASE("a bool (a subscriber's observer flag) is 0 or 1") {
+    RawBody body;
+    body.str("t").str("T").u64(8).u32(8).u64(0).str("").u8(2);
+    const auto e = decode_failure(body.datagram(raw(MessageType::create_subscriber)));
+    CHECK(e.code == DecodeErrorCode::invalid_enum);
+    CHECK(e.message == "field 'observer' has value 2, valid values are 0 to 1");
   }
   SUBCASE("the encoder refuses them too") {
     Unmatched u{1, 2, static_cast<UnmatchReason>(7)};

@@ -2,9 +2,8 @@
 // type schema ferryd serves: YAML-like documents separated by '---', or one
 // JSON object per line.
 #include <cstdio>
-#include <string>
-
 #include <ferry/ferry.hpp>
+#include <string>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -31,13 +30,15 @@ void echo(const Context& context, const EchoOptions& o) {
 
   catch_interrupts();
   ferry::Node node{"ferry-echo", ferry::NodeOptions{.domain = domain}};
-  auto sub = node.raw_subscriber(o.topic);
+  // An observer: inspecting never changes how the topic runs (SubscriberOptions).
+  auto sub = node.raw_subscriber(o.topic, ferry::SubscriberOptions{.observer = true});
   std::uint64_t shown = 0;
   while (!interrupted() && (o.count == 0 || shown < o.count)) {
     auto sample = sub.take(std::chrono::milliseconds(100));
     if (!sample) continue;
-    const Json value = type.type != nullptr ? decode_sample(config.schema, *type.type, sample->bytes())
-                                            : decode_opaque(sample->bytes());
+    const Json value = type.type != nullptr
+                           ? decode_sample(config.schema, *type.type, sample->bytes())
+                           : decode_opaque(sample->bytes());
     if (o.json) {
       std::printf("%s\n", to_json_line(value).c_str());
     } else {
@@ -51,7 +52,8 @@ void echo(const Context& context, const EchoOptions& o) {
 }  // namespace
 
 void add_echo_command(CLI::App& topic, Context& context) {
-  auto* cmd = topic.add_subcommand("echo", "Print the samples published on a topic, decoded with its type");
+  auto* cmd =
+      topic.add_subcommand("echo", "Print the samples published on a topic, decoded with its type");
   auto o = std::make_shared<EchoOptions>();
   cmd->add_option("TOPIC", o->topic, "The topic")->required();
   cmd->add_option("--count,-n", o->count, "Stop after N samples (default: until Ctrl-C)");

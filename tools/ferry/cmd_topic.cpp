@@ -1,14 +1,14 @@
 // ferry topic list | info: the topics of a running domain, their
 // configuration, ports and per-queue counters (read from shared memory).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -28,7 +28,9 @@ constexpr std::chrono::milliseconds kRateMinimum{100};
 constexpr std::chrono::milliseconds kRatePoll{2};
 constexpr std::size_t kEnoughChanges = 10;
 
-std::string policy_name(discovery::Policy policy) { return std::string(discovery::to_string(policy)); }
+std::string policy_name(discovery::Policy policy) {
+  return std::string(discovery::to_string(policy));
+}
 
 std::optional<double> rounded(std::optional<double> rate) {
   if (!rate) return rate;
@@ -40,7 +42,8 @@ void topic_list(const Context& context, bool json) {
   const auto topics = list_topics(client);
   RingReader rings;
   RateMeter meter;
-  const bool any_queue = std::any_of(topics.begin(), topics.end(), [](const auto& t) { return !t.queues.empty(); });
+  const bool any_queue =
+      std::any_of(topics.begin(), topics.end(), [](const auto& t) { return !t.queues.empty(); });
   const auto start = std::chrono::steady_clock::now();
   auto now = start;
   while (true) {
@@ -65,7 +68,8 @@ void topic_list(const Context& context, bool json) {
                      {"capacity", t.capacity},
                      {"sample_size", t.sample_size},
                      {"publishers", t.publishers.size()},
-                     {"subscribers", t.subscribers.size()},
+                     {"subscribers", subscribers_of(t, false).size()},
+                     {"observers", subscribers_of(t, true).size()},
                      {"rate_hz", rates[i] ? Json(*rates[i]) : Json(nullptr)}});
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -75,7 +79,7 @@ void topic_list(const Context& context, bool json) {
   for (std::size_t i = 0; i < topics.size(); ++i) {
     const auto& t = topics[i];
     table.add({t.name, t.type_name, policy_name(t.policy), std::to_string(t.capacity),
-               std::to_string(t.publishers.size()), std::to_string(t.subscribers.size()),
+               std::to_string(t.publishers.size()), std::to_string(subscribers_of(t, false).size()),
                human_rate(rates[i])});
   }
   std::fputs(table.render().c_str(), stdout);
@@ -93,7 +97,8 @@ Declared declared_settings(const config::Config& config, const std::string& topi
   return {false, config.defaults};
 }
 
-const discovery::PortInfo* port_by_id(const std::vector<discovery::PortInfo>& ports, std::uint64_t id) {
+const discovery::PortInfo* port_by_id(const std::vector<discovery::PortInfo>& ports,
+                                      std::uint64_t id) {
   for (const auto& p : ports) {
     if (p.port_id == id) return &p;
   }
@@ -102,7 +107,8 @@ const discovery::PortInfo* port_by_id(const std::vector<discovery::PortInfo>& po
 
 std::string field_list(const config::Type& type) {
   std::string out;
-  for (const auto& f : type.fields) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", f.name, f.type_text);
+  for (const auto& f : type.fields)
+    out += fmt::format("{}{} {}", out.empty() ? "" : ", ", f.name, f.type_text);
   return out;
 }
 
@@ -114,9 +120,12 @@ void topic_info(const Context& context, const std::string& name, bool json) {
   RingReader rings;
   const TopicSnapshot s = snapshot(t, rings);
 
+  const auto subscribers = subscribers_of(t, false);
+  const auto observers = subscribers_of(t, true);
   auto ports_json = [](const std::vector<discovery::PortInfo>& ports) {
     Json out = Json::array();
-    for (const auto& p : ports) out.push_back({{"node", p.node}, {"pid", p.pid}, {"port_id", p.port_id}});
+    for (const auto& p : ports)
+      out.push_back({{"node", p.node}, {"pid", p.pid}, {"port_id", p.port_id}});
     return out;
   };
   struct QueueRow {
@@ -132,7 +141,13 @@ void topic_info(const Context& context, const std::string& name, bool json) {
                     port_by_id(t.subscribers, q.subscriber_port_id),
                     found == s.queues.end() ? std::nullopt : std::optional(found->second)});
   }
-  const auto node_of = [](const discovery::PortInfo* p) { return p != nullptr ? p->node : std::string("?"); };
+  const auto node_of = [](const discovery::PortInfo* p) {
+    return p != nullptr ? p->node : std::string("?");
+  };
+  // A queue to an observer: its overwritten count is what that tool missed.
+  const auto observed = [](const QueueRow& r) {
+    return r.subscriber != nullptr && r.subscriber->observer;
+  };
 
   if (json) {
     Json queues = Json::array();
@@ -143,13 +158,18 @@ void topic_info(const Context& context, const std::string& name, bool json) {
              {"subscriber", node_of(r.subscriber)},
              {"subscriber_pid", r.subscriber != nullptr ? r.subscriber->pid : 0},
              {"subscriber_port_id", r.queue->subscriber_port_id},
+             {"observer", observed(r)},
              {"ring", r.queue->ring_shm}};
       if (r.counters) {
         const auto& c = *r.counters;
-        q.update(Json{{"published", c.published},   {"delivered", c.delivered},
-                      {"taken", c.taken},           {"dropped", c.dropped},
-                      {"overwritten", c.overwritten}, {"timed_out", c.timed_out},
-                      {"backlog", c.backlog},       {"max_backlog", c.max_backlog}});
+        q.update(Json{{"published", c.published},
+                      {"delivered", c.delivered},
+                      {"taken", c.taken},
+                      {"dropped", c.dropped},
+                      {"overwritten", c.overwritten},
+                      {"timed_out", c.timed_out},
+                      {"backlog", c.backlog},
+                      {"max_backlog", c.max_backlog}});
       }
       queues.push_back(std::move(q));
     }
@@ -166,48 +186,55 @@ void topic_info(const Context& context, const std::string& name, bool json) {
                    {"max_held", d.settings.max_held},
                    {"history", d.settings.history},
                    {"publishers", ports_json(t.publishers)},
-                   {"subscribers", ports_json(t.subscribers)},
+                   {"subscribers", ports_json(subscribers)},
+                   {"observers", ports_json(observers)},
                    {"queues", std::move(queues)}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
 
   std::string text;
-  text += fmt::format("topic:    {}{}\n", t.name, d.declared ? "" : " (not declared: takes the defaults)");
+  text += fmt::format("topic:    {}{}\n", t.name,
+                      d.declared ? "" : " (not declared: takes the defaults)");
   const config::Type* type = config.schema.find(t.type_name);
   if (type != nullptr && type->kind == config::TypeKind::Struct) {
-    text += fmt::format("type:     {} ({} bytes, align {}): {}\n", t.type_name, type->size, type->align,
-                        field_list(*type));
+    text += fmt::format("type:     {} ({} bytes, align {}): {}\n", t.type_name, type->size,
+                        type->align, field_list(*type));
   } else if (t.type_name == config::kBytesType) {
     text += fmt::format("type:     bytes (variable size)\n");
   } else {
-    text += fmt::format("type:     {} ({} bytes{})\n", t.type_name.empty() ? "(none yet)" : t.type_name,
-                        t.sample_size, type != nullptr ? ", opaque" : "");
+    text +=
+        fmt::format("type:     {} ({} bytes{})\n", t.type_name.empty() ? "(none yet)" : t.type_name,
+                    t.sample_size, type != nullptr ? ", opaque" : "");
   }
   text += fmt::format("policy:   {}, capacity {}{}\n", policy_name(t.policy), t.capacity,
                       t.policy == discovery::Policy::block
                           ? fmt::format(", block_timeout_ms {}", d.settings.block_timeout_ms)
                           : "");
-  text += fmt::format("limits:   max_publishers {}, max_subscribers {}, max_loans {}, max_held {}, history {}\n",
-                      d.settings.max_publishers, d.settings.max_subscribers, d.settings.max_loans,
-                      d.settings.max_held, d.settings.history);
+  text += fmt::format(
+      "limits:   max_publishers {}, max_subscribers {}, max_loans {}, max_held {}, history {}\n",
+      d.settings.max_publishers, d.settings.max_subscribers, d.settings.max_loans,
+      d.settings.max_held, d.settings.history);
   auto ports_text = [&](const char* title, const std::vector<discovery::PortInfo>& ports) {
     text += fmt::format("{} ({}):\n", title, ports.size());
-    for (const auto& p : ports) text += fmt::format("  {}  pid {}  port {}\n", p.node, p.pid, p.port_id);
+    for (const auto& p : ports)
+      text += fmt::format("  {}  pid {}  port {}\n", p.node, p.pid, p.port_id);
   };
   ports_text("publishers", t.publishers);
-  ports_text("subscribers", t.subscribers);
+  ports_text("subscribers", subscribers);
+  if (!observers.empty()) ports_text("observers (tools; never slow a publisher)", observers);
   text += fmt::format("queues ({}):\n", rows.size());
   std::fputs(text.c_str(), stdout);
   if (rows.empty()) return;
-  Table table({"  PUBLISHER", "SUBSCRIBER", "PUBLISHED", "DELIVERED", "TAKEN", "DROPPED", "OVERWRITTEN",
-               "TIMED_OUT", "BACKLOG", "MAX_BACKLOG"});
+  Table table({"  PUBLISHER", "SUBSCRIBER", "PUBLISHED", "DELIVERED", "TAKEN", "DROPPED",
+               "OVERWRITTEN", "TIMED_OUT", "BACKLOG", "MAX_BACKLOG"});
   for (const auto& r : rows) {
-    std::vector<std::string> row{"  " + node_of(r.publisher), node_of(r.subscriber)};
+    std::vector<std::string> row{"  " + node_of(r.publisher),
+                                 node_of(r.subscriber) + (observed(r) ? " (observer)" : "")};
     if (r.counters) {
       const auto& c = *r.counters;
-      for (std::uint64_t v : {c.published, c.delivered, c.taken, c.dropped, c.overwritten, c.timed_out,
-                              c.backlog, c.max_backlog}) {
+      for (std::uint64_t v : {c.published, c.delivered, c.taken, c.dropped, c.overwritten,
+                              c.timed_out, c.backlog, c.max_backlog}) {
         row.push_back(std::to_string(v));
       }
     } else {
@@ -239,9 +266,13 @@ void add_topic_commands(CLI::App& app, Context& context) {
   info->add_flag("--json", *info_json, "Print a JSON object");
   info->footer(
       "Counters are read from the queues in shared memory, per (publisher, subscriber) queue:\n"
-      "  published = delivered + dropped + timed_out; taken by the subscriber; backlog waiting now.\n"
+      "  published = delivered + dropped + timed_out; taken by the subscriber; backlog waiting "
+      "now.\n"
+      "Observers (tools such as topic echo, hz, bw) are listed apart; their queues overwrite the\n"
+      "oldest sample whatever the policy, so their overwritten count is what the tool missed.\n"
       "Examples:\n  ferry topic info robot/pose\n  ferry topic info robot/pose --json");
-  info->callback([&context, info_topic, info_json] { topic_info(context, *info_topic, *info_json); });
+  info->callback(
+      [&context, info_topic, info_json] { topic_info(context, *info_topic, *info_json); });
 
   add_echo_command(*topic, context);
   add_pub_command(*topic, context);
