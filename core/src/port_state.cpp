@@ -216,9 +216,10 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     // subscriber count stays.
     old->second.replaced = true;
     retire_old(old->first, old->second.owner, false);
-  } else if (!m.peer_observer) {  // observers are not the publisher's subscribers
+  } else {
+    // Observers are not the publisher's subscribers: counted apart.
     // SYNC: relaxed; a count for the user, not a hand-over.
-    matched.fetch_add(1, std::memory_order_relaxed);
+    (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_relaxed);
   }
   announce_change();
   if (history_.enabled()) {
@@ -266,7 +267,7 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
     }
     if (!it->second.replaced) {
       // SYNC: relaxed; a count for the user.
-      if (!it->second.observer) matched.fetch_sub(1, std::memory_order_relaxed);
+      (it->second.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
       retire_old(it->first, it->second.owner, true);
       announce_change();
     }
@@ -282,7 +283,8 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   peer_owners_.erase(owner);
   // SYNC: relaxed; a count for the user, not a hand-over. Counted down
   // first, so that a publish() released below already sees the new count.
-  if (observer_peers_.erase(u.peer_port_id) == 0) matched.fetch_sub(1, std::memory_order_relaxed);
+  (observer_peers_.erase(u.peer_port_id) != 0 ? observers : matched)
+      .fetch_sub(1, std::memory_order_relaxed);
   if (auto h = handed_.find(u.peer_port_id); h != handed_.end()) {
     abandon(*h->second);  // before `leaving_` lets the user's thread free it
     handed_.erase(h);

@@ -82,8 +82,10 @@ class PortState {
   // travels pooled).
   [[nodiscard]] bool samples_fit_slot() const noexcept;
 
-  // Matched peers right now, as ferryd says (serving thread writes).
+  // Matched peers right now, as ferryd says (serving thread writes); a
+  // publisher's observers are counted apart, in `observers`.
   std::atomic<std::uint32_t> matched{0};
+  std::atomic<std::uint32_t> observers{0};
 
   // Serving thread: ferryd declared our node dead. The hot path sees it at
   // its next look at the queues (one acquire load, as for any change),
@@ -91,7 +93,8 @@ class PortState {
   virtual void mark_dead() noexcept {
     // SYNC: relaxed; announce_change()'s release publishes it.
     dead_.store(true, std::memory_order_relaxed);
-    matched.store(0, std::memory_order_relaxed);  // SYNC: relaxed; a count for the user
+    matched.store(0, std::memory_order_relaxed);    // SYNC: relaxed; a count for the user
+    observers.store(0, std::memory_order_relaxed);  // SYNC: relaxed; a count for the user
     announce_change();
   }
   // User's thread: true once the queues were dropped for good.

@@ -276,6 +276,11 @@ std::uint32_t PublisherPort::subscriber_count() const noexcept {
   return state_->matched.load(std::memory_order_relaxed);
 }
 
+std::uint32_t PublisherPort::observer_count() const noexcept {
+  // SYNC: relaxed; a count for the user.
+  return state_->observers.load(std::memory_order_relaxed);
+}
+
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }
 
 std::size_t PublisherPort::sample_size() const noexcept {

@@ -1,14 +1,12 @@
 // `ferry topic info | echo | pub` against a real ferryd: counters read from
 // the queues, samples decoded and encoded with the YAML types, exit codes.
 #include <doctest/doctest.h>
-
 #include <unistd.h>
 
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "all_types_yaml.hpp"
 #include "cli_test_util.hpp"
@@ -44,12 +42,18 @@ const char* const kAllValue =
     "name: robot-7, arr: [1, -2, 3], inner: {flag: true, label: abc, value: 1.5}, "
     "inners: [{label: x}, {flag: true, value: -1}]}";
 
-// Polls `ferry topic list` until the topic has `subscribers` subscribers.
-bool wait_for_subscribers(const TestDomain& domain, const std::string& topic, std::size_t subscribers) {
+// Polls `ferry topic list` until the topic has `subscribers` subscribers,
+// observers (topic echo) included.
+bool wait_for_subscribers(const TestDomain& domain, const std::string& topic,
+                          std::size_t subscribers) {
   return eventually(
       [&] {
         for (const auto& t : ferry_json(domain, {"topic", "list"})) {
-          if (t["name"] == topic && t["subscribers"] == subscribers) return true;
+          if (t["name"] == topic &&
+              t["subscribers"].get<std::size_t>() + t["observers"].get<std::size_t>() ==
+                  subscribers) {
+            return true;
+          }
         }
         return false;
       },
@@ -78,7 +82,10 @@ json queue_of(const json& info) {
 
 TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivered, 6 dropped") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: robot/pose, type: Seq, capacity: 4, policy: drop_new, max_held: 2 }\n"));
+  Daemon daemon(
+      domain,
+      seq_config(
+          "  - { name: robot/pose, type: Seq, capacity: 4, policy: drop_new, max_held: 2 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("robot/pose");
@@ -126,7 +133,8 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
   CHECK(text.out.find("policy:   drop_new, capacity 4") != std::string::npos);
   CHECK(text.out.find("Seq (64 bytes, align 8): publisher u64, seq u64, check u64, pad u64[5]") !=
         std::string::npos);
-  CHECK(text.out.find("PUBLISHED  DELIVERED  TAKEN  DROPPED  OVERWRITTEN  TIMED_OUT  BACKLOG  MAX_BACKLOG") !=
+  CHECK(text.out.find(
+            "PUBLISHED  DELIVERED  TAKEN  DROPPED  OVERWRITTEN  TIMED_OUT  BACKLOG  MAX_BACKLOG") !=
         std::string::npos);
   CHECK(words_of_line(text.out, "  tester") ==
         std::vector<std::string>{"tester", "tester", "10", "4", "2", "6", "0", "0", "2", "4"});
@@ -134,7 +142,9 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
 
 TEST_CASE("topic info shows the largest backlog of a queue that never filled") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: slow, type: Seq, capacity: 16, policy: drop_new, max_held: 8 }\n"));
+  Daemon daemon(
+      domain,
+      seq_config("  - { name: slow, type: Seq, capacity: 16, policy: drop_new, max_held: 8 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("slow");
@@ -154,15 +164,19 @@ TEST_CASE("topic info shows the largest backlog of a queue that never filled") {
 
 TEST_CASE("topic info counts overwrites on a drop_oldest queue and timeouts on a block queue") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: newest, type: Seq, capacity: 4, policy: drop_oldest }\n"
-                                   "  - { name: strict, type: Seq, capacity: 2, policy: block, block_timeout_ms: 1 }\n"));
+  Daemon daemon(
+      domain,
+      seq_config(
+          "  - { name: newest, type: Seq, capacity: 4, policy: drop_oldest }\n"
+          "  - { name: strict, type: Seq, capacity: 2, policy: block, block_timeout_ms: 1 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("newest");
   auto sub = node.subscriber<Seq>("newest");
   auto block_pub = node.publisher<Seq>("strict");
   auto block_sub = node.subscriber<Seq>("strict");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && block_pub.subscriber_count() == 1; }));
+  REQUIRE(
+      eventually([&] { return pub.subscriber_count() == 1 && block_pub.subscriber_count() == 1; }));
   for (std::uint64_t i = 0; i < 10; ++i) (void)pub.publish(make_seq(1, i));
   for (std::uint64_t i = 0; i < 5; ++i) (void)block_pub.publish(make_seq(1, i));
 
@@ -188,7 +202,9 @@ TEST_CASE("topic pub then topic echo round-trips every field type, as JSON and a
     REQUIRE(wait_for_subscribers(domain, "all", 1));
     const auto pub = run_program(domain, {bin_path("ferry"), "topic", "pub", "all", kAllValue});
     CHECK(pub.exit_code == 0);
-    CHECK(pub.out.find("published 1 sample(s) on 'all': 1 delivered") != std::string::npos);
+    // The echo is an observer: it gets the sample, the publisher's counts leave it out.
+    CHECK(pub.out.find("published 1 sample(s) on 'all': 0 delivered") != std::string::npos);
+    CHECK(pub.out.find("1 observer(s) not counted") != std::string::npos);
     REQUIRE(echo.wait() == 0);
     const json v = json::parse(echo.out());
     CHECK(v["b"] == true);
@@ -211,9 +227,9 @@ TEST_CASE("topic pub then topic echo round-trips every field type, as JSON and a
   {
     Background echo(domain, {bin_path("ferry"), "topic", "echo", "all", "--count", "2"});
     REQUIRE(wait_for_subscribers(domain, "all", 1));
-    const auto pub = run_program(
-        domain, {bin_path("ferry"), "topic", "pub", "all", "{\"u16\": 7, \"name\": \"j\"}", "--count", "2",
-                 "--rate", "100"});
+    const auto pub =
+        run_program(domain, {bin_path("ferry"), "topic", "pub", "all",
+                             "{\"u16\": 7, \"name\": \"j\"}", "--count", "2", "--rate", "100"});
     CHECK(pub.exit_code == 0);
     REQUIRE(echo.wait() == 0);
     const std::string out = echo.out();
@@ -234,10 +250,10 @@ TEST_CASE("topic echo shows an opaque type as its size and a hex prefix") {
   ferry::Node node{"blobber"};
   auto pub = node.publisher<BlobSample>("blob");
   Background echo(domain, {bin_path("ferry"), "topic", "echo", "blob", "--count", "1", "--json"});
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(eventually([&] { return pub.observer_count() == 1; }));  // the echo observes
   BlobSample s{};
   for (unsigned i = 0; i < sizeof s.bytes; ++i) s.bytes[i] = static_cast<unsigned char>(0xA0 + i);
-  CHECK(pub.publish(s).delivered == 1);
+  CHECK(pub.publish(s).delivered == 0);  // an observer is not counted
   REQUIRE(echo.wait() == 0);
   const json v = json::parse(echo.out());
   CHECK(v["size"] == 40);
@@ -275,15 +291,18 @@ TEST_CASE("topic pub refuses a bad value with exit 2 naming the field, and publi
 TEST_CASE("unknown topics exit 1 and say how to list the topics") {
   TestDomain domain;
   Daemon daemon(domain, kAllTypes);
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"topic", "info", "nope"}, {"topic", "echo", "nope"},
-        {"topic", "pub", "nope", "{}"}, {"topic", "hz", "nope"}, {"topic", "bw", "nope"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "info", "nope"},
+                                               {"topic", "echo", "nope"},
+                                               {"topic", "pub", "nope", "{}"},
+                                               {"topic", "hz", "nope"},
+                                               {"topic", "bw", "nope"}}) {
     std::vector<std::string> argv{bin_path("ferry")};
     argv.insert(argv.end(), args.begin(), args.end());
     const auto r = run_program(domain, argv);
     CAPTURE(args[1]);
     CHECK(r.exit_code == 1);
-    CHECK(r.err.find("topic 'nope' is unknown in domain '" + domain.name() + "'") != std::string::npos);
+    CHECK(r.err.find("topic 'nope' is unknown in domain '" + domain.name() + "'") !=
+          std::string::npos);
     CHECK(r.err.find("ferry topic list") != std::string::npos);
   }
 }
