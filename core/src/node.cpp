@@ -23,9 +23,10 @@ std::unique_ptr<detail::PublisherPort> Node::make_publisher(std::string_view top
 }
 
 std::unique_ptr<detail::SubscriberPort> Node::make_subscriber(std::string_view topic,
-                                                              const detail::TypeInfo& type) {
-  auto port =
-      std::make_unique<detail::SubscriberPort>(runtime_, runtime_->create_subscriber(topic, type));
+                                                              const detail::TypeInfo& type,
+                                                              const SubscriberOptions& options) {
+  auto port = std::make_unique<detail::SubscriberPort>(
+      runtime_, runtime_->create_subscriber(topic, type, options.observer));
   port->set_take_spin(take_spin_);
   return port;
 }

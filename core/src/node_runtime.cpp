@@ -165,18 +165,20 @@ std::shared_ptr<PublisherState> NodeRuntime::create_publisher(std::string_view t
 }
 
 std::shared_ptr<SubscriberState> NodeRuntime::create_subscriber(std::string_view topic,
-                                                                const TypeInfo& type) {
-  return std::static_pointer_cast<SubscriberState>(request_port(false, topic, type));
+                                                                const TypeInfo& type,
+                                                                bool observer) {
+  return std::static_pointer_cast<SubscriberState>(request_port(false, topic, type, observer));
 }
 
 std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string_view topic,
-                                                     const TypeInfo& type) {
+                                                     const TypeInfo& type, bool observer) {
   discovery::PortRequest request;
   request.topic = std::string(topic);
   request.type_name = std::string(type.name);
   request.type_size = type.size;
   request.type_align = static_cast<std::uint32_t>(type.align);
   request.type_layout = std::string(type.layout);
+  request.observer = observer;
   discovery::Message message;
   if (publisher) {
     message = discovery::CreatePublisher{request};

@@ -39,7 +39,9 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
 
   // Throw ferry::Error when ferryd refuses the port.
   std::shared_ptr<PublisherState> create_publisher(std::string_view topic, const TypeInfo& type);
-  std::shared_ptr<SubscriberState> create_subscriber(std::string_view topic, const TypeInfo& type);
+  // `observer`: see SubscriberOptions::observer.
+  std::shared_ptr<SubscriberState> create_subscriber(std::string_view topic, const TypeInfo& type,
+                                                     bool observer);
   // Tells ferryd the port is gone; does not wait for the answer. A port of
   // an earlier session (before the node rejoined) is forgotten silently.
   void destroy_port(const PortState& port) noexcept;
@@ -84,7 +86,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   // Sends a port request; the serving thread builds the port state when the
   // reply arrives (before any Matched for it is read) and hands it back.
   std::shared_ptr<PortState> request_port(bool publisher, std::string_view topic,
-                                          const TypeInfo& type);
+                                          const TypeInfo& type, bool observer = false);
   void serve();
   void on_message(std::uint32_t request_id, discovery::Message message);
   void on_port_created(std::uint32_t request_id, const discovery::PortCreated& created);
@@ -112,7 +114,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   std::map<std::uint32_t, std::weak_ptr<PortState>> resuming_;
   bool connected_ = true;
   std::uint64_t session_number_ = 0;  // bumped with every new connection
-  std::string dead_reason_;  // ferryd's node_expired sentence
+  std::string dead_reason_;           // ferryd's node_expired sentence
 
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -196,16 +196,18 @@ void PublisherState::on_matched(const discovery::Matched& m) {
           fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(producer.error())));
     }
     connection.reset(new PublisherConnection{m.peer_port_id, m.peer_owner, std::move(ring),
-                                             std::move(bell), std::move(*producer), 0});
+                                             std::move(bell), std::move(*producer), 0,
+                                             m.peer_observer});
   } catch (const std::exception& e) {
     spdlog::error("publisher on '{}': cannot reach subscriber '{}' (pid {}): {}", topic,
                   m.peer_node, m.peer_pid, e.what());
     return;
   }
-  spdlog::debug("publisher on '{}' matched subscriber '{}' (pid {})", topic, m.peer_node,
-                m.peer_pid);
+  spdlog::debug("publisher on '{}' matched {} '{}' (pid {})", topic,
+                m.peer_observer ? "observer" : "subscriber", m.peer_node, m.peer_pid);
   PublisherConnection* const added = connection.get();
   peer_owners_[m.peer_port_id] = m.peer_owner;
+  if (m.peer_observer) observer_peers_.insert(m.peer_port_id);
   handed_[m.peer_port_id] = added;
   {
     std::lock_guard lock(mutex_);
@@ -219,8 +221,9 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     old->second.replaced = true;
     retire_old(old->first, old->second.owner, false);
   } else {
+    // Observers are not the publisher's subscribers: counted apart.
     // SYNC: relaxed; a count for the user, not a hand-over.
-    matched.fetch_add(1, std::memory_order_relaxed);
+    (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_relaxed);
   }
   announce_change();
   if (history_.enabled()) {
@@ -242,8 +245,11 @@ void PublisherState::on_matched(const discovery::Matched& m) {
 }
 
 void PublisherState::begin_epoch() {
-  for (const auto& [peer, owner] : peer_owners_) old_peers_[peer] = OldPeer{owner, false};
+  for (const auto& [peer, owner] : peer_owners_) {
+    old_peers_[peer] = OldPeer{owner, false, observer_peers_.contains(peer)};
+  }
   peer_owners_.clear();
+  observer_peers_.clear();
 }
 
 void PublisherState::retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone) {
@@ -265,7 +271,7 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
     }
     if (!it->second.replaced) {
       // SYNC: relaxed; a count for the user.
-      matched.fetch_sub(1, std::memory_order_relaxed);
+      (it->second.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
       retire_old(it->first, it->second.owner, true);
       announce_change();
     }
@@ -281,7 +287,8 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   peer_owners_.erase(owner);
   // SYNC: relaxed; a count for the user, not a hand-over. Counted down
   // first, so that a publish() released below already sees the new count.
-  matched.fetch_sub(1, std::memory_order_relaxed);
+  (observer_peers_.erase(u.peer_port_id) != 0 ? observers : matched)
+      .fetch_sub(1, std::memory_order_relaxed);
   if (auto h = handed_.find(u.peer_port_id); h != handed_.end()) {
     abandon(*h->second);  // before `leaving_` lets the user's thread free it
     handed_.erase(h);
@@ -323,6 +330,7 @@ void PublisherState::apply_changes() {
     }
     leaving_.clear();
     dead_seen = true;
+    subscriber_queues_ = 0;
     rebuild_lane();
     return;
   }
@@ -366,6 +374,10 @@ void PublisherState::apply_changes() {
     if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
   }
   leaving_.clear();
+  // Real subscribers' queues first, observers' after them (deliver()).
+  const auto observers = std::stable_partition(active_.begin(), active_.end(),
+                                               [](const auto& c) { return !c->observer; });
+  subscriber_queues_ = static_cast<std::size_t>(observers - active_.begin());
   full_.reserve(active_.size());
   rebuild_lane();
 }
@@ -373,8 +385,9 @@ void PublisherState::apply_changes() {
 void PublisherState::rebuild_lane() noexcept {
   // One queue, inline samples, and nothing a push alone would not do:
   // drop_oldest may discard (a CAS, counted), history records each sample.
-  const bool applies = active_.size() == 1 && !dead_seen && samples_fit_slot() &&
-                       config.policy != discovery::Policy::drop_oldest && !history_.enabled();
+  const bool applies = active_.size() == 1 && subscriber_queues_ == 1 && !dead_seen &&
+                       samples_fit_slot() && config.policy != discovery::Policy::drop_oldest &&
+                       !history_.enabled();
   lane_.guard = &guard_;
   lane_.producer = applies ? &active_.front()->producer : nullptr;
 }

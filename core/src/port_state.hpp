@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ namespace ferry::detail {
 struct OldPeer {
   transport::OwnerId owner = 0;
   bool replaced = false;  // the peer's re-registered port brought the queue that replaces it
+  bool observer = false;  // the peer is an observer (not counted in `matched`)
 };
 
 class PortState {
@@ -80,8 +82,10 @@ class PortState {
   // travels pooled).
   [[nodiscard]] bool samples_fit_slot() const noexcept;
 
-  // Matched peers right now, as ferryd says (serving thread writes).
+  // Matched peers right now, as ferryd says (serving thread writes); a
+  // publisher's observers are counted apart, in `observers`.
   std::atomic<std::uint32_t> matched{0};
+  std::atomic<std::uint32_t> observers{0};
 
   // Serving thread: ferryd declared our node dead. The hot path sees it at
   // its next look at the queues (one acquire load, as for any change),
@@ -89,7 +93,8 @@ class PortState {
   virtual void mark_dead() noexcept {
     // SYNC: relaxed; announce_change()'s release publishes it.
     dead_.store(true, std::memory_order_relaxed);
-    matched.store(0, std::memory_order_relaxed);  // SYNC: relaxed; a count for the user
+    matched.store(0, std::memory_order_relaxed);    // SYNC: relaxed; a count for the user
+    observers.store(0, std::memory_order_relaxed);  // SYNC: relaxed; a count for the user
     announce_change();
   }
   // User's thread: true once the queues were dropped for good.
@@ -135,6 +140,9 @@ struct PublisherConnection {
   // The first history entry not handed to this queue yet (its producer's
   // thread: the serving thread until the queue is applied, then the user's).
   std::uint64_t history_next = 0;
+  // The subscriber is an observer: its queue overwrites (whatever the
+  // topic's policy), and its outcome is not the publisher's result.
+  bool observer = false;
   // Raised by the serving thread when the subscriber is gone, to end a
   // block-policy push() waiting for room in its queue.
   std::atomic<bool> abandoned{false};
@@ -176,6 +184,9 @@ class PublisherState final : public PortState {
     if (!guard_.clear() && !dead_seen) apply_changes();
     return active_;
   }
+  // User's thread: how many of connections(), from the front, are real
+  // subscribers' queues; observers' queues come after them.
+  [[nodiscard]] std::size_t subscriber_queues() const noexcept { return subscriber_queues_; }
   // User's thread: scratch list for the block policy, with room for every
   // active queue (reserved when queues change, not on the hot path).
   std::vector<PublisherConnection*>& full_queues() noexcept { return full_; }
@@ -207,6 +218,7 @@ class PublisherState final : public PortState {
   // The exact re-reclaim of a dead subscriber (see apply_changes).
   void revoke_given_to_dead(transport::OwnerId dead_owner) noexcept;
   std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
+  std::set<std::uint64_t> observer_peers_;      // serving thread: matched observers' ports
   // Releases a push() blocked on c's queue (serving thread).
   static void abandon(PublisherConnection& c) noexcept;
 
@@ -215,9 +227,10 @@ class PublisherState final : public PortState {
   // They stay alive until the user's thread applies their leaving, which
   // this thread announces only after it is done with them.
   std::map<std::uint64_t, PublisherConnection*> handed_;
-  std::vector<std::unique_ptr<PublisherConnection>> incoming_;   // under mutex_
-  std::vector<Leaving> leaving_;                                 // under mutex_
-  std::vector<std::unique_ptr<PublisherConnection>> active_;     // user's thread
+  std::vector<std::unique_ptr<PublisherConnection>> incoming_;  // under mutex_
+  std::vector<Leaving> leaving_;                                // under mutex_
+  std::vector<std::unique_ptr<PublisherConnection>> active_;    // user's thread
+  std::size_t subscriber_queues_ = 0;  // user's thread: active_'s real subscribers, first
   std::vector<std::unique_ptr<PublisherConnection>> graveyard_;  // under mutex_: kept until we go
   std::vector<PublisherConnection*> full_;                       // user's thread
   PublishLane lane_;                                             // user's thread

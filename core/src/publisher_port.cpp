@@ -112,7 +112,7 @@ class Delivery {
   // First every queue with room, so that a full one does not delay the
   // others; then wait for the full ones against one shared deadline. The
   // clock is read only when some queue is full.
-  void block(std::vector<std::unique_ptr<PublisherConnection>>& connections) noexcept {
+  void block(std::span<std::unique_ptr<PublisherConnection>> connections) noexcept {
     auto& full = state_.full_queues();
     full.clear();
     for (auto& c : connections) {
@@ -159,18 +159,26 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
     result.error = ErrorCode::NodeDeclaredDead;
     return result;
   }
-  Delivery delivery(state, msg, result, msg.handed != nullptr && connections.size() == 1);
+  const bool hand_over = msg.handed != nullptr && connections.size() == 1;
+  const std::span<std::unique_ptr<PublisherConnection>> all(connections);
+  const auto subscribers = all.first(state.subscriber_queues());
+  Delivery delivery(state, msg, result, hand_over);
   switch (state.config.policy) {
     case Policy::drop_new:
-      for (auto& c : connections) delivery.drop_new(*c);
+      for (auto& c : subscribers) delivery.drop_new(*c);
       break;
     case Policy::drop_oldest:
-      for (auto& c : connections) delivery.drop_oldest(*c);
+      for (auto& c : subscribers) delivery.drop_oldest(*c);
       break;
     case Policy::block:
-      delivery.block(connections);
+      delivery.block(subscribers);
       break;
   }
+  // Observers last: their queues overwrite, so nobody waits for them, and
+  // what they missed is counted in their queues, not in the result.
+  PublishResult unseen;
+  Delivery observe(state, msg, unseen, hand_over);
+  for (auto& c : all.subspan(subscribers.size())) observe.drop_oldest(*c);
   return result;
 }
 
@@ -210,7 +218,8 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     // publish after a change). Else the policy over every queue: deliver().
     auto& connections = state_->connections();
     PublishResult result;
-    if (connections.size() == 1 && state_->config.policy != Policy::drop_oldest &&
+    if (connections.size() == 1 && state_->subscriber_queues() == 1 &&
+        state_->config.policy != Policy::drop_oldest &&
         connections.front()->producer.try_push(bytes, kSlotInline, info)) [[likely]] {
       result.delivered = 1;
     } else {
@@ -227,10 +236,9 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     // and says so.
     PublishResult result;
     result.error = chunk.error();
-    for (auto& c : state_->connections()) {
-      c->producer.count_dropped();
-      ++result.dropped;
-    }
+    auto& connections = state_->connections();
+    for (auto& c : connections) c->producer.count_dropped();
+    result.dropped = static_cast<std::uint32_t>(state_->subscriber_queues());  // observers aside
     return result;
   }
   std::memcpy(chunk->data, data, size);
@@ -277,6 +285,11 @@ void PublisherPort::return_loan(LoanedChunk& chunk) noexcept {
 std::uint32_t PublisherPort::subscriber_count() const noexcept {
   // SYNC: relaxed; a count for the user.
   return state_->matched.load(std::memory_order_relaxed);
+}
+
+std::uint32_t PublisherPort::observer_count() const noexcept {
+  // SYNC: relaxed; a count for the user.
+  return state_->observers.load(std::memory_order_relaxed);
 }
 
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }

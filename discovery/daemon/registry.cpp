@@ -167,6 +167,27 @@ std::optional<Error> Registry::check_allowed(const TopicEntry& topic, const Peer
                   publisher ? "publish on" : "subscribe to", topic.settings.name));
 }
 
+std::optional<Error> Registry::check_port_limit(const TopicEntry& topic, bool publisher,
+                                                const PortRequest& request) const {
+  if (publisher && request.observer) {
+    return make_error(ErrorCode::invalid_argument,
+                      fmt::format("a publisher on topic '{}' cannot be an observer; only "
+                                  "subscribers observe",
+                                  request.topic));
+  }
+  if (request.observer) return std::nullopt;  // observers never take a subscriber's place
+  const auto& ports = publisher ? topic.publishers : topic.subscribers;
+  const auto count = static_cast<std::size_t>(std::count_if(
+      ports.begin(), ports.end(), [&](std::uint64_t id) { return !ports_.at(id).observer; }));
+  const std::uint32_t limit = publisher ? topic.settings.config.limits.max_publishers
+                                        : topic.settings.config.limits.max_subscribers;
+  if (count < limit) return std::nullopt;
+  return make_error(ErrorCode::limit_exceeded,
+                    fmt::format("topic '{}' already has {} {}, its {} is {}", request.topic, count,
+                                publisher ? "publishers" : "subscribers",
+                                publisher ? "max_publishers" : "max_subscribers", limit));
+}
+
 std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool publisher,
                                                         const PortRequest& request, Outbox& out) {
   auto node = nodes_.find(peer.node_id);
@@ -184,19 +205,11 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   if (auto e = check_type(*topic, request)) return std::unexpected(*e);
   if (auto e = check_allowed(*topic, peer, publisher)) return std::unexpected(*e);
 
-  const auto& ports = publisher ? topic->publishers : topic->subscribers;
-  const std::uint32_t limit = publisher ? topic->settings.config.limits.max_publishers
-                                        : topic->settings.config.limits.max_subscribers;
-  if (ports.size() >= limit) {
-    return std::unexpected(
-        make_error(ErrorCode::limit_exceeded,
-                   fmt::format("topic '{}' already has {} {}, its {} is {}", request.topic,
-                               ports.size(), publisher ? "publishers" : "subscribers",
-                               publisher ? "max_publishers" : "max_subscribers", limit)));
-  }
+  if (auto e = check_port_limit(*topic, publisher, request)) return std::unexpected(*e);
 
   const std::uint64_t port_id = next_id_;
-  PortEntry entry{peer.node_id, publisher, request.topic, {}, request.resume_port_id};
+  PortEntry entry{peer.node_id,           publisher,       request.topic, {},
+                  request.resume_port_id, request.observer};
   if (!publisher && !request.resume_doorbell.empty()) {
     // A subscriber re-registering after a daemon restart keeps its doorbell
     // (its publishers ring it already); only a doorbell name of this domain
@@ -267,8 +280,10 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   const PortEntry& s = ports_.at(sub);
   const ServedTopic& topic = topics_.at(p.topic).settings;
   const std::string ring = ring_name(pub, sub);
-  if (auto made = shm_.create_ring(ring, topic.config.capacity, topic.config.slot_size,
-                                   topic.config.policy);
+  // An observer's queue overwrites its oldest sample whatever the topic's
+  // policy: its publisher never waits for it.
+  const Policy policy = s.observer ? Policy::drop_oldest : topic.config.policy;
+  if (auto made = shm_.create_ring(ring, topic.config.capacity, topic.config.slot_size, policy);
       !made) {
     return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
   }
@@ -285,6 +300,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_pub.ring_shm = ring;
   to_pub.doorbell_shm = s.doorbell_shm;
   to_pub.peer_previous_port_id = s.previous_id;
+  to_pub.peer_observer = s.observer;
   out.emplace_back(p.node_id, to_pub);
 
   Matched to_sub;
@@ -423,7 +439,7 @@ TopicList Registry::list_topics(std::uint32_t start, const std::string& only,
     auto port_info = [&](std::uint64_t id) {
       const PortEntry& p = ports_.at(id);
       const NodeEntry& n = nodes_.at(p.node_id);
-      return PortInfo{id, n.name, n.pid};
+      return PortInfo{id, n.name, n.pid, p.observer};
     };
     auto add_ports = [&](const std::vector<std::uint64_t>& ids, std::vector<PortInfo>& into) {
       for (std::uint64_t id : ids) {

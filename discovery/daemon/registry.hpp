@@ -143,6 +143,7 @@ class Registry {
     std::string topic;
     std::string doorbell_shm;       // subscribers only
     std::uint64_t previous_id = 0;  // its id under the previous ferryd (re-registered)
+    bool observer = false;          // an observer subscriber (PortRequest::observer)
   };
   struct TopicEntry {
     ServedTopic settings;
@@ -154,6 +155,9 @@ class Registry {
   // nothing is until every check passed); nullptr with `error` when refused.
   TopicEntry* topic_for(const std::string& name, std::optional<TopicEntry>& fresh, Error& error);
   std::optional<Error> check_node_limit(const NodeEntry& node) const;
+  // max_publishers / max_subscribers; observers are not counted.
+  std::optional<Error> check_port_limit(const TopicEntry& topic, bool publisher,
+                                        const PortRequest& request) const;
   std::optional<Error> check_type(const TopicEntry& topic, const PortRequest& request) const;
   std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer,
                                      bool publisher) const;

@@ -30,6 +30,7 @@ void port_request(auto& io, auto& m) {
   io.num(m.resume_port_id, "resume_port_id");
   io.str(m.resume_doorbell, "resume_doorbell", kMaxShmName);
   io.str(m.type_layout, "type_layout", kMaxTypeLayout);
+  io.flag(m.observer, "observer");
 }
 
 void capacity(auto& io, const std::uint32_t& value) {
@@ -92,6 +93,7 @@ void fields(auto& io, Like<Matched> auto& m) {
   io.str(m.doorbell_shm, "doorbell_shm", kMaxShmName);
   io.num(m.doorbell_offset, "doorbell_offset");
   io.num(m.peer_previous_port_id, "peer_previous_port_id");
+  io.flag(m.peer_observer, "peer_observer");
 }
 
 void fields(auto& io, Like<Unmatched> auto& m) {
@@ -120,6 +122,7 @@ void fields(auto& io, Like<PortInfo> auto& m) {
   io.num(m.port_id, "port_id");
   io.str(m.node, "node", kMaxNodeName);
   io.pid(m.pid, "pid");
+  io.flag(m.observer, "observer");
 }
 
 void fields(auto& io, Like<QueueInfo> auto& m) {

@@ -76,6 +76,9 @@ class WireWriter {
 
   void str(const std::string& value, std::string_view field, std::size_t limit);
 
+  // A bool: one byte, 0 or 1.
+  void flag(const bool& value, std::string_view /*field*/) { put(value ? 1 : 0, 1); }
+
   template <class T, class Each>
   void list(const std::vector<T>& items, std::string_view field, Each&& each) {
     if (items.size() > kMaxListEntries) {
@@ -142,6 +145,17 @@ class WireReader {
   }
 
   void str(std::string& value, std::string_view field, std::size_t limit);
+
+  // A bool: one byte, 0 or 1 (anything else is refused).
+  void flag(bool& value, std::string_view field) {
+    std::uint64_t raw = 0;
+    if (!take(raw, 1, field)) return;
+    if (raw > 1) {
+      fail(DecodeErrorCode::invalid_enum, WireWriter::enum_message(field, raw, 0, 1));
+      return;
+    }
+    value = raw == 1;
+  }
 
   template <class T, class Each>
   void list(std::vector<T>& items, std::string_view field, Each&& each) {

@@ -16,18 +16,20 @@ inline std::vector<Message> sample_messages() {
                  16,
                  40,
                  {PortInfo{1, "planner", 101}},
-                 {PortInfo{2, "viewer", 102}, PortInfo{3, "logger", 103}},
+                 {PortInfo{2, "viewer", 102}, PortInfo{3, "logger", 103, true}},
                  {QueueInfo{1, 2, "ferry.demo.ring.1-2"}, QueueInfo{1, 3, "ferry.demo.ring.1-3"}}};
   TopicInfo logs{"logs/text", "bytes", Policy::drop_new, 4, 0, {}, {}, {}};
   return {
       Hello{1, "planner", 4242, 5},
       Welcome{7, "demo", 100, 1000, "ferry.demo.registry", 3},
       CreatePublisher{{"robot/pose", "Pose", 40, 8, 0, {}, "stamp_ns:u64@0 x:f64@8"}},
-      CreateSubscriber{{"camera/frames", "camera/Frame", 3110408, 4, 12, "ferry.demo.bell.12"}},
+      CreateSubscriber{
+          {"camera/frames", "camera/Frame", 3110408, 4, 12, "ferry.demo.bell.12", {}, true}},
       PortCreated{11, config, "ferry.demo.doorbells", 192},
       DestroyPort{11},
       PortDestroyed{11},
-      Matched{11, 12, "viewer", 4343, 5, "ferry.demo.ring.11-12", "ferry.demo.doorbells", 256, 9},
+      Matched{11, 12, "viewer", 4343, 5, "ferry.demo.ring.11-12", "ferry.demo.doorbells", 256, 9,
+              true},
       Unmatched{11, 12, UnmatchReason::peer_timed_out},
       Error{ErrorCode::type_mismatch,
             "topic 'robot/pose' has type Pose (40 bytes, align 8), the port asked for Pose2"},

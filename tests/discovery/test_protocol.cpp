@@ -198,6 +198,13 @@ TEST_CASE("enum fields out of range are refused") {
         raw(MessageType::unmatched), RawBody::Header{}.with_request_id(0)));
     CHECK(e.code == DecodeErrorCode::invalid_enum);
   }
+  SUBCASE("a bool (a subscriber's observer flag) is 0 or 1") {
+    RawBody body;
+    body.str("t").str("T").u64(8).u32(8).u64(0).str("").u8(2);
+    const auto e = decode_failure(body.datagram(raw(MessageType::create_subscriber)));
+    CHECK(e.code == DecodeErrorCode::invalid_enum);
+    CHECK(e.message == "field 'observer' has value 2, valid values are 0 to 1");
+  }
   SUBCASE("the encoder refuses them too") {
     Unmatched u{1, 2, static_cast<UnmatchReason>(7)};
     const auto encoded = encode(u, 0);

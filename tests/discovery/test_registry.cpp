@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -15,9 +16,11 @@ namespace {
 // Records which objects exist, as /dev/shm would.
 struct FakeShm final : ShmFactory {
   std::set<std::string> objects;
+  std::map<std::string, Policy> ring_policy;  // what each ring was made for
   std::expected<void, std::string> create_ring(const std::string& name, std::uint32_t,
-                                               std::uint32_t, Policy) override {
+                                               std::uint32_t, Policy policy) override {
     objects.insert(name);
+    ring_policy[name] = policy;
     return {};
   }
   std::expected<void, std::string> create_doorbell(const std::string& name) override {
@@ -155,4 +158,53 @@ TEST_CASE("an undeclared topic keeps its first generated port's layout for the p
   CHECK(refused.error().code == ErrorCode::type_mismatch);
   CHECK(refused.error().message.find("field 'left' is u32 at offset 4 in the port's type but u32 "
                                      "at offset 0 in the topic's") != std::string::npos);
+}
+
+TEST_CASE(
+    "an observer gets drop_oldest rings, is not counted toward max_subscribers, and is flagged") {
+  FakeShm shm;
+  TopicConfig config = defaults();  // block
+  config.limits.max_subscribers = 1;
+  Registry registry{"reg", {}, config, false, shm};
+  Outbox out;
+  const auto n = registry.add_node("n", 1000, 1);
+  auto make = [&](bool publisher, bool observer) {
+    PortRequest request{"t", "T", 8, 8, 0, {}, {}, observer};
+    return registry.create_port(Peer{n, 0, 0}, publisher, request, out);
+  };
+  const auto pub = make(true, false);
+  REQUIRE(pub);
+  REQUIRE(make(false, false));  // the topic's one real subscriber
+  const auto refused = make(false, false);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == ErrorCode::limit_exceeded);
+  CHECK(refused.error().message == "topic 't' already has 1 subscribers, its max_subscribers is 1");
+
+  out.clear();
+  const auto watcher = make(false, true);
+  REQUIRE(watcher);
+  REQUIRE(make(false, true));  // as many observers as tools
+  const std::string ring =
+      "ferry.reg.ring." + std::to_string(pub->port_id) + "." + std::to_string(watcher->port_id);
+  REQUIRE(shm.ring_policy.contains(ring));
+  CHECK(shm.ring_policy[ring] == Policy::drop_oldest);
+  CHECK(std::count_if(shm.ring_policy.begin(), shm.ring_policy.end(),
+                      [](const auto& r) { return r.second == Policy::block; }) == 1);
+  const auto to_pub = std::find_if(out.begin(), out.end(), [&](const auto& item) {
+    const auto* m = std::get_if<Matched>(&item.second);
+    return m != nullptr && m->port_id == pub->port_id && m->peer_port_id == watcher->port_id;
+  });
+  REQUIRE(to_pub != out.end());
+  CHECK(std::get<Matched>(to_pub->second).peer_observer);
+
+  const TopicList list = registry.list_topics(0, "t");
+  REQUIRE(list.topics.size() == 1);
+  REQUIRE(list.topics[0].subscribers.size() == 3);
+  CHECK_FALSE(list.topics[0].subscribers[0].observer);
+  CHECK(list.topics[0].subscribers[1].observer);
+
+  const auto observing_publisher = make(true, true);
+  REQUIRE_FALSE(observing_publisher);
+  CHECK(observing_publisher.error().code == ErrorCode::invalid_argument);
+  CHECK(observing_publisher.error().message.find("cannot be an observer") != std::string::npos);
 }

@@ -134,7 +134,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   REQUIRE(eventually([&] {
     const json topics = ferry_json(domain, {"topic", "list"});
     const json* t = find_named(topics, "rate");
-    return t != nullptr && (*t)["subscribers"] == 4 && (*t)["publishers"] == 1;
+    return t != nullptr && (*t)["observers"] == 4 && (*t)["publishers"] == 1;  // hz and bw observe
   }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const json* listed = nullptr;
@@ -156,7 +156,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   CHECK(row[2] == "drop_oldest");  // the default policy
   CHECK(row[3] == "64");
   CHECK(row[4] == "1");
-  CHECK(row[5] == "4");
+  CHECK(row[5] == "0");  // hz and bw observe: not subscribers
   CHECK(std::stod(row[6]) == doctest::Approx(kRate).epsilon(0.10));
   // A topic without a subscriber has no queue, hence no rate.
   CHECK(last_line_words(table.out, kLongTopic) ==
@@ -170,7 +170,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
       CHECK(top.shows(header));
     }
     CHECK(top.shows("rate "));
-    CHECK(top.shows("1/4"));  // one publisher, four subscribers
+    CHECK(top.shows("1/0"));  // one publisher; hz and bw observe, they are not subscribers
     // Clipped to the room an 80-column line leaves: 80 - 56 fixed - 1 spare.
     CHECK(top.shows(kLongTopic.substr(0, 22) + "~ "));
     top.type("q");
@@ -476,10 +476,11 @@ TEST_CASE(
   auto pub = node.publisher<ferry::Bytes>("raw");
   Background text(domain, {bin_path("ferry"), "topic", "echo", "raw", "--count", "1"});
   Background js(domain, {bin_path("ferry"), "topic", "echo", "raw", "--count", "1", "--json"});
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 2; }));
+  REQUIRE(eventually([&] { return pub.observer_count() == 2; }));  // the echoes observe
   std::vector<std::byte> payload(40);
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(0xA0 + i);
-  CHECK(pub.publish(std::span<const std::byte>(payload)).delivered == 2);
+  CHECK(pub.publish(std::span<const std::byte>(payload)).delivered ==
+        0);  // observers are not counted
 
   REQUIRE(js.wait() == 0);
   const json v = json::parse(js.out());

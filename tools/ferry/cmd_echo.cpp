@@ -48,7 +48,8 @@ void echo(const Context& context, const EchoOptions& o) {
 
   catch_interrupts();
   ferry::Node node{"ferry-echo", ferry::NodeOptions{.domain = domain}};
-  auto sub = node.raw_subscriber(o.topic);
+  // An observer: inspecting never changes how the topic runs (SubscriberOptions).
+  auto sub = node.raw_subscriber(o.topic, ferry::SubscriberOptions{.observer = true});
   std::uint64_t shown = 0;
   while (!interrupted() && (o.count == 0 || shown < o.count)) {
     auto sample = sub.take(std::chrono::milliseconds(100));

@@ -1,13 +1,12 @@
 // ferry topic pub TOPIC VALUE: publishes a sample built from a YAML/JSON
 // flow map, checked against the topic's type before anything is sent.
-#include <cstdio>
-#include <string>
-#include <thread>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cstdio>
 #include <ferry/ferry.hpp>
+#include <string>
+#include <thread>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -35,8 +34,10 @@ std::vector<std::byte> build_sample(const config::Config& config, const discover
                                     const std::string& text) {
   const TopicType type = resolve_type(config, info);
   if (type.bytes) {
-    throw Failure(kExitUsage, fmt::format("topic '{}' carries bytes; ferry topic pub publishes typed "
-                                          "samples only", info.name));
+    throw Failure(kExitUsage,
+                  fmt::format("topic '{}' carries bytes; ferry topic pub publishes typed "
+                              "samples only",
+                              info.name));
   }
   auto value = parse_value(text);
   if (!value) throw Failure(kExitUsage, value.error());
@@ -60,7 +61,8 @@ bool sleep_until(std::chrono::steady_clock::time_point deadline) {
   while (!interrupted()) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return true;
-    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(deadline - now, kPollStep));
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(deadline - now, kPollStep));
   }
   return false;
 }
@@ -76,14 +78,16 @@ void pub(const Context& context, const PubOptions& o) {
   ferry::Node node{"ferry-pub", ferry::NodeOptions{.domain = domain}};
   auto publisher = node.raw_publisher(o.topic);
   if (publisher.sample_size() != sample.size()) {
-    throw Failure(kExitRuntime, fmt::format("topic '{}' takes {}-byte samples but its declared type "
-                                            "'{}' is {} bytes",
-                                            o.topic, publisher.sample_size(), info.type_name,
-                                            sample.size()));
+    throw Failure(kExitRuntime,
+                  fmt::format("topic '{}' takes {}-byte samples but its declared type "
+                              "'{}' is {} bytes",
+                              o.topic, publisher.sample_size(), info.type_name, sample.size()));
   }
   const auto wait_end = std::chrono::steady_clock::now() + kWaitForSubscribers;
-  while (publisher.subscriber_count() == 0 && std::chrono::steady_clock::now() < wait_end &&
-         !interrupted()) {
+  // An observer (topic echo) is worth waiting for too, though its queue
+  // is not counted in the results below.
+  while (publisher.subscriber_count() + publisher.observer_count() == 0 &&
+         std::chrono::steady_clock::now() < wait_end && !interrupted()) {
     std::this_thread::sleep_for(kPollStep);
   }
 
@@ -105,12 +109,15 @@ void pub(const Context& context, const PubOptions& o) {
     next += period;
     if (!sleep_until(next)) break;
   }
-  std::fputs(fmt::format("published {} sample(s) on '{}': {} delivered, {} dropped, {} overwritten, "
-                         "{} timed out (summed over subscriber queues)\n",
-                         sent, o.topic, totals.delivered, totals.dropped, totals.overwritten,
-                         totals.timed_out)
-                 .c_str(),
-             stdout);
+  const std::uint32_t observers = publisher.observer_count();
+  std::fputs(
+      fmt::format(
+          "published {} sample(s) on '{}': {} delivered, {} dropped, {} overwritten, "
+          "{} timed out (summed over subscriber queues{})\n",
+          sent, o.topic, totals.delivered, totals.dropped, totals.overwritten, totals.timed_out,
+          observers == 0 ? std::string() : fmt::format("; {} observer(s) not counted", observers))
+          .c_str(),
+      stdout);
 }
 
 }  // namespace
@@ -123,7 +130,8 @@ void add_pub_command(CLI::App& topic, Context& context) {
                   "The sample: a flow map of field names, e.g. '{x: 1.5, frame: map}'; missing "
                   "fields are zero")
       ->required();
-  cmd->add_option("--count,-n", o->count, "Samples to publish (0: until Ctrl-C)")->capture_default_str();
+  cmd->add_option("--count,-n", o->count, "Samples to publish (0: until Ctrl-C)")
+      ->capture_default_str();
   cmd->add_option("--rate,-r", o->rate, "Samples per second")
       ->check(above_zero())
       ->capture_default_str();

@@ -1,12 +1,11 @@
 // ferry topic hz | bw TOPIC: subscribes and prints, every second, the rate
 // (mean, min and max interval, standard deviation) or the bandwidth of the
 // samples that arrive, over a window of the last N samples.
-#include <cstdio>
-#include <string>
-
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <ferry/ferry.hpp>
+#include <string>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -36,8 +35,9 @@ struct RateOptions {
 std::string report_text(Measure m, const RateReport* r, std::uint64_t total) {
   if (!r) return total == 0 ? "no samples yet\n" : "no new samples\n";
   if (m == Measure::rate) {
-    return fmt::format("average rate: {:.3f} Hz\n\tmin: {:.6f}s max: {:.6f}s std dev: {:.6f}s window: {}\n",
-                       r->rate_hz, r->min_interval_s, r->max_interval_s, r->std_dev_s, r->window);
+    return fmt::format(
+        "average rate: {:.3f} Hz\n\tmin: {:.6f}s max: {:.6f}s std dev: {:.6f}s window: {}\n",
+        r->rate_hz, r->min_interval_s, r->max_interval_s, r->std_dev_s, r->window);
   }
   return fmt::format("bandwidth: {}/s from {} samples\n\tmean: {} min: {} max: {} window: {}\n",
                      human_bytes(r->bytes_per_s), r->window, human_bytes(r->mean_size),
@@ -69,15 +69,17 @@ void measure(const Context& context, Measure m, const RateOptions& o) {
     (void)find_topic(client, o.topic);  // exit 1 on an unknown topic, before subscribing
   }
   catch_interrupts();
-  ferry::Node node{m == Measure::rate ? "ferry-hz" : "ferry-bw", ferry::NodeOptions{.domain = domain}};
-  auto sub = node.raw_subscriber(o.topic);
+  ferry::Node node{m == Measure::rate ? "ferry-hz" : "ferry-bw",
+                   ferry::NodeOptions{.domain = domain}};
+  // An observer: inspecting never changes how the topic runs (SubscriberOptions).
+  auto sub = node.raw_subscriber(o.topic, ferry::SubscriberOptions{.observer = true});
 
   using Clock = RateWindow::Clock;
   RateWindow window(o.window);
   const auto start = Clock::now();
-  const auto stop = o.duration > 0
-                        ? start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.duration))
-                        : Clock::time_point::max();
+  const auto stop = o.duration > 0 ? start + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(o.duration))
+                                   : Clock::time_point::max();
   auto next_report = start + kReportEvery;
   std::uint64_t reported_total = 0;
   while (!interrupted()) {
@@ -106,9 +108,9 @@ void measure(const Context& context, Measure m, const RateOptions& o) {
 
 void add_measure(CLI::App& topic, Context& context, Measure m) {
   const bool rate = m == Measure::rate;
-  auto* cmd = topic.add_subcommand(rate ? "hz" : "bw",
-                                   rate ? "Print a topic's publishing rate every second"
-                                        : "Print a topic's bandwidth every second");
+  auto* cmd =
+      topic.add_subcommand(rate ? "hz" : "bw", rate ? "Print a topic's publishing rate every second"
+                                                    : "Print a topic's bandwidth every second");
   auto o = std::make_shared<RateOptions>();
   o->window = rate ? 10000 : 100;
   cmd->add_option("TOPIC", o->topic, "The topic")->required();
@@ -118,10 +120,15 @@ void add_measure(CLI::App& topic, Context& context, Measure m) {
   cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until Ctrl-C)")
       ->check(zero_or_more());
   cmd->add_flag("--json", o->json, "One JSON object per report");
-  cmd->footer(rate ? "Rate is 1 / the mean interval between arrivals; min, max and std dev are of the intervals.\n"
-                     "Examples:\n  ferry topic hz robot/pose\n  ferry topic hz robot/pose --window 50 --duration 5 --json"
-                   : "Bandwidth is the bytes of the samples that arrived in the window over its time span.\n"
-                     "Examples:\n  ferry topic bw camera/frames\n  ferry topic bw robot/pose --duration 3 --json");
+  cmd->footer(
+      rate
+          ? "Rate is 1 / the mean interval between arrivals; min, max and std dev are of the "
+            "intervals.\n"
+            "Examples:\n  ferry topic hz robot/pose\n  ferry topic hz robot/pose --window 50 "
+            "--duration 5 --json"
+          : "Bandwidth is the bytes of the samples that arrived in the window over its time span.\n"
+            "Examples:\n  ferry topic bw camera/frames\n  ferry topic bw robot/pose --duration 3 "
+            "--json");
   cmd->callback([&context, m, o] { measure(context, m, *o); });
 }
 

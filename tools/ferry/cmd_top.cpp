@@ -2,11 +2,11 @@
 // overwrites, timeouts), refreshed every second from the queue counters in
 // shared memory. Full screen on a terminal, `q` quits; plain repeated tables
 // when stdout is not a terminal.
+#include <fmt/format.h>
+
 #include <ctime>
 #include <string>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -38,8 +38,8 @@ std::string clip(const std::string& text, std::size_t width) {
 }
 
 // `rates` null: not measured yet (the first frame on a terminal).
-std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& now, const RateMeter* rates,
-                  int width, bool keys) {
+std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& now,
+                  const RateMeter* rates, int width, bool keys) {
   std::size_t longest = 5;
   for (const auto& s : now) longest = std::max(longest, s.info.name.size());
   // The last terminal column stays free: a line that fills it wraps on
@@ -51,26 +51,29 @@ std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& n
   const std::time_t t = std::time(nullptr);
   char clock[16];
   std::strftime(clock, sizeof clock, "%H:%M:%S", std::localtime(&t));
-  std::string out = clip(fmt::format("ferry top - domain {} - {} topic(s) - {}{}", domain, now.size(), clock,
-                                     keys ? " - q quits" : ""),
+  std::string out = clip(fmt::format("ferry top - domain {} - {} topic(s) - {}{}", domain,
+                                     now.size(), clock, keys ? " - q quits" : ""),
                          line_width) +
                     "\n";
-  out += clip(fmt::format(fmt::runtime(kColumns), "TOPIC", topic_width, "P/S", "RATE/s", "BW/s", "BACKLOG",
-                          "DROPPED", "OVERWR", "TIMEOUT"),
+  out += clip(fmt::format(fmt::runtime(kColumns), "TOPIC", topic_width, "P/S", "RATE/s", "BW/s",
+                          "BACKLOG", "DROPPED", "OVERWR", "TIMEOUT"),
               line_width) +
          "\n";
   const auto at = std::chrono::steady_clock::now();
   for (const auto& s : now) {
-    const std::optional<double> rate = rates != nullptr ? rates->rate(s.info.name, at) : std::nullopt;
+    const std::optional<double> rate =
+        rates != nullptr ? rates->rate(s.info.name, at) : std::nullopt;
     std::optional<double> bandwidth;
     if (rate && s.info.sample_size > 0 && s.info.type_name != "bytes") {
       bandwidth = *rate * static_cast<double>(s.info.sample_size);
     }
     const auto& c = s.total;
     out += clip(fmt::format(fmt::runtime(kColumns), clip(s.info.name, topic_width), topic_width,
-                            fmt::format("{}/{}", s.info.publishers.size(), s.info.subscribers.size()),
+                            fmt::format("{}/{}", s.info.publishers.size(),
+                                        subscribers_of(s.info, false).size()),
                             human_rate(rate), human_bytes(bandwidth, ""), human_count(c.backlog),
-                            human_count(c.dropped), human_count(c.overwritten), human_count(c.timed_out)),
+                            human_count(c.dropped), human_count(c.overwritten),
+                            human_count(c.timed_out)),
                 line_width) +
            "\n";
   }
@@ -80,14 +83,16 @@ std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& n
 
 class Top {
  public:
-  explicit Top(const Context& context) : client_(connect_daemon(context)), domain_(client_.welcome().domain) {}
+  explicit Top(const Context& context)
+      : client_(connect_daemon(context)), domain_(client_.welcome().domain) {}
 
   void run(const TopOptions& o) {
     catch_interrupts();
     Screen screen;
     refresh_topics();
     // A terminal gets the table at once; the rates come with the next frame.
-    if (screen.is_terminal()) screen.show(frame(domain_, snapshots_, nullptr, screen.width(), screen.reads_keys()));
+    if (screen.is_terminal())
+      screen.show(frame(domain_, snapshots_, nullptr, screen.width(), screen.reads_keys()));
     for (std::uint64_t refresh = 1;; ++refresh) {
       if (!wait_or_quit(screen)) return;
       refresh_topics();
@@ -119,8 +124,8 @@ class Top {
   bool wait_or_quit(const Screen& screen) {
     const auto end = std::chrono::steady_clock::now() + kRefresh;
     while (!interrupted()) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          end - std::chrono::steady_clock::now());
       if (left.count() <= 0) return true;
       const auto step = std::min(left, kPoll);
       if (screen.reads_keys()) {
@@ -146,7 +151,8 @@ void top(const Context& context, const TopOptions& o) { Top(context).run(o); }
 }  // namespace
 
 void add_top_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand("top", "Live table of every topic: rate, bandwidth, backlog, drops");
+  auto* cmd =
+      app.add_subcommand("top", "Live table of every topic: rate, bandwidth, backlog, drops");
   auto o = std::make_shared<TopOptions>();
   cmd->add_option("--count,-n", o->count, "Stop after N refreshes (default: until q or Ctrl-C)");
   cmd->footer(

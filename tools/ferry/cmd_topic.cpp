@@ -68,7 +68,8 @@ void topic_list(const Context& context, bool json) {
                      {"capacity", t.capacity},
                      {"sample_size", t.sample_size},
                      {"publishers", t.publishers.size()},
-                     {"subscribers", t.subscribers.size()},
+                     {"subscribers", subscribers_of(t, false).size()},
+                     {"observers", subscribers_of(t, true).size()},
                      {"rate_hz", rates[i] ? Json(*rates[i]) : Json(nullptr)}});
     }
     std::printf("%s\n", out.dump(2).c_str());
@@ -78,7 +79,7 @@ void topic_list(const Context& context, bool json) {
   for (std::size_t i = 0; i < topics.size(); ++i) {
     const auto& t = topics[i];
     table.add({t.name, t.type_name, policy_name(t.policy), std::to_string(t.capacity),
-               std::to_string(t.publishers.size()), std::to_string(t.subscribers.size()),
+               std::to_string(t.publishers.size()), std::to_string(subscribers_of(t, false).size()),
                human_rate(rates[i])});
   }
   std::fputs(table.render().c_str(), stdout);
@@ -119,6 +120,8 @@ void topic_info(const Context& context, const std::string& name, bool json) {
   RingReader rings;
   const TopicSnapshot s = snapshot(t, rings);
 
+  const auto subscribers = subscribers_of(t, false);
+  const auto observers = subscribers_of(t, true);
   auto ports_json = [](const std::vector<discovery::PortInfo>& ports) {
     Json out = Json::array();
     for (const auto& p : ports)
@@ -141,6 +144,10 @@ void topic_info(const Context& context, const std::string& name, bool json) {
   const auto node_of = [](const discovery::PortInfo* p) {
     return p != nullptr ? p->node : std::string("?");
   };
+  // A queue to an observer: its overwritten count is what that tool missed.
+  const auto observed = [](const QueueRow& r) {
+    return r.subscriber != nullptr && r.subscriber->observer;
+  };
 
   if (json) {
     Json queues = Json::array();
@@ -151,6 +158,7 @@ void topic_info(const Context& context, const std::string& name, bool json) {
              {"subscriber", node_of(r.subscriber)},
              {"subscriber_pid", r.subscriber != nullptr ? r.subscriber->pid : 0},
              {"subscriber_port_id", r.queue->subscriber_port_id},
+             {"observer", observed(r)},
              {"ring", r.queue->ring_shm}};
       if (r.counters) {
         const auto& c = *r.counters;
@@ -178,7 +186,8 @@ void topic_info(const Context& context, const std::string& name, bool json) {
                    {"max_held", d.settings.max_held},
                    {"history", d.settings.history},
                    {"publishers", ports_json(t.publishers)},
-                   {"subscribers", ports_json(t.subscribers)},
+                   {"subscribers", ports_json(subscribers)},
+                   {"observers", ports_json(observers)},
                    {"queues", std::move(queues)}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
@@ -212,14 +221,16 @@ void topic_info(const Context& context, const std::string& name, bool json) {
       text += fmt::format("  {}  pid {}  port {}\n", p.node, p.pid, p.port_id);
   };
   ports_text("publishers", t.publishers);
-  ports_text("subscribers", t.subscribers);
+  ports_text("subscribers", subscribers);
+  if (!observers.empty()) ports_text("observers (tools; never slow a publisher)", observers);
   text += fmt::format("queues ({}):\n", rows.size());
   std::fputs(text.c_str(), stdout);
   if (rows.empty()) return;
   Table table({"  PUBLISHER", "SUBSCRIBER", "PUBLISHED", "DELIVERED", "TAKEN", "DROPPED",
                "OVERWRITTEN", "TIMED_OUT", "BACKLOG", "MAX_BACKLOG"});
   for (const auto& r : rows) {
-    std::vector<std::string> row{"  " + node_of(r.publisher), node_of(r.subscriber)};
+    std::vector<std::string> row{"  " + node_of(r.publisher),
+                                 node_of(r.subscriber) + (observed(r) ? " (observer)" : "")};
     if (r.counters) {
       const auto& c = *r.counters;
       for (std::uint64_t v : {c.published, c.delivered, c.taken, c.dropped, c.overwritten,
@@ -257,6 +268,8 @@ void add_topic_commands(CLI::App& app, Context& context) {
       "Counters are read from the queues in shared memory, per (publisher, subscriber) queue:\n"
       "  published = delivered + dropped + timed_out; taken by the subscriber; backlog waiting "
       "now.\n"
+      "Observers (tools such as topic echo, hz, bw) are listed apart; their queues overwrite the\n"
+      "oldest sample whatever the policy, so their overwritten count is what the tool missed.\n"
       "Examples:\n  ferry topic info robot/pose\n  ferry topic info robot/pose --json");
   info->callback(
       [&context, info_topic, info_json] { topic_info(context, *info_topic, *info_json); });

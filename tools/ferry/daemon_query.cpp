@@ -116,4 +116,12 @@ config::Config fetch_config(discovery::Client& client) {
   }
 }
 
+std::vector<discovery::PortInfo> subscribers_of(const discovery::TopicInfo& topic, bool observers) {
+  std::vector<discovery::PortInfo> out;
+  for (const auto& p : topic.subscribers) {
+    if (p.observer == observers) out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace ferry::cli

@@ -35,9 +35,9 @@ QueueCounters from_ring(const transport::RingStats& s) {
 std::optional<QueueCounters> RingReader::read(const std::string& ring_shm) {
   auto it = mapped_.find(ring_shm);
   if (it == mapped_.end()) {
-    auto segment = transport::Segment::open(ring_shm, discovery::kRingKind,
-                                            transport::kRingLayoutVersion, kOpenWait,
-                                            transport::SegmentAccess::ReadOnly);
+    auto segment =
+        transport::Segment::open(ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                                 kOpenWait, transport::SegmentAccess::ReadOnly);
     if (!segment) return std::nullopt;
     it = mapped_.emplace(ring_shm, std::move(*segment)).first;
   }
@@ -55,12 +55,17 @@ TopicSnapshot snapshot(const discovery::TopicInfo& info, RingReader& rings) {
   TopicSnapshot s;
   s.info = info;
   s.at = std::chrono::steady_clock::now();
+  std::set<std::uint64_t> observers;
+  for (const auto& p : info.subscribers) {
+    if (p.observer) observers.insert(p.port_id);
+  }
   for (const auto& q : info.queues) {
     const auto counters = rings.read(q.ring_shm);
     if (!counters) continue;
     s.queues[q.ring_shm] = *counters;
     auto& busiest = s.published_by[q.publisher_port_id];
     busiest = std::max(busiest, counters->published);
+    if (observers.contains(q.subscriber_port_id)) continue;
     s.total.delivered += counters->delivered;
     s.total.taken += counters->taken;
     s.total.dropped += counters->dropped;
@@ -101,7 +106,8 @@ std::optional<double> RateMeter::rate(const std::string& topic, Clock::time_poin
   double total = 0;
   for (const auto& [port, t] : found->second) {
     const double window = std::chrono::duration<double>(now - t.start).count();
-    const double plain = window > 0 ? static_cast<double>(t.last_count - t.start_count) / window : 0;
+    const double plain =
+        window > 0 ? static_cast<double>(t.last_count - t.start_count) / window : 0;
     if (t.changes < 2) {
       total += plain;
       continue;
@@ -128,7 +134,8 @@ std::size_t RateMeter::fewest_changes() const {
 void RateMeter::restart() {
   for (auto& [topic, tracks] : topics_) {
     for (auto& [port, t] : tracks) {
-      t = Track{t.seen_at, t.last_count, t.seen_at, t.seen_at, t.last_count, t.last_count, 0, t.seen_at};
+      t = Track{t.seen_at,    t.last_count, t.seen_at, t.seen_at,
+                t.last_count, t.last_count, 0,         t.seen_at};
     }
   }
 }

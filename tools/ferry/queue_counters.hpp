@@ -18,9 +18,10 @@ namespace ferry::cli {
 // One queue's counters, named as `ferry topic info` shows them.
 struct QueueCounters {
   std::uint64_t published = 0;  // samples its publisher offered it: delivered + dropped + timed_out
-  std::uint64_t delivered = 0;  // accepted into the queue (including those that overwrote an older one)
-  std::uint64_t taken = 0;      // taken by the subscriber
-  std::uint64_t dropped = 0;    // refused, queue full (drop_new)
+  std::uint64_t delivered =
+      0;                    // accepted into the queue (including those that overwrote an older one)
+  std::uint64_t taken = 0;  // taken by the subscriber
+  std::uint64_t dropped = 0;      // refused, queue full (drop_new)
   std::uint64_t overwritten = 0;  // older samples discarded for newer ones (drop_oldest)
   std::uint64_t timed_out = 0;    // still full at the block deadline (block)
   std::uint64_t backlog = 0;      // waiting in the queue now
@@ -49,7 +50,10 @@ struct TopicSnapshot {
   // Per publisher port: the samples it published, as its busiest queue
   // counted them (a publisher offers every sample to each of its queues).
   std::map<std::uint64_t, std::uint64_t> published_by;
-  QueueCounters total;  // sums over the queues (published: the sum of published_by)
+  // Sums over the real subscribers' queues (published: the sum of
+  // published_by); observers' queues (tools) are left out: what a tool
+  // missed says nothing about the topic.
+  QueueCounters total;
   std::chrono::steady_clock::time_point at;
 };
 
@@ -82,7 +86,8 @@ class RateMeter {
     std::size_t changes = 0;
     Clock::time_point seen_at;  // the last observation
   };
-  std::map<std::string, std::map<std::uint64_t, Track>> topics_;  // topic -> publisher port -> track
+  std::map<std::string, std::map<std::uint64_t, Track>>
+      topics_;  // topic -> publisher port -> track
 };
 
 }  // namespace ferry::cli

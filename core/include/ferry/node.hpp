@@ -34,6 +34,18 @@ struct NodeOptions {
   std::uint32_t take_spin = detail::kDefaultTakeSpin;
 };
 
+// How a subscriber joins its topic.
+struct SubscriberOptions {
+  // An observer inspects a topic without changing how it runs (the ferry
+  // CLI's echo, hz and bw use one). Its queues overwrite their oldest sample
+  // when full, whatever the topic's policy, so a publisher never waits or
+  // times out for it; it does not count toward max_subscribers, nor in a
+  // publisher's PublishResult or subscriber_count(); what it missed is its
+  // queues' `overwritten` count (`ferry topic info`). It may miss samples:
+  // use it to watch, not to process.
+  bool observer = false;
+};
+
 // A participant in a domain: one connection to ferryd and the ports created
 // through it. Several nodes may live in one process. Construction throws
 // ferry::Error when ferryd cannot be reached (naming the socket and how to
@@ -54,8 +66,8 @@ class Node {
     return Publisher<T>(make_publisher(topic, type_info<T>()));
   }
   template <NamedSample T>
-  Subscriber<T> subscriber(std::string_view topic) {
-    return Subscriber<T>(make_subscriber(topic, type_info<T>()));
+  Subscriber<T> subscriber(std::string_view topic, const SubscriberOptions& options = {}) {
+    return Subscriber<T>(make_subscriber(topic, type_info<T>(), options));
   }
 
   // Untyped ports that take the topic's own type (for tools; see raw.hpp).
@@ -63,8 +75,8 @@ class Node {
   RawPublisher raw_publisher(std::string_view topic) {
     return RawPublisher(make_publisher(topic, detail::TypeInfo{"", 0, 0}));
   }
-  RawSubscriber raw_subscriber(std::string_view topic) {
-    return RawSubscriber(make_subscriber(topic, detail::TypeInfo{"", 0, 0}));
+  RawSubscriber raw_subscriber(std::string_view topic, const SubscriberOptions& options = {}) {
+    return RawSubscriber(make_subscriber(topic, detail::TypeInfo{"", 0, 0}, options));
   }
 
   [[nodiscard]] const std::string& name() const noexcept;
@@ -90,7 +102,8 @@ class Node {
   std::unique_ptr<detail::PublisherPort> make_publisher(std::string_view topic,
                                                         const detail::TypeInfo& type);
   std::unique_ptr<detail::SubscriberPort> make_subscriber(std::string_view topic,
-                                                          const detail::TypeInfo& type);
+                                                          const detail::TypeInfo& type,
+                                                          const SubscriberOptions& options);
 
   std::shared_ptr<detail::NodeRuntime> runtime_;
   std::uint32_t take_spin_ =

@@ -22,25 +22,20 @@ class Publisher {
   // Copies the sample into every matched subscriber's queue, applying the
   // topic's full-queue policy (a sample too large for a ring slot is copied
   // once into a pool chunk that all share). Never allocates or throws.
-  FERRY_HOT PublishResult publish(const T& sample) noexcept
-    requires(!std::is_same_v<T, Bytes>)
-  {
+  FERRY_HOT PublishResult publish(const T& sample) noexcept requires(!std::is_same_v<T, Bytes>) {
     return port_->publish(&sample, static_cast<std::uint32_t>(sizeof(T)));
   }
 
   // A sample to write in place in the shared pool, then publish() without a
   // copy. An exhausted pool or max_loans reached is an error value.
-  std::expected<Loan<T>, ErrorCode> loan() noexcept
-    requires(!std::is_same_v<T, Bytes>)
-  {
+  std::expected<Loan<T>, ErrorCode> loan() noexcept requires(!std::is_same_v<T, Bytes>) {
     auto chunk = port_->loan(sizeof(T));
     if (!chunk) return std::unexpected(chunk.error());
     return Loan<T>(port_.get(), *chunk);
   }
   // Bytes topics: a loan of `size` bytes (at most the topic's max_size).
-  std::expected<Loan<T>, ErrorCode> loan(std::size_t size) noexcept
-    requires std::is_same_v<T, Bytes>
-  {
+  std::expected<Loan<T>, ErrorCode> loan(
+      std::size_t size) noexcept requires std::is_same_v<T, Bytes> {
     if (size > port_->max_size()) return std::unexpected(ErrorCode::TooLarge);
     auto chunk = port_->loan(size);
     if (!chunk) return std::unexpected(chunk.error());
@@ -57,15 +52,18 @@ class Publisher {
     }
   }
   // Bytes topics: copies `bytes` into a loan and publishes it.
-  PublishResult publish(std::span<const std::byte> bytes) noexcept
-    requires std::is_same_v<T, Bytes>
-  {
+  PublishResult publish(
+      std::span<const std::byte> bytes) noexcept requires std::is_same_v<T, Bytes> {
     auto l = loan(bytes.size());
     if (!l) return PublishResult{0, port_->subscriber_count(), 0, 0, l.error()};
     if (!bytes.empty()) std::memcpy(l->get()->data(), bytes.data(), bytes.size());
     return publish(std::move(*l));
   }
-  [[nodiscard]] std::uint32_t subscriber_count() const noexcept { return port_->subscriber_count(); }
+  [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
+    return port_->subscriber_count();
+  }
+  // Matched observers (SubscriberOptions::observer), not in subscriber_count().
+  [[nodiscard]] std::uint32_t observer_count() const noexcept { return port_->observer_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
 
  private:

@@ -130,6 +130,8 @@ class RawPublisher {
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
   }
+  // Matched observers (SubscriberOptions::observer), not in subscriber_count().
+  [[nodiscard]] std::uint32_t observer_count() const noexcept { return port_->observer_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
 
  private:

@@ -61,6 +61,7 @@ class PublisherPort {
   // An unpublished loan goes back to the pool.
   void return_loan(LoanedChunk& chunk) noexcept;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept;
+  [[nodiscard]] std::uint32_t observer_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;
   [[nodiscard]] std::size_t max_size() const noexcept;  // bytes topics

@@ -117,6 +117,11 @@ struct PortRequest {
   // protocol version 4): checked field by field against the topic's type.
   // Empty for a hand-written type: name, size and alignment are checked.
   std::string type_layout{};  // <= kMaxTypeLayout; {}: may be left out of an initializer
+  // Subscribers only: an observer (a tool inspecting the topic). Its queues
+  // are drop_oldest rings whatever the topic's policy, publishers never wait
+  // for it nor count it in their results, and it does not count toward
+  // max_subscribers.
+  bool observer = false;
   bool operator==(const PortRequest&) const = default;
 };
 
@@ -192,6 +197,8 @@ struct Matched {
   // The peer port's id under the previous ferryd (0: none): the queue
   // that this one replaces after a daemon restart.
   std::uint64_t peer_previous_port_id = 0;
+  // To a publisher: the peer is an observer subscriber (PortRequest::observer).
+  bool peer_observer = false;
   bool operator==(const Matched&) const = default;
 };
 
@@ -247,6 +254,7 @@ struct PortInfo {
   std::uint64_t port_id = 0;
   std::string node;  // <= kMaxNodeName
   std::int32_t pid = 0;
+  bool observer = false;  // a subscriber that is an observer (PortRequest::observer)
   bool operator==(const PortInfo&) const = default;
 };
 

@@ -35,8 +35,9 @@ namespace ferry::discovery {
 
 inline constexpr std::uint32_t kMagic = 0x59525246;  // bytes 'F' 'R' 'R' 'Y'
 // 2: resuming after a daemon restart; 3: a topic's ports and queues paged;
-// 4: a port's type layout fingerprint (PortRequest::type_layout).
-inline constexpr std::uint16_t kProtocolVersion = 4;
+// 4: a port's type layout fingerprint (PortRequest::type_layout);
+// 5: observer subscribers (PortRequest, Matched and PortInfo carry the flag).
+inline constexpr std::uint16_t kProtocolVersion = 5;
 inline constexpr std::size_t kHeaderSize = 16;
 
 // A decoded datagram.
