@@ -33,9 +33,10 @@ using ferry::bench::spin_until;
 
 SharedArea map_shared() {
   SharedArea a;
-  a.ring_size = ring_bytes({kCapacity, kSlotSize, RingMode::Spsc});
+  a.ring_size = ring_bytes({kCapacity, kRingSlotSize, RingMode::Spsc});
   a.total = 2 * a.ring_size + sizeof(Control);
-  void* p = ::mmap(nullptr, a.total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  void* p = ::mmap(nullptr, a.total, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED) {
     std::perror("ferry-bench-ring: mmap");
     std::exit(1);
@@ -52,7 +53,8 @@ constexpr auto kRingTimeout = std::chrono::seconds(5);
 // Runs `child` in a forked process pinned to cpu_b while the caller (pinned to
 // cpu_a) runs `parent`. Returns false if the child failed.
 
-bool run_pair(const Ctx& ctx, const std::function<int()>& child, const std::function<void(pid_t)>& parent) {
+bool run_pair(const Ctx& ctx, const std::function<int()>& child,
+              const std::function<void(pid_t)>& parent) {
   const pid_t pid = ::fork();
   if (pid < 0) {
     std::perror("ferry-bench-ring: fork");
@@ -89,7 +91,8 @@ std::uint64_t seq_of(const std::byte* msg) {
 // Receiver side shared by all transports: `recv_one(buf)` returns the length
 // received (or -1). Times messages warmup..count-1.
 template <class RecvOne>
-int receive_and_time(Control& c, std::uint64_t warmup, std::uint64_t count, std::uint32_t size, RecvOne&& recv_one) {
+int receive_and_time(Control& c, std::uint64_t warmup, std::uint64_t count, std::uint32_t size,
+                     RecvOne&& recv_one) {
   std::array<std::byte, kSlotSize> buf{};
   std::uint64_t errors = 0;
   std::int64_t start = 0;
@@ -134,7 +137,9 @@ Throughput ring_throughput(const Ctx& ctx, RingWait wait) {
             return r ? static_cast<long>(*r) : -1;
           }
           std::expected<std::uint32_t, RingError> r = std::unexpected(RingError::Empty);
-          if (!spin_until([&] { return (r = consumer->try_pop(out)) || r.error() != RingError::Empty; })) return -1;
+          if (!spin_until(
+                  [&] { return (r = consumer->try_pop(out)) || r.error() != RingError::Empty; }))
+            return -1;
           return r ? static_cast<long>(*r) : -1;
         });
       },
@@ -149,7 +154,8 @@ Throughput ring_throughput(const Ctx& ctx, RingWait wait) {
           std::array<std::array<std::byte, kSlotSize>, kBatch> storage{};
           std::array<std::span<const std::byte>, kBatch> msgs;
           for (std::uint64_t i = 0; i < total;) {
-            const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, total - i));
+            const std::size_t k =
+                static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, total - i));
             for (std::size_t j = 0; j < k; ++j) {
               fill(storage[j].data(), size, i + j);
               msgs[j] = std::span<const std::byte>(storage[j].data(), size);
@@ -245,11 +251,13 @@ Latency ping(std::uint64_t rounds, std::vector<std::int64_t>& samples, RoundTrip
 }  // namespace
 
 Latency ring_latency(const Ctx& ctx, LatencyWait wait, std::vector<std::int64_t>& samples) {
-  const std::uint64_t rounds = wait == LatencyWait::Sleep ? ctx.opt.sleep_rounds : ctx.opt.spin_rounds;
+  const std::uint64_t rounds =
+      wait == LatencyWait::Sleep ? ctx.opt.sleep_rounds : ctx.opt.spin_rounds;
   const std::uint64_t total = rounds + std::max<std::uint64_t>(100, rounds / 10);
   const std::uint32_t size = ctx.opt.size;
   const std::uint32_t spin = wait == LatencyWait::Sleep ? 0 : kDefaultSpinLimit;
-  ctx.shm.reset(std::getenv("LATCAP") ? static_cast<std::uint32_t>(std::atoi(std::getenv("LATCAP"))) : kCapacity);
+  ctx.shm.reset(std::getenv("LATCAP") ? static_cast<std::uint32_t>(std::atoi(std::getenv("LATCAP")))
+                                      : kCapacity);
   Control& c = ctx.shm.control();
   // One side: take a message (spinning or waiting) into buf.
   auto take = [&](RingConsumer& from, std::byte* buf) {
@@ -324,7 +332,8 @@ Latency fd_latency(const Ctx& ctx, int ping_write, int ping_read, int echo_read,
         result = ping(rounds, samples, [&](std::uint64_t i) {
           fill(msg.data(), size, i);
           return ::write(ping_write, msg.data(), size) == static_cast<ssize_t>(size) &&
-                 ::read(ping_read, reply.data(), size) == static_cast<ssize_t>(size) && seq_of(reply.data()) == i;
+                 ::read(ping_read, reply.data(), size) == static_cast<ssize_t>(size) &&
+                 seq_of(reply.data()) == i;
         });
       });
   result.ok = result.ok && ok;
@@ -377,4 +386,3 @@ Latency pipe_latency(const Ctx& ctx, std::vector<std::int64_t>& samples) {
 }
 
 }  // namespace ferry::bench_ring
-

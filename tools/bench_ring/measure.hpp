@@ -31,11 +31,14 @@ struct SharedArea {
   std::size_t total = 0;
   [[nodiscard]] std::byte* ping() const { return base; }
   [[nodiscard]] std::byte* pong() const { return base + ring_size; }
-  [[nodiscard]] Control& control() const { return *reinterpret_cast<Control*>(base + 2 * ring_size); }
+  [[nodiscard]] Control& control() const {
+    return *reinterpret_cast<Control*>(base + 2 * ring_size);
+  }
 
   void reset(std::uint32_t capacity = kCapacity) const {
-    const transport::RingGeometry g{capacity, kSlotSize, transport::RingMode::Spsc};
-    if (!transport::format_ring(ping(), ring_size, g) || !transport::format_ring(pong(), ring_size, g)) {
+    const transport::RingGeometry g{capacity, kRingSlotSize, transport::RingMode::Spsc};
+    if (!transport::format_ring(ping(), ring_size, g) ||
+        !transport::format_ring(pong(), ring_size, g)) {
       std::abort();
     }
     new (&control()) Control{};
