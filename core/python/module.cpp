@@ -66,6 +66,20 @@ PYBIND11_MODULE(ferry, m) {
       .def_readonly("timed_out", &ferry::PublishResult::timed_out)
       .def("__repr__", &result_repr);
 
+  py::class_<ferry::SampleInfo>(m, "SampleInfo",
+                                "What a sample carries besides its bytes (DESIGN 1.7).")
+      .def_readonly("sequence", &ferry::SampleInfo::sequence,
+                    "Per publisher, 0, 1, 2, ...: a gap is samples this subscriber did not get.")
+      .def_readonly("publisher_id", &ferry::SampleInfo::publisher_id,
+                    "Unique in the domain while the publisher lives.")
+      .def_readonly("publish_time_ns", &ferry::SampleInfo::publish_time_ns,
+                    "CLOCK_REALTIME at publish(), nanoseconds.")
+      .def("__repr__", [](const ferry::SampleInfo& i) {
+        return "SampleInfo(sequence=" + std::to_string(i.sequence) +
+               ", publisher_id=" + std::to_string(i.publisher_id) +
+               ", publish_time_ns=" + std::to_string(i.publish_time_ns) + ")";
+      });
+
   py::class_<Sample>(m, "Sample",
                      "A taken sample, valid until release() (or the end of a `with` block). Its "
                      "numpy views keep it held while they live.")
@@ -79,6 +93,8 @@ PYBIND11_MODULE(ferry, m) {
       .def_property_readonly("size", &Sample::size)
       .def_property_readonly("topic", &Sample::topic)
       .def_property_readonly("released", &Sample::released)
+      .def_property_readonly("info", &Sample::info,
+                             "SampleInfo: sequence, publisher_id, publish_time_ns.")
       .def("release", &Sample::release)
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](Sample& self, py::args) { self.release(); });

@@ -132,6 +132,11 @@ py::memoryview Sample::data() {
   return byte_view(hold_, const_cast<std::byte*>(base), size_, false);
 }
 
+SampleInfo Sample::info() const {
+  (void)bytes();  // throws once released
+  return hold_->sample.info();
+}
+
 void Sample::release() noexcept {
   array_ = py::object();
   hold_.reset();  // views alive keep the sample until they go

@@ -46,6 +46,8 @@ class Sample {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] const std::string& topic() const noexcept { return schema_->topic; }
   [[nodiscard]] bool released() const noexcept { return hold_ == nullptr; }
+  // sequence, publisher_id, publish_time_ns (a copy); throws once released.
+  [[nodiscard]] SampleInfo info() const;
   void release() noexcept;
 
  private:

@@ -200,7 +200,7 @@ TEST_CASE("enum fields out of range are refused") {
   }
   SUBCASE("a bool (a subscriber's observer flag) is 0 or 1") {
     RawBody body;
-    body.str("t").str("T").u64(8).u32(8).u64(0).str("").u8(2);
+    body.str("t").str("T").u64(8).u32(8).u64(0).str("").str("").u8(2);  // no type_layout
     const auto e = decode_failure(body.datagram(raw(MessageType::create_subscriber)));
     CHECK(e.code == DecodeErrorCode::invalid_enum);
     CHECK(e.message == "field 'observer' has value 2, valid values are 0 to 1");

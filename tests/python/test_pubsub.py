@@ -109,3 +109,26 @@ def test_bytes_loan(domain):
     with pub.loan(3):
         pass  # not published: the chunk goes back
     assert sub.take() is None
+
+
+def test_sample_info_sequence_publisher_and_time(domain):
+    import time
+
+    node, pub, sub = ports()
+    other = node.publisher("pose")  # a second publisher on the same topic
+    assert wait_until(lambda: other.subscriber_count == 1)
+    before = time.time_ns()
+    for x in range(3):
+        pub.publish({"x": float(x)})
+    other.publish({"x": 9.0})
+    after = time.time_ns()
+    infos = {}
+    for _ in range(4):
+        s = sub.take(timeout=1.0)
+        infos.setdefault(s.info.publisher_id, []).append((s.info.sequence, s["x"]))
+        assert before <= s.info.publish_time_ns <= after
+        s.release()
+        with pytest.raises(ferry.Error, match="was released"):
+            s.info
+    assert len(infos) == 2  # two publishers, two ids
+    assert sorted(infos.values()) == [[(0, 0.0), (1, 1.0), (2, 2.0)], [(0, 9.0)]]

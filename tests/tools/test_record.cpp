@@ -541,3 +541,71 @@ TEST_CASE(
   CHECK(recorder.out().find("missed " + std::to_string(gaps) +
                             " sample(s) on 'ticks' (publisher ") != std::string::npos);
 }
+
+TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic's publisher") {
+  TestDomain domain;
+  Daemon daemon(domain, config_yaml());
+  ferry::test::use_domain_env(domain);
+  bag_test::TempDir dir("record-observe");
+  const auto file = dir / "observe.mcap";
+  Background recorder(domain,
+                      {bin_path("ferry"), "record", "all", "--observe", "-o", file.string()});
+  constexpr std::uint32_t kSamples = 300;  // far more than the queue's 64
+  Child publisher([] {
+    ferry::Node node{"all-pub"};
+    auto pub = node.publisher<All>("all");
+    const auto give_up = Clock::now() + std::chrono::seconds(5);
+    while (pub.observer_count() == 0 && Clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (pub.observer_count() != 1 || pub.subscriber_count() != 0) return 2;
+    (void)pub.publish(make_all(0));
+    // Meanwhile the parent sees the recorder take sample 0 and stops it (for
+    // less than the domain's heartbeat timeout of 1 s).
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    const auto start = Clock::now();
+    for (std::uint32_t i = 1; i < kSamples; ++i) {
+      const auto r = pub.publish(make_all(i));
+      if (r.timed_out != 0 || r.delivered != 0) return 1;  // observers are not counted
+    }
+    // A lossless recorder would hold the 65th publish for block_timeout_ms (5 s).
+    return Clock::now() - start < std::chrono::seconds(2) ? 0 : 3;
+  });
+  // Stopped once it took sample 0 (its queue row in topic info says so).
+  const auto took_first = [&] {
+    const auto r = run_program(domain, {bin_path("ferry"), "topic", "info", "all", "--json"});
+    if (r.exit_code != 0) return false;
+    const auto info = nlohmann::json::parse(r.out);  // named: the loop reads into it
+    for (const auto& q : info["queues"])
+      if (q.value("observer", false) && q.value("taken", 0) >= 1) return true;
+    return false;
+  };
+  const auto give_up = Clock::now() + std::chrono::seconds(5);
+  bool first_taken = false;
+  while (!(first_taken = took_first()) && Clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(first_taken);
+  recorder.signal(SIGSTOP);
+  const int published = publisher.wait(std::chrono::seconds(10));
+  recorder.signal(SIGCONT);
+  CHECK(published == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  recorder.signal(SIGINT);
+  INFO(recorder.out() << recorder.err());
+  REQUIRE(recorder.wait(std::chrono::seconds(5)) == 0);
+
+  // It kept sample 0 and the newest ones (a burst of 299 overflows its queue
+  // of 64 even when it runs), and reports the ones it missed.
+  ferry::bag::McapReader reader(file);
+  std::uint64_t messages = 0;
+  std::uint32_t last = 0;
+  reader.for_each_message([&](const ferry::bag::MessageView& m) {
+    last = m.header.sequence;
+    ++messages;
+    return true;
+  });
+  CHECK(messages > 1);
+  CHECK(messages < kSamples);
+  CHECK(last == kSamples - 1);
+  CHECK(recorder.out().find("missed " + std::to_string(kSamples - messages) +
+                            " sample(s) on 'all'") != std::string::npos);
+}

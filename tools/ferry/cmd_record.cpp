@@ -42,6 +42,7 @@ struct RecordOptions {
   double duration = 0;      // seconds; 0: until interrupted
   std::uint64_t count = 0;  // messages in all; 0: no limit
   std::string compression = "none";
+  bool observe = false;  // an observer: never slows a publisher, may miss samples
 };
 
 // Whether a topic can be recorded yet: a topic named by no port and
@@ -97,7 +98,7 @@ void record(const Context& context, const RecordOptions& o) {
   ferry::Node node{"ferry-record", ferry::NodeOptions{.domain = domain}};
   try {
     bag::McapWriter writer(o.output, bag::WriterOptions{.compression = *compression});
-    Recorder recorder(node, config, writer);
+    Recorder recorder(node, config, writer, o.observe);
     for (const auto& t : initial)
       if (!recorder.has(t.name)) recorder.add(t);
 
@@ -155,11 +156,16 @@ void add_record_command(CLI::App& app, Context& context) {
   cmd->add_option("--count,-n", o->count, "Stop after N messages in all");
   cmd->add_option("--compression", o->compression, "Chunk compression: none, lz4 or zstd")
       ->capture_default_str();
+  cmd->add_flag("--observe", o->observe,
+                "Subscribe as an observer: never slows a publisher (not even on a block topic), "
+                "reports what it missed");
   cmd->footer(
       "Ctrl-C (or SIGTERM) ends the recording with a complete file. A recorder killed with -9\n"
       "leaves its complete chunks readable (ferry bag info shows them). Samples the recorder\n"
       "missed (a drop_oldest or drop_new queue that overflowed) are reported at the end and\n"
-      "kept in the file's \"ferry.record\" metadata.\n"
+      "kept in the file's \"ferry.record\" metadata. By default the recorder is a lossless\n"
+      "subscriber (on a block topic a recorder that falls behind holds the publisher); with\n"
+      "--observe it never slows anyone and reports what it missed instead.\n"
       "Examples:\n"
       "  ferry record robot/pose -o pose.mcap --duration 10\n"
       "  ferry record --all -o run.mcap --compression zstd");

@@ -24,7 +24,7 @@ void Recorder::add(const discovery::TopicInfo& topic) {
   bag::StringMap metadata = {{"ferry_type", topic.type_name},
                              {"policy", std::string(discovery::to_string(topic.policy))},
                              {"capacity", std::to_string(topic.capacity)}};
-  auto subscriber = node_.raw_subscriber(topic.name);
+  auto subscriber = node_.raw_subscriber(topic.name, SubscriberOptions{.observer = observe_});
   const auto channel = writer_.add_channel(found->second, topic.name, "cdr", std::move(metadata));
   auto recorded = std::make_unique<RecordedTopic>(
       RecordedTopic{topic.name, std::move(layout), channel, std::move(subscriber), {}, {}, 0, 0});

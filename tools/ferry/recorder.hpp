@@ -33,8 +33,10 @@ class Recorder {
   // WaitSet's limit: one sleep covers every topic.
   static constexpr std::size_t kMaxTopics = WaitSet::kMaxAttachments;
 
-  Recorder(Node& node, const config::Config& config, bag::McapWriter& writer)
-      : node_(node), config_(config), writer_(writer) {}
+  // `observe`: subscribe as an observer (never slows a publisher; what it
+  // missed shows as sequence gaps) instead of as a lossless subscriber.
+  Recorder(Node& node, const config::Config& config, bag::McapWriter& writer, bool observe = false)
+      : node_(node), config_(config), writer_(writer), observe_(observe) {}
 
   // Subscribes and adds the topic's schema (once per type) and channel.
   // Throws Failure past kMaxTopics, ferry::Error when the port is refused.
@@ -61,6 +63,7 @@ class Recorder {
   Node& node_;
   const config::Config& config_;
   bag::McapWriter& writer_;
+  bool observe_ = false;
   WaitSet wait_set_;
   std::vector<std::unique_ptr<RecordedTopic>> topics_;
   std::vector<std::pair<std::string, std::uint16_t>> schemas_;  // schema name -> id
