@@ -356,9 +356,9 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
   auto bridge_b = w.bridge(1, {"--import", "bridge/seq"});
   INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
   REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
-  ferry::test::use_domain_env(w.b);
-  ferry::Node node{"test-sub"};
-  auto sub = node.subscriber<Small>("bridge/seq");
+  // Forked before this process has a node of its own: a child forked from a
+  // process with a live node never heartbeats (only the forking thread is
+  // copied), and ferryd declared it dead after 2 s (a flaky failure).
   ferry::test::Child pub([&w] {
     ferry::test::use_domain_env(w.a);
     ferry::Node pub_node{"test-pub"};
@@ -372,6 +372,9 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
     }
     return 0;
   });
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<Small>("bridge/seq");
   const auto count_for = [&](std::chrono::milliseconds d) {
     std::uint64_t n = 0;
     const auto end = std::chrono::steady_clock::now() + d;

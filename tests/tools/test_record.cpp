@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -551,7 +553,8 @@ TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic'
   Background recorder(domain,
                       {bin_path("ferry"), "record", "all", "--observe", "-o", file.string()});
   constexpr std::uint32_t kSamples = 300;  // far more than the queue's 64
-  Child publisher([] {
+  const auto go = dir / "go";              // made by the parent once the recorder is stopped
+  Child publisher([go] {
     ferry::Node node{"all-pub"};
     auto pub = node.publisher<All>("all");
     const auto give_up = Clock::now() + std::chrono::seconds(5);
@@ -559,9 +562,10 @@ TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic'
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     if (pub.observer_count() != 1 || pub.subscriber_count() != 0) return 2;
     (void)pub.publish(make_all(0));
-    // Meanwhile the parent sees the recorder take sample 0 and stops it (for
-    // less than the domain's heartbeat timeout of 1 s).
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    // Meanwhile the parent sees the recorder take sample 0 and stops it.
+    const auto no_go = Clock::now() + std::chrono::seconds(10);
+    while (!std::filesystem::exists(go) && Clock::now() < no_go)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
     const auto start = Clock::now();
     for (std::uint32_t i = 1; i < kSamples; ++i) {
       const auto r = pub.publish(make_all(i));
@@ -585,6 +589,7 @@ TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic'
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(first_taken);
   recorder.signal(SIGSTOP);
+  std::ofstream{go}.put('1');  // the burst starts; it lasts far less than the 1 s timeout
   const int published = publisher.wait(std::chrono::seconds(10));
   recorder.signal(SIGCONT);
   CHECK(published == 0);

@@ -51,7 +51,8 @@ void delay(const Context& context, const DelayOptions& o) {
   }
   catch_interrupts();
   ferry::Node node{"ferry-delay", ferry::NodeOptions{.domain = domain}};
-  auto sub = node.raw_subscriber(o.topic);
+  // An observer, as every inspecting verb: it never slows the publisher.
+  auto sub = node.raw_subscriber(o.topic, ferry::SubscriberOptions{.observer = true});
 
   using Clock = DelayWindow::Clock;
   DelayWindow window(
