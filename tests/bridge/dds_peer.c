@@ -107,8 +107,8 @@ static void print_label(const uint8_t* p, size_t n) {
 }
 
 static void print_all(const ferry_msg_dds__All_* s) {
-  printf("b=%d i8=%d i16=%d i32=%" PRId32 " i64=%" PRId64 " u8=%u u16=%u u32=%" PRIu32 " u64=%" PRIu64
-         " f32=%g f64=%g name=",
+  printf("b=%d i8=%d i16=%d i32=%" PRId32 " i64=%" PRId64 " u8=%u u16=%u u32=%" PRIu32
+         " u64=%" PRIu64 " f32=%g f64=%g name=",
          s->b, s->i8, s->i16, s->i32, s->i64, s->u8, s->u16, s->u32, s->u64, s->f32, s->f64);
   print_label(s->name, sizeof s->name);
   printf(" arr=%d,%d,%d inner=%d/", s->arr[0], s->arr[1], s->arr[2], s->inner.flag);
@@ -169,7 +169,8 @@ static int send_bytes(dds_entity_t pp, const char* topic, uint32_t size, int n) 
   uint8_t* data = calloc(size ? size : 1, 1);
   for (int i = 0; i < n; ++i) {
     memset(data, 'a' + i % 26, size);
-    ferry_msg_dds__Bytes_ s = {.data = {._maximum = size, ._length = size, ._buffer = data, ._release = false}};
+    ferry_msg_dds__Bytes_ s = {
+        .data = {._maximum = size, ._length = size, ._buffer = data, ._release = false}};
     const dds_return_t rc = dds_write(wr, &s);
     if (rc != DDS_RETCODE_OK) die("write", rc);
   }
@@ -296,7 +297,8 @@ static int sink(dds_entity_t pp, const char* type, int seconds) {
     }
   }
   const double secs = (double)(last - first) / 1e9;
-  printf("received %" PRIu64 " per_s %.1f\n", got, got > 1 && secs > 0 ? (double)(got - 1) / secs : 0.0);
+  printf("received %" PRIu64 " per_s %.1f\n", got,
+         got > 1 && secs > 0 ? (double)(got - 1) / secs : 0.0);
   return got > 0 ? 0 : 1;
 }
 
@@ -308,8 +310,10 @@ int main(int argc, char** argv) {
   const char* mode = argv[1];
   /* The tests give each run its own DDS domain. */
   const char* domain = getenv("DDS_PEER_DOMAIN");
-  dds_entity_t pp = check(dds_create_participant(domain ? (dds_domainid_t)atoi(domain) : DDS_DOMAIN_DEFAULT, NULL, NULL),
-                          "create participant");
+  dds_entity_t pp =
+      check(dds_create_participant(domain ? (dds_domainid_t)atoi(domain) : DDS_DOMAIN_DEFAULT, NULL,
+                                   NULL),
+            "create participant");
   int rc = 2;
   if (strcmp(mode, "recv-all") == 0 && argc == 5)
     rc = recv_all(pp, argv[2], atoi(argv[3]), atoi(argv[4]));

@@ -4,7 +4,6 @@
 // reads them from a taken sample.
 
 #include <cstdint>
-
 #include <ferry/ferry.hpp>
 
 namespace ferry::cli {
