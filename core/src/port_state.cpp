@@ -375,9 +375,9 @@ void PublisherState::apply_changes() {
   }
   leaving_.clear();
   // Real subscribers' queues first, observers' after them (deliver()).
-  const auto observers = std::stable_partition(active_.begin(), active_.end(),
-                                               [](const auto& c) { return !c->observer; });
-  subscriber_queues_ = static_cast<std::size_t>(observers - active_.begin());
+  const auto first_observer = std::stable_partition(active_.begin(), active_.end(),
+                                                    [](const auto& c) { return !c->observer; });
+  subscriber_queues_ = static_cast<std::size_t>(first_observer - active_.begin());
   full_.reserve(active_.size());
   rebuild_lane();
 }

@@ -83,7 +83,8 @@ class PortState {
   [[nodiscard]] bool samples_fit_slot() const noexcept;
 
   // Matched peers right now, as ferryd says (serving thread writes); a
-  // publisher's observers are counted apart, in `observers`.
+  // publisher's observers are counted apart, in `observers`. SYNC: relaxed;
+  // counts for the user to read, nothing is published through them.
   std::atomic<std::uint32_t> matched{0};
   std::atomic<std::uint32_t> observers{0};
 

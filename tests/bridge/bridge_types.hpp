@@ -9,32 +9,10 @@
 #include <ferry/ferry.hpp>
 #include <string>
 
-#include "../tools/all_types_yaml.hpp"
+#include "../tools/all_types.hpp"
 
 namespace ferry::test {
 
-struct Inner {
-  bool flag;
-  char label[8];
-  double value;
-};
-struct All {
-  bool b;
-  std::int8_t i8;
-  std::int16_t i16;
-  std::int32_t i32;
-  std::int64_t i64;
-  std::uint8_t u8;
-  std::uint16_t u16;
-  std::uint32_t u32;
-  std::uint64_t u64;
-  float f32;
-  double f64;
-  char name[16];
-  std::int32_t arr[3];
-  Inner inner;
-  Inner inners[2];
-};
 struct Small {
   std::uint64_t stamp_ns;
   std::uint64_t seq;
@@ -144,6 +122,5 @@ inline std::string all_line(const All& s) {
 
 }  // namespace ferry::test
 
-FERRY_TYPE_NAMED(ferry::test::All, "All");
 FERRY_TYPE_NAMED(ferry::test::Small, "Small");
 FERRY_TYPE_NAMED(ferry::test::Frame, "Frame");

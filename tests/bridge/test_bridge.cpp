@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstring>
 #include <ferry/ferry.hpp>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -57,14 +59,19 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-// A ferry publisher on `domain` (a child process): waits for a subscriber,
-// then publishes all_value(0 .. n-1).
-ferry::test::Child publish_all(const ferry::test::TestDomain& domain, std::uint32_t n) {
-  return ferry::test::Child([&domain, n] {
+// A ferry publisher on `domain` (a child process): waits for a subscriber
+// and for the file `go`, then publishes all_value(0 .. n-1). Fork it before
+// the test makes a node of its own: a child forked from a process with a
+// live node hung at times (never heartbeated; a known fork hazard), so the
+// test makes its subscribers after, then creates `go`.
+ferry::test::Child publish_all(const ferry::test::TestDomain& domain, std::uint32_t n,
+                               std::filesystem::path go) {
+  return ferry::test::Child([&domain, n, go] {
     ferry::test::use_domain_env(domain);
     ferry::Node node{"test-pub"};
     auto pub = node.publisher<All>("bridge/all");
     if (!ferry::test::eventually([&] { return pub.subscriber_count() > 0; }, 5s)) return 3;
+    if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
     for (std::uint32_t i = 0; i < n; ++i) (void)pub.publish(ferry::test::all_value(i));
     std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
     return 0;
@@ -101,10 +108,12 @@ TEST_CASE(
   CHECK(bridge_a->err().find("ferry/msg/All") != std::string::npos);
   CHECK(bridge_a->err().find("ferry/msg/Inner[2] inners") != std::string::npos);
 
+  const auto go = w.a.runtime_dir() / "go";
+  auto pub = publish_all(w.a, kCount, go);
   ferry::test::use_domain_env(w.b);
   ferry::Node node{"test-sub"};
   auto sub = node.subscriber<All>("bridge/all");
-  auto pub = publish_all(w.a, kCount);
+  std::ofstream{go}.put('1');
   expect_all(sub, kCount);
   CHECK(pub.wait(5s) == 0);
 
@@ -142,15 +151,18 @@ TEST_CASE("two bridges both exporting and importing a topic do not echo samples 
   REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
   REQUIRE(bridge_b->wait_for("1 DDS reader(s) matched", 8s));
 
+  constexpr std::uint32_t kCount = 20;
+  const auto go = w.a.runtime_dir() / "go";
+  auto pub = publish_all(w.a, kCount, go);
   ferry::test::use_domain_env(w.a);
   ferry::Node node_a{"test-sub-a"};
   auto sub_a = node_a.subscriber<All>("bridge/all");
   ferry::test::use_domain_env(w.b);
   ferry::Node node_b{"test-sub-b"};
   auto sub_b = node_b.subscriber<All>("bridge/all");
-
-  constexpr std::uint32_t kCount = 20;
-  auto pub = publish_all(w.a, kCount);
+  // sub_a is on the publisher's domain: wait until it is matched there too.
+  REQUIRE(ferry::test::eventually([&] { return sub_a.publisher_count() > 0; }, 5s));
+  std::ofstream{go}.put('1');
   expect_all(sub_b, kCount);
   expect_all(sub_a, kCount);  // the local subscriber: straight from the publisher
   CHECK(pub.wait(5s) == 0);

@@ -21,33 +21,10 @@
 #include <string_view>
 #include <thread>
 
-#include "all_types_yaml.hpp"
+#include "all_types.hpp"
 
-struct Inner {
-  bool flag;
-  char label[8];
-  double value;
-};
-FERRY_TYPE(Inner);
-
-struct All {
-  bool b;
-  std::int8_t i8;
-  std::int16_t i16;
-  std::int32_t i32;
-  std::int64_t i64;
-  std::uint8_t u8;
-  std::uint16_t u16;
-  std::uint32_t u32;
-  std::uint64_t u64;
-  float f32;
-  double f64;
-  char name[16];
-  std::int32_t arr[3];
-  Inner inner;
-  Inner inners[2];
-};
-FERRY_TYPE(All);
+using ferry::test::All;
+using ferry::test::Inner;
 
 struct Frame {
   std::uint64_t stamp_ns;

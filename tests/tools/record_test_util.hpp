@@ -10,32 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "all_types_yaml.hpp"
+#include "all_types.hpp"
 
 namespace record_test {
 
-struct Inner {
-  bool flag;
-  char label[8];
-  double value;
-};
-struct All {
-  bool b;
-  std::int8_t i8;
-  std::int16_t i16;
-  std::int32_t i32;
-  std::int64_t i64;
-  std::uint8_t u8;
-  std::uint16_t u16;
-  std::uint32_t u32;
-  std::uint64_t u64;
-  float f32;
-  double f64;
-  char name[16];
-  std::int32_t arr[3];
-  Inner inner;
-  Inner inners[2];
-};
+using ferry::test::All;
+using ferry::test::Inner;
 
 struct Frame {
   std::uint64_t stamp_ns;
@@ -114,6 +94,5 @@ struct Tick {
 
 }  // namespace record_test
 
-FERRY_TYPE_NAMED(record_test::All, "All");
 FERRY_TYPE_NAMED(record_test::Frame, "Frame");
 FERRY_TYPE_NAMED(record_test::Tick, "Tick");

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ferry/ferry.hpp>
 #include <string>
@@ -98,7 +99,11 @@ void pub(const Context& context, const PubOptions& o) {
   struct {
     std::uint64_t delivered = 0, dropped = 0, overwritten = 0, timed_out = 0;
   } totals;
+  // The most observers seen while publishing: one that took its sample and
+  // left (topic echo --count 1) is still one the samples went to.
+  std::uint32_t observers = 0;
   while (!interrupted() && (o.count == 0 || sent < o.count)) {
+    observers = std::max(observers, publisher.observer_count());
     const PublishResult r = publisher.publish(sample);
     totals.delivered += r.delivered;
     totals.dropped += r.dropped;
@@ -109,7 +114,6 @@ void pub(const Context& context, const PubOptions& o) {
     next += period;
     if (!sleep_until(next)) break;
   }
-  const std::uint32_t observers = publisher.observer_count();
   std::fputs(
       fmt::format(
           "published {} sample(s) on '{}': {} delivered, {} dropped, {} overwritten, "

@@ -170,6 +170,8 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     }
   }
 
+  // SYNC: relaxed; each link thread polls it and only stops: it publishes
+  // no data (the threads are joined before anything they wrote is read).
   std::atomic<bool> stop{false};
   std::vector<std::jthread> threads;
   for (const Job& job : jobs) {
