@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "domain_pool_view.hpp"
+#include "ferry/detail/publish_clock.hpp"
 #include "ferry/discovery/objects.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
@@ -273,6 +274,7 @@ void NodeRuntime::beat(std::uint64_t& last_beat_ms) {
   // SYNC: relaxed; ferryd reads it as a number.
   slot->beat_ms.store(now, std::memory_order_relaxed);
   last_beat_ms = now;
+  publish_clock_tick();  // keeps publish times' TSC conversion calibrated
 }
 
 void NodeRuntime::mark_dead(const std::string& why) {

@@ -12,6 +12,7 @@
 
 #include "ferry/detail/held_samples.hpp"
 #include "ferry/detail/lane.hpp"
+#include "ferry/detail/publish_clock.hpp"
 #include "ferry/error.hpp"
 #include "ferry/publish_result.hpp"
 #include "ferry/sample_info.hpp"
@@ -75,7 +76,7 @@ class PublisherPort {
   // The next publish()'s metadata: its sequence number (one per call,
   // whatever becomes of the sample) and the time now.
   [[nodiscard]] FERRY_HOT SampleInfo next_info() noexcept {
-    return SampleInfo{next_sequence_++, publisher_id_, realtime_ns()};
+    return SampleInfo{next_sequence_++, publisher_id_, publish_time_ns()};
   }
 
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives

@@ -1,0 +1,90 @@
+#pragma once
+// The time every publish() stamps on its sample (SampleInfo::publish_time_ns,
+// CLOCK_REALTIME), read in about half of what clock_gettime costs.
+//
+// clock_gettime(CLOCK_REALTIME) is answered by the vDSO, but it orders its
+// TSC read (lfence; rdtsc) and re-checks the kernel's sequence: ~52 ns a call
+// on the development VM against ~27 ns for a plain rdtsc, on a path whose
+// whole one-way cost is ~340 ns at 64 B (issue 15's budget is 1.2x the bare
+// ring). So the publisher converts the TSC itself: realtime = anchor_ns +
+// (tsc - anchor_tsc) x ns_per_tick, with the anchor and the rate measured
+// against clock_gettime by the node's runtime thread (publish_clock_tick(),
+// every beat; re-anchored every second, the rate taken over the last ~16 s).
+//
+// Used only where the TSC is one clock for every core and never stops
+// (constant_tsc and nonstop_tsc); elsewhere, and until the first
+// calibration (~20 ms after the first node), publish_time_ns() is
+// clock_gettime itself. A step of the system clock (settimeofday) shows in
+// publish times at the next anchor, within a second.
+
+#include <time.h>
+
+#include <atomic>
+#include <cstdint>
+
+#include "ferry/transport/platform.hpp"  // FERRY_HOT, kCacheLine
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+namespace ferry::detail {
+
+// CLOCK_REALTIME in nanoseconds from the vDSO (no system call).
+[[nodiscard]] FERRY_HOT inline std::uint64_t realtime_ns() noexcept {
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000U +
+         static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+// The conversion the publishers read, written by publish_clock_tick() under
+// a sequence count (a seqlock: the writer makes `sequence` odd while it
+// writes). `ns_per_tick_q32` 0: not calibrated (or no usable TSC).
+struct alignas(transport::kCacheLine) PublishClockAnchor {
+  std::atomic<std::uint32_t> sequence{0};
+  std::atomic<std::uint64_t> anchor_tsc{0};
+  std::atomic<std::uint64_t> anchor_ns{0};
+  std::atomic<std::uint64_t> ns_per_tick_q32{0};  // nanoseconds per tick x 2^32
+};
+
+// One per process.
+inline PublishClockAnchor g_publish_clock;
+
+// 64 x 64 -> 128-bit products for the tick conversion (GCC and Clang).
+__extension__ using Uint128 = unsigned __int128;
+
+// The realtime clock in nanoseconds, as publish() stamps it: never spins,
+// never calls the kernel; clock_gettime when there is no calibration or the
+// runtime thread is rewriting it right now.
+[[nodiscard]] FERRY_HOT inline std::uint64_t publish_time_ns() noexcept {
+#if defined(__x86_64__)
+  PublishClockAnchor& clock = g_publish_clock;
+  // SYNC: acquire, pairs with the release store that ends a rewrite in
+  // publish_clock_tick(): the fields read below are at least that rewrite's.
+  const std::uint32_t before = clock.sequence.load(std::memory_order_acquire);
+  // SYNC: acquire loads, each pairing with the release store of that field
+  // in a rewrite: a value from a rewrite brings the odd `sequence` that
+  // rewrite began with, and the later load of `sequence` (not reordered
+  // above an acquire) then reads differently. (Acquire loads rather than an
+  // acquire fence: TSan understands them; on x86 both are plain loads.)
+  const std::uint64_t rate = clock.ns_per_tick_q32.load(std::memory_order_acquire);
+  const std::uint64_t anchor_tsc = clock.anchor_tsc.load(std::memory_order_acquire);
+  const std::uint64_t anchor_ns = clock.anchor_ns.load(std::memory_order_acquire);
+  if (rate != 0 && (before & 1U) == 0 && clock.sequence.load(std::memory_order_relaxed) == before)
+      [[likely]] {
+    // No lfence: a publish time a few cycles early or late is still that
+    // publish's time.
+    const std::uint64_t ticks = __rdtsc() - anchor_tsc;
+    return anchor_ns + static_cast<std::uint64_t>((static_cast<Uint128>(ticks) * rate) >> 32U);
+  }
+#endif
+  return realtime_ns();
+}
+
+// Called by every node's runtime thread on each beat (not the hot path):
+// measures the TSC against clock_gettime and rewrites the anchor when due.
+// Cheap when nothing is due; safe from several threads at once.
+void publish_clock_tick() noexcept;
+
+}  // namespace ferry::detail

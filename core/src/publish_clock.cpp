@@ -1,0 +1,205 @@
+// Calibrates the publishers' TSC clock (ferry/detail/publish_clock.hpp)
+// against clock_gettime(CLOCK_REALTIME), from the nodes' runtime threads.
+//
+// Schedule: the first pair on the first tick; an anchor 20 ms later, then
+// each gap doubled up to one second. The rate is taken between the new pair
+// and the oldest of the last kHistory pairs (~16 s once running), so one
+// pair's jitter (tens of ns) weighs less than 1e-8 of the rate, and NTP's
+// slewing of the system clock is followed within seconds. A pair that does
+// not land within kStepNs of the current anchor's prediction is a step of
+// the system clock: the history restarts from it (the rate is kept).
+//
+// No allocation, and no lock that a fork could leave held: one try-flag. A
+// child forked while another thread held it never ticks; its publishers
+// keep the last anchor (right up to the rate's error), or use clock_gettime
+// if the fork caught a rewrite half done (`sequence` stays odd).
+
+#include "ferry/detail/publish_clock.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+namespace ferry::detail {
+namespace {
+
+#if defined(__x86_64__)
+
+constexpr std::uint64_t kFirstGapNs = 20'000'000;      // first anchor after 20 ms
+constexpr std::uint64_t kMaxGapNs = 1'000'000'000;     // then at least every second
+constexpr std::uint64_t kStepNs = 1'000'000;           // a 1 ms miss: the clock stepped
+constexpr std::uint64_t kMaxPairWidthTicks = 200'000;  // a pair read across a preemption
+constexpr std::size_t kHistory = 16;
+
+// One reading of both clocks: the TSC halfway through the clock_gettime.
+struct ClockPair {
+  std::uint64_t tsc = 0;
+  std::uint64_t ns = 0;
+};
+
+// Whether the TSC is one clock for all cores that never stops: the
+// kernel's own flags (the first "flags" line of /proc/cpuinfo). Read with
+// a stack buffer: the runtime thread allocates nothing.
+bool tsc_is_invariant() noexcept {
+  if (const char* choice = std::getenv("FERRY_PUBLISH_CLOCK");
+      choice != nullptr && std::string_view(choice) == "vdso") {
+    return false;  // the user asked for clock_gettime on every publish
+  }
+  const int fd = ::open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::array<char, 16384> text{};
+  std::size_t used = 0;
+  while (used < text.size() - 1) {
+    const ssize_t got = ::read(fd, text.data() + used, text.size() - 1 - used);
+    if (got <= 0) break;
+    used += static_cast<std::size_t>(got);
+  }
+  ::close(fd);
+  const std::string_view all(text.data(), used);
+  const std::size_t flags_at = all.find("\nflags");
+  if (flags_at == std::string_view::npos) return false;
+  const std::size_t end = all.find('\n', flags_at + 1);
+  if (end == std::string_view::npos) return false;  // cut off: do not guess
+  const std::string_view flags = all.substr(flags_at, end - flags_at);
+  return flags.find(" constant_tsc") != std::string_view::npos &&
+         flags.find(" nonstop_tsc") != std::string_view::npos;
+}
+
+// Best of a few readings: the one whose clock_gettime took the fewest ticks.
+bool read_pair(ClockPair& out) noexcept {
+  std::uint64_t best_width = ~std::uint64_t{0};
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    _mm_lfence();
+    const std::uint64_t before = __rdtsc();
+    const std::uint64_t ns = realtime_ns();
+    _mm_lfence();
+    const std::uint64_t after = __rdtsc();
+    if (after < before) continue;
+    if (after - before < best_width) {
+      best_width = after - before;
+      out = ClockPair{before + (after - before) / 2, ns};
+    }
+  }
+  return best_width <= kMaxPairWidthTicks;
+}
+
+class Calibrator {
+ public:
+  void tick() noexcept {
+    if (!checked_) {
+      checked_ = true;
+      usable_ = tsc_is_invariant();
+    }
+    if (!usable_) return;
+    ClockPair now;
+    if (!read_pair(now)) return;
+    if (count_ == 0) {
+      restart(now);
+      return;
+    }
+    if (now.ns < next_due_ns_ && now.ns >= newest().ns) return;
+    if (stepped(now)) {
+      restart(now);
+      return;
+    }
+    const ClockPair& oldest = history_[(next_ + kHistory - count_) % kHistory];
+    if (now.tsc <= oldest.tsc || now.ns <= oldest.ns) {
+      restart(now);
+      return;
+    }
+    const auto rate = static_cast<std::uint64_t>((static_cast<Uint128>(now.ns - oldest.ns) << 32U) /
+                                                 (now.tsc - oldest.tsc));
+    // 0.05 to 20 ns a tick (20 GHz to 50 MHz): anything else is a misreading.
+    if (rate < (std::uint64_t{1} << 32U) / 20 || rate > (std::uint64_t{20} << 32U)) {
+      restart(now);
+      return;
+    }
+    publish(now, rate);
+    remember(now);
+    gap_ns_ = std::min(gap_ns_ * 2, kMaxGapNs);
+    next_due_ns_ = now.ns + gap_ns_;
+  }
+
+ private:
+  // The first pair, or the first after a step: wait kFirstGapNs for a rate.
+  void restart(const ClockPair& now) noexcept {
+    count_ = 0;
+    remember(now);
+    gap_ns_ = kFirstGapNs;
+    next_due_ns_ = now.ns + gap_ns_;
+    const std::uint64_t rate = published_rate_;
+    if (rate != 0) publish(now, rate);  // a step: keep the rate, move the anchor
+  }
+  void remember(const ClockPair& pair) noexcept {
+    history_[next_] = pair;
+    next_ = (next_ + 1) % kHistory;
+    count_ = std::min(count_ + 1, kHistory);
+  }
+  [[nodiscard]] const ClockPair& newest() const noexcept {
+    return history_[(next_ + kHistory - 1) % kHistory];
+  }
+  // Whether the system clock moved away from what the anchor predicts.
+  [[nodiscard]] bool stepped(const ClockPair& now) const noexcept {
+    if (published_rate_ == 0) return now.ns < newest().ns;
+    const std::uint64_t predicted =
+        published_ns_ +
+        static_cast<std::uint64_t>(
+            (static_cast<Uint128>(now.tsc - published_tsc_) * published_rate_) >> 32U);
+    const std::uint64_t miss = predicted > now.ns ? predicted - now.ns : now.ns - predicted;
+    return miss > kStepNs;
+  }
+  void publish(const ClockPair& anchor, std::uint64_t rate) noexcept {
+    PublishClockAnchor& clock = g_publish_clock;
+    // SYNC: relaxed; only this (flag-holding) thread writes `sequence`.
+    const std::uint32_t sequence = clock.sequence.load(std::memory_order_relaxed);
+    // SYNC: relaxed store of the odd count; each release store below orders
+    // it before that field's new value (readers: publish_time_ns()).
+    clock.sequence.store(sequence + 1, std::memory_order_relaxed);
+    clock.anchor_tsc.store(anchor.tsc, std::memory_order_release);
+    clock.anchor_ns.store(anchor.ns, std::memory_order_release);
+    clock.ns_per_tick_q32.store(rate, std::memory_order_release);
+    // SYNC: release, pairs with the reader's first acquire load of
+    // `sequence`: an even count read there brings the fields written above.
+    clock.sequence.store(sequence + 2, std::memory_order_release);
+    published_tsc_ = anchor.tsc;
+    published_ns_ = anchor.ns;
+    published_rate_ = rate;
+  }
+
+  bool checked_ = false;
+  bool usable_ = false;
+  std::array<ClockPair, kHistory> history_{};
+  std::size_t next_ = 0;   // where the next pair goes
+  std::size_t count_ = 0;  // pairs held (<= kHistory)
+  std::uint64_t gap_ns_ = kFirstGapNs;
+  std::uint64_t next_due_ns_ = 0;
+  std::uint64_t published_tsc_ = 0;
+  std::uint64_t published_ns_ = 0;
+  std::uint64_t published_rate_ = 0;
+};
+
+Calibrator g_calibrator;  // written only by the thread holding g_ticking
+std::atomic_flag g_ticking;
+
+#endif  // __x86_64__
+
+}  // namespace
+
+void publish_clock_tick() noexcept {
+#if defined(__x86_64__)
+  // SYNC: acquire/release on the flag hands g_calibrator from one runtime
+  // thread to the next; a thread that finds it held skips this beat.
+  if (g_ticking.test_and_set(std::memory_order_acquire)) return;
+  g_calibrator.tick();
+  g_ticking.clear(std::memory_order_release);
+#endif
+}
+
+}  // namespace ferry::detail
