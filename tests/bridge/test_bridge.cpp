@@ -9,6 +9,7 @@
 #include <ferry/ferry.hpp>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -87,6 +88,22 @@ void expect_all(ferry::Subscriber<All>& sub, std::uint32_t n) {
   }
 }
 
+// 2 x n samples from two publishers, interleaved as they came: each one's
+// all_value(0 .. n-1), in order.
+void expect_from_two_publishers(ferry::Subscriber<All>& sub, std::uint32_t n) {
+  std::map<std::uint64_t, std::uint32_t> next_of;  // publisher id -> next index
+  for (std::uint32_t i = 0; i < 2 * n; ++i) {
+    auto s = sub.take(5s);
+    REQUIRE_MESSAGE(s.has_value(), "sample " << i << " of " << 2 * n << " did not arrive");
+    std::uint32_t& next = next_of[s->info().publisher_id];
+    REQUIRE(next_of.size() <= 2);
+    CHECK(ferry::test::all_line(*s->get()) == ferry::test::all_line(ferry::test::all_value(next)));
+    ++next;
+  }
+  REQUIRE(next_of.size() == 2);
+  for (const auto& [id, next] : next_of) CHECK(next == n);
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -145,37 +162,42 @@ TEST_CASE("a plain Cyclone program's samples reach a ferry subscriber through th
 
 TEST_CASE("two bridges both exporting and importing a topic do not echo samples back") {
   World w;
+  // Both machines publish the same values at the same time: a bridge must
+  // tell its own imports from byte-identical local samples (by publisher).
+  constexpr std::uint32_t kCount = 20;
+  const auto go = w.a.runtime_dir() / "go";
+  auto pub_a = publish_all(w.a, kCount, go);
+  auto pub_b = publish_all(w.b, kCount, go);
   auto bridge_a = w.bridge(0, {"--export", "bridge/all", "--import", "bridge/all"});
   auto bridge_b = w.bridge(1, {"--export", "bridge/all", "--import", "bridge/all"});
   INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
   REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
   REQUIRE(bridge_b->wait_for("1 DDS reader(s) matched", 8s));
 
-  constexpr std::uint32_t kCount = 20;
-  const auto go = w.a.runtime_dir() / "go";
-  auto pub = publish_all(w.a, kCount, go);
   ferry::test::use_domain_env(w.a);
   ferry::Node node_a{"test-sub-a"};
   auto sub_a = node_a.subscriber<All>("bridge/all");
   ferry::test::use_domain_env(w.b);
   ferry::Node node_b{"test-sub-b"};
   auto sub_b = node_b.subscriber<All>("bridge/all");
-  // sub_a is on the publisher's domain: wait until it is matched there too.
-  REQUIRE(ferry::test::eventually([&] { return sub_a.publisher_count() > 0; }, 5s));
+  // Each side's own publisher and the other side's bridge import.
+  REQUIRE(ferry::test::eventually([&] { return sub_a.publisher_count() == 2; }, 5s));
+  REQUIRE(ferry::test::eventually([&] { return sub_b.publisher_count() == 2; }, 5s));
   std::ofstream{go}.put('1');
-  expect_all(sub_b, kCount);
-  expect_all(sub_a, kCount);  // the local subscriber: straight from the publisher
-  CHECK(pub.wait(5s) == 0);
+  expect_from_two_publishers(sub_a, kCount);
+  expect_from_two_publishers(sub_b, kCount);
+  CHECK(pub_a.wait(5s) == 0);
+  CHECK(pub_b.wait(5s) == 0);
   // Nothing comes back: no sample twice on either side.
   CHECK_FALSE(sub_b.take(800ms).has_value());
   CHECK_FALSE(sub_a.take(10ms).has_value());
 
   CHECK(bridge_a->interrupt() == 0);
   CHECK(bridge_b->interrupt() == 0);
-  CHECK(bridge_a->out().find("at exit: bridge/all: exported 20 imported 0 echoes_skipped 0") !=
-        std::string::npos);
-  CHECK(bridge_b->out().find("at exit: bridge/all: exported 0 imported 20 echoes_skipped 20") !=
-        std::string::npos);
+  for (const auto* bridge : {bridge_a.get(), bridge_b.get()}) {
+    CHECK(bridge->out().find("at exit: bridge/all: exported 20 imported 20 echoes_skipped 20") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("a DDS sample that does not decode is counted, logged and dropped") {

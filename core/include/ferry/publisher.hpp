@@ -64,6 +64,9 @@ class Publisher {
   }
   // Matched observers (SubscriberOptions::observer), not in subscriber_count().
   [[nodiscard]] std::uint32_t observer_count() const noexcept { return port_->observer_count(); }
+  // The SampleInfo::publisher_id of every sample this publisher sends
+  // (e.g. to recognise one's own samples on a topic one also subscribes).
+  [[nodiscard]] std::uint64_t publisher_id() const noexcept { return port_->publisher_id(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
 
  private:

@@ -148,8 +148,6 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
         "{}:\n{}",
         name, topic.type, name, t.type.name(), dirs.first ? ", exported" : "",
         dirs.second ? ", imported" : "", ros_type(topic), msg_definition(config, topic));
-    if (dirs.first && dirs.second)
-      t.filter = std::make_shared<EchoFilter>(2 * std::size_t{topic.settings.capacity} + 64);
     if (dirs.first) {
       subscribers.push_back(node.raw_subscriber(name));
       endpoints.emplace_back(
@@ -159,6 +157,7 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     }
     if (dirs.second) {
       publishers.push_back(node.raw_publisher(name));
+      if (dirs.first) t.importer_id = publishers.back().publisher_id();
       const QosPtr reader_qos(dds_create_qos());
       (void)dds_copy_qos(reader_qos.get(), qos.get());
       // What this participant writes is its own export: never read back.

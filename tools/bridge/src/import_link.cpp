@@ -90,8 +90,6 @@ void publish_one(BridgedTopic& t, RawPublisher& publisher, std::span<const std::
       return;  // the loan goes back to the pool
     }
   }
-  // Recorded before the sample can reach our own exporter.
-  if (t.filter) t.filter->published(fingerprint(out));
   (void)publisher.publish(std::move(*loan), size);
   // SYNC: relaxed; a statistic.
   t.counts.imported.fetch_add(1, std::memory_order_relaxed);

@@ -10,7 +10,6 @@
 
 #include "dds_entity.hpp"
 #include "dds_type.hpp"
-#include "echo_filter.hpp"
 #include "ferry/config/config.hpp"
 
 namespace ferry::bridge {
@@ -32,7 +31,10 @@ struct BridgedTopic {
   const config::Schema* schema = nullptr;
   DdsType type;
   DdsEntity dds_topic;
-  std::shared_ptr<EchoFilter> filter;  // only when exported and imported
+  // No loops (DESIGN 1.11): the importer's publisher id, set before the
+  // threads start when the topic is also exported; the exporter skips the
+  // samples it finds in their SampleInfo (what this bridge imported).
+  std::optional<std::uint64_t> importer_id;
   LinkCounters counts;
 };
 
