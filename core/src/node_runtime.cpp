@@ -14,6 +14,7 @@
 
 #include "domain_pool_view.hpp"
 #include "ferry/detail/publish_clock.hpp"
+#include "ferry/discovery/node_lock.hpp"
 #include "ferry/discovery/objects.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
@@ -419,19 +420,18 @@ void NodeRuntime::check_old_peers() {
       if (auto port = weak.lock()) ports.push_back(std::move(port));
     }
   }
-  auto alive = [table](transport::OwnerId owner) {
+  auto alive = [this, table](transport::OwnerId owner) {
     const discovery::HeartbeatSlot& slot = *table.slot(owner);  // owner ids are < the slot count
-    // SYNC: relaxed; ferryd's words, checked against the process table.
+    // SYNC: relaxed; ferryd's word: a slot it freed or declared dead is final.
     if (slot.state.load(std::memory_order_relaxed) !=
         static_cast<std::uint32_t>(discovery::SlotState::alive)) {
       return false;
     }
-    // Still by pid (a peer in another pid namespace, or a zombie, is taken
-    // for alive until ferryd's adoption settles it): judging it by its lock
-    // here broke the sample order across a ferryd restart in the chaos test
-    // (an old queue dropped early), not understood yet.
-    const pid_t pid = slot.pid.load(std::memory_order_relaxed);
-    return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+    // While no ferryd settles it: the peer's node lock, released by the
+    // kernel when its process ends, in any pid namespace (never its pid).
+    // No lock file (a peer that could not make one): ferryd's word stands.
+    const auto lock = discovery::node_lock_path(domain_, owner, discovery::runtime_dir());
+    return discovery::probe_node_lock(lock) != discovery::NodeLockState::free;
   };
   for (auto& port : ports) port->check_old_peers(alive);
 }

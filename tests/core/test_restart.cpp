@@ -4,8 +4,9 @@
 // lost or repeated, new ports match the old ones, and a node that died while
 // no daemon ran is reclaimed by the next one.
 #include <doctest/doctest.h>
-
+#include <sched.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -96,6 +97,75 @@ TEST_CASE("flows survive a ferryd crash and continue, in order, through the rest
   CHECK(late_next == n);
   CHECK(late_broken == 0);
   CHECK(late_taken > 100);
+  CHECK(sub.wait() == 0);
+  CHECK(pub.wait() == 0);
+}
+
+// Runs `body` as pid 1 of a new pid namespace (as `unshare --pid --fork`),
+// sharing the runtime dir and /dev/shm; returns its exit code, 77 when
+// this machine does not permit a new pid namespace.
+template <typename Body>
+int in_new_pid_namespace(Body body) {
+  if (::unshare(CLONE_NEWPID) != 0) return 77;
+  const pid_t inner = ::fork();
+  if (inner < 0) return 78;
+  if (inner == 0) ::_exit(body());
+  int status = 0;
+  ::waitpid(inner, &status, 0);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+TEST_CASE(
+    "a subscriber in another pid namespace keeps its flow, in order, across a ferryd restart") {
+  // After a restart the subscriber checks whether the publisher of each
+  // queue the previous ferryd made is still alive. From another pid
+  // namespace the publisher's pid means nothing: judged by it, the queue
+  // was dropped while the publisher still filled it (samples lost).
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  const std::uint64_t n = 4000;
+  Signal go;
+  Signal progress;
+  Child sub([&] {
+    return in_new_pid_namespace([&] {
+      ferry::Node node{"contained-sub"};
+      auto subscriber = node.subscriber<Seq>("t");
+      for (std::uint64_t i = 0; i < n; ++i) {
+        auto s = subscriber.take(5s);
+        if (!s) return 10;
+        if ((*s)->seq != i || !intact(**s)) return 11;
+        if (i % 500 == 0 && i > 0) progress.raise();
+      }
+      return 0;
+    });
+  });
+  Child pub([&] {
+    ferry::Node node{"pub"};
+    auto publisher = node.publisher<Seq>("t");
+    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    go.raise();
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (publisher.publish(make_seq(1, i)).delivered < 1) return 2;
+      std::this_thread::sleep_for(300us);
+    }
+    std::this_thread::sleep_for(500ms);
+    return 0;
+  });
+  if (!go.wait()) {
+    const int code = sub.wait(5s);
+    if (code == 77) {
+      MESSAGE("SKIPPED: unshare(CLONE_NEWPID) is not permitted here");
+      (void)pub.wait(5s);
+      return;
+    }
+    FAIL("the publisher never matched the contained subscriber (its exit " << code << ")");
+  }
+  REQUIRE(progress.wait());
+  daemon.kill9();
+  REQUIRE(progress.wait());
+  daemon.start();
+  REQUIRE(progress.wait());
   CHECK(sub.wait() == 0);
   CHECK(pub.wait() == 0);
 }
