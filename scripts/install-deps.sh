@@ -11,11 +11,12 @@ if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
 
 # libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 # ninja-build: the build's generator (scripts/build.sh).
-# liblz4-dev, libzstd-dev, zlib1g-dev: MCAP chunk compression and CRC-32 (tools/bag/).
+# liblz4-dev, libzstd-dev, zlib1g-dev, libdeflate-dev: MCAP chunk compression and CRC-32
+# (tools/bag/).
 # cyclonedds-dev: Eclipse Cyclone DDS, the network side of `ferry bridge` (tools/bridge/).
 packages=(build-essential cmake ninja-build pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev
           libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev
-          cyclonedds-dev)
+          libdeflate-dev cyclonedds-dev)
 case "$purpose" in
   run) ;;
   # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the

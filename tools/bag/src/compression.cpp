@@ -1,7 +1,9 @@
-// lz4 frames and zstd frames for MCAP chunks; zlib's CRC-32.
+// lz4 frames and zstd frames for MCAP chunks; the CRC-32 (libdeflate's,
+// and zlib's to combine two).
 
 #include "ferry/bag/compression.hpp"
 
+#include <libdeflate.h>
 #include <lz4frame.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -54,8 +56,9 @@ void lz4_decompress(std::span<const std::byte> in, std::vector<std::byte>& out,
 }  // namespace
 
 std::uint32_t crc32(std::span<const std::byte> data, std::uint32_t crc) noexcept {
-  return static_cast<std::uint32_t>(
-      ::crc32_z(crc, reinterpret_cast<const Bytef*>(data.data()), data.size()));
+  // libdeflate's carry-less-multiply CRC: ~10 GB/s here against zlib's
+  // ~1.5 GB/s, which bounded what `ferry record` wrote per CPU-second.
+  return ::libdeflate_crc32(crc, data.data(), data.size());
 }
 
 std::uint32_t crc32_append(std::uint32_t crc, std::uint32_t next_crc,
