@@ -107,6 +107,15 @@ std::uint64_t cdr_size(const Schema& schema, std::size_t type) {
   return kCdrHeaderSize + payload_size(schema, schema.type(type));
 }
 
+bool cdr_is_sample_image(const Schema& schema, std::size_t type_index) {
+  const Type& type = schema.type(type_index);
+  bool same = true;
+  auto check = [&](const Field&, const Type&, std::uint64_t from, std::uint64_t to, std::uint64_t,
+                   std::uint64_t, bool is_bool) { same = same && from == to && !is_bool; };
+  const std::uint64_t payload = walk(schema, type, 0, 0, check);
+  return same && payload == type.size;
+}
+
 void cdr_encode(const Schema& schema, std::size_t type_index, std::span<const std::byte> sample,
                 std::span<std::byte> out) {
   const Type& type = schema.type(type_index);

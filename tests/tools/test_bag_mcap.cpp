@@ -89,6 +89,8 @@ TEST_CASE("mcap: written with each compression, read back whole, CRCs checked") 
           std::vector<std::pair<std::uint16_t, std::uint64_t>>{{1, 100}, {2, 100}});
     CHECK(s.statistics.metadata_count == 1);
     CHECK(s.chunk_indexes.size() > 3);
+    // Uncompressed, each message written from where it lies has its own chunk.
+    if (c == Compression::None) CHECK(s.chunk_indexes.size() >= 50);
     CHECK(s.statistics.chunk_count == s.chunk_indexes.size());
     CHECK(s.chunk_indexes.front().compression == mcap_name(c));
     CHECK(s.metadata_indexes.size() == 1);

@@ -1,6 +1,7 @@
 #include "channel_layout.hpp"
 
 #include <cstring>
+#include <limits>
 
 #include "ferry/config/cdr.hpp"
 #include "ferry/config/ros2msg.hpp"
@@ -21,6 +22,7 @@ ChannelLayout channel_layout(const config::Config& config, const discovery::Topi
     layout.kind = ChannelLayout::Kind::Bytes;
     layout.schema_name = config::ros2_bytes_type_name();
     layout.definition = config::ros2msg_bytes_definition();
+    layout.cdr_is_image = true;
     return layout;
   }
   layout.schema_name = config::ros2_type_name(topic.type_name);
@@ -30,6 +32,7 @@ ChannelLayout channel_layout(const config::Config& config, const discovery::Topi
     layout.definition = config::ros2msg_definition(config.schema, layout.type);
     layout.sample_size = type.type->size;
     layout.cdr_size = config::cdr_size(config.schema, layout.type);
+    layout.cdr_is_image = config::cdr_is_sample_image(config.schema, layout.type);
     return layout;
   }
   // As an opaque type: its bytes, copied as they are.
@@ -37,7 +40,18 @@ ChannelLayout channel_layout(const config::Config& config, const discovery::Topi
   layout.definition = "uint8[" + std::to_string(topic.sample_size) + "] data\n";
   layout.sample_size = topic.sample_size;
   layout.cdr_size = config::kCdrHeaderSize + topic.sample_size;
+  layout.cdr_is_image = true;
   return layout;
+}
+
+std::size_t cdr_image_prefix(const ChannelLayout& layout, std::size_t size,
+                             std::array<std::byte, kMaxCdrImagePrefix>& prefix) noexcept {
+  std::memcpy(prefix.data(), kCdrHeader, sizeof kCdrHeader);
+  if (layout.kind != ChannelLayout::Kind::Bytes) return layout.cdr_is_image ? sizeof kCdrHeader : 0;
+  if (size > std::numeric_limits<std::uint32_t>::max()) return 0;
+  const auto length = static_cast<std::uint32_t>(size);  // little-endian, as CDR here
+  std::memcpy(prefix.data() + sizeof kCdrHeader, &length, sizeof length);
+  return sizeof kCdrHeader + sizeof length;
 }
 
 std::uint64_t cdr_size(const ChannelLayout& layout, std::size_t size) noexcept {

@@ -3,6 +3,7 @@
 // name and .msg definition of its type, and the CDR form of one sample,
 // written straight into the file's chunk buffer (the one copy on the way).
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -26,7 +27,21 @@ struct ChannelLayout {
   std::size_t type = 0;           // Declared: its index in the schema
   std::uint64_t sample_size = 0;  // Declared and Undeclared: the C layout's size
   std::uint64_t cdr_size = 0;     // Declared and Undeclared: every sample's CDR size
+  // Declared and Undeclared: the CDR payload is the sample's bytes as they
+  // are (config::cdr_is_sample_image); Bytes: always (after its length).
+  bool cdr_is_image = false;
 };
+
+// At most this many CDR bytes come before a sample's own bytes.
+inline constexpr std::size_t kMaxCdrImagePrefix = 8;
+
+// When a sample of `size` bytes is, after a short prefix, its own CDR form
+// (cdr_is_image; bytes topics always): writes that prefix (the header, and a
+// bytes sample's length) and returns its size; else 0. The recorder then
+// writes the sample from shared memory without encoding it.
+[[nodiscard]] std::size_t cdr_image_prefix(
+    const ChannelLayout& layout, std::size_t size,
+    std::array<std::byte, kMaxCdrImagePrefix>& prefix) noexcept;
 
 // The layout of `topic` (whose type must be known), from the configuration
 // ferryd serves.

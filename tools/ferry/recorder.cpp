@@ -3,10 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <span>
 
 #include "cli_context.hpp"
 
 namespace ferry::cli {
+
+namespace {
+// From this size on a sample that is its own CDR form is written from
+// where it lies (a chunk of its own); smaller ones are cheaper to copy into
+// the open chunk than to give their own chunk and write().
+constexpr std::size_t kWriteInPlaceFrom = 64 * 1024;
+}  // namespace
 
 void Recorder::add(const discovery::TopicInfo& topic) {
   if (topics_.size() >= kMaxTopics)
@@ -46,7 +55,18 @@ bool Recorder::record_one(RecordedTopic& topic) {
   // MCAP's sequence is 32 bits: the low half of ferry's.
   const bag::MessageHeader header{topic.channel, static_cast<std::uint32_t>(meta.sequence),
                                   realtime_ns(), meta.publish_time_ns};
-  encode(config_.schema, topic.layout, sample->bytes(), writer_.reserve_message(header, size));
+  const std::span<const std::byte> bytes = sample->bytes();
+  std::array<std::byte, kMaxCdrImagePrefix> prefix{};
+  const std::size_t prefix_size = bytes.size() >= kWriteInPlaceFrom && size > bytes.size()
+                                      ? cdr_image_prefix(topic.layout, bytes.size(), prefix)
+                                      : 0;
+  if (prefix_size != 0 && prefix_size + bytes.size() == size) {
+    // A large sample that is its own CDR form: from the pool to the file in
+    // the one copy write() makes.
+    writer_.write_message(header, std::span<const std::byte>(prefix).first(prefix_size), bytes);
+  } else {
+    encode(config_.schema, topic.layout, bytes, writer_.reserve_message(header, size));
+  }
   ++topic.messages;
   topic.bytes += size;
   return true;

@@ -1,12 +1,15 @@
-// McapWriter: buffered chunks, one write() per chunk, summary on close.
+// McapWriter: buffered chunks, one write() per chunk (a large message from
+// where it lies: one writev()), summary on close.
 
 #include "ferry/bag/mcap_writer.hpp"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <limits>
@@ -43,6 +46,32 @@ void McapWriter::write_raw(std::span<const std::byte> bytes) {
       fail_at(name_, offset_, std::string("cannot write the file: ") + std::strerror(errno));
     offset_ += static_cast<std::uint64_t>(n);
     bytes = bytes.subspan(static_cast<std::size_t>(n));
+  }
+}
+
+void McapWriter::write_raw(std::span<const std::span<const std::byte>> pieces) {
+  constexpr std::size_t kMaxPieces = 4;
+  std::array<iovec, kMaxPieces> vec{};
+  std::size_t count = 0;
+  for (const auto piece : pieces) {
+    if (piece.empty()) continue;
+    if (count == kMaxPieces) fail(name_, "more than 4 pieces in one write");
+    vec[count++] = iovec{const_cast<std::byte*>(piece.data()), piece.size()};
+  }
+  std::size_t first = 0;
+  while (first < count) {
+    const ssize_t n = ::writev(fd_, vec.data() + first, static_cast<int>(count - first));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      fail_at(name_, offset_, std::string("cannot write the file: ") + std::strerror(errno));
+    offset_ += static_cast<std::uint64_t>(n);
+    // Skip what was written: whole pieces, then part of the next one.
+    auto left = static_cast<std::size_t>(n);
+    while (first < count && left >= vec[first].iov_len) left -= vec[first++].iov_len;
+    if (first < count) {
+      vec[first].iov_base = static_cast<std::byte*>(vec[first].iov_base) + left;
+      vec[first].iov_len -= left;
+    }
   }
 }
 
@@ -100,7 +129,11 @@ std::span<std::byte> McapWriter::reserve_message(const MessageHeader& header, st
   append_message_header(chunk_, header, size);
   const std::size_t at = chunk_.size();
   chunk_.resize(at + size);
+  count_message(header);
+  return std::span<std::byte>(chunk_).subspan(at, size);
+}
 
+void McapWriter::count_message(const MessageHeader& header) {
   if (stats_.message_count == 0) {
     stats_.message_start_time = header.log_time;
     stats_.message_end_time = header.log_time;
@@ -109,7 +142,58 @@ std::span<std::byte> McapWriter::reserve_message(const MessageHeader& header, st
   stats_.message_end_time = std::max(stats_.message_end_time, header.log_time);
   ++stats_.message_count;
   ++channel_counts_[header.channel_id];
-  return std::span<std::byte>(chunk_).subspan(at, size);
+}
+
+void McapWriter::write_message(const MessageHeader& header, std::span<const std::byte> prefix,
+                               std::span<const std::byte> body) {
+  if (options_.compression != Compression::None) {
+    const std::span<std::byte> room = reserve_message(header, prefix.size() + body.size());
+    if (!prefix.empty()) std::memcpy(room.data(), prefix.data(), prefix.size());
+    if (!body.empty()) std::memcpy(room.data() + prefix.size(), body.data(), body.size());
+    return;
+  }
+  if (header.channel_id == 0 || header.channel_id > channels_.size())
+    fail(name_,
+         "a message names channel " + std::to_string(header.channel_id) + ", which was not added");
+  flush_chunk();  // the open chunk first: files keep the order messages came in
+
+  // The chunk's records: this message's record up to its data, then the data.
+  message_head_.clear();
+  append_message_header(message_head_, header, prefix.size() + body.size());
+  message_head_.insert(message_head_.end(), prefix.begin(), prefix.end());
+  const std::uint64_t records_size = message_head_.size() + body.size();
+  ChunkHeader chunk;
+  chunk.message_start_time = header.log_time;
+  chunk.message_end_time = header.log_time;
+  chunk.uncompressed_size = records_size;
+  chunk.uncompressed_crc = crc32(body, crc32(message_head_));
+  chunk.compression = std::string(mcap_name(Compression::None));
+  chunk.records_size = records_size;
+
+  ChunkIndexRecord index;
+  index.message_start_time = header.log_time;
+  index.message_end_time = header.log_time;
+  index.chunk_start_offset = offset_;
+  index.compression = chunk.compression;
+  index.compressed_size = records_size;
+  index.uncompressed_size = records_size;
+
+  scratch_.clear();
+  append_chunk_header(scratch_, chunk);
+  data_crc_ = crc32(scratch_, data_crc_);
+  data_crc_ = crc32_append(data_crc_, chunk.uncompressed_crc, records_size);
+  const std::array<std::span<const std::byte>, 3> pieces{scratch_, message_head_, body};
+  write_raw(pieces);
+  index.chunk_length = offset_ - index.chunk_start_offset;
+
+  scratch_.clear();
+  index.message_index_offsets.emplace_back(header.channel_id, offset_);
+  append(scratch_, MessageIndexRecord{header.channel_id, {{header.log_time, 0}}});
+  write_data(scratch_);
+  index.message_index_length = scratch_.size();
+  chunk_indexes_.push_back(std::move(index));
+  ++stats_.chunk_count;
+  count_message(header);
 }
 
 void McapWriter::write_message(const MessageHeader& header, std::span<const std::byte> data) {

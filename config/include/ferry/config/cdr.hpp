@@ -28,6 +28,11 @@ inline constexpr std::size_t kCdrHeaderSize = 4;
 // it is the same for every sample of a fixed-layout type.
 [[nodiscard]] std::uint64_t cdr_size(const Schema& schema, std::size_t type);
 
+// Whether the CDR payload of every sample of schema.type(type) is the
+// sample's own bytes (no padding dropped, no bool to normalise): its CDR
+// form is then the 4-byte header followed by the sample as it is in memory.
+[[nodiscard]] bool cdr_is_sample_image(const Schema& schema, std::size_t type);
+
 // Writes the CDR form of `sample` (exactly the type's size) into `out`
 // (exactly cdr_size() bytes). Padding is dropped; a bool is written 0 or 1.
 // Throws CdrError when a size does not match.

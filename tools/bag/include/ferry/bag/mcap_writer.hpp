@@ -49,6 +49,13 @@ class McapWriter {
   [[nodiscard]] std::span<std::byte> reserve_message(const MessageHeader& header,
                                                      std::uint64_t size);
 
+  // A message whose data is `prefix` then `body`, written from where they
+  // are (e.g. a sample in shared memory) without a copy into the chunk
+  // buffer: uncompressed, it gets a chunk of its own, sent with one
+  // writev(). With compression it is copied into the chunk like any other.
+  void write_message(const MessageHeader& header, std::span<const std::byte> prefix,
+                     std::span<const std::byte> body);
+
   void add_metadata(std::string_view name, StringMap metadata);
 
   // Writes the open chunk now (a recorder does so every second, so that a
@@ -63,6 +70,9 @@ class McapWriter {
 
  private:
   void write_raw(std::span<const std::byte> bytes);
+  void write_raw(std::span<const std::span<const std::byte>> pieces);  // one writev()
+  // The summary's statistics for one more message.
+  void count_message(const MessageHeader& header);
   void write_data(std::span<const std::byte> bytes);  // counted in the data section's CRC
 
   std::filesystem::path path_;
@@ -86,6 +96,7 @@ class McapWriter {
   std::uint64_t chunk_end_time_ = 0;
   std::vector<std::byte> compressed_;  // reused between chunks
   std::vector<std::byte> scratch_;
+  std::vector<std::byte> message_head_;  // write_message(header, prefix, body)
 };
 
 }  // namespace ferry::bag
