@@ -110,8 +110,14 @@ std::uint64_t cdr_size(const Schema& schema, std::size_t type) {
 bool cdr_is_sample_image(const Schema& schema, std::size_t type_index) {
   const Type& type = schema.type(type_index);
   bool same = true;
-  auto check = [&](const Field&, const Type&, std::uint64_t from, std::uint64_t to, std::uint64_t,
-                   std::uint64_t, bool is_bool) { same = same && from == to && !is_bool; };
+  std::uint64_t next = 0;  // where the previous run ended: no gap, not even
+                           // one both layouts share (the sample's padding
+                           // bytes are not ours to write into a file)
+  auto check = [&](const Field&, const Type&, std::uint64_t from, std::uint64_t to,
+                   std::uint64_t size, std::uint64_t count, bool is_bool) {
+    same = same && from == to && to == next && !is_bool;
+    next = to + size * count;
+  };
   const std::uint64_t payload = walk(schema, type, 0, 0, check);
   return same && payload == type.size;
 }

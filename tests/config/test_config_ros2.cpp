@@ -314,3 +314,53 @@ TEST_CASE("cdr: random input decodes or is refused, never crashes") {
   }
   CHECK(refused > 0);
 }
+
+TEST_CASE("cdr: a type is its own CDR image only with no padding dropped and no bool") {
+  const Config config = load_string(R"(
+types:
+  Frame:
+    fields:
+      - { name: stamp_ns, type: u64 }
+      - { name: width, type: u32 }
+      - { name: height, type: u32 }
+      - { name: pixels, type: "u8[1000]" }
+  Pair:
+    fields:
+      - { name: a, type: u32 }
+      - { name: b, type: f32 }
+  Framed:
+    fields:
+      - { name: seq, type: u64 }
+      - { name: pairs, type: "Pair[3]" }
+      - { name: name, type: "char[8]" }
+  Padded:
+    fields:
+      - { name: tag, type: u8 }
+      - { name: value, type: u32 }
+  TailPadded:
+    fields:
+      - { name: value, type: u64 }
+      - { name: tag, type: u8 }
+  Flagged:
+    fields:
+      - { name: value, type: u32 }
+      - { name: ok, type: bool }
+      - { name: pad, type: "u8[3]" }
+topics: []
+)");
+  const auto image = [&](const char* name) {
+    return cdr_is_sample_image(config.schema, *config.schema.index_of(name));
+  };
+  CHECK(image("Frame"));
+  CHECK(image("Framed"));
+  CHECK_FALSE(image("Padded"));      // padding (the sample's stray bytes; CDR's are 0)
+  CHECK_FALSE(image("TailPadded"));  // CDR has no tail padding
+  CHECK_FALSE(image("Flagged"));     // a bool is normalised to 0 or 1
+  // Where it says so, the CDR payload is the sample's bytes.
+  std::vector<std::byte> sample(config.schema.type(*config.schema.index_of("Framed")).size);
+  for (std::size_t i = 0; i < sample.size(); ++i) sample[i] = static_cast<std::byte>(i * 7 + 1);
+  std::vector<std::byte> cdr;
+  cdr_encode(config.schema, *config.schema.index_of("Framed"), sample, cdr);
+  REQUIRE(cdr.size() == kCdrHeaderSize + sample.size());
+  CHECK(std::memcmp(cdr.data() + kCdrHeaderSize, sample.data(), sample.size()) == 0);
+}

@@ -29,7 +29,7 @@ inline constexpr std::size_t kCdrHeaderSize = 4;
 [[nodiscard]] std::uint64_t cdr_size(const Schema& schema, std::size_t type);
 
 // Whether the CDR payload of every sample of schema.type(type) is the
-// sample's own bytes (no padding dropped, no bool to normalise): its CDR
+// sample's own bytes (no padding anywhere, no bool to normalise): its CDR
 // form is then the 4-byte header followed by the sample as it is in memory.
 [[nodiscard]] bool cdr_is_sample_image(const Schema& schema, std::size_t type);
 
