@@ -181,6 +181,20 @@ std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes)
   return layout;
 }
 
+// allocated - freed over every owner's line. Every freed count is read
+// before any allocated one: a free always follows its allocation, so (on x86,
+// where loads are not reordered) the sum is never below the truth; it errs
+// high by the frees that happen meanwhile.
+std::int64_t in_use_of(const ClassCounters& cc) noexcept {
+  std::int64_t freed = 0;
+  std::int64_t allocated = 0;
+  // SYNC: relaxed; counters (a snapshot, it orders nothing).
+  for (const OwnerCounts& o : cc.by_owner) freed += o.freed.load(std::memory_order_relaxed);
+  // SYNC: relaxed, as above.
+  for (const OwnerCounts& o : cc.by_owner) allocated += o.allocated.load(std::memory_order_relaxed);
+  return allocated - freed;
+}
+
 // Empties holder slot j, whose holder word we closed into `closed_word`.
 // Frees the chunk when no other slot is Live (the CAS that empties the last
 // Live slot is the one that makes the chunk Free, with the next generation).
@@ -355,7 +369,7 @@ std::expected<std::uint64_t, PoolError> Pool::live_state(const pool_layout::Chun
   return s;
 }
 
-void Pool::after_free(const ClassView& cv, std::uint32_t index) noexcept {
+void Pool::after_free(const ClassView& cv, std::uint32_t index, OwnerId freer) noexcept {
   // A bit already set is left alone: in a steady stream nobody clears it
   // (allocate_again claims without it), so the word stays shared in every
   // core's cache instead of moving to each freer's core with a locked or.
@@ -372,8 +386,8 @@ void Pool::after_free(const ClassView& cv, std::uint32_t index) noexcept {
     // through the state word); the load above decided it was needed.
     word.fetch_or(bit, std::memory_order_relaxed);
   }
-  // SYNC: relaxed; counter.
-  cv.counters->freed.fetch_add(1, std::memory_order_relaxed);
+  // SYNC: relaxed; counter (on the freer's own line).
+  cv.counters->by_owner[freer % kOwnerCountLines].freed.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------
@@ -455,15 +469,18 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
 }
 
 void Pool::count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
-                            std::uint32_t generation) noexcept {
-  // SYNC: relaxed; counters (allocated, and the high-water mark of
-  // allocated - freed by CAS). `freed` may lag a free that just happened
-  // elsewhere: the mark then errs high by that much, never low.
-  const std::int64_t now = cv.counters->allocated.fetch_add(1, std::memory_order_relaxed) + 1 -
-                           cv.counters->freed.load(std::memory_order_relaxed);
-  std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
-  while (now > peak &&
-         !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+                            std::uint32_t generation, OwnerId owner, bool searched) noexcept {
+  // SYNC: relaxed; a counter, on the allocator's own line.
+  cv.counters->by_owner[owner % kOwnerCountLines].allocated.fetch_add(1, std::memory_order_relaxed);
+  if (searched) {
+    // The class grew into a chunk found through the hints: raise the
+    // high-water mark (by CAS) to the sum of every owner's line.
+    const std::int64_t now = in_use_of(*cv.counters);
+    // SYNC: relaxed; a counter.
+    std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
+    while (now > peak &&
+           !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
   }
   // SYNC: relaxed; a private guess of this handle (threads share it): the
   // chunk, and the generation it will have once Free again.
@@ -499,7 +516,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   if (!claimed) return std::unexpected(claimed.error());
   if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // in use: try another
   if (stop(4)) return std::unexpected(PoolError::Aborted);
-  count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed);
+  count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed, owner, false);
   return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
 }
 
@@ -574,7 +591,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
       }
       const std::uint32_t gen = *claimed;
       if (stop(4)) return std::unexpected(PoolError::Aborted);
-      count_allocation(cv, c, i, gen);
+      count_allocation(cv, c, i, gen, owner, true);
       if (w != start) cursor.store(w, std::memory_order_relaxed);
       return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
     }
@@ -882,7 +899,7 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
                                             st::make_free(st::next_generation(ref.generation)),
                                             std::memory_order_seq_cst, std::memory_order_relaxed)) {
           if (stop(2)) return std::unexpected(PoolError::Aborted);
-          after_free(*loc->cv, ref.index);
+          after_free(*loc->cv, ref.index, owner);
           note_freed(ref);
           return {};
         }
@@ -905,7 +922,7 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
       if (!freed) return std::unexpected(freed.error());
       if (*freed) {
         if (stop(2)) return std::unexpected(PoolError::Aborted);
-        after_free(*loc->cv, ref.index);
+        after_free(*loc->cv, ref.index, closer);
         note_freed(ref);
       }
       return {};
@@ -997,7 +1014,7 @@ std::uint64_t Pool::settle_impl(Receiver is_receiver, OwnerId from, OwnerId clos
           auto freed = vacate(m, j, closed_word, *counters_);
           if (freed && *freed) {
             if (stop(2)) return dropped;
-            after_free(cv, i);
+            after_free(cv, i, closer);
           }
           break;
         }
@@ -1105,7 +1122,7 @@ ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone,
             }
             auto freed = vacate(m, j, closed_word, *counters_);
             if (freed && *freed) {
-              after_free(cv, i);
+              after_free(cv, i, dead);
               ++report.chunks_freed;
             }
             break;
@@ -1241,10 +1258,11 @@ PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks) 
     cs.total = e.count;
     // SYNC: relaxed, both: statistics. freed first: a free always follows
     // its allocation, so in_use read this way is never below the truth.
-    const std::int64_t freed = cc.freed.load(std::memory_order_relaxed);
-    cs.in_use = cc.allocated.load(std::memory_order_relaxed) - freed;
-    cs.low_water = std::max<std::int64_t>(
-        0, std::int64_t{e.count} - cc.peak_in_use.load(std::memory_order_relaxed));
+    cs.in_use = in_use_of(cc);
+    // The high-water mark: what allocations recorded, or what we see now
+    // (recycling allocations do not record it; pool_layout.hpp).
+    const std::int64_t peak = std::max(cc.peak_in_use.load(std::memory_order_relaxed), cs.in_use);
+    cs.low_water = std::max<std::int64_t>(0, std::int64_t{e.count} - peak);
     cs.exhausted = cc.exhausted.load(std::memory_order_relaxed);
     cs.fallbacks = cc.fallbacks.load(std::memory_order_relaxed);
     if (!scan_chunks) continue;
