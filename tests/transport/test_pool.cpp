@@ -737,6 +737,28 @@ TEST_CASE(
          CHECK(check_payload(*p.resolve(refs[0])) == 1);
          expect_ok(p.release(refs[0], kSub));
        }},
+      {"allocate that recycles the chunk its handle freed last (kSub holds another)",
+       {0, 1, 2, 3, 4},
+       [](Pool& p, std::vector<ChunkRef>& refs) {
+         refs.push_back(*p.allocate(64, kSub));
+         fill_payload(*p.resolve(refs[0]), 1);
+         refs.push_back(*p.allocate(64, kDead));
+         expect_ok(p.release(refs[1], kDead));  // the handle recycles this one next
+       },
+       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+         auto r = Hooks::allocate(p, 64, kDead, step);
+         if (step == 0) {
+           REQUIRE(r.has_value());
+           CHECK(r->index == refs[1].index);
+           CHECK(r->generation == refs[1].generation + 1);
+         } else {
+           REQUIRE(r.error() == PoolError::Aborted);
+         }
+       },
+       [](Pool& p, std::vector<ChunkRef>& refs, int) {
+         CHECK(check_payload(*p.resolve(refs[0])) == 1);
+         expect_ok(p.release(refs[0], kSub));
+       }},
       {"give to a new holder, then the push never happens",
        {0, 1, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) {
