@@ -737,6 +737,28 @@ TEST_CASE(
          CHECK(check_payload(*p.resolve(refs[0])) == 1);
          expect_ok(p.release(refs[0], kSub));
        }},
+      {"allocate that recycles the chunk its handle freed last (kSub holds another)",
+       {0, 1, 2, 3, 4},
+       [](Pool& p, std::vector<ChunkRef>& refs) {
+         refs.push_back(*p.allocate(64, kSub));
+         fill_payload(*p.resolve(refs[0]), 1);
+         refs.push_back(*p.allocate(64, kDead));
+         expect_ok(p.release(refs[1], kDead));  // the handle recycles this one next
+       },
+       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+         auto r = Hooks::allocate(p, 64, kDead, step);
+         if (step == 0) {
+           REQUIRE(r.has_value());
+           CHECK(r->index == refs[1].index);
+           CHECK(r->generation == refs[1].generation + 1);
+         } else {
+           REQUIRE(r.error() == PoolError::Aborted);
+         }
+       },
+       [](Pool& p, std::vector<ChunkRef>& refs, int) {
+         CHECK(check_payload(*p.resolve(refs[0])) == 1);
+         expect_ok(p.release(refs[0], kSub));
+       }},
       {"give to a new holder, then the push never happens",
        {0, 1, 2},
        [](Pool& p, std::vector<ChunkRef>& refs) {
@@ -914,6 +936,58 @@ TEST_CASE(
 
 // ---------------------------------------------------------------------------
 // corrupted shared memory
+
+TEST_CASE(
+    "a ping-pong recycles the chunk each side freed last, leaves the hint word alone, and counts "
+    "each owner on its own line") {
+  HeapPool hp(small_geometry());
+  Pool& ping = hp.pool;
+  Pool echo = *Pool::attach(hp.mem(), hp.bytes());  // the other process's handle
+  // Round 0 finds its chunks through the hints; then each side loans the
+  // chunk it has just freed (its metadata is still in that side's cache).
+  ChunkRef out = *ping.allocate(64, kPub);
+  std::uint64_t hints_steady = 0;
+  std::vector<std::uint32_t> ping_chunks;
+  std::vector<std::uint32_t> echo_chunks;
+  constexpr int kRounds = 6;
+  for (int round = 0; round < kRounds; ++round) {
+    REQUIRE(ping.transfer(out, kPub, kSub).has_value());
+    REQUIRE(echo.accept(out, kSub, kPub).has_value());
+    const ChunkRef back = *echo.allocate(64, kSub);
+    echo_chunks.push_back(back.index);
+    // Both live: a reader sees the peak even if recycling did not record it.
+    CHECK(ping.stats(false).classes[0].in_use == 2);
+    CHECK(ping.stats(false).classes[0].low_water <= 6);
+    REQUIRE(echo.release(out, kSub).has_value());
+    REQUIRE(echo.transfer(back, kSub, kPub).has_value());
+    REQUIRE(ping.accept(back, kPub, kSub).has_value());
+    REQUIRE(ping.release(back, kPub).has_value());
+    out = *ping.allocate(64, kPub);
+    ping_chunks.push_back(out.index);
+    CHECK(out.index == back.index);  // the chunk ping freed just now
+    if (round == 1) hints_steady = hint_word(hp.mem(), 0, 0).load();
+  }
+  for (int round = 2; round < kRounds; ++round) {
+    CHECK(echo_chunks[round] == echo_chunks[round - 2]);  // the one echo freed a round before
+  }
+  // Nobody searched after round 0: every bit stayed set, those of the
+  // chunks in use too (stale hints, allowed), so no freer had to set one.
+  CHECK(hints_steady == 0xFF);
+  CHECK(hint_word(hp.mem(), 0, 0).load() == hints_steady);
+  REQUIRE(ping.release(out, kPub).has_value());
+  const PoolStats s = ping.stats();
+  CHECK(s.classes[0].in_use == 0);
+  CHECK(s.classes[0].low_water == 6);  // two chunks were out at once, never more
+  // Each owner's counts on its own line.
+  const layout::ClassEntry e = class_entry(hp.mem(), 0);
+  const auto& cc = *reinterpret_cast<const layout::ClassCounters*>(hp.mem() + e.counters_offset);
+  CHECK(cc.by_owner[kPub].allocated.load() == kRounds + 1);
+  CHECK(cc.by_owner[kPub].freed.load() == kRounds + 1);  // echo's answers, and its last loan
+  CHECK(cc.by_owner[kSub].allocated.load() == kRounds);
+  CHECK(cc.by_owner[kSub].freed.load() == kRounds);
+  CHECK(cc.by_owner[kOther].allocated.load() == 0);
+  check_all_free(ping);
+}
 
 TEST_CASE("a hint bit set for a chunk in use is skipped: a chunk is never handed out twice") {
   HeapPool hp(small_geometry());

@@ -181,6 +181,20 @@ std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes)
   return layout;
 }
 
+// allocated - freed over every owner's line. Every freed count is read
+// before any allocated one: a free always follows its allocation, so (on x86,
+// where loads are not reordered) the sum is never below the truth; it errs
+// high by the frees that happen meanwhile.
+std::int64_t in_use_of(const ClassCounters& cc) noexcept {
+  std::int64_t freed = 0;
+  std::int64_t allocated = 0;
+  // SYNC: relaxed; counters (a snapshot, it orders nothing).
+  for (const OwnerCounts& o : cc.by_owner) freed += o.freed.load(std::memory_order_relaxed);
+  // SYNC: relaxed, as above.
+  for (const OwnerCounts& o : cc.by_owner) allocated += o.allocated.load(std::memory_order_relaxed);
+  return allocated - freed;
+}
+
 // Empties holder slot j, whose holder word we closed into `closed_word`.
 // Frees the chunk when no other slot is Live (the CAS that empties the last
 // Live slot is the one that makes the chunk Free, with the next generation).
@@ -211,8 +225,9 @@ std::expected<bool, PoolError> vacate(ChunkMeta& m, unsigned j, std::uint64_t cl
     // happened before its own closing CAS, and those CASes chain through the
     // holder words and this state word (all read-modify-writes) into the one
     // that frees the chunk, which the next claimer acquires. Acquire: pairs
-    // with the other closers' releases.
-    if (m.state.compare_exchange_weak(s, next, std::memory_order_acq_rel,
+    // with the other closers' releases. seq_cst (the same instruction on
+    // x86): a free is in the total order after_free's hint check relies on.
+    if (m.state.compare_exchange_weak(s, next, std::memory_order_seq_cst,
                                       std::memory_order_relaxed)) {
       return others == 0;
     }
@@ -354,11 +369,25 @@ std::expected<std::uint64_t, PoolError> Pool::live_state(const pool_layout::Chun
   return s;
 }
 
-void Pool::after_free(const ClassView& cv, std::uint32_t index) noexcept {
-  // SYNC: relaxed: a hint only; claimers synchronise through the state word.
-  cv.hints[index / 64].fetch_or(std::uint64_t{1} << (index % 64), std::memory_order_relaxed);
-  // SYNC: relaxed; counter.
-  cv.counters->freed.fetch_add(1, std::memory_order_relaxed);
+void Pool::after_free(const ClassView& cv, std::uint32_t index, OwnerId freer) noexcept {
+  // A bit already set is left alone: in a steady stream nobody clears it
+  // (allocate_again claims without it), so the word stays shared in every
+  // core's cache instead of moving to each freer's core with a locked or.
+  // SYNC: seq_cst, pairs with the seq_cst fetch_and of a scanner in
+  // allocate_from and the seq_cst CASes on the state word (the free before
+  // this load, the scanner's claim after its fetch_and): if we see the bit
+  // still set, the scanner's clear comes later in the single total order,
+  // so its claim sees our free and takes the chunk; if its claim failed
+  // before our free, its clear came first and we see the bit clear.
+  std::atomic<std::uint64_t>& word = cv.hints[index / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+  if ((word.load(std::memory_order_seq_cst) & bit) == 0) {
+    // SYNC: relaxed: setting a hint orders nothing (claimers synchronise
+    // through the state word); the load above decided it was needed.
+    word.fetch_or(bit, std::memory_order_relaxed);
+  }
+  // SYNC: relaxed; counter (on the freer's own line).
+  cv.counters->by_owner[freer % kOwnerCountLines].freed.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------------------
@@ -408,10 +437,12 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
     gen = st::generation(s);
     // SYNC: acq_rel on success: acquire pairs with the release CAS that
     // freed the chunk (every former holder is done with the payload before
-    // we hand it out). On failure `s` is reloaded (relaxed): if the chunk is
-    // still Free (our first load was an older Free), try again.
-    if (m.state.compare_exchange_strong(s, st::make_claimed(gen, owner), std::memory_order_acq_rel,
-                                        std::memory_order_relaxed)) {
+    // we hand it out). On failure `s` is reloaded: if the chunk is still
+    // Free (our first load was an older Free), try again. seq_cst both ways
+    // (free on x86): a scanner's claim, success or failure, is in the total
+    // order with the hint bit it cleared before (see after_free).
+    if (m.state.compare_exchange_strong(s, st::make_claimed(gen, owner), std::memory_order_seq_cst,
+                                        std::memory_order_seq_cst)) {
       break;
     }
   }
@@ -438,55 +469,78 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
 }
 
 void Pool::count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
-                            std::uint32_t generation) noexcept {
-  // SYNC: relaxed; counters (allocated, and the high-water mark of
-  // allocated - freed by CAS). `freed` may lag a free that just happened
-  // elsewhere: the mark then errs high by that much, never low.
-  const std::int64_t now = cv.counters->allocated.fetch_add(1, std::memory_order_relaxed) + 1 -
-                           cv.counters->freed.load(std::memory_order_relaxed);
-  std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
-  while (now > peak &&
-         !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+                            std::uint32_t generation, OwnerId owner, bool searched) noexcept {
+  // SYNC: relaxed; a counter, on the allocator's own line.
+  cv.counters->by_owner[owner % kOwnerCountLines].allocated.fetch_add(1, std::memory_order_relaxed);
+  if (searched) {
+    // The class grew into a chunk found through the hints: raise the
+    // high-water mark (by CAS) to the sum of every owner's line.
+    const std::int64_t now = in_use_of(*cv.counters);
+    // SYNC: relaxed; a counter.
+    std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
+    while (now > peak &&
+           !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
   }
+  // SYNC: relaxed; a private guess of this handle (threads share it): the
+  // chunk, and the generation it will have once Free again.
+  std::atomic_ref<std::uint64_t>(last_[c]).store(
+      (std::uint64_t{index} + 1) << 32 | st::next_generation(generation),
+      std::memory_order_relaxed);
+}
+
+void Pool::note_freed(ChunkRef ref) noexcept {
   // SYNC: relaxed; a private guess of this handle (threads share it).
-  std::atomic_ref<std::uint64_t>(last_[c]).store((std::uint64_t{index} + 1) << 32 | generation,
-                                                 std::memory_order_relaxed);
+  std::atomic_ref<std::uint64_t>(freed_[ref.size_class])
+      .store((std::uint64_t{ref.index} + 1) << 32 | st::next_generation(ref.generation),
+             std::memory_order_relaxed);
 }
 
 template <class Stop>
-std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, OwnerId owner,
-                                                        Stop stop) noexcept {
+std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::uint64_t known,
+                                                        OwnerId owner, Stop stop) noexcept {
   const ClassView& cv = classes_[c];
-  // SYNC: relaxed; a private guess of this handle.
-  const std::uint64_t last =
-      std::atomic_ref<std::uint64_t>(last_[c]).load(std::memory_order_relaxed);
-  const std::uint64_t index = (last >> 32) - 1;
-  if (last == 0 || index >= cv.count) return std::unexpected(PoolError::Exhausted);
-  // The chunk we allocated last: when its subscribers are done with it, it is
-  // Free with the next generation. In a steady stream that is the usual case,
-  // and claiming it directly leaves the class's hint word alone: the freer
-  // set its bit (a line it keeps in its cache), we do not clear it. A set
-  // hint on a chunk that is no longer free is allowed (a hint is only a
-  // candidate): the next scanner clears it after one failed claim.
+  const std::uint64_t index = (known >> 32) - 1;
+  if (known == 0 || index >= cv.count) return std::unexpected(PoolError::Exhausted);
+  // A chunk this handle knows, Free with generation `known` if nobody took
+  // it since. Claiming it directly leaves the class's hint word alone: its
+  // bit stays set (a stale hint once we hold the chunk, which is allowed: a
+  // hint is only a candidate, the next scanner clears it after one failed
+  // claim), so the word is not written on every loan.
   if (stop(1)) return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
   ChunkMeta& m = cv.meta[index];
-  const auto generation = static_cast<std::uint32_t>(last);
-  // The loan's first write goes to the payload the last reader has in its
-  // cache: fetch it for writing while the claim's CAS fetches the metadata.
+  // The loan's first write goes to the payload the last reader may have in
+  // its cache: fetch it for writing while the claim's CAS fetches the metadata.
   prefetch_line(cv.payload + static_cast<std::size_t>(index) * cv.chunk_size, true);
-  auto claimed = claim(m, owner, stop, st::make_free(st::next_generation(generation)));
+  auto claimed = claim(m, owner, stop, st::make_free(static_cast<std::uint32_t>(known)));
   if (!claimed) return std::unexpected(claimed.error());
-  if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // still in use: scan
+  if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // in use: try another
   if (stop(4)) return std::unexpected(PoolError::Aborted);
-  count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed);
+  count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed, owner, false);
   return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
 }
 
 template <class Stop>
 std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId owner,
                                                        Stop stop) noexcept {
-  if (auto again = allocate_again(c, owner, stop); again || again.error() != PoolError::Exhausted)
-    return again;
+  // First the chunk this handle freed last: its metadata line is still in
+  // our cache (in a ping-pong each side frees the other's sample, then loans
+  // its answer). Then the one it allocated last: in a one-way stream the
+  // subscriber has freed it by now. Only then the hints.
+  // SYNC: relaxed; private guesses of this handle (threads share them).
+  std::atomic_ref<std::uint64_t> freed(freed_[c]);
+  const std::uint64_t mine = freed.load(std::memory_order_relaxed);
+  if (mine != 0) {
+    freed.store(0, std::memory_order_relaxed);  // tried once: a claim of ours, or taken
+    if (auto r = allocate_again(c, mine, owner, stop); r || r.error() != PoolError::Exhausted)
+      return r;
+  }
+  const std::uint64_t last =
+      std::atomic_ref<std::uint64_t>(last_[c]).load(std::memory_order_relaxed);
+  if (last != mine) {
+    if (auto r = allocate_again(c, last, owner, stop); r || r.error() != PoolError::Exhausted)
+      return r;
+  }
   const ClassView& cv = classes_[c];
   std::atomic_ref<std::uint32_t> cursor(cursor_[c]);
   // SYNC: relaxed; a private search hint of this handle.
@@ -504,11 +558,11 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
     for (std::uint32_t round = 0; bits != 0 && round < 128; ++round) {
       const unsigned b = static_cast<unsigned>(std::countr_zero(bits));
       const std::uint64_t bit = std::uint64_t{1} << b;
-      // SYNC: relaxed, as above. Clearing the bit first makes us (almost
+      // SYNC: seq_cst, see after_free. Clearing the bit first makes us (almost
       // always) the only candidate for this chunk. Only the old value of
       // this one bit is used, so x86 does it with one `lock btr` instead of a
-      // CAS loop.
-      const bool was_set = (word.fetch_and(~bit, std::memory_order_relaxed) & bit) != 0;
+      // CAS loop (seq_cst is the same instruction).
+      const bool was_set = (word.fetch_and(~bit, std::memory_order_seq_cst) & bit) != 0;
       if (!was_set) {
         // Someone else took it: look at what is there now.
         // SYNC: relaxed, a hint as above.
@@ -537,7 +591,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
       }
       const std::uint32_t gen = *claimed;
       if (stop(4)) return std::unexpected(PoolError::Aborted);
-      count_allocation(cv, c, i, gen);
+      count_allocation(cv, c, i, gen, owner, true);
       if (w != start) cursor.store(w, std::memory_order_relaxed);
       return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
     }
@@ -839,13 +893,14 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
         // wakes up here fails it: reclaim changed the state word.
         // SYNC: acq_rel, as in vacate (release: our payload accesses, and
         // through this slot's CAS chain every earlier holder's, happen before
-        // the next claimer's acquire).
+        // the next claimer's acquire); seq_cst for after_free's hint check.
         std::uint64_t expected = *s;
         if (m.state.compare_exchange_strong(expected,
                                             st::make_free(st::next_generation(ref.generation)),
-                                            std::memory_order_acq_rel, std::memory_order_relaxed)) {
+                                            std::memory_order_seq_cst, std::memory_order_relaxed)) {
           if (stop(2)) return std::unexpected(PoolError::Aborted);
-          after_free(*loc->cv, ref.index);
+          after_free(*loc->cv, ref.index, owner);
+          note_freed(ref);
           return {};
         }
         raced = true;
@@ -867,7 +922,8 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
       if (!freed) return std::unexpected(freed.error());
       if (*freed) {
         if (stop(2)) return std::unexpected(PoolError::Aborted);
-        after_free(*loc->cv, ref.index);
+        after_free(*loc->cv, ref.index, closer);
+        note_freed(ref);
       }
       return {};
     }
@@ -958,7 +1014,7 @@ std::uint64_t Pool::settle_impl(Receiver is_receiver, OwnerId from, OwnerId clos
           auto freed = vacate(m, j, closed_word, *counters_);
           if (freed && *freed) {
             if (stop(2)) return dropped;
-            after_free(cv, i);
+            after_free(cv, i, closer);
           }
           break;
         }
@@ -1066,7 +1122,7 @@ ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone,
             }
             auto freed = vacate(m, j, closed_word, *counters_);
             if (freed && *freed) {
-              after_free(cv, i);
+              after_free(cv, i, dead);
               ++report.chunks_freed;
             }
             break;
@@ -1202,10 +1258,11 @@ PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks) 
     cs.total = e.count;
     // SYNC: relaxed, both: statistics. freed first: a free always follows
     // its allocation, so in_use read this way is never below the truth.
-    const std::int64_t freed = cc.freed.load(std::memory_order_relaxed);
-    cs.in_use = cc.allocated.load(std::memory_order_relaxed) - freed;
-    cs.low_water = std::max<std::int64_t>(
-        0, std::int64_t{e.count} - cc.peak_in_use.load(std::memory_order_relaxed));
+    cs.in_use = in_use_of(cc);
+    // The high-water mark: what allocations recorded, or what we see now
+    // (recycling allocations do not record it; pool_layout.hpp).
+    const std::int64_t peak = std::max(cc.peak_in_use.load(std::memory_order_relaxed), cs.in_use);
+    cs.low_water = std::max<std::int64_t>(0, std::int64_t{e.count} - peak);
     cs.exhausted = cc.exhausted.load(std::memory_order_relaxed);
     cs.fallbacks = cc.fallbacks.load(std::memory_order_relaxed);
     if (!scan_chunks) continue;

@@ -70,17 +70,18 @@
 //   slot frees the chunk with ONE CAS of the state word (nobody else can
 //   touch that chunk then: that would take holding a reference).
 // Free chunks are found through a per-class bitmap of HINTS (bit = "maybe
-// free"). A handle first tries the chunk it allocated last (a steady stream
-// reuses it), by CAS from the Free word it expects, and leaves that chunk's
-// hint bit set: a stale hint, which the next scanner clears after one failed
-// claim. The state word is the truth; a hint is only a candidate: a
-// claimer clears the bit, then CASes Free -> Claimed, and skips a chunk that
-// is not Free. Setting a hint is idempotent, so anybody (reclaim) can repair
-// lost hints at any time while others run. (A Treiber stack cannot be
-// repaired that way: a pop killed between its head CAS and marking the chunk
-// would lose it for good, and a re-push of a chunk still in the stack would
-// corrupt it. The hint scan is bounded by the class size; a corrupted hint
-// costs one failed claim and is cleared.)
+// free"). A handle first tries the chunk it freed last (its metadata line is
+// still in the handle's cache: a ping-pong reuses it), then the one it
+// allocated last (a one-way stream reuses it), by CAS from the Free word it
+// expects, and leaves that chunk's hint bit set: a stale hint, which the next
+// scanner clears after one failed claim. A freer sets a hint bit only when
+// it is clear, so in a steady stream the hint word is never written. The state word is the truth; a
+// hint is only a candidate: a claimer clears the bit, then CASes Free -> Claimed, and skips a chunk
+// that is not Free. Setting a hint is idempotent, so anybody (reclaim) can repair lost hints at any
+// time while others run. (A Treiber stack cannot be repaired that way: a pop killed between its
+// head CAS and marking the chunk would lose it for good, and a re-push of a chunk still in the
+// stack would corrupt it. The hint scan is bounded by the class size; a corrupted hint costs one
+// failed claim and is cleared.)
 //
 // ## Memory ordering, in one paragraph
 // Holder words and the state word change by acq_rel CASes (and, while a chunk
@@ -102,8 +103,11 @@
 //   allocate  1 hint cleared | Free chunk without hint: any reclaim re-hints it
 //             2 Claimed(D)   | reclaim(D): back to Free(g+1), hint set
 //             3 holder written, still Claimed | as 2
-//             4 Live, counters not updated | reclaim(D) releases D's held 1;
-//               in_use counter off by one (the scanned free count is exact)
+//             4 Live, D's count line not updated (one fetch_add; with a
+//               hint search, then the high-water CAS) | reclaim(D) releases
+//               D's held 1; in_use counter off by one (the scanned free
+//               count is exact); a missed high-water raise is made up by
+//               the next reader, which reports at least the in_use it sees
 //   add_ref   one CAS on D's own slot (or a new slot: see give 1..2)
 //   give      one CAS on the receiver's slot (pending +n): after it the
 //             references are the receiver's (its queue or a phantom, below)
@@ -117,8 +121,8 @@
 //   accept    one CAS (pending -1, held +1): before it S has a pending one,
 //             after it a held one; reclaim(S) drops either
 //   release of the chunk's last reference: one CAS frees it
-//             2 chunk Free(g+1), hint not set | any reclaim re-hints it;
-//               in_use counter off by one
+//             2 chunk Free(g+1), hint not set, freer's count line not
+//               updated | any reclaim re-hints it; in_use counter off by one
 //   revoke, release, settle (a slot's count reaching 0, other slots live)
 //             1 holder closed, naming D as closer, slot still Live |
 //               reclaim(D) finishes the close (slot -> Empty, maybe Free)
@@ -151,8 +155,10 @@
 //     (holdings(id).given) or while anything is attributed to it.
 //
 // ## Cost
-// allocate + release of a loan: 6 locked instructions (hint btr, claim CAS,
-// in_use add; free CAS, hint or, in_use sub) and a few plain stores, no
+// allocate + release of a loan: 4 locked instructions in a steady stream
+// (claim CAS, allocated add; free CAS, freed add, each count on the
+// caller's own line; a scan adds the hint btr and the high-water CAS, a
+// free whose hint bit was clear the hint or) and a few plain stores, no
 // loop in the common case. See the test "allocate plus release costs..."
 // for the measured figure.
 //
@@ -472,7 +478,8 @@ class Pool {
   [[nodiscard]] std::expected<Located, PoolError> locate(ChunkRef ref) const noexcept;
   [[nodiscard]] std::expected<std::uint64_t, PoolError> live_state(
       const pool_layout::ChunkMeta& m, std::uint32_t generation) const noexcept;
-  void after_free(const ClassView& cv, std::uint32_t index) noexcept;
+  // Chunk `index` was freed by `freer`: its hint, the freer's count.
+  void after_free(const ClassView& cv, std::uint32_t index, OwnerId freer) noexcept;
   [[nodiscard]] std::unexpected<PoolError> corrupt() const noexcept;
   [[nodiscard]] std::unexpected<PoolError> not_held() const noexcept;
   [[nodiscard]] std::unexpected<PoolError> contended() const noexcept;
@@ -487,17 +494,21 @@ class Pool {
   template <class Stop>
   std::expected<ChunkRef, PoolError> allocate_from(std::uint32_t c, OwnerId owner,
                                                    Stop stop) noexcept;
-  // The chunk this handle allocated last in class c, if it is Free again
-  // (Exhausted: it is not; the caller scans).
+  // Chunk `known` ((index + 1) << 32 | the generation it has when Free) of
+  // class c, if it is Free with that generation (Exhausted: it is not).
   template <class Stop>
-  std::expected<ChunkRef, PoolError> allocate_again(std::uint32_t c, OwnerId owner,
-                                                    Stop stop) noexcept;
+  std::expected<ChunkRef, PoolError> allocate_again(std::uint32_t c, std::uint64_t known,
+                                                    OwnerId owner, Stop stop) noexcept;
+  // This handle freed `ref`: the next allocate in its class tries it first.
+  void note_freed(ChunkRef ref) noexcept;
   // `guess`: the Free state word expected (0: load it first).
   template <class Stop>
   std::expected<std::uint32_t, PoolError> claim(pool_layout::ChunkMeta& m, OwnerId owner,
                                                 Stop& stop, std::uint64_t guess) noexcept;
+  // Counts an allocation by `owner` on its line; `searched`: found through
+  // the hints, so it also raises the high-water mark.
   void count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
-                        std::uint32_t generation) noexcept;
+                        std::uint32_t generation, OwnerId owner, bool searched) noexcept;
   template <class Stop>
   std::expected<void, PoolError> add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n,
                                               Stop stop) noexcept;
@@ -525,9 +536,11 @@ class Pool {
   // Where this handle last found a free chunk, per class (a hint word
   // index). Private to the handle; threads share it through atomic_ref.
   std::array<std::uint32_t, kMaxPoolClasses> cursor_{};
-  // The chunk this handle allocated last, per class: (index + 1) << 32 |
-  // generation, 0 for none. Private to the handle, shared through atomic_ref.
+  // The chunk this handle allocated last, and the one it freed last, per
+  // class: (index + 1) << 32 | the generation it has once Free, 0 for none.
+  // Private to the handle, shared by its threads through atomic_ref.
   std::array<std::uint64_t, kMaxPoolClasses> last_{};
+  std::array<std::uint64_t, kMaxPoolClasses> freed_{};
 };
 
 }  // namespace ferry::transport
