@@ -36,6 +36,9 @@ struct Batch {
   }
 };
 
+// block, several queues full: how long we sleep on one before trying the next.
+constexpr std::chrono::nanoseconds kBlockSlice = std::chrono::milliseconds(1);
+
 std::uint32_t as_count(std::size_t n) noexcept {
   return static_cast<std::uint32_t>(std::min<std::size_t>(n, UINT32_MAX));
 }
@@ -87,8 +90,8 @@ void drop_oldest(PublisherState& state, PublisherConnection& c, const Batch& b,
 // it with one tail store. True when anything went.
 bool refill(PublisherConnection& c, const Batch& b, PublishResult& r) noexcept {
   const Batch rest = b.from(c.batch_done);
-  const std::size_t n = c.producer.stage_many(rest.data, rest.count, rest.size, kSlotInline,
-                                              rest.info);
+  const std::size_t n =
+      c.producer.stage_many(rest.data, rest.count, rest.size, kSlotInline, rest.info);
   if (n == 0) return false;
   c.producer.publish();
   c.batch_done += n;
@@ -110,12 +113,13 @@ void block(PublisherState& state, std::span<std::unique_ptr<PublisherConnection>
     if (c->batch_done < b.count) waiting.push_back(c.get());
   }
   if (waiting.empty()) return;
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(state.config.block_timeout_ms);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(state.config.block_timeout_ms);
   auto drop_at = [&](std::size_t i) {
     waiting[i] = waiting.back();
     waiting.pop_back();
   };
+  std::size_t waits = 0;
   while (!waiting.empty()) {
     bool moved = false;
     for (std::size_t i = 0; i < waiting.size();) {
@@ -127,18 +131,24 @@ void block(PublisherState& state, std::span<std::unique_ptr<PublisherConnection>
       }
     }
     if (waiting.empty() || moved) continue;
-    PublisherConnection& c = *waiting.front();
-    const auto left = std::max(deadline - std::chrono::steady_clock::now(),
-                               std::chrono::steady_clock::duration::zero());
+    // Each ring has its own space doorbell: with one queue waiting we sleep
+    // until it has room (or the deadline); with several, on each in turn
+    // for at most kBlockSlice, so that one stalled subscriber does not keep
+    // a live one from the rest of the batch.
+    const std::size_t turn = waits++ % waiting.size();
+    PublisherConnection& c = *waiting[turn];
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) break;
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
+    if (waiting.size() > 1) left = std::min<std::chrono::nanoseconds>(left, kBlockSlice);
     auto room = c.producer.wait_room(left, &c.abandoned);
-    if (room) continue;
-    if (room.error() == RingError::Timeout) break;
+    if (room || room.error() == RingError::Timeout) continue;
     // Its subscriber is gone (Abandoned) or the queue is broken: the rest
     // of the batch is refused there.
     const std::size_t rest = b.count - c.batch_done;
     c.producer.count_dropped(rest);
     r.dropped += as_count(rest);
-    drop_at(0);
+    drop_at(turn);
   }
   for (PublisherConnection* c : waiting) {
     const std::size_t rest = b.count - c->batch_done;
@@ -197,8 +207,7 @@ PublishResult PublisherPort::publish_many(const void* data, std::size_t count,
   // The lane (one queue, inline, no drop_oldest, no history): what fits
   // goes with one tail store; the rest, if any, by the policy below.
   if (lane_->producer != nullptr && lane_->guard->clear()) [[likely]] {
-    const std::size_t n =
-        lane_->producer->stage_many(bytes, count, size, kSlotInline, batch.info);
+    const std::size_t n = lane_->producer->stage_many(bytes, count, size, kSlotInline, batch.info);
     lane_->producer->publish();
     result.delivered = as_count(n);
     if (n == count) return result;

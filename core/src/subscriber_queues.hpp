@@ -19,7 +19,7 @@ inline bool plausible_size(const SubscriberState& state, std::uint64_t size) noe
 // (the publisher's old one) to be drained first. Clears the wait once that
 // queue is gone.
 inline bool must_wait(const std::vector<std::unique_ptr<SubscriberConnection>>& queues,
-               SubscriberConnection& q) noexcept {
+                      SubscriberConnection& q) noexcept {
   if (q.waits_for == 0) [[likely]]
     return false;
   for (const auto& other : queues) {

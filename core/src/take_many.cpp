@@ -66,8 +66,8 @@ bool take_from(SubscriberState& state, SubscriberConnection& q, Out& out) noexce
   if (q.consumer.mode() == RingMode::Spsc) {
     while (out.room() > 0) {
       const auto room = static_cast<std::uint32_t>(std::min<std::size_t>(out.room(), UINT32_MAX));
-      auto freed = q.consumer.consume_many(
-          room, [&](std::span<const std::byte> slot, std::uint32_t flags) {
+      auto freed =
+          q.consumer.consume_many(room, [&](std::span<const std::byte> slot, std::uint32_t flags) {
             keep(state, q, slot, flags, out);
           });
       if (!freed || *freed == 0) break;

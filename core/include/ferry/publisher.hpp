@@ -36,8 +36,7 @@ class Publisher {
   // empty span does nothing. Samples too large for a ring slot go one by one
   // through the pool. Never allocates or throws.
   PublishResult publish_many(std::span<const T> samples) noexcept
-    requires(!std::is_same_v<T, Bytes>)
-  {
+      requires(!std::is_same_v<T, Bytes>) {
     return port_->publish_many(samples.data(), samples.size(),
                                static_cast<std::uint32_t>(sizeof(T)));
   }

@@ -172,8 +172,8 @@ class RawSubscriber {
   // take_many for raw ports (Subscriber<T>::take_many): copies whole
   // samples of sample_size() bytes into `out`, as many as fit; waits up to
   // `timeout` for the first only. Returns how many samples (0 on a bytes topic).
-  std::size_t take_many(std::span<std::byte> out,
-                        std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
+  std::size_t take_many(std::span<std::byte> out, std::chrono::nanoseconds timeout =
+                                                      std::chrono::nanoseconds::zero()) noexcept {
     const std::size_t size = port_->sample_size();
     if (size == 0) return 0;
     return port_->take_many(out.data(), out.size() / size, static_cast<std::uint32_t>(size),

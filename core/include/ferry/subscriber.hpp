@@ -62,10 +62,8 @@ class Subscriber {
   // As take_many(out), but waits up to `timeout` for the first sample (only
   // for the first: then it takes what is there and returns).
   std::size_t take_many(std::span<T> out, std::chrono::nanoseconds timeout) noexcept
-    requires(!std::is_same_v<T, Bytes>)
-  {
-    return port_->take_many(out.data(), out.size(), static_cast<std::uint32_t>(sizeof(T)),
-                            timeout);
+      requires(!std::is_same_v<T, Bytes>) {
+    return port_->take_many(out.data(), out.size(), static_cast<std::uint32_t>(sizeof(T)), timeout);
   }
 
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
