@@ -23,7 +23,8 @@ struct ThroughputPlan {
   std::int64_t measure_ns = 0;  // then this long
   Wait wait = Wait::Spin;
   std::uint32_t receivers = 1;
-  std::uint64_t run = 0;  // index of this run (picks the topic slot)
+  std::uint32_t batch = 1;  // messages per batch where the transport has batches
+  std::uint64_t run = 0;    // index of this run (picks the topic slot)
   const PrivateDomain* domain = nullptr;
   // Every size of this invocation: a comparator sizes its daemon for all at once.
   std::span<const std::uint64_t> all_sizes;
@@ -44,8 +45,10 @@ class ThroughputTransport {
 // ferry: the copy path up to the inline limit, the loan path above.
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_throughput();
 // One path at every size, reported as `name`.
-[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput(std::string_view name = kFerryCopy);
-[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_loan_throughput(std::string_view name = kFerryLoan);
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput(
+    std::string_view name = kFerryCopy);
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_loan_throughput(
+    std::string_view name = kFerryLoan);
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_raw_ring_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_unix_socket_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_pipe_throughput();
