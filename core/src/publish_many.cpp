@@ -101,8 +101,8 @@ bool refill(PublisherConnection& c, const Batch& b, PublishResult& r) noexcept {
 
 // block: every queue takes what fits; then, against one deadline
 // (block_timeout_ms from the first full queue), whatever has room is
-// refilled and, when none has, we sleep on one full queue's space doorbell.
-// What a queue still lacks at the deadline is its timed_out.
+// refilled and, when none has, we sleep on a full queue's space doorbell
+// (see below). What a queue still lacks at the deadline is its timed_out.
 void block(PublisherState& state, std::span<std::unique_ptr<PublisherConnection>> queues,
            const Batch& b, PublishResult& r) noexcept {
   auto& waiting = state.full_queues();  // room for every queue, reserved off the hot path
