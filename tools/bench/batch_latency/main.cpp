@@ -25,8 +25,6 @@
 #include "ferry/bench/percentiles.hpp"
 #include "private_domain.hpp"
 
-namespace {
-
 struct Msg {
   std::uint64_t seq;
   std::uint64_t last;  // 1 on the burst's last sample
@@ -34,6 +32,8 @@ struct Msg {
 };
 FERRY_TYPE(Msg);
 static_assert(sizeof(Msg) == 64);
+
+namespace {
 
 constexpr std::size_t kBurst = 64;
 constexpr int kRounds = 20000;  // per kind and run
