@@ -46,11 +46,15 @@ std::vector<Seq> seqs(std::uint64_t publisher, std::uint64_t first, std::size_t 
   return v;
 }
 
-// Takes everything queued now (take_many until empty), as sequence numbers.
+// Takes everything queued (take_many until empty), as sequence numbers. The
+// first take waits: our node may learn of the publisher's queue after the
+// publisher did.
 std::vector<std::uint64_t> drain(ferry::Subscriber<Seq>& sub) {
   std::vector<std::uint64_t> got;
   std::array<Seq, 64> out{};
-  while (const std::size_t n = sub.take_many(out)) {
+  for (auto wait = std::chrono::nanoseconds(10s);; wait = {}) {
+    const std::size_t n = sub.take_many(out, wait);
+    if (n == 0) break;
     for (std::size_t i = 0; i < n; ++i) got.push_back(out[i].seq);
   }
   return got;
@@ -211,7 +215,7 @@ TEST_CASE("drop_oldest with a batch larger than the queue keeps the newest capac
     if (!published.wait(20s)) return int{kLost};
     // Single takes: the SampleInfo sequence of the kept ones is theirs.
     for (std::uint64_t i = 29; i < 45; ++i) {
-      auto s = subscriber.take();
+      auto s = subscriber.take(i == 29 ? std::chrono::nanoseconds(10s) : std::chrono::nanoseconds{});
       if (!s) return int{kLost};
       if ((*s)->seq != i || s->info().sequence != i || !intact(**s)) return int{kOrder};
     }

@@ -28,7 +28,7 @@ def test_publish_many_then_take_many_round_trip(domain):
     assert len(sub.take_many(8)) == 0 and sub.take_many(8).dtype == sub.dtype
     r = pub.publish_many(poses(pub.dtype, 0, 10))
     assert (r.delivered, r.dropped, r.overwritten, r.timed_out) == (10, 0, 0, 0)
-    got = sub.take_many(4)
+    got = sub.take_many(4, timeout=1.0)  # our node may learn of the queue after the publisher
     assert got.dtype == sub.dtype and list(got["stamp_ns"]) == [0, 1, 2, 3]
     rest = sub.take_many(100, timeout=1.0)
     assert list(rest["stamp_ns"]) == list(range(4, 10))
@@ -40,7 +40,7 @@ def test_drop_oldest_batch_larger_than_the_queue_keeps_the_newest(domain):
     _, pub, sub = ports()  # pose: capacity 16, drop_oldest
     r = pub.publish_many(poses(pub.dtype, 0, 40))
     assert (r.delivered, r.overwritten) == (40, 24)
-    assert list(sub.take_many(64)["stamp_ns"]) == list(range(24, 40))
+    assert list(sub.take_many(64, timeout=1.0)["stamp_ns"]) == list(range(24, 40))
 
 
 def test_empty_array_is_a_no_op_and_bad_input_raises(domain):
