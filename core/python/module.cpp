@@ -116,6 +116,9 @@ PYBIND11_MODULE(ferry, m) {
       .def("publish", &Publisher::publish, py::arg("sample"),
            "Publishes a dict (missing fields zero), a numpy record of the topic's dtype, or bytes "
            "(bytes topics). A bad value raises ferry.Error before anything is sent.")
+      .def("publish_many", &Publisher::publish_many, py::arg("records"),
+           "Publishes a numpy array of records of the topic's dtype, in order, with one index "
+           "store per queue; counts are samples x queues.")
       .def("loan", &Publisher::loan, py::arg("size") = py::none())
       .def_property_readonly("subscriber_count", &Publisher::subscriber_count)
       .def_property_readonly("topic", [](const Publisher& p) { return p.schema().topic; })
@@ -126,6 +129,9 @@ PYBIND11_MODULE(ferry, m) {
       .def("take", &Subscriber::take, py::arg("timeout") = py::none(),
            "The next sample, or None. Waits up to `timeout` seconds (with the GIL released); "
            "never blocks without one.")
+      .def("take_many", &Subscriber::take_many, py::arg("n"), py::arg("timeout") = py::none(),
+           "Up to n samples as a numpy structured array (a copy, possibly shorter, empty when "
+           "nothing came). Waits up to `timeout` seconds for the first only (GIL released).")
       .def_property_readonly("publisher_count", &Subscriber::publisher_count)
       .def_property_readonly("topic", [](const Subscriber& s) { return s.schema().topic; })
       .def_property_readonly("type_name", [](const Subscriber& s) { return s.schema().type_name; })

@@ -272,6 +272,34 @@ PublishResult Publisher::publish(py::handle value) {
       s.type != nullptr ? s.type->name : s.type_name, Py_TYPE(value.ptr())->tp_name));
 }
 
+PublishResult Publisher::publish_many(const py::handle& records) {
+  const TopicSchema& s = *schema_;
+  const InUse in_use(port_->busy, "publish_many()", s.topic);
+  if (s.bytes || s.dtype.is_none()) {
+    throw Error(
+        fmt::format("publish_many() on topic '{}': a bytes topic takes one payload at a "
+                    "time (publish())",
+                    s.topic));
+  }
+  static const py::handle ndarray = numpy_attr("ndarray");
+  if (!py::isinstance(records, ndarray)) {
+    throw Error(fmt::format(
+        "publish_many() on topic '{}' takes a numpy array of records of dtype {}, not {}", s.topic,
+        py::str(s.dtype).cast<std::string>(), Py_TYPE(records.ptr())->tp_name));
+  }
+  const py::array array = py::module_::import("numpy").attr("ascontiguousarray")(records);
+  if (!array.dtype().equal(py::reinterpret_borrow<py::dtype>(s.dtype))) {
+    throw Error(fmt::format(
+        "publish_many() on topic '{}' takes records of dtype {} (type {}), not of dtype {}",
+        s.topic, py::str(s.dtype).cast<std::string>(), s.type->name,
+        py::str(array.dtype()).cast<std::string>()));
+  }
+  const std::span<const std::byte> bytes(static_cast<const std::byte*>(array.data()),
+                                         static_cast<std::size_t>(array.size()) * s.size);
+  const py::gil_scoped_release unlocked;  // a `block` topic may wait for room
+  return checked(port_->port.publish_many(bytes));
+}
+
 Loan Publisher::loan(std::optional<std::size_t> size) {
   const TopicSchema& s = *schema_;
   const InUse in_use(port_->busy, "loan()", s.topic);
@@ -313,6 +341,29 @@ std::optional<Sample> Subscriber::take(std::optional<double> timeout) {
   }
   if (!sample) return std::nullopt;
   return Sample(std::move(*sample), schema_);
+}
+
+py::array Subscriber::take_many(std::size_t max, std::optional<double> timeout) {
+  const TopicSchema& s = *schema_;
+  const auto wait = to_timeout(timeout, "take_many()");
+  const InUse in_use(busy_, "take_many()", s.topic);
+  if (s.bytes || s.dtype.is_none()) {
+    throw Error(fmt::format(
+        "take_many() on topic '{}': a bytes topic is taken one sample at a time (take())",
+        s.topic));
+  }
+  py::array out(py::reinterpret_borrow<py::dtype>(s.dtype),
+                std::vector<py::ssize_t>{static_cast<py::ssize_t>(max)});
+  const std::span<std::byte> into(static_cast<std::byte*>(out.mutable_data()), max * s.size);
+  std::size_t n = 0;
+  if (wait.count() == 0) {
+    n = port_->take_many(into);
+  } else {
+    py::gil_scoped_release unlocked;  // `out` is ours alone until we return it
+    n = port_->take_many(into, wait);
+  }
+  if (n == max) return out;
+  return out[py::slice(0, static_cast<py::ssize_t>(n), 1)].cast<py::array>();
 }
 
 // --- WaitSet ---

@@ -116,6 +116,9 @@ class Publisher {
   Publisher(RawPublisher publisher, TopicSchema described);
 
   PublishResult publish(pybind11::handle value);
+  // A numpy array of N records of the topic's dtype, published in order
+  // (DESIGN 1.4a: counts are samples x queues).
+  PublishResult publish_many(const pybind11::handle& records);
   Loan loan(std::optional<std::size_t> size);
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->port.subscriber_count();
@@ -137,6 +140,9 @@ class Subscriber {
 
   // None when nothing came within `timeout` seconds (None or 0: never waits).
   std::optional<Sample> take(std::optional<double> timeout);
+  // Up to `max` samples as a numpy structured array (a copy; length 0 when
+  // none came within `timeout`, which waits for the first only).
+  pybind11::array take_many(std::size_t max, std::optional<double> timeout);
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
   [[nodiscard]] const TopicSchema& schema() const noexcept { return *schema_; }
   [[nodiscard]] RawSubscriber& port() noexcept { return *port_; }

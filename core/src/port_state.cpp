@@ -431,6 +431,7 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
   // Inline samples are copied into these buffers; pooled ones are read in
   // place (the buffer only receives the slot's reference).
   held_ = HeldSamples::create(held, inline_max, pool);
+  scratch.resize(inline_max);
   rebuild_lane();
 }
 

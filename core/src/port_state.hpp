@@ -147,6 +147,8 @@ struct PublisherConnection {
   // Raised by the serving thread when the subscriber is gone, to end a
   // block-policy push() waiting for room in its queue.
   std::atomic<bool> abandoned{false};
+  // publish_many (user's thread): samples of the current batch this queue took.
+  std::size_t batch_done = 0;
   // Who hands this queue the topic's history first (kHistory*).
   std::atomic<int> history_state{0};
 };
@@ -283,6 +285,9 @@ class SubscriberState final : public PortState {
   // Bytes a ring slot's payload can hold: the receive buffer's size.
   [[nodiscard]] std::uint32_t slot_bytes() const noexcept { return inline_max; }
   std::size_t next_ring = 0;  // round-robin start, user's thread
+  // take_many's landing place for an overwriting queue's slot (its length
+  // is checked only once copied out): slot_bytes(), made with the state.
+  std::vector<std::byte> scratch;
   [[nodiscard]] const TakeLane* lane() const noexcept { return &lane_; }
   // User's thread: the queue behind the lane (null while it has none).
   [[nodiscard]] SubscriberConnection* lane_queue() const noexcept { return lane_queue_; }

@@ -8,6 +8,7 @@
 #include "ferry/transport/doorbell.hpp"
 #include "node_runtime.hpp"
 #include "port_state.hpp"
+#include "subscriber_queues.hpp"
 #include "wait_set_core.hpp"
 
 namespace ferry::detail {
@@ -15,13 +16,6 @@ namespace ferry::detail {
 namespace {
 
 using transport::RingError;
-
-// A typed topic's samples are exactly its size; a bytes topic's at most its
-// max_size. Anything else came from a broken peer and is not handed out.
-bool plausible_size(const SubscriberState& state, std::uint64_t size) noexcept {
-  if (state.config.sample_size != 0) return size == state.config.sample_size;
-  return size <= state.config.max_size;
-}
 
 // A pooled slot: accept the reference the publisher's node gave us, and
 // find the sample in the pool (zero copy). False: the slot is dropped.
@@ -43,20 +37,6 @@ bool accept_pooled(SubscriberState& state, SubscriberConnection& q, const std::b
   out.data = payload->data();
   out.size = static_cast<std::uint32_t>(pooled.size);
   return true;
-}
-
-// After a daemon restart: whether q must wait for the queue it replaces
-// (the publisher's old one) to be drained first. Clears the wait once that
-// queue is gone.
-bool must_wait(const std::vector<std::unique_ptr<SubscriberConnection>>& queues,
-               SubscriberConnection& q) noexcept {
-  if (q.waits_for == 0) [[likely]]
-    return false;
-  for (const auto& other : queues) {
-    if (other->peer == q.waits_for) return true;
-  }
-  q.waits_for = 0;
-  return false;
 }
 
 // Pops the next sample, fairly, into `buffer` (inline) or the pool (pooled).
@@ -109,15 +89,6 @@ bool any_ready(SubscriberState& state) noexcept {
   for (const auto& q : state.connections()) {
     // Retired and previous-daemon queues go the long way (pop_next drops them).
     if (q->retired || q->old_epoch || q->consumer.ready()) return true;
-  }
-  return false;
-}
-
-bool any_data(SubscriberState& state) noexcept {
-  auto& queues = state.connections();
-  for (const auto& q : queues) {
-    if (q->consumer.has_data() && !must_wait(queues, *q)) return true;
-    if (q->old_epoch && q->consumer.finished()) return true;  // pop_next drops it
   }
   return false;
 }

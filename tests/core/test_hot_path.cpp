@@ -2,6 +2,7 @@
 // and malloc on the measuring thread is counted while it runs.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cstdlib>
 #include <new>
 
@@ -118,4 +119,53 @@ static void run_loop(const char* policy, bool loans = false) {
 TEST_CASE("publish, take and release allocate nothing (drop_oldest)") { run_loop("drop_oldest"); }
 TEST_CASE("publish, take and release allocate nothing (drop_new)") { run_loop("drop_new"); }
 TEST_CASE("publish, take and release allocate nothing (block)") { run_loop("block"); }
-TEST_CASE("loaned small samples: publish, take and release allocate nothing (block)") { run_loop("block", true); }
+TEST_CASE("loaned small samples: publish, take and release allocate nothing (block)") {
+  run_loop("block", true);
+}
+
+// Batches (publish_many / take_many) on every policy, with a pooled sample
+// (a loan) among them so that take_many copies one out of the pool too.
+static void run_batches(const char* policy) {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config(std::string("  - { name: t, type: Seq, capacity: 64, policy: ") +
+                                       policy + " }\n",
+                                   "pool:\n  - { chunk_size: 64B, count: 64 }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  auto pub = node.publisher<Seq>("t");
+  auto sub = node.subscriber<Seq>("t");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
+  std::array<Seq, 48> batch{};
+  std::array<Seq, 64> out{};
+  pub.publish_many(batch);  // warm up: picks up the matched queue
+  REQUIRE(sub.take_many(out) == batch.size());
+
+  std::uint64_t next = 0;
+  std::size_t bad = 0;
+  std::size_t counted = 0;
+  {
+    CountAllocations guard;
+    for (int round = 0; round < 2000; ++round) {
+      for (auto& s : batch) s = make_seq(0, next++);
+      if (pub.publish_many(batch).delivered != batch.size()) ++bad;
+      if (round % 16 == 0) {
+        auto loan = pub.loan();
+        if (!loan) break;
+        **loan = make_seq(0, next++);
+        if (pub.publish(std::move(*loan)).delivered != 1) ++bad;
+      }
+      std::size_t taken = 0;
+      while (const std::size_t n = sub.take_many(out)) taken += n;
+      if (taken != batch.size() + (round % 16 == 0 ? 1 : 0)) ++bad;
+    }
+    counted = allocations;
+  }
+  CHECK(counted == 0);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("publish_many and take_many allocate nothing (block)") { run_batches("block"); }
+TEST_CASE("publish_many and take_many allocate nothing (drop_new)") { run_batches("drop_new"); }
+TEST_CASE("publish_many and take_many allocate nothing (drop_oldest)") {
+  run_batches("drop_oldest");
+}

@@ -70,6 +70,23 @@ TEST_CASE("bench_throughput_reports_rates_of_every_transport_and_leaves_nothing"
   }
 }
 
+TEST_CASE("bench_throughput_batch_measures_ferry_and_raw_ring_in_batches_without_a_gap") {
+  // --batch N: publish_many / take_many (ferry), stage_many / consume_many
+  // (raw-ring); every sequence number is still checked, including those of
+  // the last, shorter batch that carries the stop message.
+  const auto lines = run_bench({"throughput", "--seconds", "0.3", "--repeat", "1", "--batch", "64",
+                                "--transports", "ferry,raw-ring", "--json"});
+  REQUIRE(lines.size() == 1);
+  const Json& line = lines[0];
+  CAPTURE(line.dump());
+  CHECK(line.at("batch") == 64);
+  CHECK(transports_of(line) == std::vector<std::string>{"ferry", "raw-ring"});
+  for (const auto& r : line.at("results")) {
+    CHECK(r.at("msgs_per_s").get<double>() > 0);
+    CHECK(r.at("sequence_errors") == 0);
+  }
+}
+
 TEST_CASE("bench_measures_ferry_copy_and_ferry_loan_on_request") {
   // ferry takes the copy path at 64 B and the loan path at 1 MiB; the two
   // variants measure one path at every size.
@@ -95,4 +112,7 @@ TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
   CHECK(r.err.find("carrier-pigeon") != std::string::npos);
   r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--subscribers", "0"});
   CHECK(r.exit_code == 2);
+  r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--batch", "0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--batch") != std::string::npos);
 }

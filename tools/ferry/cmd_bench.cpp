@@ -151,6 +151,7 @@ void add_bench_commands(CLI::App& app, Context& context) {
   auto tput = std::make_shared<CommonArgs>();
   auto seconds = std::make_shared<double>(1.0);
   auto subscribers = std::make_shared<std::uint32_t>(1);
+  auto batch = std::make_shared<std::uint32_t>(1);
   auto* throughput = bench->add_subcommand(
       "throughput",
       "Messages and bytes per second received, every sequence number checked, K subscribers");
@@ -158,13 +159,18 @@ void add_bench_commands(CLI::App& app, Context& context) {
   throughput->add_option("--seconds", *seconds, "Measured seconds per run")->capture_default_str();
   throughput->add_option("--subscribers", *subscribers, "Receivers (fan-out), each its own process")
       ->capture_default_str();
+  throughput
+      ->add_option("--batch", *batch,
+                   "Messages per publish_many / take_many (ferry up to 4 KiB, raw-ring); 1: singly")
+      ->capture_default_str();
   add_domain_option(*throughput, context, "")->group("");
-  throughput->callback([&context, tput, seconds, subscribers] {
+  throughput->callback([&context, tput, seconds, subscribers, batch] {
     run_verb(context, [&] {
       bench::ThroughputOptions o;
       fill_common(o, *tput);
       o.seconds = *seconds;
       o.subscribers = *subscribers;
+      o.batch = *batch;
       return bench::run_throughput(std::move(o), stdout);
     });
   });

@@ -217,6 +217,34 @@ std::expected<void, RingError> RingProducer::push_slow(std::span<const std::byte
   }
 }
 
+std::expected<void, RingError> RingProducer::wait_room(std::chrono::nanoseconds timeout,
+                                                       const std::atomic<bool>* give_up) noexcept {
+  for (std::uint32_t spin = 0;; ++spin) {
+    auto r = ensure_room();
+    if (r || r.error() != RingError::Full) {
+      spin_.paid_off();
+      return r;
+    }
+    if (spin >= spin_.budget()) break;
+    spin_wait_step();
+  }
+  spin_.wasted();
+  // SYNC: acquire, as in push_slow.
+  auto gave_up = [give_up] {
+    return give_up != nullptr && give_up->load(std::memory_order_acquire);
+  };
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    auto r = ensure_room();
+    if (r || r.error() != RingError::Full) return r;
+    if (gave_up()) return std::unexpected(RingError::Abandoned);
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return std::unexpected(RingError::Timeout);
+    doorbell_wait(
+        header_->space_bell, [&] { return has_room() || gave_up(); }, deadline - now);
+  }
+}
+
 // ---------------------------------------------------------------------------
 
 std::expected<RingConsumer, RingError> RingConsumer::attach(void* mem, std::size_t bytes,

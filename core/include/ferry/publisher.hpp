@@ -26,6 +26,20 @@ class Publisher {
     return port_->publish(&sample, static_cast<std::uint32_t>(sizeof(T)));
   }
 
+  // Publishes every sample of `samples`, in order (DESIGN 1.4a): the
+  // topic's policy applies per sample (block: what fits, then waits for room
+  // for the rest up to block_timeout_ms in total; drop_new: the first that
+  // fit; drop_oldest: the newest `capacity` stay), with one index store and
+  // at most one wake-up per queue and batch; a span larger than the
+  // capacity goes in pieces. Counts are samples x queues. Each sample gets
+  // its own sequence number; publish_time_ns is read once per batch. An
+  // empty span does nothing. Samples too large for a ring slot go one by one
+  // through the pool. Never allocates or throws.
+  PublishResult publish_many(std::span<const T> samples) noexcept
+      requires(!std::is_same_v<T, Bytes>) {
+    return port_->publish_many(samples.data(), samples.size(),
+                               static_cast<std::uint32_t>(sizeof(T)));
+  }
   // A sample to write in place in the shared pool, then publish() without a
   // copy. An exhausted pool or max_loans reached is an error value.
   std::expected<Loan<T>, ErrorCode> loan() noexcept requires(!std::is_same_v<T, Bytes>) {

@@ -101,6 +101,19 @@ class RawPublisher {
     if (sample.size() != sample_size_) return PublishResult{};
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
+  // publish_many for raw ports (Publisher<T>::publish_many): `samples` holds
+  // whole samples of sample_size() bytes, back to back. A bytes topic, or a
+  // length that is not a multiple of the sample size, is refused (TooLarge,
+  // nothing sent); an empty span does nothing.
+  PublishResult publish_many(std::span<const std::byte> samples) noexcept {
+    if (sample_size_ == 0 || samples.size() % sample_size_ != 0) {
+      PublishResult refused;
+      refused.error = ErrorCode::TooLarge;
+      return refused;
+    }
+    return port_->publish_many(samples.data(), samples.size() / sample_size_,
+                               static_cast<std::uint32_t>(sample_size_));
+  }
   // A chunk for a sample of `size` bytes: the topic's sample size, or up to
   // max_size() on a bytes topic (TooManyLoans, PoolExhausted, TooLarge).
   std::expected<RawLoan, ErrorCode> loan(std::size_t size) noexcept {
@@ -158,6 +171,16 @@ class RawSubscriber {
     return RawSample(
         port_->held(), taken.token,
         std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
+  }
+  // take_many for raw ports (Subscriber<T>::take_many): copies whole
+  // samples of sample_size() bytes into `out`, as many as fit; waits up to
+  // `timeout` for the first only. Returns how many samples (0 on a bytes topic).
+  std::size_t take_many(std::span<std::byte> out, std::chrono::nanoseconds timeout =
+                                                      std::chrono::nanoseconds::zero()) noexcept {
+    const std::size_t size = port_->sample_size();
+    if (size == 0) return 0;
+    return port_->take_many(out.data(), out.size() / size, static_cast<std::uint32_t>(size),
+                            timeout);
   }
   [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }

@@ -3,6 +3,7 @@
 #include <expected>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "ferry/detail/ports.hpp"
@@ -49,6 +50,20 @@ class Subscriber {
         break;
     }
     return std::optional<Sample<T>>();
+  }
+
+  // Copies up to out.size() queued samples into `out`, fairly from the
+  // publishers and in each one's order, with one index store per queue;
+  // never blocks. Returns how many it copied. It holds no sample, so
+  // max_held does not limit it; SampleInfo is not kept (take() gives it).
+  std::size_t take_many(std::span<T> out) noexcept requires(!std::is_same_v<T, Bytes>) {
+    return take_many(out, std::chrono::nanoseconds::zero());
+  }
+  // As take_many(out), but waits up to `timeout` for the first sample (only
+  // for the first: then it takes what is there and returns).
+  std::size_t take_many(std::span<T> out, std::chrono::nanoseconds timeout) noexcept
+      requires(!std::is_same_v<T, Bytes>) {
+    return port_->take_many(out.data(), out.size(), static_cast<std::uint32_t>(sizeof(T)), timeout);
   }
 
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }

@@ -179,6 +179,9 @@ void finalize(ThroughputOptions& o) {
   if (o.subscribers < 1 || o.subscribers > kMaxSubscribers) {
     throw UsageError(fmt::format("--subscribers must be between 1 and {}", kMaxSubscribers));
   }
+  if (o.batch < 1 || o.batch > kMaxBatch) {
+    throw UsageError(fmt::format("--batch must be between 1 and {}", kMaxBatch));
+  }
   finalize_common(o, 1 + o.subscribers);
 }
 

@@ -189,6 +189,7 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
                       {"seconds", table.seconds},
                       {"results", results},
                       {"subscribers", table.subscribers},
+                      {"batch", table.batch},
                       {"wait", std::string(to_string(s.wait))},
                       {"repeat", s.repeat},
                       {"cpus", s.cpus},
@@ -200,9 +201,11 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
   }
   header(out, s,
          fmt::format("ferry bench throughput: one publisher, {} subscriber{}, {} s per run, --wait {}, {} "
-                     "interleaved repeats (medians shown)",
+                     "interleaved repeats (medians shown){}",
                      table.subscribers, table.subscribers == 1 ? "" : "s", table.seconds, to_string(s.wait),
-                     s.repeat),
+                     s.repeat,
+                     table.batch == 1 ? std::string()
+                                      : fmt::format(", batches of {} (ferry, raw-ring)", table.batch)),
          cpu_roles(s.cpus, "publisher", "subscribers"));
   for (std::size_t i = 0; i < table.sizes.size(); ++i) {
     const auto& row = table.cells[i];

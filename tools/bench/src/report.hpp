@@ -61,6 +61,7 @@ struct ThroughputTable {
   std::vector<std::uint64_t> sizes;
   double seconds = 0;
   std::uint32_t subscribers = 1;
+  std::uint32_t batch = 1;                         // --batch
   std::vector<std::vector<ThroughputCell>> cells;  // [size][transport]
 };
 

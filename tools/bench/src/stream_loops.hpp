@@ -3,10 +3,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "ferry/bench/clock.hpp"
 #include "latency_transport.hpp"  // kStopSeq, kPeerTimeoutNs
 #include "run_control.hpp"
+#include "seq.hpp"
 #include "throughput_transport.hpp"
 
 namespace ferry::bench {
@@ -81,5 +84,53 @@ bool receive_loop(const ThroughputPlan& plan, RunControl& control, std::uint32_t
   if (out.ok == 0) report_error(control, "a receiver got no message to count");
   return out.ok != 0;
 }
+
+// The sender's side of batches: send_one(seq) of send_loop writes message
+// `seq` into the next slot of a batch of plan.batch messages and calls
+// flush(first, count) once the batch is full or the stop message is in it.
+// `write(slot, seq)` fills one message's bytes.
+class BatchWriter {
+ public:
+  BatchWriter(std::uint64_t size, std::uint32_t batch)
+      : size_(size), batch_(batch), bytes_(size * batch, std::byte{0x5a}) {}
+  template <class Write, class Flush>
+  bool add(std::uint64_t seq, Write&& write, Flush&& flush) {
+    write(bytes_.data() + filled_ * size_, seq);
+    if (++filled_ < batch_ && seq != kStopSeq) return true;
+    const std::uint32_t n = filled_;
+    filled_ = 0;
+    return flush(std::span<const std::byte>(bytes_.data(), n * size_), n);
+  }
+
+ private:
+  std::uint64_t size_;
+  std::uint32_t batch_;
+  std::vector<std::byte> bytes_;
+  std::uint32_t filled_ = 0;
+};
+
+// The receiver's side: hands out one message at a time (for receive_loop)
+// from batches that refill(buffer, max) takes, returning how many
+// messages it copied (0: none came; it reported why).
+class BatchReader {
+ public:
+  BatchReader(std::uint64_t size, std::uint32_t batch) : size_(size), bytes_(size * batch) {}
+  template <class Refill>
+  bool next(std::uint64_t& seq, Refill&& refill) {
+    if (at_ == count_) {
+      at_ = 0;
+      count_ = refill(std::span<std::byte>(bytes_), bytes_.size() / size_);
+      if (count_ == 0) return false;
+    }
+    seq = read_seq(bytes_.data() + at_++ * size_);
+    return true;
+  }
+
+ private:
+  std::uint64_t size_;
+  std::vector<std::byte> bytes_;
+  std::size_t at_ = 0;
+  std::size_t count_ = 0;
+};
 
 }  // namespace ferry::bench

@@ -64,6 +64,7 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   table.sizes = o.sizes;
   table.seconds = o.seconds;
   table.subscribers = o.subscribers;
+  table.batch = o.batch;
   table.cells.assign(o.sizes.size(), std::vector<ThroughputCell>(transports.size()));
 
   const auto measure_ns = static_cast<std::int64_t>(o.seconds * 1e9);
@@ -89,6 +90,7 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
         plan.measure_ns = measure_ns;
         plan.wait = o.wait;
         plan.receivers = o.subscribers;
+        plan.batch = o.batch;
         plan.run = run++;
         plan.domain = &domain;
         plan.all_sizes = o.sizes;

@@ -51,7 +51,7 @@ class RawRingThroughput final : public ThroughputTransport {
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format(
         "the transport ring alone, one per receiver, {}: up to {} B copied into the slot, larger as a reference "
-        "to a shared buffer",
+        "to a shared buffer; with --batch N (inline), stage_many + one publish / consume_many of N",
         wait == Wait::Spin ? "polled" : "futex waits", kRawInlineMax);
   }
 
@@ -74,6 +74,7 @@ class RawRingThroughput final : public ThroughputTransport {
       rings.push_back(std::move(*p));
     }
     const bool inline_msg = raw_inline(plan.size);
+    if (inline_msg && plan.batch > 1) return send_batches(plan, control, rings);
     std::vector<std::byte> msg(inline_msg ? plan.size : sizeof(RawRef), std::byte{0x5a});
     const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
       if (inline_msg) {
@@ -101,6 +102,7 @@ class RawRingThroughput final : public ThroughputTransport {
       return 2;
     }
     if (plan.wait == Wait::Sleep) ring->set_spin_limit(0);
+    if (raw_inline(plan.size) && plan.batch > 1) return receive_batches(plan, control, index, *ring);
     std::vector<std::byte> buf(ring->max_message_size());
     const bool ok = raw_inline(plan.size)
                         ? receive_loop(plan, control, index,
@@ -134,6 +136,80 @@ class RawRingThroughput final : public ThroughputTransport {
   }
 
  private:
+  // --batch N (inline sizes): stage_many + one publish() per ring and batch,
+  // then waiting for room for what did not fit, as ferry's block policy.
+  static int send_batches(const ThroughputPlan& plan, RunControl& control,
+                          std::vector<RingProducer>& rings) {
+    BatchWriter batch(plan.size, plan.batch);
+    const auto size = static_cast<std::uint32_t>(plan.size);
+    const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
+      return batch.add(
+          seq, [](std::byte* slot, std::uint64_t s) { write_seq(slot, s); },
+          [&](std::span<const std::byte> bytes, std::uint32_t n) {
+            for (auto& ring : rings) {
+              std::size_t done = 0;
+              while (done < n) {
+                const std::size_t k =
+                    ring.stage_many(bytes.data() + done * size, n - done, size, 0, {});
+                if (k > 0) {
+                  ring.publish();
+                  done += k;
+                  continue;
+                }
+                std::expected<void, RingError> room;
+                if (plan.wait == Wait::Sleep) {
+                  room = ring.wait_room(std::chrono::nanoseconds(kPeerTimeoutNs));
+                } else {
+                  (void)spin_until([&] { return ring.has_room(); }, kPeerTimeoutNs);
+                  room = ring.has_room() ? std::expected<void, RingError>()
+                                         : std::unexpected(RingError::Timeout);
+                }
+                if (!room) {
+                  report_error(control, fmt::format("raw-ring sender: {}",
+                                                    transport::to_string(room.error())));
+                  return false;
+                }
+              }
+            }
+            return true;
+          });
+    });
+    return ok ? 0 : 3;
+  }
+  // consume_many of up to N (one head store), polled or after a doorbell wait.
+  static int receive_batches(const ThroughputPlan& plan, RunControl& control, std::uint32_t index,
+                             RingConsumer& ring) {
+    BatchReader reader(plan.size, plan.batch);
+    auto refill = [&](std::span<std::byte> out, std::size_t max) -> std::size_t {
+      std::size_t got = 0;
+      auto take = [&] {
+        auto n = ring.consume_many(
+            static_cast<std::uint32_t>(max), [&](std::span<const std::byte> m, std::uint32_t) {
+              if (m.size() == plan.size)
+                std::memcpy(out.data() + got++ * plan.size, m.data(), m.size());
+            });
+        return n && *n != 0;
+      };
+      if (plan.wait == Wait::Sleep) {
+        const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
+        while (!take()) {
+          const std::int64_t left = deadline - now_ns();
+          if (left <= 0) break;
+          (void)transport::doorbell_wait(
+              ring.data_doorbell(), [&] { return ring.has_data(); },
+              std::chrono::nanoseconds(left));
+        }
+      } else {
+        (void)spin_until(take, kPeerTimeoutNs);
+      }
+      if (got == 0) report_error(control, "raw-ring receiver: no message within the peer timeout");
+      return got;
+    };
+    const bool ok = receive_loop(plan, control, index,
+                                 [&](std::uint64_t& seq) { return reader.next(seq, refill); });
+    return ok ? 0 : 3;
+  }
+
   std::optional<RawRingArea> area_;
   std::uint32_t buffers_ = 0;
 };

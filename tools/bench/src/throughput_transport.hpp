@@ -23,7 +23,8 @@ struct ThroughputPlan {
   std::int64_t measure_ns = 0;  // then this long
   Wait wait = Wait::Spin;
   std::uint32_t receivers = 1;
-  std::uint64_t run = 0;  // index of this run (picks the topic slot)
+  std::uint32_t batch = 1;  // messages per batch where the transport has batches
+  std::uint64_t run = 0;    // index of this run (picks the topic slot)
   const PrivateDomain* domain = nullptr;
   // Every size of this invocation: a comparator sizes its daemon for all at once.
   std::span<const std::uint64_t> all_sizes;

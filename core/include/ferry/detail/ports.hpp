@@ -54,6 +54,13 @@ class PublisherPort {
     }
     return publish_general(data, size, info);
   }
+  // Publishes `count` samples of `size` bytes each, back to back at `data`,
+  // in order (DESIGN 1.4a): the topic's policy per sample, one tail store
+  // and at most one wake-up per queue and batch where they fit a slot;
+  // larger samples go one by one through the pool. Counts are samples x
+  // queues. Sequences are one per sample; publish_time_ns is read once per
+  // batch. count == 0: nothing happens.
+  PublishResult publish_many(const void* data, std::size_t count, std::uint32_t size) noexcept;
   // A chunk of at least `size` bytes (TooManyLoans, PoolExhausted, TooLarge).
   std::expected<LoanedChunk, ErrorCode> loan(std::size_t size) noexcept;
   // Sends the first `size` bytes of a loaned chunk without copying; the
@@ -124,6 +131,12 @@ class SubscriberPort {
     }
     return take_general(out, error, timeout);
   }
+  // Copies up to `max` samples of `size` bytes (the topic's sample size)
+  // into `out`, fairly from the queues as take() does, each queue's run
+  // with one head store; waits up to `timeout` for the first one only.
+  // Returns how many it copied (0: none, or the node was declared dead).
+  std::size_t take_many(void* out, std::size_t max, std::uint32_t size,
+                        std::chrono::nanoseconds timeout) noexcept;
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;

@@ -307,6 +307,55 @@ class RingProducer {
     doorbell_notify(*data_bell_);  // the fence in there orders the tail store before `sleeping`
     return n;
   }
+  // Batch of samples of one size (`count` of `size` bytes each, back to
+  // back at `data`): stages as many as there is room for, in order, the
+  // k-th with meta.sequence + k (the rest of `meta` is the batch's). Re-reads
+  // head at most once. publish() then sends them with one tail store.
+  // Returns how many it staged: 0 when full, too large or corrupt.
+  [[nodiscard]] FERRY_HOT std::size_t stage_many(const std::byte* data, std::size_t count,
+                                                 std::uint32_t size, std::uint32_t flags,
+                                                 SlotMeta meta) noexcept {
+    if (size > payload_max_ || count == 0) return 0;
+    std::uint32_t used = next_ - cached_head_;
+    if (capacity_ - used < count) {
+      // SYNC: acquire, pairs with the consumer's release store (or CAS) of
+      // head: its reads of the slots it freed happen before we reuse them.
+      cached_head_ = header_->consumer.head.load(std::memory_order_acquire);
+      used = next_ - cached_head_;
+      if (used > capacity_) return 0;  // corrupt: try_push reports it
+      note_backlog(used);
+    }
+    const std::size_t n = std::min<std::size_t>(count, capacity_ - used);
+    claimed_ = false;  // as stage(): a pending claim() shares these slots
+    for (std::size_t k = 0; k < n; ++k) {
+      write_slot(next_, std::span(data + k * size, size), flags, meta);
+      ++meta.sequence;
+      ++next_;
+    }
+    return n;
+  }
+
+  // Overwrite mode, batch (samples as stage_many's): publishes them with
+  // ONE tail store, keeping the newest `capacity`, as `count` calls of
+  // try_push_overwrite would leave the ring: the oldest queued messages
+  // that must go are discarded with one CAS of head (on_discard for each,
+  // as try_push_overwrite), and when count > capacity the batch's first
+  // count - capacity samples are never written (each would have been
+  // overwritten by a later one of the same batch). Returns how many
+  // messages were overwritten in that per-sample sense (discarded plus
+  // skipped); the ring's overwritten counter counts the same.
+  template <class OnDiscard>
+  [[nodiscard]] std::expected<std::size_t, RingError> try_push_overwrite_many(
+      const std::byte* data, std::size_t count, std::uint32_t size, std::uint32_t flags,
+      SlotMeta meta, OnDiscard&& on_discard) noexcept;
+
+  // Waits until a push would find room: spins (as push()), then sleeps on
+  // the space doorbell, at most `timeout` from the moment it decides to
+  // sleep. Timeout is not counted (the caller knows how many messages it
+  // gives up); Abandoned when `give_up` is raised; CorruptIndices.
+  [[nodiscard]] std::expected<void, RingError> wait_room(
+      std::chrono::nanoseconds timeout, const std::atomic<bool>* give_up = nullptr) noexcept;
+
   // stage()s as many of `msgs` as fit, in order (stopping at the first that
   // is full or too large), then publish(). Returns how many were pushed; an
   // error only when none was.
@@ -545,6 +594,55 @@ class RingConsumer {
     length = hdr.length;
     flags = hdr.flags;
     return true;
+  }
+
+  // Batch (Spsc): takes up to `max` messages with ONE head store and at most
+  // one wake-up of a producer waiting for room. visit(payload, flags) sees
+  // each one whose length is possible, in order, and must copy what it
+  // keeps (the slot is reused once this returns); a slot with an impossible
+  // length is skipped and counted as corrupt, as try_pop does. Returns how
+  // many slots it freed (0: empty); CorruptIndices as try_pop; WrongMode in
+  // overwrite mode (take those one by one: each needs its own CAS).
+  template <class Visit>
+  [[nodiscard]] std::expected<std::uint32_t, RingError> consume_many(std::uint32_t max,
+                                                                     Visit&& visit) noexcept {
+    if (mode_ != RingMode::Spsc) return std::unexpected(RingError::WrongMode);
+    front_valid_ = false;  // as try_pop: a front() view is gone
+    const std::uint32_t h = head_;
+    if (h == cached_tail_) {
+      // SYNC: acquire, pairs with the producer's release store of tail in
+      // publish(): the slots before it are fully written.
+      const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
+      if (t == h) return 0;
+      if (t - h > capacity_) return std::unexpected(RingError::CorruptIndices);
+      cached_tail_ = t;
+      note_backlog(t - h);
+    }
+    const std::uint32_t n = std::min(cached_tail_ - h, max);
+    if (n == 0) return 0;
+    std::uint32_t taken = 0;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      const std::byte* slot = slot_at(h + k);
+      // Read ONCE, as in next_slot(): the producer may rewrite it.
+      const ring_layout::SlotHeader hdr = detail::unpack_header(detail::load_word(slot));
+      if (hdr.length > payload_max_) [[unlikely]] {
+        count_corrupt();
+        continue;
+      }
+      visit(std::span<const std::byte>(slot + ring_layout::kSlotHeaderBytes, hdr.length),
+            hdr.flags);
+      ++taken;
+    }
+    popped_ += taken;
+    // SYNC: relaxed; single-writer counter, read by read_ring_stats.
+    header_->consumer.popped.store(popped_, std::memory_order_relaxed);
+    head_ = h + n;
+    // SYNC: release, pairs with the producer's acquire load of head
+    // (ensure_room/has_room/stage_many): our reads of these slots happen
+    // before their reuse.
+    header_->consumer.head.store(head_, std::memory_order_release);
+    doorbell_notify(header_->space_bell);  // its fence orders the head store before `sleeping`
+    return n;
   }
 
   // Like try_pop, but waits for a message: spins, then sleeps on the data
@@ -787,6 +885,73 @@ std::expected<PushOutcome, RingError> RingProducer::try_push_overwrite(
   ++next_;
   publish();
   return outcome;
+}
+
+template <class OnDiscard>
+std::expected<std::size_t, RingError> RingProducer::try_push_overwrite_many(
+    const std::byte* data, std::size_t count, std::uint32_t size, std::uint32_t flags,
+    SlotMeta meta, OnDiscard&& on_discard) noexcept {
+  if (mode_ != RingMode::Overwrite) return std::unexpected(RingError::WrongMode);
+  if (size > payload_max_) return std::unexpected(RingError::TooLarge);
+  if (count == 0) return 0;
+  publish();  // nothing may stay staged: the discard below assumes next_ == tail_
+  claimed_ = false;
+  const std::size_t skipped = count > capacity_ ? count - capacity_ : 0;
+  const auto written = static_cast<std::uint32_t>(count - skipped);
+  const std::uint32_t t = next_;
+  std::uint32_t discarded = 0;
+  if (t - cached_head_ > capacity_ - written) {
+    // SYNC: acquire, pairs with the consumer's acq_rel CAS of head: its copy
+    // of the slots it took happens before we reuse them.
+    std::uint32_t h = header_->consumer.head.load(std::memory_order_acquire);
+    while (true) {
+      const std::uint32_t used = t - h;
+      if (used > capacity_) return std::unexpected(RingError::CorruptIndices);
+      note_backlog(used);
+      if (used <= capacity_ - written) {
+        cached_head_ = h;  // the consumer made room meanwhile
+        break;
+      }
+      const std::uint32_t need = used - (capacity_ - written);
+      // Discard the `need` oldest at once, by the CAS the consumer uses to
+      // take one. SYNC: acq_rel on success (the slots are ours; pairs with
+      // the consumer's failed CAS / acquire loads of head); acquire on
+      // failure, pairs with the consumer's successful acq_rel CAS: its copy
+      // happened before our rewrite (as in try_push_overwrite).
+      if (header_->consumer.head.compare_exchange_strong(h, h + need, std::memory_order_acq_rel,
+                                                         std::memory_order_acquire)) {
+        // SYNC: release fence, pairs with the acquire fence in
+        // RingConsumer::try_pop_overwrite before it re-reads head.
+        std::atomic_thread_fence(std::memory_order_release);
+        for (std::uint32_t k = 0; k < need; ++k) {
+          const std::byte* slot = slot_at(h + k);
+          // Our own earlier writes: no race (the consumer only reads slots).
+          const ring_layout::SlotHeader old = detail::unpack_header(detail::load_word(slot));
+          const std::size_t old_length = old.length <= payload_max_ ? old.length : 0;
+          on_discard(std::span<const std::byte>(slot + ring_layout::kSlotHeaderBytes, old_length),
+                     old.flags);
+        }
+        discarded = need;
+        cached_head_ = h + need;
+        break;
+      }
+      // The consumer took some first (h holds the new head): look again.
+    }
+  }
+  meta.sequence += skipped;
+  for (std::uint32_t k = 0; k < written; ++k) {
+    write_slot(next_, std::span(data + (skipped + k) * size, size), flags, meta);
+    ++meta.sequence;
+    ++next_;
+  }
+  const std::size_t overwritten = discarded + skipped;
+  if (overwritten != 0) {
+    overwritten_ += overwritten;
+    // SYNC: relaxed; single-writer counter, read by read_ring_stats.
+    header_->producer.overwritten.store(overwritten_, std::memory_order_relaxed);
+  }
+  publish();
+  return overwritten;
 }
 
 }  // namespace ferry::transport

@@ -66,7 +66,11 @@ struct LatencyOptions : CommonOptions {
 struct ThroughputOptions : CommonOptions {
   double seconds = 1.0;           // measured time per run
   std::uint32_t subscribers = 1;  // receivers (fan-out), each its own process
+  // Messages per publish_many / take_many for the transports that batch
+  // (ferry's copy path, raw-ring); 1: one at a time.
+  std::uint32_t batch = 1;
 };
+inline constexpr std::uint32_t kMaxBatch = 4096;
 
 inline constexpr std::uint64_t kMinSize = 8;             // the sequence number
 inline constexpr std::uint64_t kMaxSize = 256ull << 20;  // 256 MiB

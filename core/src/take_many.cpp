@@ -1,0 +1,146 @@
+// take_many (DESIGN 1.4a): copies up to N samples out of the queues, fairly
+// (round-robin, as take()), each queue's run with one head store and at
+// most one wake-up of its publisher. It holds nothing: pooled samples are
+// copied out of their chunk and the chunk released at once, so max_held
+// does not limit it. SampleInfo is not returned (the caller asked for Ts).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <span>
+
+#include "ferry/detail/ports.hpp"
+#include "ferry/transport/doorbell.hpp"
+#include "node_runtime.hpp"
+#include "port_state.hpp"
+#include "subscriber_queues.hpp"
+
+namespace ferry::detail {
+
+namespace {
+
+using transport::RingError;
+using transport::RingMode;
+
+// Where the samples go: `max` of `size` bytes; `got` so far.
+struct Out {
+  std::byte* data = nullptr;
+  std::size_t max = 0;
+  std::uint32_t size = 0;
+  std::size_t got = 0;
+  [[nodiscard]] std::byte* next() const noexcept { return data + got * size; }
+  [[nodiscard]] std::size_t room() const noexcept { return max - got; }
+};
+
+// A pooled slot (a loan published on this topic): accept the reference,
+// copy the sample out of the chunk, let the chunk go. False: dropped.
+bool copy_pooled(SubscriberState& state, const SubscriberConnection& q,
+                 std::span<const std::byte> slot, std::byte* to, std::uint32_t size) noexcept {
+  if (slot.size() != sizeof(PooledSlot)) return false;
+  PooledSlot pooled;
+  std::memcpy(&pooled, slot.data(), sizeof pooled);
+  const auto ref = transport::ChunkRef::unpack(pooled.ref);
+  auto& pool = state.pool->pool;
+  if (!pool.accept(ref, state.pool->owner, q.peer_owner)) return false;  // counted by the pool
+  const auto payload = pool.resolve(ref);
+  const bool ok = payload && pooled.size == size && pooled.size <= payload->size();
+  if (ok) std::memcpy(to, payload->data(), size);
+  (void)pool.release(ref, state.pool->owner);
+  return ok;
+}
+
+// One slot's bytes into `out`, when they are a plausible sample.
+void keep(SubscriberState& state, const SubscriberConnection& q, std::span<const std::byte> slot,
+          std::uint32_t flags, Out& out) noexcept {
+  if (flags == kSlotInline) {
+    if (slot.size() != out.size) return;  // a broken peer's: dropped, as take() does
+    std::memcpy(out.next(), slot.data(), out.size);
+    ++out.got;
+  } else if (flags == kSlotPooled && copy_pooled(state, q, slot, out.next(), out.size)) {
+    ++out.got;
+  }
+}
+
+// Takes what q has, up to out.room(). True when q was empty.
+bool take_from(SubscriberState& state, SubscriberConnection& q, Out& out) noexcept {
+  const std::size_t before = out.got;
+  if (q.consumer.mode() == RingMode::Spsc) {
+    while (out.room() > 0) {
+      const auto room = static_cast<std::uint32_t>(std::min<std::size_t>(out.room(), UINT32_MAX));
+      auto freed =
+          q.consumer.consume_many(room, [&](std::span<const std::byte> slot, std::uint32_t flags) {
+            keep(state, q, slot, flags, out);
+          });
+      if (!freed || *freed == 0) break;
+    }
+  } else {
+    // Overwrite mode: each slot is claimed by its own CAS (the producer may
+    // discard it under us), so one by one.
+    const std::span<std::byte> scratch(state.scratch);
+    while (out.room() > 0) {
+      std::uint32_t flags = 0;
+      auto popped = q.consumer.try_pop(scratch, &flags);
+      if (!popped) {
+        if (popped.error() == RingError::CorruptSlot) continue;  // skipped and counted
+        break;
+      }
+      keep(state, q, scratch.first(*popped), flags, out);
+    }
+  }
+  return out.got == before;
+}
+
+// One round over the queues from the round-robin start, until `out` is
+// full; the next call starts after the last queue that gave something.
+void take_round(SubscriberState& state, Out& out) noexcept {
+  auto& queues = state.connections();
+  const std::size_t n = queues.size();
+  bool retired_empty = false;
+  std::size_t index = state.next_ring < n ? state.next_ring : 0;
+  for (std::size_t i = 0; i < n && out.room() > 0; ++i, index = index + 1 < n ? index + 1 : 0) {
+    SubscriberConnection& q = *queues[index];
+    if (must_wait(queues, q)) continue;
+    if (!take_from(state, q, out)) {
+      state.next_ring = index + 1;
+      continue;
+    }
+    if (q.retired) {
+      retired_empty = true;
+    } else if (q.old_epoch && q.consumer.finished()) [[unlikely]] {
+      q.retired = true;  // the publisher switched to its new queue
+      retired_empty = true;
+    }
+  }
+  if (retired_empty) state.drop_drained();
+}
+
+}  // namespace
+
+std::size_t SubscriberPort::take_many(void* out_data, std::size_t max, std::uint32_t size,
+                                      std::chrono::nanoseconds timeout) noexcept {
+  SubscriberState& state = *state_;
+  Out out{static_cast<std::byte*>(out_data), max, size, 0};
+  if (max == 0 || size != state.config.sample_size) return 0;
+  state.connections();  // one acquire load: applies changes, sees a death sentence
+  if (state.dead_seen) [[unlikely]]
+    return 0;
+  take_round(state, out);
+  if (out.got > 0 || timeout.count() <= 0) return out.got;
+  for (std::uint32_t spin = 0; spin < take_spin_ && out.got == 0; ++spin) {
+    transport::cpu_relax();
+    if (any_data(state)) take_round(state, out);
+  }
+  if (out.got > 0) return out.got;
+  // The clock is read only now that we are about to sleep.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out.got == 0 && !state.dead_seen) {
+    const auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) break;
+    // One doorbell for all our queues: any publisher's push wakes us.
+    transport::doorbell_wait(
+        state.doorbell(), [&] { return any_data(state); }, left);
+    take_round(state, out);
+  }
+  return out.got;
+}
+
+}  // namespace ferry::detail

@@ -1,0 +1,90 @@
+"""publish_many(numpy records) and take_many(n): batches from Python (DESIGN 1.4a)."""
+
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ferry
+from conftest import FRAME_TYPE, finish, ports, read_line, wait_until
+
+BLOCK_TOPICS = """topics:
+  - { name: stream, type: Pose, capacity: 16, policy: block, block_timeout_ms: 5000 }
+  - { name: text, type: bytes, max_size: 4KiB }
+"""
+
+
+def poses(dtype, first, n):
+    records = np.zeros(n, dtype=dtype)
+    records["stamp_ns"] = np.arange(first, first + n)
+    records["x"] = records["stamp_ns"] * 0.5
+    records["frame"] = b"batch"
+    return records
+
+
+def test_publish_many_then_take_many_round_trip(domain):
+    _, pub, sub = ports()
+    assert len(sub.take_many(8)) == 0 and sub.take_many(8).dtype == sub.dtype
+    r = pub.publish_many(poses(pub.dtype, 0, 10))
+    assert (r.delivered, r.dropped, r.overwritten, r.timed_out) == (10, 0, 0, 0)
+    got = sub.take_many(4, timeout=1.0)  # our node may learn of the queue after the publisher
+    assert got.dtype == sub.dtype and list(got["stamp_ns"]) == [0, 1, 2, 3]
+    rest = sub.take_many(100, timeout=1.0)
+    assert list(rest["stamp_ns"]) == list(range(4, 10))
+    assert list(rest["x"]) == [i * 0.5 for i in range(4, 10)] and rest["frame"][0] == b"batch"
+    assert len(sub.take_many(100)) == 0
+
+
+def test_drop_oldest_batch_larger_than_the_queue_keeps_the_newest(domain):
+    _, pub, sub = ports()  # pose: capacity 16, drop_oldest
+    r = pub.publish_many(poses(pub.dtype, 0, 40))
+    assert (r.delivered, r.overwritten) == (40, 24)
+    assert list(sub.take_many(64, timeout=1.0)["stamp_ns"]) == list(range(24, 40))
+
+
+def test_empty_array_is_a_no_op_and_bad_input_raises(domain):
+    _, pub, sub = ports()
+    r = pub.publish_many(np.zeros(0, dtype=pub.dtype))
+    assert (r.delivered, r.dropped) == (0, 0)
+    with pytest.raises(ferry.Error, match="records of dtype"):
+        pub.publish_many(np.zeros(3, dtype=[("x", "f8")]))
+    with pytest.raises(ferry.Error, match="numpy array of records"):
+        pub.publish_many([{"x": 1.0}])
+    text_pub = ferry.Node("py-text").publisher("text")
+    with pytest.raises(ferry.Error, match="bytes topic"):
+        text_pub.publish_many(np.zeros(2, dtype="u1"))
+    assert sub.take() is None
+
+
+def test_batches_from_another_process_arrive_in_order(bare_domain):
+    bare_domain.start("types:\n" + FRAME_TYPE + BLOCK_TOPICS)
+    node = ferry.Node("py-reader")
+    sub = node.subscriber("stream")
+    child = bare_domain.spawn([sys.executable, "-c", textwrap.dedent("""
+        import sys, time
+        import numpy as np
+        import ferry
+        pub = ferry.Node("py-writer").publisher("stream")
+        while pub.subscriber_count < 1:
+            time.sleep(0.005)
+        sent = 0
+        for n in [1, 7, 100, 16, 3, 250, 123]:
+            records = np.zeros(n, dtype=pub.dtype)
+            records["stamp_ns"] = np.arange(sent, sent + n)
+            r = pub.publish_many(records)
+            assert (r.delivered, r.timed_out) == (n, 0), r
+            sent += n
+        print(sent, flush=True)
+        sys.stdin.read()
+    """)])
+    total = 500
+    got = []
+    while len(got) < total:
+        batch = sub.take_many(37, timeout=5.0)
+        assert len(batch) > 0, "nothing within 5 s"
+        got.extend(int(s) for s in batch["stamp_ns"])
+    assert got == list(range(total))
+    assert read_line(child) == str(total)
+    finish(child)
+    assert wait_until(lambda: len(sub.take_many(8)) == 0)
