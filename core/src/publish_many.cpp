@@ -202,7 +202,7 @@ PublishResult PublisherPort::publish_many(const void* data, std::size_t count,
     for (std::size_t k = 0; k < count; ++k) add(result, publish(bytes + k * size, size));
     return result;
   }
-  Batch batch{bytes, count, size, SampleInfo{next_sequence_, publisher_id_, realtime_ns()}};
+  Batch batch{bytes, count, size, SampleInfo{next_sequence_, publisher_id_, publish_time_ns()}};
   next_sequence_ += count;
   // The lane (one queue, inline, no drop_oldest, no history): what fits
   // goes with one tail store; the rest, if any, by the policy below.
