@@ -307,12 +307,17 @@ void NodeRuntime::serve() {
       std::lock_guard lock(mutex_);
       if (!dead_reason_.empty()) return;  // declared dead: ferryd closes our socket
     }
-    auto received = session_.client.socket().recv(buffer, poll);
+    // Waiting first, then receiving without a wait: a quiet period (the
+    // steady state) is `false` here, not an error whose sentence would be
+    // built, and allocated, every poll.
+    const auto readable = session_.client.socket().wait_readable(poll);
+    if (readable && !*readable) {
+      check_old_peers();
+      continue;
+    }
+    auto received = session_.client.socket().recv(buffer);
     if (!received) {
-      if (received.error().code == discovery::SocketErrorCode::timeout) {
-        check_old_peers();
-        continue;
-      }
+      if (received.error().code == discovery::SocketErrorCode::timeout) continue;  // spurious
       // Our own destructor's shutdown() woke us: not a lost daemon.
       // SYNC: relaxed, as above.
       if (stopping_.load(std::memory_order_relaxed)) return;
@@ -413,7 +418,9 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
 void NodeRuntime::check_old_peers() {
   const discovery::HeartbeatTable table = session_.beats;
   if (!table) return;
-  std::vector<std::shared_ptr<PortState>> ports;
+  // A member, cleared after use: it keeps its capacity, so a steady
+  // topology polls without allocating.
+  std::vector<std::shared_ptr<PortState>>& ports = old_peer_scan_;
   {
     std::lock_guard lock(mutex_);
     for (auto& [id, weak] : ports_) {
@@ -434,6 +441,7 @@ void NodeRuntime::check_old_peers() {
     return discovery::probe_node_lock(lock) != discovery::NodeLockState::free;
   };
   for (auto& port : ports) port->check_old_peers(alive);
+  ports.clear();
 }
 
 void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message message) {

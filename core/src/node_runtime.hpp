@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ferry/discovery/client.hpp"
 #include "ferry/discovery/heartbeats.hpp"
@@ -115,6 +116,9 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   bool connected_ = true;
   std::uint64_t session_number_ = 0;  // bumped with every new connection
   std::string dead_reason_;           // ferryd's node_expired sentence
+
+  // Serving thread only: check_old_peers()'s list of live ports.
+  std::vector<std::shared_ptr<PortState>> old_peer_scan_;
 
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -96,7 +96,8 @@ SocketError already_served(const std::filesystem::path& path) {
 
 }  // namespace
 
-std::expected<ServerLock, SocketError> ServerLock::acquire(const std::filesystem::path& socket_path) {
+std::expected<ServerLock, SocketError> ServerLock::acquire(
+    const std::filesystem::path& socket_path) {
   const std::string lock_path = socket_path.string() + ".lock";
   FdGuard lock{::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600)};
   if (lock.fd < 0) return std::unexpected(sys_error(text::cat("cannot open ", lock_path), errno));
@@ -342,6 +343,10 @@ std::expected<std::size_t, SocketError> UnixSeqpacketSocket::recv(std::span<std:
                                          text::cat("no message within ", timeout.count(), " ms")});
     }
   }
+}
+
+std::expected<bool, SocketError> UnixSeqpacketSocket::wait_readable(Millis timeout) {
+  return wait_for(fd_, POLLIN, deadline_after(timeout));
 }
 
 std::expected<PeerCredentials, SocketError> UnixSeqpacketSocket::peer_credentials() const {

@@ -1,4 +1,4 @@
-// ferry bench latency|throughput: registers the verbs; the measuring is in
+// ferry bench latency|throughput|scale|fanout: registers the verbs; the measuring is in
 // tools/bench (library ferry_bench).
 #include <fmt/format.h>
 
@@ -99,6 +99,65 @@ void run_verb(const Context& context, Run&& run) {
   if (code != 0) throw Failure(code, "some runs failed (see above); their results are left out");
 }
 
+// ferry bench scale: N node processes x M topics (bench::run_scale).
+void add_scale_verb(CLI::App& bench, Context& context) {
+  auto o = std::make_shared<bench::ScaleOptions>();
+  auto* cmd = bench.add_subcommand(
+      "scale",
+      "N nodes x M topics: time to match every pair, ferryd's idle CPU and RSS, nodes' RSS, shared "
+      "memory per queue, 64 B latency while all publish");
+  cmd->add_option("--nodes", o->nodes, "Node processes")->capture_default_str();
+  cmd->add_option("--topics", o->topics,
+                  "Topics each node publishes (and subscribes to, the next node's)")
+      ->capture_default_str();
+  cmd->add_option("--idle-seconds", o->idle_seconds,
+                  "ferryd's idle CPU is measured over this long, after matching")
+      ->capture_default_str();
+  cmd->add_option("--traffic-seconds", o->traffic_seconds,
+                  "Then every node publishes for this long; latency is sampled")
+      ->capture_default_str();
+  cmd->add_option("--rate", o->rate_hz, "Samples each node publishes per second, round its topics")
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "Whole runs, each with its own ferryd; medians reported")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "One JSON object");
+  add_domain_option(*cmd, context, "")->group("");
+  cmd->callback([&context, o] { run_verb(context, [&] { return bench::run_scale(*o, stdout); }); });
+}
+
+// ferry bench fanout: 1 publisher to K sleeping subscribers (bench::run_fanout).
+void add_fanout_verb(CLI::App& bench, Context& context) {
+  auto o = std::make_shared<bench::FanoutOptions>();
+  auto counts = std::make_shared<std::vector<std::string>>();
+  auto transports = std::make_shared<std::vector<std::string>>();
+  auto* cmd = bench.add_subcommand(
+      "fanout",
+      "1 publisher to K sleeping subscribers: publish cost and the first and last wake-up, next "
+      "to a Unix socket sending K copies and iceoryx");
+  cmd->add_option("--subscribers", *counts, "Subscriber counts K (a list; default 1,2,4,8,16)")
+      ->delimiter(',');
+  cmd->add_option(
+         "--transports", *transports,
+         "ferry (inline 64 B), ferry-loan (loaned 64 B), unix-socket, iceoryx (default all "
+         "that are built)")
+      ->delimiter(',');
+  cmd->add_option("--samples", o->samples, "Measured samples per run")->capture_default_str();
+  cmd->add_option("--gap-us", o->gap_us,
+                  "Pause after every subscriber took a sample, so all are asleep again")
+      ->capture_default_str();
+  cmd->add_option("--repeat", o->repeat, "Interleaved repetitions; medians reported")
+      ->capture_default_str();
+  cmd->add_flag("--json", o->json, "One JSON object per line, one line per K");
+  add_domain_option(*cmd, context, "")->group("");
+  cmd->callback([&context, o, counts, transports] {
+    run_verb(context, [&] {
+      o->subscribers = bench::parse_counts(*counts);
+      o->transports = bench::parse_transports(*transports);
+      return bench::run_fanout(*o, stdout);
+    });
+  });
+}
+
 }  // namespace
 
 void add_bench_commands(CLI::App& app, Context& context) {
@@ -164,6 +223,8 @@ void add_bench_commands(CLI::App& app, Context& context) {
                    "Messages per publish_many / take_many (ferry up to 4 KiB, raw-ring); 1: singly")
       ->capture_default_str();
   add_domain_option(*throughput, context, "")->group("");
+  add_scale_verb(*bench, context);
+  add_fanout_verb(*bench, context);
   throughput->callback([&context, tput, seconds, subscribers, batch] {
     run_verb(context, [&] {
       bench::ThroughputOptions o;

@@ -185,4 +185,65 @@ void finalize(ThroughputOptions& o) {
   finalize_common(o, 1 + o.subscribers);
 }
 
+void finalize(ScaleOptions& o) {
+  if (o.nodes < 1 || o.nodes > kMaxScaleNodes) {
+    throw UsageError(
+        fmt::format("--nodes must be between 1 and {}, not {}", kMaxScaleNodes, o.nodes));
+  }
+  if (o.topics < 1 || o.topics > kMaxScaleTopics) {
+    throw UsageError(
+        fmt::format("--topics must be between 1 and {}, not {}", kMaxScaleTopics, o.topics));
+  }
+  if (o.idle_seconds <= 0 || o.idle_seconds > 600) {
+    throw UsageError("--idle-seconds must be between 0 and 600");
+  }
+  if (o.traffic_seconds <= 0 || o.traffic_seconds > 600) {
+    throw UsageError("--traffic-seconds must be between 0 and 600");
+  }
+  if (o.rate_hz < 1 || o.rate_hz > 10'000) throw UsageError("--rate must be between 1 and 10000");
+  if (o.repeat < 1 || o.repeat > 100) {
+    throw UsageError(fmt::format("--repeat must be between 1 and 100, not {}", o.repeat));
+  }
+}
+
+std::vector<std::uint32_t> parse_counts(const std::vector<std::string>& values) {
+  std::vector<std::uint32_t> out;
+  for (const auto& item : split_all(values)) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (end == item.c_str() || *end != '\0' || v < 1 || v > kMaxSubscribers) {
+      throw UsageError(
+          fmt::format("--subscribers '{}' is not a count from 1 to {}", item, kMaxSubscribers));
+    }
+    if (std::find(out.begin(), out.end(), static_cast<std::uint32_t>(v)) == out.end()) {
+      out.push_back(static_cast<std::uint32_t>(v));
+    }
+  }
+  return out;
+}
+
+void finalize(FanoutOptions& o) {
+  if (o.subscribers.empty()) o.subscribers = {1, 2, 4, 8, 16};
+  if (o.transports.empty()) {
+    o.transports = {std::string(kFerry), std::string(kFerryLoan), std::string(kUnixSocket)};
+    if (iceoryx_built()) o.transports.emplace_back(kIceoryx);
+  }
+  for (const auto& t : o.transports) {
+    if (t != kFerry && t != kFerryLoan && t != kUnixSocket && t != kIceoryx) {
+      throw UsageError(fmt::format(
+          "transport '{}' has no fanout side; expected ferry, ferry-loan, unix-socket or iceoryx",
+          t));
+    }
+  }
+  if (o.samples < 10 || o.samples > 10'000'000) {
+    throw UsageError("--samples must be between 10 and 10000000");
+  }
+  if (o.gap_us < 0 || o.gap_us > 1'000'000) {
+    throw UsageError("--gap-us must be between 0 and 1000000");
+  }
+  if (o.repeat < 1 || o.repeat > 1000) {
+    throw UsageError(fmt::format("--repeat must be between 1 and 1000, not {}", o.repeat));
+  }
+}
+
 }  // namespace ferry::bench

@@ -13,8 +13,10 @@
 namespace ferry::bench {
 
 SharedControl::SharedControl() {
-  void* p = ::mmap(nullptr, sizeof(RunControl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) throw std::runtime_error("cannot map the benchmark's control block (mmap failed)");
+  void* p = ::mmap(nullptr, sizeof(RunControl), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                   -1, 0);
+  if (p == MAP_FAILED)
+    throw std::runtime_error("cannot map the benchmark's control block (mmap failed)");
   control_ = new (p) RunControl{};
 }
 
@@ -28,20 +30,30 @@ void SharedControl::reset() noexcept {
   new (control_) RunControl{};
 }
 
-std::string SharedControl::error() const {
-  // SYNC: acquire, pairs with the release in report_error (children have
-  // exited by now; this is for form).
-  if (control_->error_claimed.load(std::memory_order_acquire) == 0) return {};
-  return std::string(control_->error, strnlen(control_->error, sizeof control_->error));
+std::string SharedControl::error_of(const RunControl& control) {
+  // SYNC: acquire, pairs with the release store of error_written in
+  // report_error: the message is complete (the scale benchmark reads it
+  // while its nodes run).
+  if (control.error_written.load(std::memory_order_acquire) == 0) {
+    // SYNC: acquire, pairs with the claim in report_error.
+    if (control.error_claimed.load(std::memory_order_acquire) != 0) {
+      return "a side reported an error whose message was not complete yet";
+    }
+    return {};
+  }
+  return std::string(control.error, strnlen(control.error, sizeof control.error));
 }
 
 void report_error(RunControl& control, std::string_view what) noexcept {
   std::uint32_t expected = 0;
   // SYNC: acq_rel; the first side to claim writes the message.
-  if (!control.error_claimed.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) return;
+  if (!control.error_claimed.compare_exchange_strong(expected, 1, std::memory_order_acq_rel))
+    return;
   const std::size_t n = std::min(what.size(), sizeof control.error - 1);
   std::memcpy(control.error, what.data(), n);
   control.error[n] = '\0';
+  // SYNC: release, pairs with the acquire in error_of.
+  control.error_written.store(1, std::memory_order_release);
 }
 
 bool start_barrier(RunControl& control, std::uint32_t parties, std::int64_t timeout_ns) noexcept {

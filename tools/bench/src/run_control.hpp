@@ -24,14 +24,15 @@ struct LatencyOutcome {
 struct ReceiverOutcome {
   std::uint64_t messages = 0;  // received in the window (sentinel excluded)
   std::int64_t elapsed_ns = 0;
-  std::uint64_t errors = 0;    // sequence numbers out of order or missing, bad sizes
+  std::uint64_t errors = 0;  // sequence numbers out of order or missing, bad sizes
   std::uint32_t ok = 0;
 };
 
 struct alignas(64) RunControl {
-  std::atomic<std::uint32_t> ready{0};  // sides set up and waiting at the barrier
+  std::atomic<std::uint32_t> ready{0};     // sides set up and waiting at the barrier
   std::atomic<std::uint32_t> finished{0};  // receiving sides that saw the stop message
   std::atomic<std::uint32_t> error_claimed{0};
+  std::atomic<std::uint32_t> error_written{0};  // `error` is complete
   LatencyOutcome latency{};
   ReceiverOutcome receivers[kMaxSubscribers]{};
   char error[480]{};  // the first error a side reported, NUL-terminated
@@ -47,7 +48,9 @@ class SharedControl {
   [[nodiscard]] RunControl& get() const noexcept { return *control_; }
   // Before each run (no child alive).
   void reset() noexcept;
-  [[nodiscard]] std::string error() const;
+  [[nodiscard]] std::string error() const { return error_of(*control_); }
+  // The first error reported in `control` (any RunControl, also one embedded elsewhere).
+  [[nodiscard]] static std::string error_of(const RunControl& control);
 
  private:
   RunControl* control_ = nullptr;

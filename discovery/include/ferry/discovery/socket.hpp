@@ -114,6 +114,11 @@ class UnixSeqpacketSocket {
   [[nodiscard]] std::expected<std::size_t, SocketError> recv(std::span<std::byte> buffer,
                                                              Millis timeout = Millis{0});
 
+  // Waits up to `timeout` until a datagram (or a hang-up) can be read:
+  // false on timeout. Unlike recv, a timeout builds no error (no allocation:
+  // a node's runtime thread polls with it while its topology is steady).
+  [[nodiscard]] std::expected<bool, SocketError> wait_readable(Millis timeout);
+
   // SO_PEERCRED of a connected socket.
   [[nodiscard]] std::expected<PeerCredentials, SocketError> peer_credentials() const;
 

@@ -16,6 +16,8 @@ namespace ferry::bench {
 // options, std::runtime_error when the run cannot start (no ferryd, ...).
 int run_latency(LatencyOptions options, std::FILE* out);
 int run_throughput(ThroughputOptions options, std::FILE* out);
+int run_scale(ScaleOptions options, std::FILE* out);
+int run_fanout(FanoutOptions options, std::FILE* out);
 
 inline constexpr int kExitInterrupted = 130;
 

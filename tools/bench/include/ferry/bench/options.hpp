@@ -72,6 +72,32 @@ struct ThroughputOptions : CommonOptions {
 };
 inline constexpr std::uint32_t kMaxBatch = 4096;
 
+// `ferry bench scale`: N node processes, each publishing M topics of its own
+// and subscribing to the M topics of the next node (node N-1 to node 0's),
+// so N x M queues and 2 x N x M ports.
+struct ScaleOptions {
+  std::uint32_t nodes = 100;
+  std::uint32_t topics = 10;     // per node
+  double idle_seconds = 3.0;     // ferryd's idle CPU is measured over this, after matching
+  double traffic_seconds = 2.0;  // then every node publishes, and latency is sampled
+  std::uint32_t rate_hz = 100;   // samples each node publishes per second (round the topics)
+  int repeat = 1;                // whole runs, each with its own ferryd; medians reported
+  bool json = false;
+};
+inline constexpr std::uint32_t kMaxScaleNodes = 900;  // below ferryd's default connection limit
+inline constexpr std::uint32_t kMaxScaleTopics = 64;  // a WaitSet's attachments
+
+// `ferry bench fanout`: 1 publisher, K sleeping subscribers (each its own
+// process), for every K of `subscribers`.
+struct FanoutOptions {
+  std::vector<std::uint32_t> subscribers;  // default 1, 2, 4, 8, 16
+  std::vector<std::string> transports;     // ferry, ferry-loan, unix-socket, iceoryx
+  std::uint64_t samples = 2000;            // measured per run
+  std::int64_t gap_us = 300;               // between samples: every subscriber is asleep again
+  int repeat = 3;
+  bool json = false;
+};
+
 inline constexpr std::uint64_t kMinSize = 8;             // the sequence number
 inline constexpr std::uint64_t kMaxSize = 256ull << 20;  // 256 MiB
 inline constexpr std::uint32_t kMaxSubscribers = 16;
@@ -95,5 +121,9 @@ inline constexpr std::uint64_t kFrameSize = 3'110'400;
 // Fills defaults (sizes, transports, CPUs) and checks the ranges; throws UsageError.
 void finalize(LatencyOptions& options);
 void finalize(ThroughputOptions& options);
+void finalize(ScaleOptions& options);
+void finalize(FanoutOptions& options);
+// "1,2,4" (lists allowed), each 1 to kMaxSubscribers.
+[[nodiscard]] std::vector<std::uint32_t> parse_counts(const std::vector<std::string>& values);
 
 }  // namespace ferry::bench

@@ -1,0 +1,159 @@
+// In a steady topology no ferry thread allocates: a publisher node and a
+// subscriber node, each in a process of its own with only its user thread
+// and its node's runtime thread, stream samples for seconds while every
+// operator new (and malloc, outside sanitizer builds) of the process is
+// counted. The runtime thread polls its socket and beats every 5 ms here
+// (heartbeat_ms: 10), so a per-poll allocation shows up hundreds of times.
+#include <doctest/doctest.h>
+#include <sys/mman.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <new>
+#include <thread>
+
+#include "daemon_fixture.hpp"
+#include "pubsub_util.hpp"
+#include "test_domain.hpp"
+
+namespace {
+// Process-wide: the runtime thread's allocations count as much as the user's.
+std::atomic<bool> counting{false};
+std::atomic<std::size_t> allocations{0};
+
+void note_allocation() noexcept {
+  // SYNC: relaxed loads and adds: a flag and a count, no data hangs on them.
+  // An allocation racing an edge of the window is counted or not; the
+  // count must be 0 either way.
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+}
+
+void start_counting() noexcept {
+  allocations.store(0, std::memory_order_relaxed);  // SYNC: relaxed, as above
+  counting.store(true, std::memory_order_relaxed);  // SYNC: relaxed, as above
+}
+
+std::size_t stop_counting() noexcept {
+  counting.store(false, std::memory_order_relaxed);    // SYNC: relaxed, as above
+  return allocations.load(std::memory_order_relaxed);  // SYNC: relaxed, as above
+}
+}  // namespace
+
+void* operator new(std::size_t n) {
+  note_allocation();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) {
+  note_allocation();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new(std::size_t n, std::align_val_t a) {
+  note_allocation();
+  const auto align = static_cast<std::size_t>(a);
+  if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+// glibc's allocator entry points, so that a malloc() behind our back counts too.
+extern "C" void* __libc_malloc(std::size_t);
+extern "C" void* __libc_calloc(std::size_t, std::size_t);
+extern "C" void* __libc_realloc(void*, std::size_t);
+extern "C" void* malloc(std::size_t n) {
+  note_allocation();
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(std::size_t n, std::size_t size) {
+  note_allocation();
+  return __libc_calloc(n, size);
+}
+extern "C" void* realloc(void* p, std::size_t n) {
+  note_allocation();
+  return __libc_realloc(p, n);
+}
+#endif
+
+using ferry::test::Child;
+using ferry::test::Daemon;
+using ferry::test::TestDomain;
+
+namespace {
+
+// What each side found, in memory shared with the test process.
+struct Outcome {
+  std::atomic<std::uint64_t> publisher_allocations{~0ull};
+  std::atomic<std::uint64_t> subscriber_allocations{~0ull};
+  std::atomic<std::uint64_t> received{0};
+  std::atomic<std::uint64_t> out_of_order{0};
+};
+
+constexpr std::uint64_t kSamples = 30'000;  // at ~10 kHz: 3 s
+constexpr std::uint64_t kWarmup = 1'000;    // not counted: first matches, lanes, pool
+constexpr std::uint64_t kCooldown = 1'000;  // not counted: the end of the stream
+
+int publisher_side(Outcome& out) {
+  ferry::Node node{"steady-pub"};
+  auto pub = node.publisher<Seq>("t");
+  if (!eventually([&] { return pub.subscriber_count() == 1; })) return 2;
+  for (std::uint64_t i = 0; i < kSamples; ++i) {
+    if (i == kWarmup) start_counting();
+    if (i == kSamples - kCooldown) out.publisher_allocations = stop_counting();
+    if (pub.publish(make_seq(1, i)).delivered != 1) return 3;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  // Stay until the subscriber has everything (the queue would go with us).
+  return eventually([&] { return out.received.load() == kSamples; }) ? 0 : 4;
+}
+
+int subscriber_side(Outcome& out) {
+  ferry::Node node{"steady-sub"};
+  auto sub = node.subscriber<Seq>("t");
+  std::uint64_t expected = 0;
+  while (expected < kSamples) {
+    // take(timeout): the subscriber sleeps on its doorbell between samples.
+    auto s = sub.take(std::chrono::seconds(5));
+    if (!s) return 2;
+    const std::uint64_t seq = (*s)->seq;
+    if (seq != expected || !intact(**s)) out.out_of_order.fetch_add(1);
+    expected = seq + 1;
+    if (seq == kWarmup) start_counting();
+    if (seq == kSamples - kCooldown) out.subscriber_allocations = stop_counting();
+    out.received.fetch_add(1);
+  }
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("a steady stream between two nodes allocates nothing in either node's threads") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n",
+                                   "liveness: { heartbeat_ms: 10, timeout_ms: 2000 }\n"));
+  ferry::test::use_domain_env(domain);
+  void* shared =
+      ::mmap(nullptr, sizeof(Outcome), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  REQUIRE(shared != MAP_FAILED);
+  auto* out = new (shared) Outcome{};
+
+  // Forked before either node exists: each child has only its own threads.
+  Child subscriber([&] { return subscriber_side(*out); });
+  Child publisher([&] { return publisher_side(*out); });
+  CHECK(publisher.wait(std::chrono::seconds(60)) == 0);
+  CHECK(subscriber.wait(std::chrono::seconds(60)) == 0);
+
+  CHECK(out->received.load() == kSamples);
+  CHECK(out->out_of_order.load() == 0);
+  CHECK(out->publisher_allocations.load() == 0);
+  CHECK(out->subscriber_allocations.load() == 0);
+  out->~Outcome();
+  ::munmap(shared, sizeof(Outcome));
+}
