@@ -27,4 +27,4 @@ fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
-ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 600 "${label_args[@]}"
+ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 120 "${label_args[@]}"

@@ -193,7 +193,7 @@ TEST_CASE("200 random kill -9 of publishers and subscribers: no bad sample, ever
   std::this_thread::sleep_for(300ms);
 
   std::mt19937 random(20261130);
-  const int kills = static_cast<int>(200 / kScale);
+  const int kills = static_cast<int>(scaled(200, 10));
   for (int k = 0; k < kills; ++k) {
     const int slot = static_cast<int>(random() % kWorkers);
     workers[static_cast<std::size_t>(slot)]->kill(SIGKILL);
@@ -247,7 +247,7 @@ TEST_CASE(
     w = start(slot);
   };
   std::mt19937 random(20261201);
-  const int rounds = static_cast<int>(30 / kScale) + 3;
+  const int rounds = static_cast<int>(scaled(30, 10)) + 3;
   int daemon_kills = 0;
   int stalls = 0;
   for (int round = 0; round < rounds; ++round) {

@@ -105,7 +105,7 @@ TEST_CASE("joining a busy publisher: history then live, consecutive, no gap, no 
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
-  const std::uint64_t n = 200'000 / kScale;
+  const std::uint64_t n = scaled(200'000, 10);
   Signal started;
   Child pub([&] {
     ferry::Node node{"pub"};

@@ -190,7 +190,7 @@ TEST_CASE("the shortcut is handed over between threads without a race") {
   ferry::test::use_domain_env(domain);
   std::atomic<int> steady_status{-1};
   std::atomic<int> visitors_status{-1};
-  std::thread steady([&] { steady_status = steady_publisher(kScale == 1 ? 1500ms : 4000ms); });
+  std::thread steady([&] { steady_status = steady_publisher(kSanitized ? 4000ms : 1500ms); });
   std::thread visiting([&] { visitors_status = visitors(); });
   CHECK(read_all_in_order());
   visiting.join();

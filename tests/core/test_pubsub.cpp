@@ -101,7 +101,7 @@ TEST_CASE("block: a million samples to a slower subscriber, none lost, in order,
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block, "
                                    "block_timeout_ms: 5000 }\n"));
   ferry::test::use_domain_env(domain);
-  const std::uint64_t n = 1000000 / kScale;
+  const std::uint64_t n = scaled(1000000, 10);
   Child sub([n] {
     ferry::Node node{"slow"};
     auto subscriber = node.subscriber<Seq>("t");
@@ -215,7 +215,7 @@ TEST_CASE(
   Daemon daemon(domain,
                 seq_config("  - { name: t, type: Seq, capacity: 4, policy: drop_oldest }\n"));
   ferry::test::use_domain_env(domain);
-  const std::uint64_t n = 200000 / kScale;
+  const std::uint64_t n = scaled(200000, 10);
   Child sub([n] {
     ferry::Node node{"sub"};
     auto subscriber = node.subscriber<Seq>("t");

@@ -74,7 +74,7 @@ TEST_CASE(
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
-  const std::uint64_t n = 5'000 / kScale;
+  const std::uint64_t n = scaled(5'000, 10);
   Signal subscribed;
   Child pub([&] {
     ferry::Node node{"pub"};
@@ -119,7 +119,7 @@ TEST_CASE("on a drop_oldest topic the sequence gaps equal what was overwritten")
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
-  const std::uint64_t n = 20'000 / kScale;
+  const std::uint64_t n = scaled(20'000, 10);
   Signal subscribed;
   ValuePipe overwritten;
   Child pub([&] {
@@ -168,7 +168,7 @@ TEST_CASE("two publishers have distinct publisher_id, each with its own sequence
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
-  const std::uint64_t n = 1'000 / kScale;
+  const std::uint64_t n = scaled(1'000, 10);
   Signal subscribed;
   auto publish = [&](std::uint64_t who) {
     return [&, who] {

@@ -123,7 +123,7 @@ TEST_CASE(
   Daemon daemon(domain, seq_config(block_topics({"a", "b"}, 16)));
   ferry::test::use_domain_env(domain);
   const std::uint64_t n =
-      50000 / kScale;  // per topic: 100,000 in all (the 1,000,000 takes too long for CI)
+      scaled(50000, 10);  // per topic: 100,000 in all (the 1,000,000 takes too long for CI)
   const auto bursty = [n](const char* topic, std::uint64_t id) {
     ferry::Node node{"bursty"};
     auto pub = node.publisher<Seq>(topic);

@@ -10,6 +10,8 @@
 
 #include <ferry/ferry.hpp>
 
+#include "test_scale.hpp"
+
 struct Seq {
   std::uint64_t publisher;
   std::uint64_t seq;
@@ -47,9 +49,6 @@ bool eventually(F&& condition, std::chrono::milliseconds timeout = std::chrono::
   return true;
 }
 
-// Sanitizer builds run fewer iterations of the long tests.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr std::uint64_t kScale = 10;
-#else
-inline constexpr std::uint64_t kScale = 1;
-#endif
+// Sanitizer builds run fewer iterations of the long tests (test_scale.hpp).
+using ferry::test::kSanitized;
+using ferry::test::scaled;

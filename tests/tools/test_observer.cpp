@@ -101,8 +101,8 @@ TEST_CASE(
                                    "block_timeout_ms: 2000 }\n",
                                    kLiveness));
   ferry::test::use_domain_env(domain);
-  // Sanitizer builds: a tenth (kScale), for time.
-  const std::uint64_t samples = 100'000 / kScale;
+  // Sanitizer builds: a tenth (scaled), for time.
+  const std::uint64_t samples = scaled(100'000, 10);
 
   Background echo(domain, {bin_path("ferry"), "topic", "echo", "cmd", "--json"});
   REQUIRE(eventually([&] { return attached(domain, "cmd", "ferry-echo"); }));

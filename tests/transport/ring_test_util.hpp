@@ -1,6 +1,6 @@
 #pragma once
 // Helpers shared by the ring tests: rings over a heap buffer or a Segment,
-// self-checking messages, and iteration counts scaled down under sanitizers.
+// self-checking messages (iteration counts: test_scale.hpp).
 
 #include <chrono>
 #include <cstddef>
@@ -17,24 +17,9 @@
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
 #include "test_domain.hpp"
+#include "test_scale.hpp"
 
 namespace ferry::test {
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-inline constexpr bool kSanitized = true;
-#else
-inline constexpr bool kSanitized = false;
-#endif
-
-// Iteration counts: `n` in a normal build, n / `sanitized_divisor` under a
-// sanitizer; FERRY_TEST_SCALE (a factor, e.g. 0.1 or 4) overrides both.
-inline std::uint64_t scaled(std::uint64_t n, std::uint64_t sanitized_divisor = 8) {
-  if (const char* env = std::getenv("FERRY_TEST_SCALE"); env != nullptr && *env != '\0') {
-    const double f = std::strtod(env, nullptr);
-    if (f > 0) return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(static_cast<double>(n) * f));
-  }
-  return kSanitized ? std::max<std::uint64_t>(1, n / sanitized_divisor) : n;
-}
 
 // 64-byte aligned heap memory (ASan sees every out-of-bounds access to it).
 struct HeapBuffer {

@@ -1,20 +1,20 @@
 #include "cli_context.hpp"
 
-#include <optional>
-
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <optional>
 
 #include "ferry/discovery/paths.hpp"
 
 namespace ferry::cli {
 
-void Context::set_domain_flag(const std::string& name) {
+std::string Context::set_domain_flag(const std::string& name) {
   if (domain_given && name != domain_flag) {
-    throw CLI::ValidationError("--domain", fmt::format("given twice, as '{}' and as '{}'", domain_flag, name));
+    return fmt::format("given twice, as '{}' and as '{}'", domain_flag, name);
   }
   domain_flag = name;
   domain_given = true;
+  return {};
 }
 
 std::string Context::domain() const {

@@ -26,8 +26,9 @@ struct Context {
   bool domain_given = false;  // --domain was on the command line (even as "")
   // --domain may be given before the verb and after it (each level of the
   // command has its own option); both store here. Giving two different names
-  // is a usage error (CLI::ValidationError) rather than a silent pick.
-  void set_domain_flag(const std::string& name);
+  // is a usage error rather than a silent pick: the result is then why (and
+  // nothing is stored), else empty.
+  [[nodiscard]] std::string set_domain_flag(const std::string& name);
   // The domain the verb works on (resolved from --domain and FERRY_DOMAIN).
   [[nodiscard]] std::string domain() const;
 };

@@ -121,20 +121,9 @@ void bag_info(const std::string& file, bool json) {
 
 }  // namespace
 
-void add_bag_commands(CLI::App& app, Context& /*context*/) {
-  auto* bag = app.add_subcommand("bag", "Inspect MCAP recordings (ferry record writes them)");
-  bag->require_subcommand(1);
-  auto* info = bag->add_subcommand(
-      "info", "Show a recording's topics, types, message counts, start, end, duration and size");
-  auto file = std::make_shared<std::string>();
-  auto json = std::make_shared<bool>(false);
-  info->add_option("FILE", *file, "The .mcap file")->required();
-  info->add_flag("--json", *json, "Print a JSON object");
-  info->footer(
-      "A file whose recorder was killed has no summary: its complete chunks are counted,\n"
-      "the offset where it was cut is named, and the exit code is 1.\n"
-      "Examples:\n  ferry bag info run.mcap\n  ferry bag info run.mcap --json");
-  info->callback([file, json] { bag_info(*file, *json); });
+int run_bag_info(const BagInfoOptions& o, const Context& /*context*/) {
+  bag_info(o.file, o.json);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

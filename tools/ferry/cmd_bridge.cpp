@@ -12,17 +12,10 @@
 #include "daemon_query.hpp"
 #include "ferry/bridge/bridge.hpp"
 #include "interrupt.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
 namespace {
-
-struct BridgeCliOptions {
-  std::optional<std::uint32_t> dds_domain;
-  std::vector<std::string> exports, imports;
-  double stats_seconds = 5;
-};
 
 void bridge(const Context& context, const BridgeCliOptions& o) {
   bridge::Options options;
@@ -49,26 +42,9 @@ void bridge(const Context& context, const BridgeCliOptions& o) {
 
 }  // namespace
 
-void add_bridge_command(CLI::App& app, Context& context) {
-  auto* cmd =
-      app.add_subcommand("bridge", "Bridge topics to and from DDS (Eclipse Cyclone DDS, ROS 2)");
-  auto o = std::make_shared<BridgeCliOptions>();
-  cmd->add_option("--dds-domain", o->dds_domain, "The DDS domain id (default 0)");
-  cmd->add_option("--export", o->exports, "Local topics written to DDS as rt/TOPIC")
-      ->expected(1, -1);
-  cmd->add_option("--import", o->imports, "DDS topics rt/TOPIC published locally")->expected(1, -1);
-  cmd->add_option("--stats", o->stats_seconds, "Seconds between the printed counts")
-      ->check(above_zero())
-      ->capture_default_str();
-  cmd->footer(
-      "Runs in the foreground until Ctrl-C, as a node named ferry-bridge. Each topic must be\n"
-      "declared in the configuration ferryd serves; its DDS type is pkg::msg::dds_::Name_, wire\n"
-      "form little-endian CDR, and the log shows the matching ROS 2 .msg definition.\n"
-      "What this bridge imported is never exported again.\n"
-      "Examples:\n"
-      "  ferry bridge --export robot/pose --import robot/cmd\n"
-      "  ferry bridge --dds-domain 7 --export camera/frames");
-  cmd->callback([&context, o] { bridge(context, *o); });
+int run_bridge(const BridgeCliOptions& o, const Context& context) {
+  bridge(context, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -195,19 +195,9 @@ void clean(const Context& context, bool json) {
 
 }  // namespace
 
-void add_clean_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand(
-      "clean", "Remove a dead domain's shared-memory objects, stale socket and pid file");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json,
-                "Print a JSON object: domain, objects, socket, pid_file, dead_pid, failures");
-  cmd->footer(
-      "Removes /dev/shm/ferry.<domain>.* and the socket and pid file a killed ferryd left in the\n"
-      "runtime directory. Refuses (exit 1) while a ferryd serves the domain: stop it instead, it\n"
-      "removes its own objects. Processes that still map an object keep their mapping; a new\n"
-      "ferryd removes the same leftovers when it starts.\n"
-      "Examples:\n  ferry clean\n  ferry --domain demo clean --json");
-  cmd->callback([&context, json] { clean(context, *json); });
+int run_clean(const CleanOptions& o, const Context& context) {
+  clean(context, o.json);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -6,7 +6,6 @@
 #include "commands.hpp"
 #include "ferry/config/limits.hpp"
 #include "ferry/config/load.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -34,19 +33,9 @@ void check(const std::string& file) {
 
 }  // namespace
 
-void add_config_commands(CLI::App& app, Context& context) {
-  auto* config = app.add_subcommand("config", "Work with topic configuration files");
-  config->require_subcommand(1);
-  auto* check_cmd = config->add_subcommand(
-      "check", "Validate a YAML configuration; print each problem with file:line:col");
-  auto file = std::make_shared<std::string>();
-  check_cmd->add_option("FILE", *file, "The YAML file")->required();
-  // Taken like everywhere (scripts pass it to every verb), but it changes
-  // nothing here, and help says so.
-  add_domain_option(*check_cmd, context,
-                    "Accepted for uniformity, not used: the check reads FILE only");
-  check_cmd->footer("Example:\n  ferry config check examples/hello/hello.yaml");
-  check_cmd->callback([file] { check(*file); });
+int run_config_check(const ConfigCheckOptions& o, const Context& /*context*/) {
+  check(o.file);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

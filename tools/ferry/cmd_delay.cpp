@@ -12,7 +12,6 @@
 #include "delay_stats.hpp"
 #include "interrupt.hpp"
 #include "sample_codec.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -20,13 +19,6 @@ namespace {
 
 constexpr std::chrono::seconds kReportEvery{1};
 constexpr std::chrono::milliseconds kTakeStep{100};
-
-struct DelayOptions {
-  std::string topic;
-  double window_s = 1.0;
-  double duration = 0;  // seconds; 0: until interrupted
-  bool json = false;
-};
 
 std::string report_text(const DelayReport* r, std::uint64_t total, double window_s) {
   if (r == nullptr) return total == 0 ? "no samples yet\n" : "no new samples\n";
@@ -94,24 +86,9 @@ void delay(const Context& context, const DelayOptions& o) {
 
 }  // namespace
 
-void add_delay_command(CLI::App& topic, Context& context) {
-  auto* cmd = topic.add_subcommand(
-      "delay", "Print the publish-to-take delay of a topic's samples every second");
-  auto o = std::make_shared<DelayOptions>();
-  cmd->add_option("TOPIC", o->topic, "The topic")->required();
-  cmd->add_option("--window,-w", o->window_s,
-                  "Compute over the samples taken in the last S seconds")
-      ->check(above_zero())
-      ->capture_default_str();
-  cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until Ctrl-C)")
-      ->check(zero_or_more());
-  cmd->add_flag("--json", o->json, "One JSON object per report");
-  cmd->footer(
-      "The delay of a sample is the time it was taken minus the time it was published (its\n"
-      "publish_time_ns, CLOCK_REALTIME): queueing plus the wake-up of this subscriber.\n"
-      "Examples:\n  ferry topic delay robot/pose\n  ferry topic delay robot/pose --window 5 "
-      "--duration 10 --json");
-  cmd->callback([&context, o] { delay(context, *o); });
+int run_delay(const DelayOptions& o, const Context& context) {
+  delay(context, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -33,12 +33,6 @@ void add_info(Json& value, const ferry::SampleInfo& info, std::uint64_t taken_ns
                          {"age_ms", std::round(age_ms * 1000) / 1000}};
 }
 
-struct EchoOptions {
-  std::string topic;
-  std::uint64_t count = 0;  // 0: until interrupted
-  bool json = false;
-};
-
 void echo(const Context& context, const EchoOptions& o) {
   const std::string domain = context.domain();
   auto client = connect_daemon(context);
@@ -70,20 +64,9 @@ void echo(const Context& context, const EchoOptions& o) {
 
 }  // namespace
 
-void add_echo_command(CLI::App& topic, Context& context) {
-  auto* cmd =
-      topic.add_subcommand("echo", "Print the samples published on a topic, decoded with its type");
-  auto o = std::make_shared<EchoOptions>();
-  cmd->add_option("TOPIC", o->topic, "The topic")->required();
-  cmd->add_option("--count,-n", o->count, "Stop after N samples (default: until Ctrl-C)");
-  cmd->add_flag("--json", o->json, "One JSON object per line, keyed by field name");
-  cmd->footer(
-      "Samples are decoded with the YAML types ferryd loaded: nested types, arrays, char[N] as a\n"
-      "string; opaque types and bytes topics as their size and a hex prefix. After the fields,\n"
-      "_info: the sample's sequence (per publisher; a gap is samples this echo missed),\n"
-      "publisher_id, publish_time_ns (CLOCK_REALTIME) and age_ms (publish to take).\n"
-      "Examples:\n  ferry topic echo robot/pose\n  ferry topic echo robot/pose --count 1 --json");
-  cmd->callback([&context, o] { echo(context, *o); });
+int run_echo(const EchoOptions& o, const Context& context) {
+  echo(context, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -5,13 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <string>
 
 #include "commands.hpp"
 #include "ferry/config/cpp_header.hpp"
 #include "ferry/config/ros2msg.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -78,28 +76,14 @@ void gen_msg(const std::string& file, const std::string& type) {
 
 }  // namespace
 
-void add_gen_commands(CLI::App& app, Context& context) {
-  auto* gen = app.add_subcommand("gen", "Generate code from a YAML configuration's types");
-  gen->require_subcommand(1);
+int run_gen_cpp(const GenCppOptions& o, const Context& /*context*/) {
+  gen_cpp(o.file, o.output);
+  return kExitOk;
+}
 
-  auto* cpp = gen->add_subcommand(
-      "cpp", "Write the YAML's types as C++ structs with FERRY_TYPE_NAMED and layout checks");
-  auto cpp_file = std::make_shared<std::string>();
-  auto output = std::make_shared<std::string>();
-  cpp->add_option("FILE", *cpp_file, "The YAML file")->required();
-  cpp->add_option("-o,--output", *output, "The header to write (default: standard output)");
-  add_domain_option(*cpp, context, "Accepted for uniformity, not used: gen reads FILE only");
-  cpp->footer("Example:\n  ferry gen cpp examples/hello/hello.yaml -o hello_types.hpp");
-  cpp->callback([cpp_file, output] { gen_cpp(*cpp_file, *output); });
-
-  auto* msg = gen->add_subcommand("msg", "Print the ROS 2 .msg definition of the YAML's types");
-  auto msg_file = std::make_shared<std::string>();
-  auto type = std::make_shared<std::string>();
-  msg->add_option("FILE", *msg_file, "The YAML file")->required();
-  msg->add_option("TYPE", *type, "Only this type (default: every type, each under a comment)");
-  add_domain_option(*msg, context, "Accepted for uniformity, not used: gen reads FILE only");
-  msg->footer("Example:\n  ferry gen msg examples/hello/hello.yaml Pose > Pose.msg");
-  msg->callback([msg_file, type] { gen_msg(*msg_file, *type); });
+int run_gen_msg(const GenMsgOptions& o, const Context& /*context*/) {
+  gen_msg(o.file, o.type);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -1,9 +1,9 @@
 // ferry node list: the nodes of a running domain with their pid, heartbeat
 // age and ports.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -17,8 +17,10 @@ namespace {
 
 std::string topics_of(const discovery::NodeInfo& n) {
   std::string out;
-  for (const auto& p : n.publishers) out += fmt::format("{}pub {}", out.empty() ? "" : ", ", p.topic);
-  for (const auto& p : n.subscribers) out += fmt::format("{}sub {}", out.empty() ? "" : ", ", p.topic);
+  for (const auto& p : n.publishers)
+    out += fmt::format("{}pub {}", out.empty() ? "" : ", ", p.topic);
+  for (const auto& p : n.subscribers)
+    out += fmt::format("{}sub {}", out.empty() ? "" : ", ", p.topic);
   return out;
 }
 
@@ -49,24 +51,18 @@ void node_list(const Context& context, bool json) {
   }
   Table table({"NODE", "PID", "HEARTBEAT", "UP", "PUBS", "SUBS", "TOPICS"});
   for (const auto& n : nodes) {
-    table.add({n.name, std::to_string(n.pid), human_millis(n.heartbeat_age_ms), human_millis(n.connected_ms),
-               std::to_string(n.publishers.size()), std::to_string(n.subscribers.size()), topics_of(n)});
+    table.add({n.name, std::to_string(n.pid), human_millis(n.heartbeat_age_ms),
+               human_millis(n.connected_ms), std::to_string(n.publishers.size()),
+               std::to_string(n.subscribers.size()), topics_of(n)});
   }
   std::fputs(table.render().c_str(), stdout);
 }
 
 }  // namespace
 
-void add_node_commands(CLI::App& app, Context& context) {
-  auto* node = app.add_subcommand("node", "Inspect the nodes of a running domain");
-  node->require_subcommand(1);
-  auto* list = node->add_subcommand("list", "List nodes: pid, heartbeat age, uptime, ports");
-  auto json = std::make_shared<bool>(false);
-  list->add_flag("--json", *json, "Print a JSON array");
-  list->footer("HEARTBEAT is the age of the node's last heartbeat as ferryd saw it; UP is the time\n"
-               "since it joined. The asking ferry itself is not listed.\n"
-               "Examples:\n  ferry node list\n  ferry --domain demo node list --json");
-  list->callback([&context, json] { node_list(context, *json); });
+int run_node_list(const NodeListOptions& o, const Context& context) {
+  node_list(context, o.json);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

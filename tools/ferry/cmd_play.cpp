@@ -23,7 +23,6 @@
 #include "ferry/config/cdr.hpp"
 #include "interrupt.hpp"
 #include "table.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -36,14 +35,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::seconds kWaitForSubscribers{2};
 // The longest sleep between checks of Ctrl-C.
 constexpr std::chrono::milliseconds kSleepStep{100};
-
-struct PlayOptions {
-  std::string file;
-  double rate = 1;
-  bool loop = false;
-  std::vector<std::string> topics;  // empty: all
-  double start_offset = 0;          // seconds
-};
 
 struct PlayedTopic {
   std::string name;
@@ -233,25 +224,9 @@ void play(const Context& context, const PlayOptions& o) {
 
 }  // namespace
 
-void add_play_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand("play", "Publish an MCAP recording again, with its spacing");
-  auto o = std::make_shared<PlayOptions>();
-  cmd->add_option("FILE", o->file, "The .mcap file (written by ferry record)")->required();
-  cmd->add_option("--rate,-r", o->rate, "Speed factor: 2 plays twice as fast")
-      ->check(above_zero())
-      ->capture_default_str();
-  cmd->add_flag("--loop,-l", o->loop, "Play again from the start until Ctrl-C");
-  cmd->add_option("--topics", o->topics, "Only these topics (comma-separated)")->delimiter(',');
-  cmd->add_option("--start-offset,-s", o->start_offset, "Skip the first S seconds of the recording")
-      ->check(zero_or_more());
-  cmd->footer(
-      "Each channel's type must match the domain's topic (same ferry type, same fields), or\n"
-      "nothing is played. Waits up to 2 s for each topic to have a subscriber.\n"
-      "Examples:\n"
-      "  ferry play run.mcap\n"
-      "  ferry play run.mcap --rate 0.5 --topics camera/frames --start-offset 2\n"
-      "  ferry play run.mcap --loop");
-  cmd->callback([&context, o] { play(context, *o); });
+int run_play(const PlayOptions& o, const Context& context) {
+  play(context, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -2,12 +2,12 @@
 // of its segment: per size class total, free, loaned, in flight and the
 // low-water mark, and the topics holding the most chunks (pool_topics.hpp
 // says how chunks are attributed).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "commands.hpp"
 #include "daemon_query.hpp"
@@ -67,11 +67,13 @@ void print_topics(const std::vector<TopicChunks>& topics) {
   for (std::size_t i = 0; i < topics.size() && i < kTopicsShown; ++i) {
     const auto& t = topics[i];
     table.add({t.label(), std::to_string(t.chunks), human_bytes(static_cast<double>(t.bytes)),
-               std::to_string(t.queued), std::to_string(t.held), fmt::format("{}", fmt::join(t.nodes, ", "))});
+               std::to_string(t.queued), std::to_string(t.held),
+               fmt::format("{}", fmt::join(t.nodes, ", "))});
   }
   std::fputs(table.render().c_str(), stdout);
   if (topics.size() > kTopicsShown) {
-    std::printf("... and %zu more (ferry pool --json lists them all)\n", topics.size() - kTopicsShown);
+    std::printf("... and %zu more (ferry pool --json lists them all)\n",
+                topics.size() - kTopicsShown);
   }
 }
 
@@ -79,24 +81,30 @@ void pool(const Context& context, bool json) {
   auto client = connect_daemon(context);
   const std::string& domain = client.welcome().domain;
   const std::string name = discovery::pool_object_name(domain);
-  auto segment = transport::Segment::open(name, discovery::kPoolKind, transport::kPoolLayoutVersion,
-                                          std::chrono::milliseconds(100), transport::SegmentAccess::ReadOnly);
+  auto segment =
+      transport::Segment::open(name, discovery::kPoolKind, transport::kPoolLayoutVersion,
+                               std::chrono::milliseconds(100), transport::SegmentAccess::ReadOnly);
   if (!segment) {
     if (segment.error() != transport::SegmentError::NotFound) {
-      throw Failure(kExitRuntime, fmt::format("cannot read the pool '{}' of domain '{}': {}", name, domain,
-                                              transport::to_string(segment.error())));
+      throw Failure(kExitRuntime, fmt::format("cannot read the pool '{}' of domain '{}': {}", name,
+                                              domain, transport::to_string(segment.error())));
     }
     if (json) {
       std::printf("%s\n",
-                  Json{{"pool", nullptr}, {"classes", Json::array()}, {"topics", Json::array()}}.dump(2).c_str());
+                  Json{{"pool", nullptr}, {"classes", Json::array()}, {"topics", Json::array()}}
+                      .dump(2)
+                      .c_str());
     } else {
-      std::printf("domain '%s' has no loaned-memory pool (ferryd did not create one)\n", domain.c_str());
+      std::printf("domain '%s' has no loaned-memory pool (ferryd did not create one)\n",
+                  domain.c_str());
     }
     return;
   }
-  const transport::PoolStats stats = transport::read_pool_stats(segment->payload(), segment->payload_size());
+  const transport::PoolStats stats =
+      transport::read_pool_stats(segment->payload(), segment->payload_size());
   if (!stats.valid) {
-    throw Failure(kExitRuntime, fmt::format("'{}' is not a pool this ferry can read (another version?)", name));
+    throw Failure(kExitRuntime,
+                  fmt::format("'{}' is not a pool this ferry can read (another version?)", name));
   }
 
   // Who holds chunks: each node's pool owner id is its slot. holdings() and
@@ -124,10 +132,15 @@ void pool(const Context& context, bool json) {
     Json classes = Json::array();
     for (std::uint32_t c = 0; c < stats.class_count; ++c) {
       const auto& k = stats.classes[c];
-      classes.push_back({{"chunk_size", k.chunk_size}, {"total", k.total},   {"free", k.free},
-                         {"loaned", k.loaned},         {"in_flight", k.in_flight},
-                         {"claiming", k.claiming},     {"low_water", k.low_water},
-                         {"exhausted", k.exhausted},   {"fallbacks", k.fallbacks}});
+      classes.push_back({{"chunk_size", k.chunk_size},
+                         {"total", k.total},
+                         {"free", k.free},
+                         {"loaned", k.loaned},
+                         {"in_flight", k.in_flight},
+                         {"claiming", k.claiming},
+                         {"low_water", k.low_water},
+                         {"exhausted", k.exhausted},
+                         {"fallbacks", k.fallbacks}});
     }
     Json top = Json::array();
     for (const auto& h : holders) {
@@ -153,9 +166,9 @@ void pool(const Context& context, bool json) {
   Table table({"CHUNK", "TOTAL", "FREE", "LOANED", "IN_FLIGHT", "LOW_WATER", "EXHAUSTED"});
   for (std::uint32_t c = 0; c < stats.class_count; ++c) {
     const auto& k = stats.classes[c];
-    table.add({human_bytes(static_cast<double>(k.chunk_size)), std::to_string(k.total), std::to_string(k.free),
-               std::to_string(k.loaned), std::to_string(k.in_flight), std::to_string(k.low_water),
-               std::to_string(k.exhausted)});
+    table.add({human_bytes(static_cast<double>(k.chunk_size)), std::to_string(k.total),
+               std::to_string(k.free), std::to_string(k.loaned), std::to_string(k.in_flight),
+               std::to_string(k.low_water), std::to_string(k.exhausted)});
   }
   std::fputs(table.render().c_str(), stdout);
   print_topics(topics);
@@ -163,17 +176,9 @@ void pool(const Context& context, bool json) {
 
 }  // namespace
 
-void add_pool_command(CLI::App& app, Context& context) {
-  auto* cmd = app.add_subcommand("pool", "Show the loaned-memory pool: size classes, free chunks, the topics holding them");
-  auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print a JSON object");
-  cmd->footer("Per size class: total chunks, free, loaned (held by the publisher that allocated them),\n"
-              "in flight (queued to or held by subscribers) and the low-water mark of free chunks;\n"
-              "then the topics holding the most chunks: queued in their queues, or held by a node\n"
-              "(a loan, history, samples taken and kept). Held chunks that cannot be told apart\n"
-              "show as \"(node X, topics a, b)\".\n"
-              "Examples:\n  ferry pool\n  ferry --domain demo pool --json");
-  cmd->callback([&context, json] { pool(context, *json); });
+int run_pool(const PoolOptions& o, const Context& context) {
+  pool(context, o.json);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -14,7 +14,6 @@
 #include "interrupt.hpp"
 #include "sample_codec.hpp"
 #include "topic_type.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -23,13 +22,6 @@ namespace {
 // How long the first sample waits for a subscriber to be matched.
 constexpr std::chrono::seconds kWaitForSubscribers{2};
 constexpr std::chrono::milliseconds kPollStep{10};
-
-struct PubOptions {
-  std::string topic;
-  std::string value;
-  std::uint64_t count = 1;  // 0: until interrupted
-  double rate = 10;         // samples per second when count != 1
-};
 
 std::vector<std::byte> build_sample(const config::Config& config, const discovery::TopicInfo& info,
                                     const std::string& text) {
@@ -126,28 +118,9 @@ void pub(const Context& context, const PubOptions& o) {
 
 }  // namespace
 
-void add_pub_command(CLI::App& topic, Context& context) {
-  auto* cmd = topic.add_subcommand("pub", "Publish samples given as a YAML/JSON flow map");
-  auto o = std::make_shared<PubOptions>();
-  cmd->add_option("TOPIC", o->topic, "The topic")->required();
-  cmd->add_option("VALUE", o->value,
-                  "The sample: a flow map of field names, e.g. '{x: 1.5, frame: map}'; missing "
-                  "fields are zero")
-      ->required();
-  cmd->add_option("--count,-n", o->count, "Samples to publish (0: until Ctrl-C)")
-      ->capture_default_str();
-  cmd->add_option("--rate,-r", o->rate, "Samples per second")
-      ->check(above_zero())
-      ->capture_default_str();
-  cmd->footer(
-      "The value is checked against the topic's type first: an unknown field, a wrong type or a\n"
-      "number out of range is an error (exit 2) naming the field. Waits up to 2 s for a\n"
-      "subscriber before the first sample.\n"
-      "Examples:\n"
-      "  ferry topic pub robot/pose '{stamp_ns: 1, x: 1.5, y: -2, frame: map}'\n"
-      "  ferry topic pub robot/pose '{\"x\": 1.5}' --count 100 --rate 50\n"
-      "  ferry topic pub robot/pose '{}' --count 0        # zeros at 10 Hz until Ctrl-C");
-  cmd->callback([&context, o] { pub(context, *o); });
+int run_pub(const PubOptions& o, const Context& context) {
+  pub(context, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

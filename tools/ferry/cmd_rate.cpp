@@ -13,7 +13,6 @@
 #include "interrupt.hpp"
 #include "rate_stats.hpp"
 #include "sample_codec.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -21,15 +20,6 @@ namespace {
 
 constexpr std::chrono::seconds kReportEvery{1};
 constexpr std::chrono::milliseconds kTakeStep{100};
-
-enum class Measure { rate, bandwidth };
-
-struct RateOptions {
-  std::string topic;
-  std::size_t window = 0;
-  double duration = 0;  // seconds; 0: until interrupted
-  bool json = false;
-};
 
 // `r` null: no new sample since the last report.
 std::string report_text(Measure m, const RateReport* r, std::uint64_t total) {
@@ -106,37 +96,11 @@ void measure(const Context& context, Measure m, const RateOptions& o) {
   }
 }
 
-void add_measure(CLI::App& topic, Context& context, Measure m) {
-  const bool rate = m == Measure::rate;
-  auto* cmd =
-      topic.add_subcommand(rate ? "hz" : "bw", rate ? "Print a topic's publishing rate every second"
-                                                    : "Print a topic's bandwidth every second");
-  auto o = std::make_shared<RateOptions>();
-  o->window = rate ? 10000 : 100;
-  cmd->add_option("TOPIC", o->topic, "The topic")->required();
-  cmd->add_option("--window,-w", o->window, "Compute over the last N samples")
-      ->check(CLI::Range(std::size_t{2}, std::size_t{10'000'000}))
-      ->capture_default_str();
-  cmd->add_option("--duration", o->duration, "Stop after this many seconds (default: until Ctrl-C)")
-      ->check(zero_or_more());
-  cmd->add_flag("--json", o->json, "One JSON object per report");
-  cmd->footer(
-      rate
-          ? "Rate is 1 / the mean interval between arrivals; min, max and std dev are of the "
-            "intervals.\n"
-            "Examples:\n  ferry topic hz robot/pose\n  ferry topic hz robot/pose --window 50 "
-            "--duration 5 --json"
-          : "Bandwidth is the bytes of the samples that arrived in the window over its time span.\n"
-            "Examples:\n  ferry topic bw camera/frames\n  ferry topic bw robot/pose --duration 3 "
-            "--json");
-  cmd->callback([&context, m, o] { measure(context, m, *o); });
-}
-
 }  // namespace
 
-void add_rate_commands(CLI::App& topic, Context& context) {
-  add_measure(topic, context, Measure::rate);
-  add_measure(topic, context, Measure::bandwidth);
+int run_rate(Measure m, const RateOptions& o, const Context& context) {
+  measure(context, m, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ferry/ferry.hpp>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,7 +18,6 @@
 #include "interrupt.hpp"
 #include "recorder.hpp"
 #include "table.hpp"
-#include "usage.hpp"
 
 namespace ferry::cli {
 
@@ -34,16 +32,6 @@ constexpr std::chrono::seconds kFlushEvery{1};
 constexpr std::chrono::milliseconds kPollTopicsEvery{500};
 // The longest sleep between checks of Ctrl-C and the deadlines.
 constexpr std::chrono::milliseconds kWaitStep{50};
-
-struct RecordOptions {
-  std::vector<std::string> topics;
-  bool all = false;
-  std::string output;
-  double duration = 0;      // seconds; 0: until interrupted
-  std::uint64_t count = 0;  // messages in all; 0: no limit
-  std::string compression = "none";
-  bool observe = false;  // an observer: never slows a publisher, may miss samples
-};
 
 // Whether a topic can be recorded yet: a topic named by no port and
 // declared by no configuration has no type.
@@ -144,32 +132,9 @@ void record(const Context& context, const RecordOptions& o) {
 
 }  // namespace
 
-void add_record_command(CLI::App& app, Context& context) {
-  auto* cmd =
-      app.add_subcommand("record", "Record topics into an MCAP file (ros2msg schemas, CDR)");
-  auto o = std::make_shared<RecordOptions>();
-  cmd->add_option("TOPIC", o->topics, "Topics to record");
-  cmd->add_flag("--all,-a", o->all, "Record every topic, also those that appear while recording");
-  cmd->add_option("--output,-o", o->output, "The .mcap file to write")->required();
-  cmd->add_option("--duration,-d", o->duration, "Stop after S seconds (default: until Ctrl-C)")
-      ->check(above_zero());
-  cmd->add_option("--count,-n", o->count, "Stop after N messages in all");
-  cmd->add_option("--compression", o->compression, "Chunk compression: none, lz4 or zstd")
-      ->capture_default_str();
-  cmd->add_flag("--observe", o->observe,
-                "Subscribe as an observer: never slows a publisher (not even on a block topic), "
-                "reports what it missed");
-  cmd->footer(
-      "Ctrl-C (or SIGTERM) ends the recording with a complete file. A recorder killed with -9\n"
-      "leaves its complete chunks readable (ferry bag info shows them). Samples the recorder\n"
-      "missed (a drop_oldest or drop_new queue that overflowed) are reported at the end and\n"
-      "kept in the file's \"ferry.record\" metadata. By default the recorder is a lossless\n"
-      "subscriber (on a block topic a recorder that falls behind holds the publisher); with\n"
-      "--observe it never slows anyone and reports what it missed instead.\n"
-      "Examples:\n"
-      "  ferry record robot/pose -o pose.mcap --duration 10\n"
-      "  ferry record --all -o run.mcap --compression zstd");
-  cmd->callback([&context, o] { record(context, *o); });
+int run_record(const RecordOptions& o, const Context& context) {
+  record(context, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -22,10 +22,6 @@ namespace {
 constexpr std::chrono::milliseconds kRefresh{1000};
 constexpr std::chrono::milliseconds kPoll{10};  // counters are sampled this often for the rates
 
-struct TopOptions {
-  std::uint64_t count = 0;  // refreshes; 0: until q or Ctrl-C
-};
-
 // The seven fixed columns after TOPIC take 56 characters: their widths (49)
 // plus the space before each (7).
 constexpr const char* kColumns = "{:<{}} {:>5} {:>7} {:>9} {:>7} {:>7} {:>7} {:>7}";
@@ -150,18 +146,9 @@ void top(const Context& context, const TopOptions& o) { Top(context).run(o); }
 
 }  // namespace
 
-void add_top_command(CLI::App& app, Context& context) {
-  auto* cmd =
-      app.add_subcommand("top", "Live table of every topic: rate, bandwidth, backlog, drops");
-  auto o = std::make_shared<TopOptions>();
-  cmd->add_option("--count,-n", o->count, "Stop after N refreshes (default: until q or Ctrl-C)");
-  cmd->footer(
-      "Columns: P/S publishers/subscribers; RATE/s samples published per second; BW/s bytes per\n"
-      "second (rate x sample size); BACKLOG samples waiting in the queues; DROPPED (drop_new),\n"
-      "OVERWR (drop_oldest) and TIMEOUT (block) since the queues were created. Refreshes every\n"
-      "second; q quits. When stdout is not a terminal it prints one table per second.\n"
-      "Examples:\n  ferry top\n  ferry top --count 3 > snapshot.txt");
-  cmd->callback([&context, o] { top(context, *o); });
+int run_top(const TopOptions& o, const Context& context) {
+  top(context, o);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

@@ -247,37 +247,14 @@ void topic_info(const Context& context, const std::string& name, bool json) {
 
 }  // namespace
 
-void add_topic_commands(CLI::App& app, Context& context) {
-  auto* topic = app.add_subcommand("topic", "Inspect and drive the topics of a running domain");
-  topic->require_subcommand(1);
+int run_topic_list(const TopicListOptions& o, const Context& context) {
+  topic_list(context, o.json);
+  return kExitOk;
+}
 
-  auto* list = topic->add_subcommand(
-      "list", "List topics: type, policy, capacity, publisher and subscriber counts, current rate");
-  auto list_json = std::make_shared<bool>(false);
-  list->add_flag("--json", *list_json, "Print a JSON array");
-  list->footer("Examples:\n  ferry topic list\n  ferry --domain demo topic list --json");
-  list->callback([&context, list_json] { topic_list(context, *list_json); });
-
-  auto* info = topic->add_subcommand(
-      "info", "A topic's configuration, publishers, subscribers and per-queue counters");
-  auto info_topic = std::make_shared<std::string>();
-  auto info_json = std::make_shared<bool>(false);
-  info->add_option("TOPIC", *info_topic, "The topic")->required();
-  info->add_flag("--json", *info_json, "Print a JSON object");
-  info->footer(
-      "Counters are read from the queues in shared memory, per (publisher, subscriber) queue:\n"
-      "  published = delivered + dropped + timed_out; taken by the subscriber; backlog waiting "
-      "now.\n"
-      "Observers (tools such as topic echo, hz, bw) are listed apart; their queues overwrite the\n"
-      "oldest sample whatever the policy, so their overwritten count is what the tool missed.\n"
-      "Examples:\n  ferry topic info robot/pose\n  ferry topic info robot/pose --json");
-  info->callback(
-      [&context, info_topic, info_json] { topic_info(context, *info_topic, *info_json); });
-
-  add_echo_command(*topic, context);
-  add_pub_command(*topic, context);
-  add_rate_commands(*topic, context);
-  add_delay_command(*topic, context);
+int run_topic_info(const TopicInfoOptions& o, const Context& context) {
+  topic_info(context, o.topic, o.json);
+  return kExitOk;
 }
 
 }  // namespace ferry::cli

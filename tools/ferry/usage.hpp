@@ -1,40 +1,36 @@
 #pragma once
-// What ferry's command line shares: the flags every level takes (--domain,
-// --version; CLI11 gives --help to each subcommand itself), number checks
-// whose errors read well, and the one-line usage error printed when parsing
-// fails.
+// How ferry's command line words its usage errors and checks its numbers,
+// from what the parser reports (cli_options.cpp hands it over), so that this
+// file does not need CLI11.
 
 #include <string>
-
-#include <CLI/CLI.hpp>
-
-#include "cli_context.hpp"
+#include <vector>
 
 namespace ferry::cli {
 
 inline constexpr const char* kVersion = "ferry 0.1.0";
 
-// Adds `--domain NAME` to `app`, storing into the context.
-CLI::Option* add_domain_option(CLI::App& app, Context& context, const std::string& help);
+// One level of the command line as the parser left it when it stopped.
+struct ParsedLevel {
+  std::string name;                    // "topic"; the root is "ferry"
+  std::vector<std::string> remaining;  // words this level could not place
+  std::vector<std::string> commands;   // the names of its subcommands
+};
 
-// Gives `app` and every subcommand below it --domain and --version, so that
-// they work before the verb, after it and between its words. A subcommand
-// that registered its own --domain (bench: refused; config check: unused)
-// keeps it.
-void add_global_flags(CLI::App& app, Context& context);
-
-// Checks for numeric options: "--rate: must be above 0, got 0" (CLI11's
-// PositiveNumber prints its range up to 1.8e308 in full).
-CLI::Validator above_zero();
-CLI::Validator zero_or_more();
-
-// "ferry topic list": the words of the command line that CLI11 had matched
-// when parsing stopped (after a failed parse too).
-std::string command_path(const CLI::App& root);
+// What kind of parse error the parser raised: a missing argument or
+// subcommand, extra words, or anything else (a bad value of a known option).
+enum class ParseErrorKind { required, extras, other };
 
 // The usage error as one sentence, without the "ferry: " prefix, naming the
-// token that was wrong where CLI11 kept it, and ending with where to look:
-// "unknown command 'frob' for 'ferry topic'; see 'ferry topic --help'".
-std::string usage_error(const CLI::App& root, const CLI::Error& error);
+// token that was wrong where the parser kept it, and ending with where to
+// look: "unknown command 'frob' for 'ferry topic'; see 'ferry topic --help'".
+// `chain` holds the levels the parser entered, root first; `message` is the
+// parser's own.
+std::string usage_error(const std::vector<ParsedLevel>& chain, ParseErrorKind kind,
+                        const std::string& message);
+
+// Checks for numeric options: an empty string when `text` is a number above 0
+// (or 0 or more, when `zero_ok`), else why not ("must be above 0, got 0").
+std::string check_number(const std::string& text, bool zero_ok);
 
 }  // namespace ferry::cli
