@@ -2,7 +2,6 @@
 // topics, the limits (max_loans, max_held, pool exhaustion), and every chunk
 // back in the pool afterwards.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 
 #include <cstring>
@@ -62,7 +61,8 @@ bool in_pool_mapping(const void* p, const std::string& domain) {
 
 }  // namespace
 
-TEST_CASE("a loaned frame is read in place: the sample lies in the pool and holds the bytes written") {
+TEST_CASE(
+    "a loaned frame is read in place: the sample lies in the pool and holds the bytes written") {
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
@@ -75,7 +75,8 @@ TEST_CASE("a loaned frame is read in place: the sample lies in the pool and hold
     REQUIRE(loan);
     (*loan)->width = 1920;
     (*loan)->height = 1080;
-    for (std::size_t i = 0; i < sizeof(Frame::pixels); i += 4096) (*loan)->pixels[i] = static_cast<std::uint8_t>(i / 4096);
+    for (std::size_t i = 0; i < sizeof(Frame::pixels); i += 4096)
+      (*loan)->pixels[i] = static_cast<std::uint8_t>(i / 4096);
     (*loan)->pixels[sizeof(Frame::pixels) - 1] = 0xAB;
     const void* written = loan->get();
     const std::uint64_t sum = checksum((*loan)->pixels, sizeof(Frame::pixels));
@@ -103,7 +104,8 @@ TEST_CASE("frames cross processes through the pool, and every chunk comes back")
     while (true) {
       auto s = subscriber.take(3s);
       if (!s) return taken > 0 ? 0 : 1;
-      if ((*s)->pixels[sizeof(Frame::pixels) - 1] != static_cast<std::uint8_t>((*s)->height)) return 2;
+      if ((*s)->pixels[sizeof(Frame::pixels) - 1] != static_cast<std::uint8_t>((*s)->height))
+        return 2;
       if ((*s)->height < last) return 3;  // drop_oldest may skip frames, never reorder
       last = (*s)->height;
       ++taken;
@@ -150,7 +152,8 @@ TEST_CASE("publishing a large sample by copy goes through one shared chunk") {
     REQUIRE(b);
     CHECK(a->get() == b->get());  // both read the one chunk
     CHECK((*a)->pixels[12345] == 7);
-    CHECK(ferry::test::pool_count(domain.name()).free == ferry::test::pool_count(domain.name()).total - 1);
+    CHECK(ferry::test::pool_count(domain.name()).free ==
+          ferry::test::pool_count(domain.name()).total - 1);
   }
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
@@ -239,8 +242,9 @@ TEST_CASE("max_loans, an exhausted pool and max_held are error values that recov
 
 TEST_CASE("a pool with no chunk left makes loan() return PoolExhausted until one comes back") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: log, type: bytes, max_size: 1KiB, max_loans: 100 }\n",
-                                   "pool:\n  - { chunk_size: 1KiB, count: 3 }\n"));
+  Daemon daemon(domain,
+                seq_config("  - { name: log, type: bytes, max_size: 1KiB, max_loans: 100 }\n",
+                           "pool:\n  - { chunk_size: 1KiB, count: 3 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"n"};
   auto pub = node.publisher<ferry::Bytes>("log");
@@ -275,7 +279,8 @@ TEST_CASE("bytes topics carry random sizes up to max_size across processes, inta
       const std::size_t expected = rng() % (64 * 1024 + 1);
       if ((*s)->size() != expected) return 2;
       for (std::size_t k = 0; k < expected; k += 97) {
-        if ((*s)->data()[k] != static_cast<std::byte>((k + static_cast<std::size_t>(i)) & 0xFF)) return 3;
+        if ((*s)->data()[k] != static_cast<std::byte>((k + static_cast<std::size_t>(i)) & 0xFF))
+          return 3;
       }
     }
     return 0;
@@ -322,7 +327,8 @@ TEST_CASE("a block publisher that times out keeps no chunk") {
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("a subscriber port destroyed with samples queued gives their chunks back, its node alive") {
+TEST_CASE(
+    "a subscriber port destroyed with samples queued gives their chunks back, its node alive") {
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
@@ -340,7 +346,8 @@ TEST_CASE("a subscriber port destroyed with samples queued gives their chunks ba
   REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
   const std::vector<std::byte> payload(2000);
   for (int i = 0; i < 3; ++i) CHECK(pub.publish(std::span(payload)).delivered == 1);
-  CHECK(ferry::test::pool_count(domain.name()).free + 3 == ferry::test::pool_count(domain.name()).total);
+  CHECK(ferry::test::pool_count(domain.name()).free + 3 ==
+        ferry::test::pool_count(domain.name()).total);
   REQUIRE(eventually([&] { return pub.subscriber_count() == 0; }));
   // The publisher empties the abandoned queue when it next looks at its queues.
   CHECK(pub.publish(std::span(payload)).delivered == 0);
@@ -375,4 +382,48 @@ TEST_CASE("a subscriber killed while holding and queueing frames gives every chu
     CHECK(eventually([&] { return pub.subscriber_count() == 0; }));
   }
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
+}
+
+TEST_CASE("a pooled topic takes at most 13 subscribing nodes: the 14th is told why") {
+  // A pool chunk names each node holding it in one of 14 holder slots, one
+  // of them the publisher's: ferryd refuses a 14th reader node rather than
+  // let every publish drop the sample for some of them.
+  TestDomain domain;
+  Daemon daemon(domain, kConfig);
+  ferry::test::use_domain_env(domain);
+  std::vector<std::unique_ptr<ferry::Node>> nodes;
+  std::vector<ferry::Subscriber<ferry::Bytes>> readers;
+  for (int i = 0; i < 13; ++i) {
+    nodes.push_back(std::make_unique<ferry::Node>("reader-" + std::to_string(i)));
+    readers.push_back(nodes.back()->subscriber<ferry::Bytes>("log"));
+  }
+  // Another port of a node that reads already takes no new holder slot.
+  readers.push_back(nodes.front()->subscriber<ferry::Bytes>("log"));
+  ferry::Node extra{"reader-13"};
+  CHECK_THROWS_WITH_AS(
+      (void)extra.subscriber<ferry::Bytes>("log"),
+      doctest::Contains("topic 'log' carries its samples in the loaned-memory pool, where a sample "
+                        "can be held by at most 13 subscribing nodes at once, and 13 subscribe "
+                        "already"),
+      ferry::Error);
+  CHECK_THROWS_AS(
+      (void)extra.subscriber<ferry::Bytes>("log", ferry::SubscriberOptions{.observer = true}),
+      ferry::Error);
+  // An inline topic has no such limit below max_subscribers.
+  (void)extra.subscriber<Seq>("seq");
+  // Every reader node gets every loaned sample.
+  ferry::Node writer{"writer"};
+  auto pub = writer.publisher<ferry::Bytes>("log");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 14; }, 5s));
+  auto loan = pub.loan(10000);
+  REQUIRE(loan);
+  std::memset((*loan)->data(), 7, 10000);
+  const auto result = pub.publish(std::move(*loan));
+  CHECK(result.delivered == 14);
+  CHECK(result.dropped == 0);
+  for (auto& r : readers) {
+    auto s = r.take(2s);
+    REQUIRE(s);
+    CHECK((*s)->size() == 10000);
+  }
 }

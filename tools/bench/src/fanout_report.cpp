@@ -84,9 +84,10 @@ void print_fanout(std::FILE* out, const FanoutReport& r) {
     fmt::print(out, "{:>4}", o.subscribers[i]);
     for (std::size_t t = 0; t < o.transports.size(); ++t) {
       const Medians m = medians(r.cells[i][t]);
-      const std::string cell =
-          m.runs == 0 ? "failed"
-                      : fmt::format("{} / {} / {}", us(m.publish), us(m.first), us(m.last));
+      std::string cell = m.runs == 0
+                             ? "failed"
+                             : fmt::format("{} / {} / {}", us(m.publish), us(m.first), us(m.last));
+      if (r.cells[i][t].not_applicable) cell = "n/a (pool: <= 13 reader nodes)";
       fmt::print(out, "  {:>34}", cell);
     }
     fmt::print(out, "\n");
