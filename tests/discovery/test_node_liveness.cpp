@@ -34,8 +34,11 @@ struct FakeActions final : LivenessActions {
 
 // A heartbeat table on the heap, as ferryd's shared one is laid out.
 struct Table {
-  std::unique_ptr<std::byte[]> bytes{new (std::align_val_t{64}) std::byte[kHeartbeatTableBytes]{}};
-  HeartbeatTable beats = HeartbeatTable::in(bytes.get(), kHeartbeatTableBytes);
+  struct alignas(64) Bytes {
+    std::byte data[kHeartbeatTableBytes];
+  };
+  std::unique_ptr<Bytes> bytes = std::make_unique<Bytes>();  // zeroed: every slot free
+  HeartbeatTable beats = HeartbeatTable::in(bytes->data, kHeartbeatTableBytes);
 
   void beat(std::uint16_t owner, std::uint64_t now) const {
     beats.slot(owner)->beat_ms.store(now, std::memory_order_relaxed);
