@@ -52,13 +52,18 @@ struct Table {
   }
 };
 
-}  // namespace
-
-TEST_CASE("a beating node stays alive; silence past the timeout declares it dead, then free") {
+// Liveness over a fresh table with the fake actions.
+struct Attached {
   Table table;
   FakeActions actions;
-  NodeLiveness liveness(actions, kTimeoutMs);
-  liveness.attach(table.beats);
+  NodeLiveness liveness{actions, kTimeoutMs};
+  Attached() { liveness.attach(table.beats); }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(
+    Attached, "a beating node stays alive; silence past the timeout declares it dead, then free") {
   std::uint64_t now = 10'000;
 
   CHECK(liveness.state(7) == NodeState::free);
@@ -109,11 +114,7 @@ TEST_CASE("a beating node stays alive; silence past the timeout declares it dead
   CHECK(liveness.waiting() == 0);
 }
 
-TEST_CASE("a node without ports is never declared dead for silence") {
-  Table table;
-  FakeActions actions;
-  NodeLiveness liveness(actions, kTimeoutMs);
-  liveness.attach(table.beats);
+TEST_CASE_FIXTURE(Attached, "a node without ports is never declared dead for silence") {
   liveness.joined(3, 99, 0);
   CHECK(liveness.tick(100 * kTimeoutMs).empty());
   CHECK(liveness.state(3) == NodeState::alive);
@@ -121,11 +122,8 @@ TEST_CASE("a node without ports is never declared dead for silence") {
   CHECK(liveness.tick(100 * kTimeoutMs).size() == 1);
 }
 
-TEST_CASE("a closed socket reclaims at once and frees the slot when the process is gone") {
-  Table table;
-  FakeActions actions;
-  NodeLiveness liveness(actions, kTimeoutMs);
-  liveness.attach(table.beats);
+TEST_CASE_FIXTURE(Attached,
+                  "a closed socket reclaims at once and frees the slot when the process is gone") {
   liveness.joined(1, 11, 0);
   liveness.joined(2, 22, 0);
   actions.running = {2};
@@ -242,11 +240,7 @@ TEST_CASE("adoption after a restart: orphans resume, go silent, or lose their lo
   CHECK(liveness.state(1) == NodeState::alive);
 }
 
-TEST_CASE("a beat from the future is fresh") {
-  Table table;
-  FakeActions actions;
-  NodeLiveness liveness(actions, kTimeoutMs);
-  liveness.attach(table.beats);
+TEST_CASE_FIXTURE(Attached, "a beat from the future is fresh") {
   liveness.joined(4, 1, 1000);
   liveness.set_must_beat(4, true);
   table.beat(4, 5000);
