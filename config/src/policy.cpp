@@ -4,18 +4,18 @@ namespace ferry::config {
 
 std::string_view to_string(Policy policy) noexcept {
   switch (policy) {
-    case Policy::Block:
+    case Policy::block:
       return "block";
-    case Policy::DropNew:
+    case Policy::drop_new:
       return "drop_new";
-    case Policy::DropOldest:
+    case Policy::drop_oldest:
       return "drop_oldest";
   }
   return "unknown";
 }
 
 std::optional<Policy> parse_policy(std::string_view text) noexcept {
-  for (const Policy p : {Policy::Block, Policy::DropNew, Policy::DropOldest}) {
+  for (const Policy p : {Policy::block, Policy::drop_new, Policy::drop_oldest}) {
     if (text == to_string(p)) return p;
   }
   return std::nullopt;

@@ -60,7 +60,7 @@ sigset_t block_stop_signals() {
 Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacketSocket listener)
     : options_(std::move(options)),
       access_{options_.domain, ::geteuid(), options_.group},
-      liveness_(config.liveness),
+      liveness_config_(config.liveness),
       listener_(std::move(listener)),
       shm_(options_.object_mode, object_group(options_)),
       registry_(options_.domain, served_topics(config), to_topic_config(config.defaults),
@@ -68,7 +68,8 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
       limits_(config.limits),
       max_connections_(connection_limit(config.limits)),
       owner_ids_(config.limits.max_nodes),
-      reaper_(options_.domain, std::filesystem::path(options_.socket_path).parent_path()) {
+      reaper_(options_.domain, std::filesystem::path(options_.socket_path).parent_path()),
+      liveness_(reaper_, config.liveness.timeout_ms) {
   registry_.set_limits({config.limits.max_topics, config.limits.max_ports_per_node});
   // Signals first: a SIGTERM that arrives while the pool is being made waits
   // in the signalfd and stops the loop on its first turn.
@@ -97,11 +98,12 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
     pool_.emplace(options_.domain, config, options_.object_mode, object_group(options_));
     create_heartbeat_table();
     reaper_.attach(pool_->pool(), beats_);
+    liveness_.attach(beats_);
   }
   // SYNC: relaxed; a number for the clients.
   beats_.header().daemon_pid.store(static_cast<std::int32_t>(::getpid()),
                                    std::memory_order_relaxed);
-  beats_.header().daemon_beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
+  beats_.header().daemon_beat_ms.store(options_.clock(), std::memory_order_relaxed);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   if (epoll_fd_ < 0)
     throw std::runtime_error(fmt::format("epoll_create1: {}", std::strerror(errno)));
@@ -122,8 +124,8 @@ void Daemon::create_heartbeat_table() {
   beats_ = HeartbeatTable::in(beats->payload(), beats->payload_size());
   // The segment is zero-filled: every slot is free. Plain fields before
   // seal(), whose release store of the magic publishes them to openers.
-  beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
-  beats_.header().timeout_ms = liveness_.timeout_ms;
+  beats_.header().heartbeat_ms = liveness_config_.heartbeat_ms;
+  beats_.header().timeout_ms = liveness_config_.timeout_ms;
   beats_.header().slot_count = kHeartbeatSlots;
   beats->seal();
   heartbeat_segment_.emplace(std::move(*beats));
@@ -137,28 +139,12 @@ bool Daemon::adopt_live_state() {
   if (!beats) return false;  // none, or not one of ours: start clean
   const HeartbeatTable table = HeartbeatTable::in(beats->payload(), beats->payload_size());
   if (!table) return false;
-  const std::filesystem::path dir = std::filesystem::path(options_.socket_path).parent_path();
-  std::vector<Orphan> live;
-  std::vector<std::pair<std::uint16_t, SlotState>> dead;
   std::uint32_t highest = 0;
   for (std::uint32_t owner = 1; owner < kHeartbeatSlots; ++owner) {
-    const HeartbeatSlot* slot = table.slot(owner);
     // SYNC: relaxed; the previous daemon is gone, its stores long done.
-    const auto state = static_cast<SlotState>(slot->state.load(std::memory_order_relaxed));
-    if (state == SlotState::free) continue;
-    highest = owner;
-    const pid_t pid = slot->pid.load(std::memory_order_relaxed);
-    // Its lock says whether its process lives, in whatever pid namespace.
-    if (state == SlotState::alive &&
-        node_process_alive(node_lock_path(options_.domain, owner, dir), pid)) {
-      live.push_back({static_cast<std::uint16_t>(owner), pid});
-    } else {
-      // Dead while no ferryd ran, or dead before the previous one finished
-      // reclaiming it (the slot is freed only once that is done).
-      dead.emplace_back(static_cast<std::uint16_t>(owner),
-                        state == SlotState::declared_dead ? state : SlotState::reclaiming);
-    }
+    if (table.slot(owner)->state.load(std::memory_order_relaxed) != 0) highest = owner;
   }
+  const std::vector<NodeLiveness::Death> live = liveness_.adopt(table);
   if (live.empty()) return false;
   try {
     pool_.emplace(options_.domain, DomainPool::Adopt{object_owner()});
@@ -168,20 +154,19 @@ bool Daemon::adopt_live_state() {
   }
   beats_ = table;
   reaper_.attach(pool_->pool(), beats_);
-  for (const auto& [owner, state] : dead) reaper_.node_died(owner, state);
-  orphans_ = live;
+  const std::size_t dead = liveness_.finish_adoption();
   // SYNC: relaxed; only ferryd writes the counters.
   owner_ids_.continue_from(
       std::max(beats_.header().next_owner.load(std::memory_order_relaxed), highest + 1));
   registry_.continue_ids_from(beats_.header().next_id.load(std::memory_order_relaxed));
-  beats_.header().heartbeat_ms = liveness_.heartbeat_ms;
-  beats_.header().timeout_ms = liveness_.timeout_ms;
+  beats_.header().heartbeat_ms = liveness_config_.heartbeat_ms;
+  beats_.header().timeout_ms = liveness_config_.timeout_ms;
   heartbeat_segment_.emplace(std::move(*beats));
   retire_adopted_slots();
   spdlog::warn(
       "adopted domain '{}' from a previous ferryd: {} live node(s) may reconnect, {} "
       "dead one(s) reclaimed",
-      options_.domain, live.size(), dead.size());
+      options_.domain, live.size(), dead);
   return true;
 }
 
@@ -198,54 +183,54 @@ Daemon::~Daemon() {
 
 int Daemon::run() {
   spdlog::info("ferryd serving domain '{}' on {}", options_.domain, options_.socket_path);
-  std::array<epoll_event, 64> events{};
-  auto last_tick = std::chrono::steady_clock::now();
   // Wake at least every heartbeat period to beat and to check the nodes',
   // and often enough to pet systemd's watchdog.
-  int wait_ms = static_cast<int>(std::clamp<std::uint32_t>(liveness_.heartbeat_ms, 5, 1000));
+  wait_ms_ = static_cast<int>(std::clamp<std::uint32_t>(liveness_config_.heartbeat_ms, 5, 1000));
   if (const auto pet = notifier_.tick_period()) {
-    wait_ms = std::min(wait_ms, static_cast<int>(std::min<std::int64_t>(pet->count(), 1000)));
+    wait_ms_ = std::min(wait_ms_, static_cast<int>(std::min<std::int64_t>(pet->count(), 1000)));
   }
   notifier_.ready();  // the socket listens
   while (true) {
-    notifier_.tick();
-    const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), wait_ms);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      spdlog::error("epoll_wait failed: {}", std::strerror(errno));
-      shutdown();
-      return 1;
-    }
-    if (const auto now = std::chrono::steady_clock::now();
-        now - last_tick >= std::chrono::seconds(1)) {
-      last_tick = now;
-      reaper_.tick();
-    }
-    check_liveness();
-    expire_silent_clients();
-    resume_accepting_when_due();
-    for (int i = 0; i < n; ++i) {
-      const int tag = events[static_cast<std::size_t>(i)].data.fd;
-      if (tag == kSignalTag) {
-        signalfd_siginfo info{};
-        [[maybe_unused]] const ssize_t r = ::read(signal_fd_, &info, sizeof info);
-        if (info.ssi_signo == SIGHUP) {
-          reload();
-          continue;
-        }
-        spdlog::info("ferryd: signal {} received, shutting down", info.ssi_signo);
-        shutdown();
-        return 0;
-      }
-      if (tag == kListenerTag) {
-        accept_clients();
+    if (const auto code = poll_once(std::chrono::milliseconds(wait_ms_))) return *code;
+  }
+}
+
+std::optional<int> Daemon::poll_once(std::chrono::milliseconds timeout) {
+  notifier_.tick();
+  std::array<epoll_event, 64> events{};
+  const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()),
+                             static_cast<int>(timeout.count()));
+  if (n < 0) {
+    if (errno == EINTR) return std::nullopt;
+    spdlog::error("epoll_wait failed: {}", std::strerror(errno));
+    shutdown();
+    return 1;
+  }
+  check_liveness();
+  expire_silent_clients();
+  resume_accepting_when_due();
+  for (int i = 0; i < n; ++i) {
+    const int tag = events[static_cast<std::size_t>(i)].data.fd;
+    if (tag == kSignalTag) {
+      signalfd_siginfo info{};
+      [[maybe_unused]] const ssize_t r = ::read(signal_fd_, &info, sizeof info);
+      if (info.ssi_signo == SIGHUP) {
+        reload();
         continue;
       }
-      auto it = clients_.find(tag);
-      if (it != clients_.end() && !serve(it->second)) drop(tag, "");
-      drop_broken();
+      spdlog::info("ferryd: signal {} received, shutting down", info.ssi_signo);
+      shutdown();
+      return 0;
     }
+    if (tag == kListenerTag) {
+      accept_clients();
+      continue;
+    }
+    auto it = clients_.find(tag);
+    if (it != clients_.end() && !serve(it->second)) drop(tag, "");
+    drop_broken();
   }
+  return std::nullopt;
 }
 
 void Daemon::accept_clients() {
@@ -327,12 +312,9 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     client.name = hello->node_name;
     // A node of the previous ferryd coming back keeps its owner id: what it
     // holds in the adopted pool stays attributed to it.
-    auto orphan = std::find_if(orphans_.begin(), orphans_.end(), [&](const Orphan& o) {
-      return hello->resume_slot != 0 && o.owner == hello->resume_slot && o.pid == client.pid;
-    });
-    if (orphan != orphans_.end()) {
-      client.owner = orphan->owner;
-      orphans_.erase(orphan);
+    if (hello->resume_slot <= 0xffff &&
+        liveness_.resumed(static_cast<std::uint16_t>(hello->resume_slot), client.pid)) {
+      client.owner = static_cast<std::uint16_t>(hello->resume_slot);
       spdlog::info("node '{}' (pid {}) resumes slot {}", client.name, client.pid, client.owner);
     } else {
       auto owner = owner_ids_.take();
@@ -362,18 +344,11 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     Welcome welcome;
     welcome.node_id = client.node_id;
     welcome.domain = options_.domain;
-    welcome.heartbeat_ms = liveness_.heartbeat_ms;
-    welcome.timeout_ms = liveness_.timeout_ms;
+    welcome.heartbeat_ms = liveness_config_.heartbeat_ms;
+    welcome.timeout_ms = liveness_config_.timeout_ms;
     welcome.heartbeat_slot = client.owner;
     welcome.registry_shm = registry_object_name(options_.domain);
-    if (HeartbeatSlot* slot = beats_.slot(client.owner)) {
-      // The node has timeout_ms from now to start beating. SYNC: relaxed;
-      // the node reads only `state`, after the Welcome (a socket round
-      // trip orders it); ferryd alone reads the rest.
-      slot->pid.store(static_cast<std::int32_t>(client.pid), std::memory_order_relaxed);
-      slot->beat_ms.store(monotonic_ms(), std::memory_order_relaxed);
-      slot->state.store(static_cast<std::uint32_t>(SlotState::alive), std::memory_order_relaxed);
-    }
+    liveness_.joined(client.owner, client.pid, options_.clock());
     send_to(client, request_id, welcome);
     spdlog::info("node '{}' (pid {}) joined as node {}", client.name, client.pid, client.node_id);
     return true;
@@ -437,6 +412,7 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
                        fmt::format("a client may not send {}", to_string(type_of(message)))));
     return false;
   }
+  liveness_.set_must_beat(client.owner, registry_.has_ports(client.node_id));
   save_counters();
   // Replies first, then the notifications they caused.
   deliver(out);
@@ -481,7 +457,7 @@ NodeList Daemon::node_list(std::uint32_t start) const {
     if (auto fd = node_fds_.find(node.node_id); fd != node_fds_.end()) {
       if (auto client = clients_.find(fd->second); client != clients_.end()) {
         node.slot = client->second.owner;
-        node.heartbeat_age_ms = heartbeat_age_ms(client->second.owner, monotonic_ms());
+        node.heartbeat_age_ms = liveness_.silent_ms(client->second.owner, options_.clock());
       }
     }
   }
@@ -515,9 +491,7 @@ void Daemon::drop(int fd, const std::string& why, UnmatchReason reason) {
     // until it is gone (node_reaper.hpp). The Unmatched to its peers go
     // after the reclaim: a publisher revokes what it gives the node from
     // then on once it has applied its Unmatched.
-    reaper_.node_died(client.owner, reason == UnmatchReason::peer_timed_out
-                                        ? SlotState::declared_dead
-                                        : SlotState::reclaiming);
+    liveness_.left(client.owner);
     node_fds_.erase(client.node_id);
     joined_.erase(client.node_id);
     clients_.erase(it);
@@ -527,54 +501,43 @@ void Daemon::drop(int fd, const std::string& why, UnmatchReason reason) {
   }
 }
 
-std::uint64_t Daemon::heartbeat_age_ms(std::uint16_t owner, std::uint64_t now_ms) const {
-  const HeartbeatSlot* slot = beats_.slot(owner);
-  if (slot == nullptr) return 0;
-  // SYNC: relaxed; a number from another process, compared with the clock.
-  const std::uint64_t beat = slot->beat_ms.load(std::memory_order_relaxed);
-  return now_ms > beat ? now_ms - beat : 0;  // a beat "from the future" is fresh
-}
-
 void Daemon::check_liveness() {
-  const std::uint64_t now = monotonic_ms();
+  const std::uint64_t now = options_.clock();
   // SYNC: relaxed; clients read it as a number.
   beats_.header().daemon_beat_ms.store(now, std::memory_order_relaxed);
-  std::vector<std::pair<int, std::uint64_t>> expired;  // fd, age
-  for (const auto& [fd, client] : clients_) {
-    // Only nodes with ports must beat (the runtime does): a tool that only
-    // asks questions holds nothing a frozen process could wedge.
-    if (client.node_id == 0 || !registry_.has_ports(client.node_id)) continue;
-    const std::uint64_t age = heartbeat_age_ms(client.owner, now);
-    if (age > liveness_.timeout_ms) expired.emplace_back(fd, age);
-  }
-  // Nodes of the previous ferryd that froze or died before reconnecting.
-  std::erase_if(orphans_, [&](const Orphan& o) {
-    if (heartbeat_age_ms(o.owner, now) <= liveness_.timeout_ms) return false;
-    spdlog::warn("node slot {} (pid {}) of the previous ferryd did not come back: reclaiming it",
-                 o.owner, o.pid);
-    reaper_.node_died(o.owner, SlotState::declared_dead);
-    owner_ids_.retire(o.owner, o.pid);
-    return true;
-  });
-  for (const auto& [fd, age] : expired) {
-    auto it = clients_.find(fd);
-    if (it == clients_.end()) continue;
+  const std::vector<NodeLiveness::Death> deaths = liveness_.tick(now);
+  bool dropped = false;
+  for (const NodeLiveness::Death& death : deaths) {
+    if (death.orphan) {
+      if (death.silent_ms > 0) {
+        spdlog::warn(
+            "node slot {} (pid {}) of the previous ferryd did not come back: reclaiming it",
+            death.owner, death.pid);
+      } else {
+        spdlog::warn("node slot {} (pid {}) of the previous ferryd is gone: reclaimed it",
+                     death.owner, death.pid);
+      }
+      owner_ids_.retire(death.owner, death.pid);
+      continue;
+    }
+    auto it = std::find_if(clients_.begin(), clients_.end(), [&](const auto& c) {
+      return c.second.node_id != 0 && c.second.owner == death.owner;
+    });
+    if (it == clients_.end()) {
+      liveness_.left(death.owner);  // no client to drop: reclaimed all the same
+      continue;
+    }
     Client& client = it->second;
     const std::string why = fmt::format(
         "this node was declared dead after {} ms without a "
         "heartbeat (timeout_ms is {})",
-        age, liveness_.timeout_ms);
+        death.silent_ms, liveness_config_.timeout_ms);
     spdlog::warn("node '{}' (pid {}): {}", client.name, client.pid, why);
-    if (HeartbeatSlot* slot = beats_.slot(client.owner)) {
-      // SYNC: release, pairs with the node's acquire load of its state: a
-      // node that wakes up sees it was declared dead.
-      slot->state.store(static_cast<std::uint32_t>(SlotState::declared_dead),
-                        std::memory_order_release);
-    }
     send_to(client, 0, make_error(ErrorCode::node_expired, why));
-    drop(fd, why, UnmatchReason::peer_timed_out);
+    drop(it->first, why, UnmatchReason::peer_timed_out);
+    dropped = true;
   }
-  if (!expired.empty()) drop_broken();
+  if (dropped) drop_broken();
 }
 
 void Daemon::drop_broken() {
@@ -599,10 +562,12 @@ void Daemon::shutdown() {
   for (const auto& [fd, client] : clients_) {
     char byte = 0;
     const bool closed = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
-    if (client.node_id != 0 && !closed && reaper_.process_alive(client.owner)) ++live;
+    if (client.node_id != 0 && !closed && liveness_.process_alive(client.owner)) ++live;
   }
-  for (const auto& orphan : orphans_) {
-    if (reaper_.process_alive(orphan.owner)) ++live;
+  for (std::uint32_t owner = 1; owner < owner_ids_.next_fresh() && owner < kHeartbeatSlots;
+       ++owner) {
+    const auto id = static_cast<std::uint16_t>(owner);
+    if (liveness_.state(id) == NodeState::orphan && liveness_.process_alive(id)) ++live;
   }
   save_counters();
   clients_.clear();

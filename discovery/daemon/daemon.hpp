@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@
 #include "ferry/discovery/heartbeats.hpp"
 #include "ferry/discovery/socket.hpp"
 #include "log_limiter.hpp"
+#include "node_liveness.hpp"
 #include "node_reaper.hpp"
 #include "owner_ids.hpp"
 #include "registry.hpp"
@@ -40,6 +42,9 @@ struct DaemonOptions {
   // The configuration as loaded, served to tools by GetConfig.
   std::string config_source;
   std::string config_text;
+  // Monotonic ms for heartbeats (the nodes' clock, monotonic_ms); tests
+  // driving poll_once inject their own.
+  std::function<std::uint64_t()> clock = monotonic_ms;
 };
 
 // The connection limit: `limits.max_connections`, or when 0 the process's
@@ -63,6 +68,12 @@ class Daemon {
   // domain's objects unless nodes live (they keep the domain for the next
   // ferryd). Returns the process exit code.
   int run();
+  // One turn of run()'s loop: waits up to `timeout` for events, advances
+  // liveness to the injected clock's now and serves what came. Returns the
+  // exit code once a stop signal was served (shut down), else nullopt.
+  // Tests drive it in-process; run() is ready() and this in a loop.
+  std::optional<int> poll_once(std::chrono::milliseconds timeout);
+  [[nodiscard]] const NodeLiveness& liveness() const noexcept { return liveness_; }
   // After run(): the domain's objects are gone (no node was left), so its
   // lock can go too.
   [[nodiscard]] bool domain_removed() const noexcept { return domain_removed_; }
@@ -87,9 +98,9 @@ class Daemon {
   void create_heartbeat_table();
   // Remembers the id counters in the table, for the next ferryd.
   void save_counters();
-  // Heartbeats: declares dead every node whose beat is older than timeout_ms.
+  // Heartbeats: drops every node liveness declares dead (no beat for
+  // timeout_ms), retires the orphans it reclaimed.
   void check_liveness();
-  [[nodiscard]] std::uint64_t heartbeat_age_ms(std::uint16_t owner, std::uint64_t now_ms) const;
 
   void accept_clients();
   // Accepts one waiting connection only to tell it the connection limit is
@@ -129,7 +140,7 @@ class Daemon {
 
   DaemonOptions options_;
   ClientAccessPolicy access_;
-  config::Liveness liveness_;
+  config::Liveness liveness_config_;
   UnixSeqpacketSocket listener_;
   ShmObjects shm_;
   Registry registry_;
@@ -146,13 +157,9 @@ class Daemon {
   // Dead nodes: reclaimed exactly, their slots freed once complete
   // (node_reaper.hpp); owner_ids_ gives a slot again only after that.
   NodeReaper reaper_;
-  // Nodes of the previous ferryd that live and have not reconnected yet:
-  // reclaimed if their heartbeat stops before they do.
-  struct Orphan {
-    std::uint16_t owner = 0;
-    pid_t pid = 0;  // as the previous ferryd saw it: it must reconnect from the same
-  };
-  std::vector<Orphan> orphans_;
+  // Every slot's state (node_liveness.hpp), orphans of a previous ferryd too.
+  NodeLiveness liveness_;
+  int wait_ms_ = 1000;  // run()'s longest wait
   int epoll_fd_ = -1;
   int signal_fd_ = -1;
   std::map<int, Client> clients_;                                          // by socket fd

@@ -99,22 +99,16 @@ void Daemon::expire_silent_clients() {
 void Daemon::recycle_owner_ids() {
   // Nodes whose processes went since the last tick are finished first, so
   // their slots can be given now rather than after the next tick.
-  reaper_.tick();
-  const auto orphan = [&](std::uint16_t owner) {
-    return std::any_of(orphans_.begin(), orphans_.end(),
-                       [owner](const Orphan& o) { return o.owner == owner; });
-  };
+  liveness_.probe_waiting();
   owner_ids_.recycle([&](const OwnerIds::Retired& r) {
     // The reaper frees a slot once its node is reclaimed and its process is
     // gone (node lock): until then the process may allocate with the id. A
     // node of the previous ferryd may still come back with it. A survivor
     // that has not acknowledged the departure may still take the id for the
     // departed node's.
-    const HeartbeatSlot* slot = beats_.slot(r.owner);
-    // SYNC: relaxed; only ferryd writes slot states of departed nodes.
-    const bool reaped = slot == nullptr || slot->state.load(std::memory_order_relaxed) ==
-                                               static_cast<std::uint32_t>(SlotState::free);
-    if (!reaped || orphan(r.owner) || registry_.awaits_release(r.owner)) return false;
+    if (liveness_.state(r.owner) != NodeState::free || registry_.awaits_release(r.owner)) {
+      return false;
+    }
     // What a late publisher gave the departed node after its reclaim goes
     // now: from here on the id means someone else.
     const auto reclaimed = pool_->pool().reclaim_owner(r.owner, true);
@@ -130,9 +124,7 @@ void Daemon::retire_adopted_slots() {
   for (std::uint32_t owner = 1; owner < owner_ids_.next_fresh() && owner < kHeartbeatSlots;
        ++owner) {
     const auto id = static_cast<std::uint16_t>(owner);
-    const bool orphan = std::any_of(orphans_.begin(), orphans_.end(),
-                                    [id](const Orphan& o) { return o.owner == id; });
-    if (orphan) continue;
+    if (liveness_.state(id) == NodeState::orphan) continue;
     const HeartbeatSlot* slot = beats_.slot(owner);
     // SYNC: relaxed; the previous daemon is gone, its stores long done.
     owner_ids_.retire(id, slot != nullptr ? slot->pid.load(std::memory_order_relaxed) : 0);

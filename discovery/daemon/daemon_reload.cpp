@@ -76,8 +76,8 @@ void Daemon::reload() {
       registry_.reload(std::move(served), to_topic_config(next.config.defaults),
                        next.config.strict);
       options_.config_text = std::move(next.text);
-      if (next.config.liveness.heartbeat_ms != liveness_.heartbeat_ms ||
-          next.config.liveness.timeout_ms != liveness_.timeout_ms) {
+      if (next.config.liveness.heartbeat_ms != liveness_config_.heartbeat_ms ||
+          next.config.liveness.timeout_ms != liveness_config_.timeout_ms) {
         spdlog::warn(
             "{}: liveness changes apply when ferryd restarts (nodes keep the rhythm "
             "they were given)",

@@ -25,10 +25,13 @@
 
 #include "ferry/discovery/heartbeats.hpp"
 #include "ferry/transport/pool.hpp"
+#include "node_liveness.hpp"
 
 namespace ferry::discovery {
 
-class NodeReaper {
+// The work a node's death causes, for NodeLiveness (node_liveness.hpp), which
+// decides when: the pool reclaim, the node lock probe and file.
+class NodeReaper final : public LivenessActions {
  public:
   NodeReaper(std::string domain, std::filesystem::path runtime_dir)
       : domain_(std::move(domain)), runtime_dir_(std::move(runtime_dir)) {}
@@ -39,34 +42,22 @@ class NodeReaper {
     beats_ = beats;
   }
 
-  // Whether the process of the node in slot `owner` may still run (its lock;
-  // without one, the pid ferryd recorded).
-  [[nodiscard]] bool process_alive(std::uint16_t owner) const;
-
-  // Node `owner` is dead: `state` (reclaiming or declared_dead) goes into
-  // its slot first, then everything is reclaimed; the slot is freed now if
-  // its process is gone, else by tick() once it is.
-  void node_died(std::uint16_t owner, SlotState state);
-
-  // ferryd's periodic turn: finishes the nodes whose processes have gone.
-  void tick();
-
-  // Nodes dead but not finished (their processes live on: stopped ones).
-  [[nodiscard]] std::size_t waiting() const noexcept { return waiting_.size(); }
+  // Its lock; without one, `pid` (node_lock.hpp).
+  [[nodiscard]] bool process_alive(std::uint16_t owner, pid_t pid) override;
+  void reclaim(std::uint16_t owner, bool process_gone) override;
+  // Removes the node's lock file.
+  void released(std::uint16_t owner) override;
 
   // ferryd stops: the lock files of its domain go with its objects.
   void remove_all_locks() const;
 
  private:
   [[nodiscard]] std::filesystem::path lock_path(std::uint16_t owner) const;
-  void reclaim(std::uint16_t owner, bool process_gone);
-  void finish(std::uint16_t owner);
 
   std::string domain_;
   std::filesystem::path runtime_dir_;
   transport::Pool* pool_ = nullptr;
   HeartbeatTable beats_;
-  std::vector<std::uint16_t> waiting_;  // dead, their processes not gone yet
 };
 
 }  // namespace ferry::discovery

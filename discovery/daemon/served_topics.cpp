@@ -7,21 +7,9 @@ namespace ferry::discovery {
 static_assert(kMaxTypeLayout == config::kMaxLayoutFingerprint,
               "a fingerprint ferry gen writes must fit the wire");
 
-Policy to_wire(config::Policy policy) noexcept {
-  switch (policy) {
-    case config::Policy::Block:
-      return Policy::block;
-    case config::Policy::DropNew:
-      return Policy::drop_new;
-    case config::Policy::DropOldest:
-      break;
-  }
-  return Policy::drop_oldest;
-}
-
 TopicConfig to_topic_config(const config::TopicSettings& s) {
   TopicConfig c;
-  c.policy = to_wire(s.policy);
+  c.policy = s.policy;
   c.capacity = s.capacity;
   c.block_timeout_ms = s.block_timeout_ms;
   c.limits.max_publishers = s.max_publishers;

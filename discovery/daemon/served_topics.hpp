@@ -9,7 +9,6 @@
 
 namespace ferry::discovery {
 
-[[nodiscard]] Policy to_wire(config::Policy policy) noexcept;
 [[nodiscard]] TopicConfig to_topic_config(const config::TopicSettings& settings);
 [[nodiscard]] std::vector<ServedTopic> served_topics(const config::Config& config);
 

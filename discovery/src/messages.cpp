@@ -50,18 +50,6 @@ std::string_view to_string(MessageType type) noexcept {
   return {};  // not a known type; the decoder relies on this being empty
 }
 
-std::string_view to_string(Policy policy) noexcept {
-  switch (policy) {
-    case Policy::block:
-      return "block";
-    case Policy::drop_new:
-      return "drop_new";
-    case Policy::drop_oldest:
-      return "drop_oldest";
-  }
-  return {};
-}
-
 std::string_view to_string(UnmatchReason reason) noexcept {
   switch (reason) {
     case UnmatchReason::port_destroyed:

@@ -75,7 +75,7 @@ TEST_CASE(
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 256, policy: block, "
                                    "block_timeout_ms: 10000 }\n"));
   ferry::test::use_domain_env(domain);
-  const std::uint64_t total = 10'000'000 / kScale;
+  const std::uint64_t total = ferry::test::scaled(10'000'000, 10);
   // One subscriber takes in batches of random sizes, the other mixes
   // take_many with single takes (and checks SampleInfo on those).
   auto subscriber = [total](bool mixed) {

@@ -72,7 +72,7 @@ void run(const char* topic, bool batch_producer, bool gaps) {
   auto pub = node.publisher<Seq>(topic);
   auto sub = node.subscriber<Seq>(topic);
   REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
-  const std::uint64_t total = 200000 / kScale;
+  const std::uint64_t total = ferry::test::scaled(200000, 10);
   bool produced = true;
   bool consumed = true;
   std::thread consumer([&] { consume(sub, total - 1, !batch_producer, gaps, consumed); });

@@ -20,8 +20,8 @@
 #include "daemon_fixture.hpp"
 #include "ferry/discovery/client.hpp"
 #include "ferry/discovery/node_lock.hpp"
-#include "ferry/transport/pool_test_hooks.hpp"
 #include "pool_probe.hpp"
+#include "pool_test_hooks.hpp"  // transport/src: tests only
 #include "pubsub_util.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
@@ -238,7 +238,8 @@ TEST_CASE("a zombie node (killed, not reaped) is dead: the chunk it was allocati
     auto pool = ferry::transport::Pool::attach(segment->payload(), segment->payload_size());
     if (!pool) return 4;
     auto half = ferry::transport::detail::PoolTestHooks::allocate(
-        *pool, 100, static_cast<ferry::transport::OwnerId>(owner), 2);
+        *pool, 100, static_cast<ferry::transport::OwnerId>(owner),
+        ferry::transport::detail::PoolCrashStep::allocate_claimed);
     if (half || half.error() != ferry::transport::PoolError::Aborted) return 5;
     claimed.raise();
     while (true) std::this_thread::sleep_for(1s);

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "ferry/transport/pool.hpp"
-#include "ferry/transport/pool_test_hooks.hpp"
+#include "pool_test_hooks.hpp"  // transport/src: tests only
 #include "pool_test_util.hpp"
 
 using namespace ferry::transport;
@@ -689,22 +689,22 @@ TEST_CASE("reclaim_owner drops everything a dead node held and leaves what it ga
 namespace {
 
 // One crash scenario: `setup` builds the state (the dead owner is kOther),
-// `crash(step)` runs the dead owner's operation stopped after `step` (0: not
-// stopped, it completed), `finish` is what the survivors do afterwards
+// `crash(step)` runs the dead owner's operation stopped after `step` (none:
+// not stopped, it completed), `finish` is what the survivors do afterwards
 // (drain, settle, release). After reclaim_owner and finish, every chunk must
 // be free and the accounting clean; the survivors' references must have
 // stayed valid throughout (finish checks their payloads).
 struct Scenario {
   const char* name;
-  std::vector<int> steps;  // 0: the operation completed
+  std::vector<detail::PoolCrashStep> steps;  // none: the operation completed
   std::function<void(Pool&, std::vector<ChunkRef>&)> setup;
-  std::function<void(Pool&, std::vector<ChunkRef>&, int)> crash;
-  std::function<void(Pool&, std::vector<ChunkRef>&, int)> finish;
+  std::function<void(Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep)> crash;
+  std::function<void(Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep)> finish;
 };
 
 void expect_ok(const std::expected<void, PoolError>& r) { REQUIRE(r.has_value()); }
-void expect_stopped(const std::expected<void, PoolError>& r, int step) {
-  if (step == 0) {
+void expect_stopped(const std::expected<void, PoolError>& r, detail::PoolCrashStep step) {
+  if (step == detail::PoolCrashStep::none) {
     REQUIRE(r.has_value());
   } else {
     REQUIRE_FALSE(r.has_value());
@@ -718,36 +718,37 @@ TEST_CASE(
     "a kill -9 after any step of any operation is repaired by reclaim_owner, nothing lost or freed "
     "twice") {
   using Hooks = detail::PoolTestHooks;
+  using enum detail::PoolCrashStep;
   constexpr OwnerId kDead = kOther;
   const std::vector<Scenario> scenarios = {
       {"allocate (while kSub holds another chunk)",
-       {0, 1, 2, 3, 4},
+       {none, allocate_hint_cleared, allocate_claimed, allocate_holder_written, allocate_live},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kSub));
          fill_payload(*p.resolve(refs[0]), 1);
        },
-       [](Pool& p, std::vector<ChunkRef>&, int step) {
+       [](Pool& p, std::vector<ChunkRef>&, detail::PoolCrashStep step) {
          auto r = Hooks::allocate(p, 64, kDead, step);
-         if (step == 0)
+         if (step == none)
            REQUIRE(r.has_value());
          else
            REQUIRE(r.error() == PoolError::Aborted);
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep) {
          CHECK(check_payload(*p.resolve(refs[0])) == 1);
          expect_ok(p.release(refs[0], kSub));
        }},
       {"allocate that recycles the chunk its handle freed last (kSub holds another)",
-       {0, 1, 2, 3, 4},
+       {none, allocate_hint_cleared, allocate_claimed, allocate_holder_written, allocate_live},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kSub));
          fill_payload(*p.resolve(refs[0]), 1);
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.release(refs[1], kDead));  // the handle recycles this one next
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          auto r = Hooks::allocate(p, 64, kDead, step);
-         if (step == 0) {
+         if (step == none) {
            REQUIRE(r.has_value());
            CHECK(r->index == refs[1].index);
            CHECK(r->generation == refs[1].generation + 1);
@@ -755,34 +756,34 @@ TEST_CASE(
            REQUIRE(r.error() == PoolError::Aborted);
          }
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep) {
          CHECK(check_payload(*p.resolve(refs[0])) == 1);
          expect_ok(p.release(refs[0], kSub));
        }},
       {"give to a new holder, then the push never happens",
-       {0, 1, 2},
+       {none, slot_reserving, slot_holder_written},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 2);
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          expect_stopped(Hooks::give(p, refs[0], kDead, kSub, 1, step), step);
        },
-       [](Pool& p, std::vector<ChunkRef>&, int step) {
+       [](Pool& p, std::vector<ChunkRef>&, detail::PoolCrashStep step) {
          // kSub drains the dead publisher's queue (empty), then settles.
-         CHECK(p.settle_pending(kSub, kDead) == (step == 0 ? 1U : 0U));
+         CHECK(p.settle_pending(kSub, kDead) == (step == none ? 1U : 0U));
        }},
       {"give to a new holder and push, then die holding the loan",
-       {0, 1, 2},
+       {none, slot_reserving, slot_holder_written},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 3);
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          expect_stopped(Hooks::give(p, refs[0], kDead, kSub, 1, step), step);
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
-         if (step == 0) {  // the give completed and the ref was pushed: kSub takes it
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
+         if (step == none) {  // the give completed and the ref was pushed: kSub takes it
            expect_ok(p.accept(refs[0], kSub, kDead));
            CHECK(check_payload(*p.resolve(refs[0])) == 3);
            expect_ok(p.release(refs[0], kSub));
@@ -792,60 +793,65 @@ TEST_CASE(
          CHECK(p.settle_pending(kSub, kDead) == 0);
        }},
       {"release of the last reference (one CAS frees it)",
-       {0, 2},
+       {none, chunk_freed},
        [](Pool& p, std::vector<ChunkRef>& refs) { refs.push_back(*p.allocate(64, kDead)); },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          expect_stopped(Hooks::release(p, refs[0], kDead, step), step);
        },
-       [](Pool&, std::vector<ChunkRef>&, int) {}},
+       [](Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep) {}},
       {"release while a subscriber holds the chunk",
-       {0, 1},
+       {none, holder_closed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 4);
          expect_ok(p.give(refs[0], kDead, kSub));
          expect_ok(p.accept(refs[0], kSub, kDead));
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          expect_stopped(Hooks::release(p, refs[0], kDead, step), step);
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep) {
          CHECK(check_payload(*p.resolve(refs[0])) == 4);
          expect_ok(p.release(refs[0], kSub));
        }},
       {"revoke of a subscriber's last pending reference (drop_oldest)",
-       {0, 1, 2},
+       {none, holder_closed, chunk_freed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.give(refs[0], kDead, kSub));
          expect_ok(p.release(refs[0], kDead));
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          expect_stopped(Hooks::revoke(p, refs[0], kDead, kSub, step), step);
        },
-       [](Pool& p, std::vector<ChunkRef>&, int) { CHECK(p.settle_pending(kSub, kDead) == 0); }},
+       [](Pool& p, std::vector<ChunkRef>&, detail::PoolCrashStep) {
+         CHECK(p.settle_pending(kSub, kDead) == 0);
+       }},
       {"drop_oldest won the discard, killed before revoke",
-       {0},
+       {none},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.give(refs[0], kDead, kSub));
          expect_ok(p.release(refs[0], kDead));
        },
-       [](Pool&, std::vector<ChunkRef>&, int) {},  // the ring slot is gone, the pool untouched
-       [](Pool& p, std::vector<ChunkRef>&, int) { CHECK(p.settle_pending(kSub, kDead) == 1); }},
+       [](Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep) {
+       },  // the ring slot is gone, the pool untouched
+       [](Pool& p, std::vector<ChunkRef>&, detail::PoolCrashStep) {
+         CHECK(p.settle_pending(kSub, kDead) == 1);
+       }},
       {"settle of pending references (the settling subscriber dies)",
-       {0, 1, 2},
+       {none, holder_closed, chunk_freed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kPub));
          expect_ok(p.give(refs[0], kPub, kDead));
          expect_ok(p.release(refs[0], kPub));
        },
-       [](Pool& p, std::vector<ChunkRef>&, int step) {
+       [](Pool& p, std::vector<ChunkRef>&, detail::PoolCrashStep step) {
          CHECK(Hooks::settle_pending(p, kDead, kPub, step) == 1);
        },
-       [](Pool&, std::vector<ChunkRef>&, int) {}},
+       [](Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep) {}},
       {"add_ref that needs a second holder slot",
-       {0, 1, 2},
+       {none, slot_reserving, slot_holder_written},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.add_ref(refs[0], kDead, kMaxRefsPerHolder - 1));
@@ -853,18 +859,18 @@ TEST_CASE(
          expect_ok(p.accept(refs[0], kSub, kDead));
          fill_payload(*p.resolve(refs[0]), 5);
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int step) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          expect_stopped(Hooks::add_ref(p, refs[0], kDead, 1, step), step);
        },
-       [](Pool& p, std::vector<ChunkRef>& refs, int) {
+       [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep) {
          CHECK(check_payload(*p.resolve(refs[0])) == 5);
          expect_ok(p.release(refs[0], kSub));
        }},
   };
   for (const Scenario& sc : scenarios) {
-    for (int step : sc.steps) {
+    for (const detail::PoolCrashStep step : sc.steps) {
       CAPTURE(sc.name);
-      CAPTURE(step);
+      CAPTURE(static_cast<int>(step));
       HeapPool hp(small_geometry());
       Pool& pool = hp.pool;
       std::vector<ChunkRef> refs;
@@ -894,8 +900,9 @@ TEST_CASE(
   HeapPool hp(small_geometry());
   Pool& pool = hp.pool;
   const ChunkRef loan = *pool.allocate(64, kOther);
-  REQUIRE(detail::PoolTestHooks::allocate(pool, 64, kOther, 2).error() ==
-          PoolError::Aborted);  // Claimed
+  REQUIRE(detail::PoolTestHooks::allocate(pool, 64, kOther,
+                                          detail::PoolCrashStep::allocate_claimed)
+              .error() == PoolError::Aborted);  // Claimed
   const ReclaimReport stopped = pool.reclaim_owner(kOther, false);
   CHECK(stopped.refs_dropped == 1);  // its loan: a stopped node loses it all the same
   CHECK(stopped.claims_left == 1);   // it may wake up and finish writing this one

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <deque>
@@ -15,8 +16,8 @@
 #include <vector>
 
 #include "ferry/transport/pool.hpp"
-#include "ferry/transport/pool_test_hooks.hpp"
 #include "ferry/transport/ring.hpp"
+#include "pool_test_hooks.hpp"  // transport/src: tests only
 #include "pool_test_util.hpp"
 
 using namespace ferry::transport;
@@ -348,7 +349,12 @@ TEST_CASE(
     current_victim.store(victim);
     const std::uint64_t die_after = rng() % 3000;
     const int how = static_cast<int>(rng() % 6);
-    const int step = 1 + static_cast<int>(rng() % 4);
+    using enum detail::PoolCrashStep;
+    constexpr std::array kAllocateSteps{allocate_hint_cleared, allocate_claimed,
+                                        allocate_holder_written, allocate_live};
+    constexpr std::array kSlotSteps{slot_reserving, slot_holder_written};
+    constexpr std::array kCloseSteps{holder_closed, chunk_freed};
+    const auto step = static_cast<std::size_t>(rng() % 4);
     std::thread v([&] {
       std::mt19937_64 vr(static_cast<std::uint64_t>(victim));
       std::vector<ChunkRef> held;
@@ -358,20 +364,21 @@ TEST_CASE(
           auto ref = pool.allocate(64, victim);
           switch (how) {
             case 0:
-              (void)Hooks::allocate(pool, 64, victim, step);
+              (void)Hooks::allocate(pool, 64, victim, kAllocateSteps[step]);
               break;
             case 1:
-              if (ref) (void)Hooks::give(pool, *ref, victim, kA, 1, 1 + step % 2);
+              if (ref) (void)Hooks::give(pool, *ref, victim, kA, 1, kSlotSteps[step % 2]);
               break;
             case 2:
-              if (ref) (void)Hooks::release(pool, *ref, victim, 1 + step % 2);
+              if (ref) (void)Hooks::release(pool, *ref, victim, kCloseSteps[step % 2]);
               break;
             case 3:
               if (ref && pool.give(*ref, victim, kA))
-                (void)Hooks::revoke(pool, *ref, victim, kA, 1 + step % 2);
+                (void)Hooks::revoke(pool, *ref, victim, kA, kCloseSteps[step % 2]);
               break;
             case 4:
-              if (ref) (void)Hooks::add_ref(pool, *ref, victim, kMaxRefsPerHolder, 1 + step % 2);
+              if (ref)
+                (void)Hooks::add_ref(pool, *ref, victim, kMaxRefsPerHolder, kSlotSteps[step % 2]);
               break;
             default:
               break;  // between operations

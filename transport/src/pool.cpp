@@ -7,7 +7,7 @@
 #include <cstring>
 #include <new>
 
-#include "ferry/transport/pool_test_hooks.hpp"
+#include "pool_test_hooks.hpp"
 
 namespace ferry::transport {
 
@@ -51,12 +51,16 @@ std::string_view to_string(PoolError e) noexcept {
 
 namespace {
 
+using detail::PoolCrashStep;
+
+// The crash-point hook of the production entry points: never stops.
 struct NeverStop {
-  constexpr bool operator()(int /*step*/) const noexcept { return false; }
+  constexpr bool operator()(PoolCrashStep /*step*/) const noexcept { return false; }
 };
+// PoolTestHooks': stops right after `step`.
 struct StopAt {
-  int step;
-  bool operator()(int k) const noexcept { return k == step; }
+  PoolCrashStep step;
+  bool operator()(PoolCrashStep k) const noexcept { return k == step; }
 };
 
 // Event counters in shared memory: many writers, read by read_pool_stats.
@@ -446,7 +450,7 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
       break;
     }
   }
-  if (stop(2)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::allocate_claimed)) return std::unexpected(PoolError::Aborted);
   // While Claimed(gen, owner) nobody else writes this chunk's words: other
   // claimers skip it, references to this generation are refused until it is
   // Live, and reclaim_owner undoes the claim only when the owner's process is
@@ -461,7 +465,7 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
   m.holders[0].store(hw::encode(f), std::memory_order_relaxed);
   // SYNC: relaxed; published by the release store of Live below (stats only).
   m.origin.store(std::uint64_t{owner} | (std::uint64_t{gen} << 32), std::memory_order_relaxed);
-  if (stop(3)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::allocate_holder_written)) return std::unexpected(PoolError::Aborted);
   // SYNC: release, pairs with the acquire loads of the state word in every
   // operation that then reads holders[0].
   m.state.store(st::with_slot(st::make_live(gen), 0, st::kSlotLive), std::memory_order_release);
@@ -507,7 +511,8 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   // bit stays set (a stale hint once we hold the chunk, which is allowed: a
   // hint is only a candidate, the next scanner clears it after one failed
   // claim), so the word is not written on every loan.
-  if (stop(1)) return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
+  if (stop(PoolCrashStep::allocate_hint_cleared))
+    return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
   ChunkMeta& m = cv.meta[index];
   // The loan's first write goes to the payload the last reader may have in
   // its cache: fetch it for writing while the claim's CAS fetches the metadata.
@@ -515,7 +520,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   auto claimed = claim(m, owner, stop, st::make_free(static_cast<std::uint32_t>(known)));
   if (!claimed) return std::unexpected(claimed.error());
   if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // in use: try another
-  if (stop(4)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
   count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed, owner, false);
   return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
 }
@@ -575,7 +580,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
         bump(counters_->corrupt);  // a hint beyond the class
         continue;
       }
-      if (stop(1)) return std::unexpected(PoolError::Aborted);
+      if (stop(PoolCrashStep::allocate_hint_cleared)) return std::unexpected(PoolError::Aborted);
       ChunkMeta& m = cv.meta[i];
       auto claimed = claim(m, owner, stop, 0);
       if (!claimed) return std::unexpected(claimed.error());
@@ -590,7 +595,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
         continue;
       }
       const std::uint32_t gen = *claimed;
-      if (stop(4)) return std::unexpected(PoolError::Aborted);
+      if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
       count_allocation(cv, c, i, gen, owner, true);
       if (w != start) cursor.store(w, std::memory_order_relaxed);
       return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
@@ -624,7 +629,7 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m,
                                        std::memory_order_acq_rel, std::memory_order_relaxed)) {
     return Outcome::Retry;
   }
-  if (stop(1)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::slot_reserving)) return std::unexpected(PoolError::Aborted);
   const std::uint32_t gen = st::generation(s);
   // The slot is ours until we make it Live: nobody else writes its holder
   // word, except a reserver declared dead while stopped here, whose slot was
@@ -643,7 +648,7 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m,
       return std::unexpected(PoolError::StaleReference);
     }
   }
-  if (stop(2)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::slot_holder_written)) return std::unexpected(PoolError::Aborted);
   for (std::uint32_t attempt = 0; attempt < kPoolMaxRetries; ++attempt) {
     // SYNC: relaxed; the CAS below is what publishes.
     std::uint64_t cur = m.state.load(std::memory_order_relaxed);
@@ -898,7 +903,7 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
         if (m.state.compare_exchange_strong(expected,
                                             st::make_free(st::next_generation(ref.generation)),
                                             std::memory_order_seq_cst, std::memory_order_relaxed)) {
-          if (stop(2)) return std::unexpected(PoolError::Aborted);
+          if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
           after_free(*loc->cv, ref.index, owner);
           note_freed(ref);
           return {};
@@ -917,11 +922,11 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
         raced = true;
         continue;
       }
-      if (stop(1)) return std::unexpected(PoolError::Aborted);
+      if (stop(PoolCrashStep::holder_closed)) return std::unexpected(PoolError::Aborted);
       auto freed = vacate(m, j, closed_word, *counters_);
       if (!freed) return std::unexpected(freed.error());
       if (*freed) {
-        if (stop(2)) return std::unexpected(PoolError::Aborted);
+        if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
         after_free(*loc->cv, ref.index, closer);
         note_freed(ref);
       }
@@ -1010,10 +1015,10 @@ std::uint64_t Pool::settle_impl(Receiver is_receiver, OwnerId from, OwnerId clos
             continue;
           }
           dropped += n;
-          if (stop(1)) return dropped;
+          if (stop(PoolCrashStep::holder_closed)) return dropped;
           auto freed = vacate(m, j, closed_word, *counters_);
           if (freed && *freed) {
-            if (stop(2)) return dropped;
+            if (stop(PoolCrashStep::chunk_freed)) return dropped;
             after_free(cv, i, closer);
           }
           break;
@@ -1324,28 +1329,31 @@ std::unexpected<PoolError> Pool::contended() const noexcept {
 namespace detail {
 
 std::expected<ChunkRef, PoolError> PoolTestHooks::allocate(Pool& pool, std::size_t size,
-                                                           OwnerId owner, int stop_after) noexcept {
+                                                           OwnerId owner,
+                                                           PoolCrashStep stop_after) noexcept {
   return pool.allocate_impl(size, owner, StopAt{stop_after});
 }
 std::expected<void, PoolError> PoolTestHooks::add_ref(Pool& pool, ChunkRef ref, OwnerId owner,
-                                                      std::uint32_t n, int stop_after) noexcept {
+                                                      std::uint32_t n,
+                                                      PoolCrashStep stop_after) noexcept {
   return pool.add_ref_impl(ref, owner, n, StopAt{stop_after});
 }
 std::expected<void, PoolError> PoolTestHooks::give(Pool& pool, ChunkRef ref, OwnerId from,
                                                    OwnerId to, std::uint32_t n,
-                                                   int stop_after) noexcept {
+                                                   PoolCrashStep stop_after) noexcept {
   return pool.give_impl(ref, from, to, n, StopAt{stop_after});
 }
 std::expected<void, PoolError> PoolTestHooks::release(Pool& pool, ChunkRef ref, OwnerId owner,
-                                                      int stop_after) noexcept {
+                                                      PoolCrashStep stop_after) noexcept {
   return pool.drop_impl(ref, owner, false, kNoOwner, StopAt{stop_after});
 }
 std::expected<void, PoolError> PoolTestHooks::revoke(Pool& pool, ChunkRef ref, OwnerId from,
-                                                     OwnerId to, int stop_after) noexcept {
+                                                     OwnerId to,
+                                                     PoolCrashStep stop_after) noexcept {
   return pool.drop_impl(ref, to, true, from, StopAt{stop_after});
 }
 std::uint64_t PoolTestHooks::settle_pending(Pool& pool, OwnerId to, OwnerId from,
-                                            int stop_after) noexcept {
+                                            PoolCrashStep stop_after) noexcept {
   if (to == kNoOwner) return 0;
   return pool.settle_impl([to](OwnerId o) { return o == to; }, from, to, StopAt{stop_after});
 }

@@ -7,10 +7,13 @@
 
 namespace ferry::config {
 
+// The one policy enum of ferry: the loader's, the wire's (discovery::Policy is
+// this type) and the runtime's. The numbers are the control protocol's wire
+// values: never renumber.
 enum class Policy : std::uint8_t {
-  Block,       // "block": wait for room up to block_timeout_ms, then count timed_out
-  DropNew,     // "drop_new": the full queue refuses the new sample
-  DropOldest,  // "drop_oldest": the full queue discards its oldest unread sample
+  block = 0,        // "block": wait for room up to block_timeout_ms, then count timed_out
+  drop_new = 1,     // "drop_new": the full queue refuses the new sample
+  drop_oldest = 2,  // "drop_oldest": the full queue discards its oldest unread sample
 };
 
 // "block", "drop_new" or "drop_oldest": the spelling used in YAML and by the CLI.

@@ -14,6 +14,8 @@
 #include <variant>
 #include <vector>
 
+#include "ferry/config/policy.hpp"
+
 namespace ferry::discovery {
 
 // Wire value of the header's type field. Values are stable forever.
@@ -39,8 +41,13 @@ enum class MessageType : std::uint16_t {
   queue_released = 19,
 };
 
-// Full-queue policy of a topic (DESIGN 1.3).
-enum class Policy : std::uint8_t { block = 0, drop_new = 1, drop_oldest = 2 };
+// Full-queue policy of a topic (DESIGN 1.3): config's, on the wire as its number.
+using Policy = config::Policy;
+using config::to_string;
+static_assert(static_cast<std::uint8_t>(Policy::block) == 0 &&
+                  static_cast<std::uint8_t>(Policy::drop_new) == 1 &&
+                  static_cast<std::uint8_t>(Policy::drop_oldest) == 2,
+              "the wire carries a policy as this number");
 
 // Why a pair of ports was unmatched.
 enum class UnmatchReason : std::uint8_t {
@@ -67,7 +74,6 @@ enum class ErrorCode : std::uint16_t {
 };
 
 [[nodiscard]] std::string_view to_string(MessageType type) noexcept;
-[[nodiscard]] std::string_view to_string(Policy policy) noexcept;
 [[nodiscard]] std::string_view to_string(UnmatchReason reason) noexcept;
 [[nodiscard]] std::string_view to_string(ErrorCode code) noexcept;
 

@@ -99,7 +99,7 @@
 // (reclaim_owner(D) by ferryd; settle_pending by a subscriber; "any reclaim"
 // = reclaim_owner of any owner, which also repairs hints). The test
 // "a kill -9 after any step of any operation..." (tests/transport/test_pool.cpp)
-// stops each operation after each of these steps (pool_test_hooks.hpp).
+// stops each operation after each of these steps (transport/src/pool_test_hooks.hpp).
 //   allocate  1 hint cleared | Free chunk without hint: any reclaim re-hints it
 //             2 Claimed(D)   | reclaim(D): back to Free(g+1), hint set
 //             3 holder written, still Claimed | as 2

@@ -1,0 +1,47 @@
+#pragma once
+// Tests only (a private header: tests reach it through transport/src): the
+// pool's operations stopped right after one of their steps, leaving shared
+// memory exactly as a kill -9 of the caller at that point would. The steps
+// are the crash table's (pool.hpp); the production entry points run the same
+// code with a hook that never stops.
+
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+
+#include "ferry/transport/pool.hpp"
+
+namespace ferry::transport::detail {
+
+// The rows of pool.hpp's crash table, by operation.
+enum class PoolCrashStep : std::uint8_t {
+  none,  // run to the end
+  // allocate
+  allocate_hint_cleared,    // 1 hint cleared
+  allocate_claimed,         // 2 Claimed(D)
+  allocate_holder_written,  // 3 holder written, still Claimed
+  allocate_live,            // 4 Live, D's count line not updated
+  // add_ref, give (when a new holder slot is needed)
+  slot_reserving,       // 1 slot Reserving
+  slot_holder_written,  // 2 holder word written, still Reserving
+  // release, revoke, settle_pending (when a count reaches 0)
+  holder_closed,  // 1 holder closed, naming D as closer, slot still Live
+  chunk_freed,    // 2 chunk Free(g+1), hint not set
+};
+
+struct PoolTestHooks {
+  static std::expected<ChunkRef, PoolError> allocate(Pool& pool, std::size_t size, OwnerId owner,
+                                                     PoolCrashStep stop_after) noexcept;
+  static std::expected<void, PoolError> add_ref(Pool& pool, ChunkRef ref, OwnerId owner,
+                                                std::uint32_t n, PoolCrashStep stop_after) noexcept;
+  static std::expected<void, PoolError> give(Pool& pool, ChunkRef ref, OwnerId from, OwnerId to,
+                                             std::uint32_t n, PoolCrashStep stop_after) noexcept;
+  static std::expected<void, PoolError> release(Pool& pool, ChunkRef ref, OwnerId owner,
+                                                PoolCrashStep stop_after) noexcept;
+  static std::expected<void, PoolError> revoke(Pool& pool, ChunkRef ref, OwnerId from, OwnerId to,
+                                               PoolCrashStep stop_after) noexcept;
+  static std::uint64_t settle_pending(Pool& pool, OwnerId to, OwnerId from,
+                                      PoolCrashStep stop_after) noexcept;
+};
+
+}  // namespace ferry::transport::detail
