@@ -1,10 +1,10 @@
 #include "ferry/detail/held_samples.hpp"
 
-#include "domain_pool_view.hpp"
-
 #include <mutex>
 #include <new>
 #include <vector>
+
+#include "domain_pool_view.hpp"
 
 namespace ferry::detail {
 
@@ -49,7 +49,8 @@ HeldSamples* HeldSamples::create(std::uint32_t count, std::size_t buffer_size,
   if (count == 0 || count > kMaxBuffers) throw std::bad_alloc();
   ClosedHeldSamples::instance().sweep(nullptr);
   const std::size_t rounded = round_up(buffer_size == 0 ? 1 : buffer_size);
-  auto* storage = static_cast<std::byte*>(::operator new(rounded * count, std::align_val_t{kAlign}));
+  auto* storage =
+      static_cast<std::byte*>(::operator new (rounded* count, std::align_val_t{kAlign}));
   return new HeldSamples(count, rounded, storage, std::move(pool));
 }
 
@@ -61,7 +62,7 @@ HeldSamples::HeldSamples(std::uint32_t count, std::size_t buffer_size, std::byte
       pool_(std::move(pool)),
       free_((std::uint64_t{1} << count) - 1) {}
 
-HeldSamples::~HeldSamples() { ::operator delete(storage_, std::align_val_t{kAlign}); }
+HeldSamples::~HeldSamples() { ::operator delete (storage_, std::align_val_t{kAlign}); }
 
 bool HeldSamples::collect() noexcept {
   for (std::uint32_t i = 0; i < count_; ++i) {

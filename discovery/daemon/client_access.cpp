@@ -1,5 +1,6 @@
 #include "client_access.hpp"
 
+#include <fmt/format.h>
 #include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
@@ -9,8 +10,6 @@
 #include <charconv>
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace ferry::discovery {
 
@@ -80,14 +79,13 @@ std::expected<AdmittedGroup, std::string> find_group(const std::string& name) {
     gid_t gid = 0;
     const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), gid);
     if (ec == std::errc{} && end == name.data() + name.size()) {
-      err = lookup(
-          [&] { return ::getgrgid_r(gid, &entry, buffer.data(), buffer.size(), &found); });
+      err = lookup([&] { return ::getgrgid_r(gid, &entry, buffer.data(), buffer.size(), &found); });
     }
   }
   if (found == nullptr) {
     if (!not_found(err)) {
-      return std::unexpected(fmt::format("cannot look up group '{}' given to --group: {}", name,
-                                         std::strerror(err)));
+      return std::unexpected(
+          fmt::format("cannot look up group '{}' given to --group: {}", name, std::strerror(err)));
     }
     return std::unexpected(fmt::format(
         "unknown group '{}' given to --group: no such group name or gid (see 'getent group')",

@@ -8,7 +8,6 @@
 
 namespace ferry::discovery {
 
-
 class ShmObjects final : public ShmFactory {
  public:
   ShmObjects(mode_t mode, gid_t group) : mode_(mode), group_(group) {}

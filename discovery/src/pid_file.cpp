@@ -20,8 +20,8 @@ std::filesystem::path pid_file_path(std::string_view domain,
 
 std::expected<void, std::string> write_pid_file(const std::filesystem::path& path, pid_t pid) {
   const std::string temporary = text::cat(path.string(), ".", ::getpid(), ".tmp");
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                        0644);
+  const int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     return std::unexpected(
         text::cat("cannot write the pid file ", temporary, ": ", std::strerror(errno)));

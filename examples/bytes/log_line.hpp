@@ -16,8 +16,8 @@ inline std::string log_line(std::uint64_t i) {
   static constexpr std::string_view kLevels[] = {"INFO", "DEBUG", "WARN"};
   static constexpr std::string_view kWords = "the quick brown fox jumps over the lazy dog ";
   const std::size_t size = kSizes[i % std::size(kSizes)];
-  std::string line = std::string(kLevels[i % std::size(kLevels)]) + " worker-" + std::to_string(i % 4) +
-                     " request " + std::to_string(i) + ": ";
+  std::string line = std::string(kLevels[i % std::size(kLevels)]) + " worker-" +
+                     std::to_string(i % 4) + " request " + std::to_string(i) + ": ";
   line.reserve(size);
   for (std::size_t j = 0; line.size() < size; ++j) line += kWords[j % kWords.size()];
   line.resize(size);

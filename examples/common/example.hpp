@@ -19,7 +19,8 @@ namespace example {
 // Waits until the publisher sees a subscriber. A publisher that starts
 // before its subscribers would otherwise publish into no queue at all.
 template <class Publisher>
-bool wait_for_subscriber(const Publisher& pub, std::chrono::seconds limit = std::chrono::seconds(10)) {
+bool wait_for_subscriber(const Publisher& pub,
+                         std::chrono::seconds limit = std::chrono::seconds(10)) {
   const auto give_up = std::chrono::steady_clock::now() + limit;
   while (pub.subscriber_count() == 0) {
     if (std::chrono::steady_clock::now() >= give_up) return false;

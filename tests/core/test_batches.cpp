@@ -215,7 +215,8 @@ TEST_CASE("drop_oldest with a batch larger than the queue keeps the newest capac
     if (!published.wait(20s)) return int{kLost};
     // Single takes: the SampleInfo sequence of the kept ones is theirs.
     for (std::uint64_t i = 29; i < 45; ++i) {
-      auto s = subscriber.take(i == 29 ? std::chrono::nanoseconds(10s) : std::chrono::nanoseconds{});
+      auto s =
+          subscriber.take(i == 29 ? std::chrono::nanoseconds(10s) : std::chrono::nanoseconds{});
       if (!s) return int{kLost};
       if ((*s)->seq != i || s->info().sequence != i || !intact(**s)) return int{kOrder};
     }

@@ -4,7 +4,6 @@
 // publisher killed while sending pooled samples leaves no chunk behind once
 // its subscriber has drained what it sent.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -29,7 +28,8 @@ const std::string kConfig = seq_config(
     "  - { name: latched, type: Seq, capacity: 8, policy: block, history: 3 }\n"
     "  - { name: none, type: Seq, capacity: 8, policy: block }\n"
     "  - { name: stream, type: Seq, capacity: 64, policy: block, history: 16 }\n"
-    "  - { name: blobs, type: bytes, max_size: 64KiB, capacity: 4, policy: drop_oldest, history: 2 }\n"
+    "  - { name: blobs, type: bytes, max_size: 64KiB, capacity: 4, policy: drop_oldest, history: 2 "
+    "}\n"
     "  - { name: frames, type: bytes, max_size: 64KiB, capacity: 4, policy: drop_oldest }\n",
     "pool:\n"
     "  - { chunk_size: 64KiB, count: 48 }\n");
@@ -198,8 +198,8 @@ TEST_CASE("publishers killed while sending pooled samples leave no chunk once dr
     });
     REQUIRE(sending.wait());
     std::uint64_t taken = 0;
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::microseconds(random() % 20'000);
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::microseconds(random() % 20'000);
     while (std::chrono::steady_clock::now() < until) {
       if (sub.take(1ms)) ++taken;
     }

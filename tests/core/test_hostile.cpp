@@ -5,7 +5,6 @@
 // they may lose or refuse data (and count it), but every program ends on
 // its own, ferryd keeps answering, and a new topic still works.
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -141,7 +140,8 @@ TEST_CASE("scribbling over every shared object while samples flow crashes and ha
   CHECK(pub.wait(20s) == 0);
   CHECK(sub.wait(20s) == 0);
   // ferryd survived and still serves: a new topic works end to end.
-  const auto listed = ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "topic", "list"});
+  const auto listed =
+      ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "topic", "list"});
   CHECK(listed.exit_code == 0);
   ferry::Node node{"after"};
   auto fresh_pub = node.publisher<Seq>("fresh");

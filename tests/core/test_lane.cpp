@@ -22,14 +22,16 @@ using ferry::test::TestDomain;
 namespace {
 
 const std::string kConfig = seq_config(
-    "  - { name: mix, type: Seq, capacity: 64, policy: block, block_timeout_ms: 5000, max_held: 4 }\n"
+    "  - { name: mix, type: Seq, capacity: 64, policy: block, block_timeout_ms: 5000, max_held: 4 "
+    "}\n"
     "  - { name: busy, type: Seq, capacity: 256, policy: block, block_timeout_ms: 5000 }\n",
     "pool:\n"
     "  - { chunk_size: 64B, count: 128 }\n");
 
 }  // namespace
 
-TEST_CASE("one queue: copied and loaned samples of a small type arrive in order, every chunk back") {
+TEST_CASE(
+    "one queue: copied and loaned samples of a small type arrive in order, every chunk back") {
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
@@ -156,7 +158,8 @@ bool read_all_in_order() {
       next[1] = got.seq;
     }
     if (!intact(got) || got.seq != next[got.publisher]) {
-      MESSAGE("publisher " << got.publisher << ": seq " << got.seq << ", expected " << next[got.publisher]);
+      MESSAGE("publisher " << got.publisher << ": seq " << got.seq << ", expected "
+                           << next[got.publisher]);
       return false;
     }
     ++next[got.publisher];

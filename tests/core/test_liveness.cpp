@@ -3,7 +3,6 @@
 // blocked on it and tells its peers; when it wakes up its ports say
 // NodeDeclaredDead and a new port joins the domain again.
 #include <doctest/doctest.h>
-
 #include <signal.h>
 #include <unistd.h>
 
@@ -64,7 +63,9 @@ TEST_CASE("live nodes beat: ferryd reports heartbeat ages well below timeout_ms"
   CHECK(node.declared_dead().empty());
 }
 
-TEST_CASE("a stopped subscriber is declared dead: chunks back, blocked publisher released, rejoin on wake") {
+TEST_CASE(
+    "a stopped subscriber is declared dead: chunks back, blocked publisher released, rejoin on "
+    "wake") {
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
@@ -93,7 +94,8 @@ TEST_CASE("a stopped subscriber is declared dead: chunks back, blocked publisher
   CHECK(pub.publish(std::span(frame)).delivered == 1);
   REQUIRE(holding.wait());
   for (int i = 0; i < 4; ++i) CHECK(pub.publish(std::span(frame)).delivered == 1);  // queue full
-  CHECK(ferry::test::pool_count(domain.name()).free + 5 == ferry::test::pool_count(domain.name()).total);
+  CHECK(ferry::test::pool_count(domain.name()).free + 5 ==
+        ferry::test::pool_count(domain.name()).total);
 
   ::kill(sleepy.pid(), SIGSTOP);
   const auto stopped = std::chrono::steady_clock::now();
@@ -152,7 +154,9 @@ TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say 
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 3s); }));
 }
 
-TEST_CASE("kill -9 of a subscriber releases a block publisher waiting on it within 1 s; the pool is whole") {
+TEST_CASE(
+    "kill -9 of a subscriber releases a block publisher waiting on it within 1 s; the pool is "
+    "whole") {
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
@@ -183,8 +187,9 @@ TEST_CASE("kill -9 of a subscriber releases a block publisher waiting on it with
   killer.join();
   CHECK(r.delivered == 0);
   CHECK(waited < 1s);
-  MESSAGE("publisher released " << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() - 100
-                                << " ms after the kill");
+  MESSAGE("publisher released "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() - 100
+          << " ms after the kill");
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 2s); }));
 }
 

@@ -1,7 +1,6 @@
 // Creating ports: what ferryd refuses and how it says so, isolation between
 // domains, and a daemon that shrugs off bad clients.
 #include <doctest/doctest.h>
-
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -103,11 +102,13 @@ TEST_CASE("a strict domain refuses undeclared topics") {
 
 TEST_CASE("max_publishers and max_subscribers are enforced with the limit named") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, max_publishers: 1, max_subscribers: 2 }\n"));
+  Daemon daemon(domain,
+                seq_config("  - { name: t, type: Seq, max_publishers: 1, max_subscribers: 2 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"test"};
   auto p1 = node.publisher<Seq>("t");
-  CHECK(error_of([&] { node.publisher<Seq>("t"); }).find("max_publishers is 1") != std::string::npos);
+  CHECK(error_of([&] { node.publisher<Seq>("t"); }).find("max_publishers is 1") !=
+        std::string::npos);
   auto s1 = node.subscriber<Seq>("t");
   auto s2 = node.subscriber<Seq>("t");
   CHECK(error_of([&] { node.subscriber<Seq>("t"); }).find("max_subscribers is 2") !=
@@ -199,7 +200,8 @@ TEST_CASE("raw ports take the topic's type and exchange its bytes with typed por
   CHECK(intact(copy));
   const Seq value = make_seq(5, 6);
   CHECK(raw_pub.publish(std::as_bytes(std::span(&value, 1))).delivered == 1);
-  CHECK(raw_pub.publish(std::as_bytes(std::span(&value, 1)).first(8)).delivered == 0);  // wrong size
+  CHECK(raw_pub.publish(std::as_bytes(std::span(&value, 1)).first(8)).delivered ==
+        0);  // wrong size
   // An undeclared topic with no ports has no type a raw port could take.
   CHECK(error_of([&] { node.raw_subscriber("nobody/here"); }).find("no type yet") !=
         std::string::npos);

@@ -1,7 +1,6 @@
 // Which clients ferryd admits (refuse_client), with membership lookups
 // injected: tests cannot switch users.
 #include <doctest/doctest.h>
-
 #include <grp.h>
 #include <unistd.h>
 

@@ -4,11 +4,11 @@
 // with FERRY_RUNTIME_DIR pointing there, waits until its socket accepts, and
 // stops it (SIGTERM, then SIGKILL) when the fixture dies.
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
-
-#include <sys/types.h>
 
 #include "test_domain.hpp"
 

@@ -3,7 +3,6 @@
 // far above the inline limit, so it always travels through the pool.
 
 #include <cstdint>
-
 #include <ferry/ferry.hpp>
 
 struct Frame {

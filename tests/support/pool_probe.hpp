@@ -18,10 +18,9 @@ struct PoolCount {
 };
 
 inline PoolCount pool_count(const std::string& domain) {
-  auto segment = transport::Segment::open(discovery::pool_object_name(domain), discovery::kPoolKind,
-                                          transport::kPoolLayoutVersion,
-                                          std::chrono::milliseconds(1000),
-                                          transport::SegmentAccess::ReadOnly);
+  auto segment = transport::Segment::open(
+      discovery::pool_object_name(domain), discovery::kPoolKind, transport::kPoolLayoutVersion,
+      std::chrono::milliseconds(1000), transport::SegmentAccess::ReadOnly);
   if (!segment) return {};
   const auto stats = transport::read_pool_stats(segment->payload(), segment->payload_size(), true);
   PoolCount count;

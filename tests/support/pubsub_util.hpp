@@ -5,10 +5,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <ferry/ferry.hpp>
 #include <string>
 #include <thread>
-
-#include <ferry/ferry.hpp>
 
 #include "test_scale.hpp"
 
@@ -24,7 +23,9 @@ static_assert(sizeof(Seq) == 64);
 inline Seq make_seq(std::uint64_t publisher, std::uint64_t seq) {
   return Seq{publisher, seq, publisher ^ (seq * 0x9E3779B97F4A7C15ULL), {}};
 }
-inline bool intact(const Seq& s) { return s.check == (s.publisher ^ (s.seq * 0x9E3779B97F4A7C15ULL)); }
+inline bool intact(const Seq& s) {
+  return s.check == (s.publisher ^ (s.seq * 0x9E3779B97F4A7C15ULL));
+}
 
 // A config declaring Seq and the given topic lines (YAML list items).
 inline std::string seq_config(const std::string& topics, const std::string& extra = "") {

@@ -2,12 +2,11 @@
 // A one-way signal between a test and a forked child: a pipe. Made before
 // the fork, so both sides hold both ends.
 
+#include <doctest/doctest.h>
 #include <poll.h>
 #include <unistd.h>
 
 #include <chrono>
-
-#include <doctest/doctest.h>
 
 namespace ferry::test {
 

@@ -3,12 +3,12 @@
 // all its shared-memory objects when the test ends, even when it fails; and
 // child processes that are always reaped.
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <string>
-
-#include <sys/types.h>
 
 namespace ferry::test {
 

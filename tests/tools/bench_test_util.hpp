@@ -4,6 +4,7 @@
 // behind (no shared-memory object of its private domain, no runtime
 // directory, no process).
 
+#include <doctest/doctest.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -11,12 +12,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 
 #include "daemon_fixture.hpp"
 #include "test_domain.hpp"
@@ -98,6 +97,5 @@ inline std::vector<Json> run_bench(const std::vector<std::string>& args) {
   CHECK(our_children().empty());          // no ferryd, no side left running (or unreaped)
   return lines;
 }
-
 
 }  // namespace ferry::test::bench

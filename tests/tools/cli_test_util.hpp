@@ -15,12 +15,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "daemon_fixture.hpp"
 #include "test_domain.hpp"
@@ -28,7 +27,8 @@
 namespace ferry::test {
 
 namespace detail {
-[[noreturn]] inline void exec_program(const TestDomain& domain, const std::vector<std::string>& argv) {
+[[noreturn]] inline void exec_program(const TestDomain& domain,
+                                      const std::vector<std::string>& argv) {
   use_domain_env(domain);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -102,7 +102,8 @@ class Background {
   [[nodiscard]] std::string out() const { return detail::read_text(out_path_); }
   [[nodiscard]] std::string err() const { return detail::read_text(err_path_); }
   // Waits until stdout contains `text`.
-  bool out_contains(const std::string& text, std::chrono::milliseconds timeout = std::chrono::seconds(10)) const {
+  bool out_contains(const std::string& text,
+                    std::chrono::milliseconds timeout = std::chrono::seconds(10)) const {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (out().find(text) == std::string::npos) {
       if (std::chrono::steady_clock::now() >= deadline) return false;
@@ -140,7 +141,8 @@ class OnTerminal {
 
   [[nodiscard]] bool started() const noexcept { return pid_ > 0 && master_ >= 0; }
   // Reads what the program drew until the screen shows `text`.
-  bool shows(const std::string& text, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  bool shows(const std::string& text,
+             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (screen_.find(text) == std::string::npos) {
       if (std::chrono::steady_clock::now() >= deadline) return false;
@@ -156,7 +158,8 @@ class OnTerminal {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     int status = 0;
     while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() >= deadline) return detail::wait_status(pid_, std::chrono::milliseconds(0));
+      if (std::chrono::steady_clock::now() >= deadline)
+        return detail::wait_status(pid_, std::chrono::milliseconds(0));
       drain(std::chrono::milliseconds(20));
     }
     drain(std::chrono::milliseconds(0));

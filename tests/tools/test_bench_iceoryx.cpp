@@ -5,7 +5,6 @@
 // sentence, not a hang. Without iceoryx, asking for it is a usage error.
 // RUN_SERIAL: iceoryx 2.0 allows one RouDi per machine.
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -67,8 +66,8 @@ TEST_CASE("bench_measures_iceoryx_next_to_ferry_and_stops_its_roudi") {
   }
   const auto before = iceoryx_files();
 
-  const auto latency = run_bench({"latency", "--size", "64,3110400", "--transports", "ferry,iceoryx", "--rounds",
-                                  "500", "--repeat", "1", "--json"});
+  const auto latency = run_bench({"latency", "--size", "64,3110400", "--transports",
+                                  "ferry,iceoryx", "--rounds", "500", "--repeat", "1", "--json"});
   REQUIRE(latency.size() == 2);
   CHECK(latency[0].at("size") == 64);
   CHECK(latency[1].at("size") == 3110400);
@@ -85,8 +84,8 @@ TEST_CASE("bench_measures_iceoryx_next_to_ferry_and_stops_its_roudi") {
   }
   CHECK(iceoryx_files() == before);  // RouDi stopped and its files gone
 
-  const auto throughput = run_bench({"throughput", "--size", "64", "--transports", "ferry,iceoryx", "--seconds",
-                                     "0.2", "--repeat", "1", "--json"});
+  const auto throughput = run_bench({"throughput", "--size", "64", "--transports", "ferry,iceoryx",
+                                     "--seconds", "0.2", "--repeat", "1", "--json"});
   REQUIRE(throughput.size() == 1);
   CAPTURE(throughput[0].dump());
   CHECK(transports_of(throughput[0]) == std::vector<std::string>{"ferry", "iceoryx"});
@@ -106,7 +105,8 @@ TEST_CASE("bench_reports_another_roudi_in_one_sentence_and_leaves_it_alone") {
   TestDomain domain;
   // Someone else's RouDi (a small pool), started and stopped by its pid.
   const auto config = domain.runtime_dir() / "other-roudi.toml";
-  std::ofstream(config) << "[general]\nversion = 1\n\n[[segment]]\n\n[[segment.mempool]]\nsize = 128\ncount = 16\n";
+  std::ofstream(config)
+      << "[general]\nversion = 1\n\n[[segment]]\n\n[[segment.mempool]]\nsize = 128\ncount = 16\n";
   const auto log = domain.runtime_dir() / "other-roudi.log";
   const pid_t other = ::fork();
   REQUIRE(other >= 0);
@@ -114,7 +114,8 @@ TEST_CASE("bench_reports_another_roudi_in_one_sentence_and_leaves_it_alone") {
     const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ::dup2(fd, STDOUT_FILENO);
     ::dup2(fd, STDERR_FILENO);
-    ::execl(FERRY_IOX_ROUDI, FERRY_IOX_ROUDI, "-c", config.c_str(), "-m", "off", static_cast<char*>(nullptr));
+    ::execl(FERRY_IOX_ROUDI, FERRY_IOX_ROUDI, "-c", config.c_str(), "-m", "off",
+            static_cast<char*>(nullptr));
     std::_Exit(127);
   }
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -126,18 +127,21 @@ TEST_CASE("bench_reports_another_roudi_in_one_sentence_and_leaves_it_alone") {
     if (std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  const auto r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--size", "64", "--transports",
-                                      "ferry,iceoryx", "--rounds", "300", "--repeat", "1"},
+  const auto r = run_program(domain,
+                             {bin_path("ferry"), "bench", "latency", "--size", "64", "--transports",
+                              "ferry,iceoryx", "--rounds", "300", "--repeat", "1"},
                              std::chrono::seconds(60));
-  const bool other_alive = ::kill(other, 0) == 0 && std::filesystem::exists("/dev/shm/iceoryx_mgmt");
+  const bool other_alive =
+      ::kill(other, 0) == 0 && std::filesystem::exists("/dev/shm/iceoryx_mgmt");
   ::kill(other, SIGTERM);
   int status = 0;
   ::waitpid(other, &status, 0);
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == 1);  // ferry measured, iceoryx failed
-  CHECK(r.err.find("another RouDi (iceoryx's daemon) already runs on this machine") != std::string::npos);
+  CHECK(r.err.find("another RouDi (iceoryx's daemon) already runs on this machine") !=
+        std::string::npos);
   CHECK(r.out.find("ferry ") != std::string::npos);
-  CHECK(other_alive);  // its files were not ours to remove
+  CHECK(other_alive);                // its files were not ours to remove
   CHECK(iceoryx_files() == before);  // and it removed them when it stopped
 }
 
@@ -145,10 +149,13 @@ TEST_CASE("bench_reports_another_roudi_in_one_sentence_and_leaves_it_alone") {
 
 TEST_CASE("bench_refuses_iceoryx_when_it_was_not_built") {
   TestDomain domain;
-  const auto r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--transports", "ferry,iceoryx"});
+  const auto r =
+      run_program(domain, {bin_path("ferry"), "bench", "latency", "--transports", "ferry,iceoryx"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("iceoryx was not found when ferry was built; install libiceoryx-posh-dev and rebuild") !=
-        std::string::npos);
+  CHECK(
+      r.err.find(
+          "iceoryx was not found when ferry was built; install libiceoryx-posh-dev and rebuild") !=
+      std::string::npos);
 }
 
 #endif

@@ -4,11 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "daemon_fixture.hpp"
 #include "test_domain.hpp"
@@ -22,7 +21,8 @@ using Json = nlohmann::json;
 namespace {
 
 // A short run: ~0.1 s a transport instead of the default's seconds.
-const std::vector<std::string> kShort{"--json", "--messages", "20000", "--rounds", "2000", "--repeat", "1"};
+const std::vector<std::string> kShort{"--json", "--messages", "20000", "--rounds",
+                                      "2000",   "--repeat",   "1"};
 
 RunResult bench_ring(std::vector<std::string> args) {
   TestDomain domain;  // for run_program's environment: the tool itself uses no domain
@@ -36,7 +36,9 @@ std::vector<std::string> transports_of(const Json& results) {
   return names;
 }
 
-bool one_line(const std::string& text) { return !text.empty() && text.find('\n') == text.size() - 1; }
+bool one_line(const std::string& text) {
+  return !text.empty() && text.find('\n') == text.size() - 1;
+}
 
 }  // namespace
 
@@ -62,8 +64,9 @@ TEST_CASE("bench_ring_json_has_every_key_of_every_transport") {
   const Json& tput = doc.at("throughput");
   CHECK(tput.at("size") == 56);
   CHECK(tput.at("seconds").is_number());
-  CHECK(transports_of(tput.at("results")) ==
-        std::vector<std::string>{"raw-ring", "raw-ring-batch", "raw-ring-futex", "unix-socket", "pipe"});
+  CHECK(transports_of(tput.at("results")) == std::vector<std::string>{"raw-ring", "raw-ring-batch",
+                                                                      "raw-ring-futex",
+                                                                      "unix-socket", "pipe"});
   for (const auto& t : tput.at("results")) {
     CAPTURE(t.dump());
     CHECK(t.at("msgs_per_s").is_number_integer());
@@ -78,8 +81,9 @@ TEST_CASE("bench_ring_json_has_every_key_of_every_transport") {
   CHECK(lat.at("size") == 56);
   CHECK(lat.at("rounds") == 2000);
   CHECK(lat.at("sleep_rounds") == 200);
-  CHECK(transports_of(lat.at("results")) ==
-        std::vector<std::string>{"raw-ring", "raw-ring-futex", "raw-ring-sleep", "unix-socket", "pipe"});
+  CHECK(transports_of(lat.at("results")) == std::vector<std::string>{"raw-ring", "raw-ring-futex",
+                                                                     "raw-ring-sleep",
+                                                                     "unix-socket", "pipe"});
   for (const auto& l : lat.at("results")) {
     CAPTURE(l.dump());
     const auto p50 = l.at("p50_ns").get<std::int64_t>();

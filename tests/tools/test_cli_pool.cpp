@@ -6,11 +6,10 @@
 
 #include <chrono>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
@@ -35,7 +34,8 @@ constexpr std::uint64_t kSmall = 1024;
 const std::string kConfig = seq_config(
     "  - { name: camera/frames, type: Frame, capacity: 4, policy: drop_new, max_loans: 2 }\n"
     "  - { name: camera/status, type: Seq, capacity: 4, policy: drop_new }\n"
-    "  - { name: logs/text, type: bytes, max_size: 1KiB, capacity: 8, policy: drop_new, max_held: 2 }\n"
+    "  - { name: logs/text, type: bytes, max_size: 1KiB, capacity: 8, policy: drop_new, max_held: "
+    "2 }\n"
     "  - { name: mux/a, type: bytes, max_size: 1KiB }\n"
     "  - { name: mux/b, type: bytes, max_size: 1KiB }\n",
     "  Frame:\n"
@@ -72,7 +72,8 @@ void loan_and_publish(ferry::Publisher<ferry::Bytes>& pub, const std::string& te
 
 }  // namespace
 
-TEST_CASE("pool names the topics holding the most chunks: queued, held, and a loan it cannot split") {
+TEST_CASE(
+    "pool names the topics holding the most chunks: queued, held, and a loan it cannot split") {
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
@@ -91,7 +92,8 @@ TEST_CASE("pool names the topics holding the most chunks: queued, held, and a lo
   auto mux_a = mux.publisher<ferry::Bytes>("mux/a");
   auto mux_b = mux.publisher<ferry::Bytes>("mux/b");
   REQUIRE(eventually([&] {
-    return frames.subscriber_count() == 1 && status.subscriber_count() == 1 && lines.subscriber_count() == 1;
+    return frames.subscriber_count() == 1 && status.subscriber_count() == 1 &&
+           lines.subscriber_count() == 1;
   }));
 
   // camera/frames: 3 frames queued to the viewer, 1 loan the camera keeps.
@@ -206,7 +208,9 @@ TEST_CASE("pool says in one line that no topic holds a chunk once every sample i
   const auto text = run_program(domain, {bin_path("ferry"), "pool"});
   CHECK(text.exit_code == 0);
   CAPTURE(text.out);
-  CHECK(text.out.find("TOTAL  FREE  LOANED  IN_FLIGHT  LOW_WATER  EXHAUSTED\n") != std::string::npos);
-  CHECK(text.out.find("\nno topic holds a chunk: nothing is queued or held\n") != std::string::npos);
+  CHECK(text.out.find("TOTAL  FREE  LOANED  IN_FLIGHT  LOW_WATER  EXHAUSTED\n") !=
+        std::string::npos);
+  CHECK(text.out.find("\nno topic holds a chunk: nothing is queued or held\n") !=
+        std::string::npos);
   CHECK(text.out.find("TOPIC") == std::string::npos);
 }

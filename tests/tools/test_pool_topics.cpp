@@ -12,7 +12,8 @@ using namespace ferry::cli;
 
 namespace {
 
-discovery::NodeInfo node(const std::string& name, std::uint32_t owner, std::vector<std::string> publishes,
+discovery::NodeInfo node(const std::string& name, std::uint32_t owner,
+                         std::vector<std::string> publishes,
                          std::vector<std::string> subscribes = {}) {
   discovery::NodeInfo n;
   n.name = name;
@@ -22,7 +23,8 @@ discovery::NodeInfo node(const std::string& name, std::uint32_t owner, std::vect
   return n;
 }
 
-discovery::TopicInfo topic(const std::string& name, std::uint64_t sample_size, const std::string& type = "T") {
+discovery::TopicInfo topic(const std::string& name, std::uint64_t sample_size,
+                           const std::string& type = "T") {
   discovery::TopicInfo t;
   t.name = name;
   t.type_name = type;
@@ -48,7 +50,8 @@ TEST_CASE("a queued chunk is its queue's topic; a held one follows its publisher
   const std::vector topics{topic("frames", 1 << 20), topic("depth", 1 << 20)};
   const std::vector chunks{
       chunk(0, 1, {{2, 1, 0, 1}}),  // queued to view (the ring says frames)
-      chunk(1, 1, {{2, 1, 1, 0}}),  // taken by view: cam publishes frames and depth, view takes frames
+      chunk(1, 1,
+            {{2, 1, 1, 0}}),  // taken by view: cam publishes frames and depth, view takes frames
       chunk(2, 1, {{1, 0, 1, 0}}),  // cam's loan: frames or depth, it cannot tell
   };
   const std::vector<QueuedChunk> queued{{"frames", chunks[0].ref}};
@@ -69,7 +72,8 @@ TEST_CASE("a loan goes to the node's one topic that travels through the pool") {
   const std::vector nodes{node("cam", 1, {"frames", "status"}), node("logger", 2, {"log", "tick"})};
   const std::vector topics{topic("frames", 1 << 20), topic("status", 64), topic("log", 0, "bytes"),
                            topic("tick", 16)};
-  const std::vector chunks{chunk(0, 1, {{1, 0, 1, 0}}), chunk(1, 2, {{2, 0, 1, 0}}), chunk(2, 2, {{2, 0, 1, 0}})};
+  const std::vector chunks{chunk(0, 1, {{1, 0, 1, 0}}), chunk(1, 2, {{2, 0, 1, 0}}),
+                           chunk(2, 2, {{2, 0, 1, 0}})};
   const auto out = chunks_by_topic(chunks, {}, nodes, topics);
   REQUIRE(out.size() == 2);
   CHECK(out[0].topic == "log");  // bytes: always pooled
@@ -78,10 +82,14 @@ TEST_CASE("a loan goes to the node's one topic that travels through the pool") {
   CHECK(out[1].held == 1);
 }
 
-TEST_CASE("small topics count when the node has nothing else, and pooled slots seen queued make a topic pooled") {
-  const std::vector nodes{node("a", 1, {"x", "y"}), node("b", 2, {"p", "q"}, {}), node("c", 3, {}, {"p"})};
+TEST_CASE(
+    "small topics count when the node has nothing else, and pooled slots seen queued make a topic "
+    "pooled") {
+  const std::vector nodes{node("a", 1, {"x", "y"}), node("b", 2, {"p", "q"}, {}),
+                          node("c", 3, {}, {"p"})};
   const std::vector topics{topic("x", 64), topic("y", 64), topic("p", 64), topic("q", 64)};
-  const std::vector chunks{chunk(0, 1, {{1, 0, 1, 0}}), chunk(1, 2, {{3, 2, 0, 1}}), chunk(2, 2, {{2, 0, 1, 0}})};
+  const std::vector chunks{chunk(0, 1, {{1, 0, 1, 0}}), chunk(1, 2, {{3, 2, 0, 1}}),
+                           chunk(2, 2, {{2, 0, 1, 0}})};
   // b's loans on p are visible in p's queue: its held loan is p's too.
   const std::vector<QueuedChunk> queued{{"p", chunks[1].ref}};
   const auto out = chunks_by_topic(chunks, queued, nodes, topics);

@@ -22,7 +22,8 @@ namespace ferry::test {
 inline constexpr std::uint32_t kPoolLayoutForTests = transport::kPoolLayoutVersion;
 
 // A formatted pool on the heap (ASan sees any access outside it).
-inline transport::Pool format_and_attach(const HeapBuffer& buffer, const transport::PoolGeometry& g) {
+inline transport::Pool format_and_attach(const HeapBuffer& buffer,
+                                         const transport::PoolGeometry& g) {
   if (!transport::format_pool(buffer.ptr, buffer.bytes, g)) std::abort();
   auto p = transport::Pool::attach(buffer.ptr, buffer.bytes);
   if (!p) std::abort();
@@ -40,18 +41,21 @@ struct HeapPool {
 // A formatted, sealed pool in a Segment named after the test domain.
 inline transport::Segment create_pool_segment(const TestDomain& domain, const std::string& what,
                                               const transport::PoolGeometry& g) {
-  auto seg = transport::Segment::create(transport::shm_name(domain.name(), what), transport::SegmentKind::Pool,
-                                        kPoolLayoutForTests, transport::pool_bytes(g));
+  auto seg = transport::Segment::create(transport::shm_name(domain.name(), what),
+                                        transport::SegmentKind::Pool, kPoolLayoutForTests,
+                                        transport::pool_bytes(g));
   if (!seg) std::abort();
   if (!transport::format_pool(seg->payload(), seg->payload_size(), g)) std::abort();
   seg->seal();
   return std::move(*seg);
 }
 
-inline transport::Segment open_pool_segment(const std::string& domain, const std::string& what,
-                                            transport::SegmentAccess access = transport::SegmentAccess::ReadWrite) {
-  auto seg = transport::Segment::open(transport::shm_name(domain, what), transport::SegmentKind::Pool,
-                                      kPoolLayoutForTests, std::chrono::seconds(5), access);
+inline transport::Segment open_pool_segment(
+    const std::string& domain, const std::string& what,
+    transport::SegmentAccess access = transport::SegmentAccess::ReadWrite) {
+  auto seg =
+      transport::Segment::open(transport::shm_name(domain, what), transport::SegmentKind::Pool,
+                               kPoolLayoutForTests, std::chrono::seconds(5), access);
   if (!seg) std::abort();
   return std::move(*seg);
 }
@@ -86,7 +90,8 @@ inline std::uint64_t check_payload(std::span<const std::byte> p, std::size_t lim
 inline bool all_free(const transport::Pool& pool) {
   const transport::PoolStats s = pool.stats();
   bool ok = s.valid;
-  for (std::uint32_t c = 0; c < s.class_count; ++c) ok = ok && s.classes[c].free == s.classes[c].total;
+  for (std::uint32_t c = 0; c < s.class_count; ++c)
+    ok = ok && s.classes[c].free == s.classes[c].total;
   const transport::AccountingReport r = pool.check_accounting();
   return ok && r.ok && r.free == r.total;
 }
@@ -102,8 +107,8 @@ inline void check_all_free(const transport::Pool& pool, bool exact_counters = tr
     if (exact_counters) CHECK(s.classes[c].in_use == 0);
   }
   const transport::AccountingReport r = pool.check_accounting();
-  INFO("corrupt " << r.corrupt << ", claimed " << r.claimed << ", closing " << r.closing_slots << ", unhinted "
-                  << r.unhinted_free << ", ownerless " << r.ownerless_live);
+  INFO("corrupt " << r.corrupt << ", claimed " << r.claimed << ", closing " << r.closing_slots
+                  << ", unhinted " << r.unhinted_free << ", ownerless " << r.ownerless_live);
   CHECK(r.ok);
   CHECK(r.free == r.total);
   CHECK(r.held_refs == 0);

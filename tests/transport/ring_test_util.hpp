@@ -24,10 +24,11 @@ namespace ferry::test {
 // 64-byte aligned heap memory (ASan sees every out-of-bounds access to it).
 struct HeapBuffer {
   explicit HeapBuffer(std::size_t n)
-      : bytes(n), ptr(static_cast<std::byte*>(::operator new(n, std::align_val_t{transport::kCacheLine}))) {
+      : bytes(n),
+        ptr(static_cast<std::byte*>(::operator new (n, std::align_val_t{transport::kCacheLine}))) {
     std::memset(ptr, 0xA5, n);
   }
-  ~HeapBuffer() { ::operator delete(ptr, std::align_val_t{transport::kCacheLine}); }
+  ~HeapBuffer() { ::operator delete (ptr, std::align_val_t{transport::kCacheLine}); }
   HeapBuffer(const HeapBuffer&) = delete;
   HeapBuffer& operator=(const HeapBuffer&) = delete;
   std::size_t bytes;
@@ -54,9 +55,11 @@ inline constexpr std::uint32_t kRingLayoutForTests = transport::kRingLayoutVersi
 
 // A formatted, sealed ring in a Segment named after the test domain.
 inline transport::Segment create_ring_segment(const TestDomain& domain, const std::string& what,
-                                              transport::RingGeometry g, std::uint32_t initial_index = 0) {
-  auto seg = transport::Segment::create(transport::shm_name(domain.name(), what), transport::SegmentKind::Ring,
-                                        kRingLayoutForTests, transport::ring_bytes(g));
+                                              transport::RingGeometry g,
+                                              std::uint32_t initial_index = 0) {
+  auto seg = transport::Segment::create(transport::shm_name(domain.name(), what),
+                                        transport::SegmentKind::Ring, kRingLayoutForTests,
+                                        transport::ring_bytes(g));
   if (!seg) std::abort();
   if (!transport::format_ring(seg->payload(), seg->payload_size(), g, initial_index)) std::abort();
   seg->seal();
@@ -64,8 +67,9 @@ inline transport::Segment create_ring_segment(const TestDomain& domain, const st
 }
 
 inline transport::Segment open_ring_segment(const std::string& domain, const std::string& what) {
-  auto seg = transport::Segment::open(transport::shm_name(domain, what), transport::SegmentKind::Ring,
-                                      kRingLayoutForTests, std::chrono::seconds(5));
+  auto seg =
+      transport::Segment::open(transport::shm_name(domain, what), transport::SegmentKind::Ring,
+                               kRingLayoutForTests, std::chrono::seconds(5));
   if (!seg) std::abort();
   return std::move(*seg);
 }
@@ -78,7 +82,8 @@ inline std::uint32_t message_length(std::uint64_t seq, std::uint32_t max) {
 inline std::byte pattern_byte(std::uint64_t seq, std::size_t i) {
   return static_cast<std::byte>((seq * 131 + i * 7 + 3) & 0xff);
 }
-inline std::span<const std::byte> make_message(std::uint64_t seq, std::uint32_t length, std::byte* buf) {
+inline std::span<const std::byte> make_message(std::uint64_t seq, std::uint32_t length,
+                                               std::byte* buf) {
   std::memcpy(buf, &seq, 8);
   for (std::size_t i = 8; i < length; ++i) buf[i] = pattern_byte(seq, i);
   return {buf, length};

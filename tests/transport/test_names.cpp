@@ -1,5 +1,4 @@
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>

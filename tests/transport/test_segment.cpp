@@ -1,5 +1,4 @@
 #include <doctest/doctest.h>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -30,7 +29,8 @@ void poke(const std::string& name, std::size_t offset, const void* bytes, std::s
   REQUIRE(fd >= 0);
   struct stat st {};
   REQUIRE(::fstat(fd, &st) == 0);
-  void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ | PROT_WRITE,
+                   MAP_SHARED, fd, 0);
   REQUIRE(p != MAP_FAILED);
   std::memcpy(static_cast<char*>(p) + offset, bytes, n);
   ::munmap(p, static_cast<std::size_t>(st.st_size));
@@ -38,7 +38,8 @@ void poke(const std::string& name, std::size_t offset, const void* bytes, std::s
 }
 }  // namespace
 
-static_assert(!std::is_copy_constructible_v<Segment> && std::is_nothrow_move_constructible_v<Segment>,
+static_assert(!std::is_copy_constructible_v<Segment> &&
+                  std::is_nothrow_move_constructible_v<Segment>,
               "a Segment owns its mapping: move-only");
 
 TEST_CASE("a sealed segment opens with its payload, kind, version and size") {
@@ -97,8 +98,10 @@ TEST_CASE("a segment gets the requested mode whatever the umask") {
 }
 
 TEST_CASE("invalid names are refused") {
-  CHECK(Segment::create("", SegmentKind::Test, kVersion, 64).error() == SegmentError::InvalidArgument);
-  CHECK(Segment::create("a/b", SegmentKind::Test, kVersion, 64).error() == SegmentError::InvalidArgument);
+  CHECK(Segment::create("", SegmentKind::Test, kVersion, 64).error() ==
+        SegmentError::InvalidArgument);
+  CHECK(Segment::create("a/b", SegmentKind::Test, kVersion, 64).error() ==
+        SegmentError::InvalidArgument);
   CHECK(Segment::open(std::string(300, 'x'), SegmentKind::Test, kVersion, 0ms).error() ==
         SegmentError::InvalidArgument);
 }
@@ -154,7 +157,8 @@ TEST_CASE("open before the creator sealed succeeds when it seals in time") {
   const auto waited = std::chrono::steady_clock::now() - start;
   creator.join();
   REQUIRE(r.has_value());
-  CHECK(std::memcmp(r->payload(), "ready", 5) == 0);  // the payload written before seal() is visible
+  CHECK(std::memcmp(r->payload(), "ready", 5) ==
+        0);  // the payload written before seal() is visible
   CHECK(waited >= 40ms);
   CHECK(waited < 4s);
 }

@@ -78,10 +78,12 @@ Latency median_latency(const LatCase& c) {
   return l;
 }
 int failures(const std::vector<Throughput>& v) {
-  return static_cast<int>(std::count_if(v.begin(), v.end(), [](const Throughput& t) { return !t.ok; }));
+  return static_cast<int>(
+      std::count_if(v.begin(), v.end(), [](const Throughput& t) { return !t.ok; }));
 }
 int failures(const std::vector<Latency>& v) {
-  return static_cast<int>(std::count_if(v.begin(), v.end(), [](const Latency& t) { return !t.ok; }));
+  return static_cast<int>(
+      std::count_if(v.begin(), v.end(), [](const Latency& t) { return !t.ok; }));
 }
 
 }  // namespace
@@ -93,33 +95,49 @@ int main(int argc, char** argv) {
   summary.machine = ferry::bench::describe_machine();
   summary.pinned = ferry::bench::pin_to_cpu(opt.cpu_a);
   if (!summary.pinned) {
-    std::fprintf(stderr, "ferry-bench-ring: cannot pin to CPU %d (have %ld CPUs); running unpinned\n", opt.cpu_a,
-                 summary.machine.cores);
+    std::fprintf(stderr,
+                 "ferry-bench-ring: cannot pin to CPU %d (have %ld CPUs); running unpinned\n",
+                 opt.cpu_a, summary.machine.cores);
   }
   summary.clock_read_ns = ferry::bench::clock_read_cost_ns();
   const SharedArea shm = map_shared();
   const Ctx ctx{opt, shm};
 
   std::vector<TputCase> tput = {
-      {"raw-ring", "ring, spinning (try_push/try_pop)", [](const Ctx& c) { return ring_throughput(c, RingWait::Spin); }, {}},
-      {"raw-ring-batch", "ring, batches of 16 (try_push_batch)",
-       [](const Ctx& c) { return ring_throughput(c, RingWait::Batch); }, {}},
-      {"raw-ring-futex", "ring, spin then futex (push/pop)",
-       [](const Ctx& c) { return ring_throughput(c, RingWait::Futex); }, {}},
+      {"raw-ring",
+       "ring, spinning (try_push/try_pop)",
+       [](const Ctx& c) { return ring_throughput(c, RingWait::Spin); },
+       {}},
+      {"raw-ring-batch",
+       "ring, batches of 16 (try_push_batch)",
+       [](const Ctx& c) { return ring_throughput(c, RingWait::Batch); },
+       {}},
+      {"raw-ring-futex",
+       "ring, spin then futex (push/pop)",
+       [](const Ctx& c) { return ring_throughput(c, RingWait::Futex); },
+       {}},
       {"unix-socket", "unix socket (SOCK_SEQPACKET)", unix_socket_throughput, {}},
       {"pipe", "pipe", pipe_throughput, {}},
   };
   std::vector<LatCase> lat = {
-      {"raw-ring", "ring, spinning", [](const Ctx& c, auto& s) { return ring_latency(c, LatencyWait::Spin, s); }, {}},
-      {"raw-ring-futex", "ring, spin then futex",
-       [](const Ctx& c, auto& s) { return ring_latency(c, LatencyWait::Futex, s); }, {}},
-      {"raw-ring-sleep", "ring, futex sleep every message",
-       [](const Ctx& c, auto& s) { return ring_latency(c, LatencyWait::Sleep, s); }, {}},
+      {"raw-ring",
+       "ring, spinning",
+       [](const Ctx& c, auto& s) { return ring_latency(c, LatencyWait::Spin, s); },
+       {}},
+      {"raw-ring-futex",
+       "ring, spin then futex",
+       [](const Ctx& c, auto& s) { return ring_latency(c, LatencyWait::Futex, s); },
+       {}},
+      {"raw-ring-sleep",
+       "ring, futex sleep every message",
+       [](const Ctx& c, auto& s) { return ring_latency(c, LatencyWait::Sleep, s); },
+       {}},
       {"unix-socket", "unix socket (SOCK_SEQPACKET)", unix_socket_latency, {}},
       {"pipe", "pipe", pipe_latency, {}},
   };
   auto selected = [&](const char* transport) {
-    return opt.only.empty() || std::find(opt.only.begin(), opt.only.end(), transport) != opt.only.end();
+    return opt.only.empty() ||
+           std::find(opt.only.begin(), opt.only.end(), transport) != opt.only.end();
   };
 
   if (!opt.json) print_heading(opt, summary);
@@ -150,17 +168,20 @@ int main(int argc, char** argv) {
   for (const auto& c : tput) {
     summary.failed_runs += failures(c.runs);
     if (!c.runs.empty()) {
-      summary.throughput.push_back({c.transport, c.label, median_tput(c), median_seconds(c), failures(c.runs)});
+      summary.throughput.push_back(
+          {c.transport, c.label, median_tput(c), median_seconds(c), failures(c.runs)});
     }
   }
   for (const auto& c : lat) {
     summary.failed_runs += failures(c.runs);
-    if (!c.runs.empty()) summary.latency.push_back({c.transport, c.label, median_latency(c), failures(c.runs)});
+    if (!c.runs.empty())
+      summary.latency.push_back({c.transport, c.label, median_latency(c), failures(c.runs)});
   }
 
   if (opt.json) {
     // Invalid UTF-8 (a CPU name read from /proc) is replaced, not thrown on.
-    const auto json = to_json(opt, summary).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    const auto json =
+        to_json(opt, summary).dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     std::printf("%s\n", json.c_str());
   } else {
     print_table(opt, summary);

@@ -1,13 +1,12 @@
 // ferry-bench-ring's command line, parsed by CLI11.
 #include "options.hpp"
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <system_error>
-
-#include <CLI/CLI.hpp>
 
 namespace ferry::bench_ring {
 
@@ -33,8 +32,10 @@ CLI::Validator whole_number(T min, const char* what) {
 
 Options parse_options(int argc, char** argv) {
   Options o;
-  CLI::App app{"ferry-bench-ring: the shared-memory ring against a Unix socket and a pipe, measured in the same run",
-               "ferry-bench-ring"};
+  CLI::App app{
+      "ferry-bench-ring: the shared-memory ring against a Unix socket and a pipe, measured in the "
+      "same run",
+      "ferry-bench-ring"};
   app.footer("Example:\n  ferry-bench-ring --quick --only raw-ring,unix-socket --json\n");
 
   std::uint64_t repeat = 0;
@@ -50,7 +51,8 @@ Options parse_options(int argc, char** argv) {
         ->check(whole_number<std::uint64_t>(1, "must be a positive integer"))
         ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   };
-  const auto* repeat_opt = count("--repeat", repeat, "Interleaved repetitions, medians reported (default 5, at most 1000)");
+  const auto* repeat_opt = count(
+      "--repeat", repeat, "Interleaved repetitions, medians reported (default 5, at most 1000)");
   // Exactly two numbers: "0,1,2" is an error rather than a guess.
   app.add_option("--cpus", cpus, "CPUs for the two processes (default 0,1)")
       ->delimiter(',')
@@ -58,15 +60,19 @@ Options parse_options(int argc, char** argv) {
       ->check(whole_number<int>(0, "takes two CPU numbers (e.g. 0,1)"));
   app.add_flag("--quick", quick, "Short run (demo): fewer messages and rounds, 3 repeats");
   app.add_flag("--json", o.json, "Machine-readable output (latency/throughput objects)");
-  const auto* messages_opt = count("--messages", messages, "Ring throughput messages per run (socket/pipe: N/12)");
-  const auto* rounds_opt = count("--rounds", rounds, "Ping-pong rounds per run (sleeping transports: N/10)");
+  const auto* messages_opt =
+      count("--messages", messages, "Ring throughput messages per run (socket/pipe: N/12)");
+  const auto* rounds_opt =
+      count("--rounds", rounds, "Ping-pong rounds per run (sleeping transports: N/10)");
   // The check's own description would repeat the list in the help.
-  app.add_option("--only", o.only,
-                 "Run only these transports: raw-ring, raw-ring-batch, raw-ring-futex, raw-ring-sleep, "
-                 "unix-socket, pipe")
+  app.add_option(
+         "--only", o.only,
+         "Run only these transports: raw-ring, raw-ring-batch, raw-ring-futex, raw-ring-sleep, "
+         "unix-socket, pipe")
       ->delimiter(',')
       ->type_name("T,...")
-      ->check(CLI::IsMember(std::vector<std::string>(kTransports.begin(), kTransports.end())).description(""));
+      ->check(CLI::IsMember(std::vector<std::string>(kTransports.begin(), kTransports.end()))
+                  .description(""));
 
   try {
     app.parse(argc, argv);

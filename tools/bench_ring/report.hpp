@@ -3,10 +3,9 @@
 // table or as one JSON document (--json).
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ferry/bench/machine.hpp"
 #include "measure.hpp"

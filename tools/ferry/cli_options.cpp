@@ -379,8 +379,7 @@ void add_bench_commands(CLI::App& app, Verbs& v, Run& run) {
       ->add_option("--gap-us", fanout.gap_us,
                    "Pause after every subscriber took a sample, so all are asleep again")
       ->capture_default_str();
-  fanout_cmd
-      ->add_option("--repeat", fanout.repeat, "Interleaved repetitions; medians reported")
+  fanout_cmd->add_option("--repeat", fanout.repeat, "Interleaved repetitions; medians reported")
       ->capture_default_str();
   fanout_cmd->add_flag("--json", fanout.json, "One JSON object per line, one line per K");
   add_domain_option(*fanout_cmd, run.context, "")->group("");

@@ -25,13 +25,13 @@ int run_bench_latency(const BenchLatencyOptions& o, const Context& context);  //
 int run_bench_throughput(const BenchThroughputOptions& o, const Context& context);
 int run_bench_scale(const BenchScaleOptions& o, const Context& context);    // cmd_bench.cpp
 int run_bench_fanout(const BenchFanoutOptions& o, const Context& context);  // cmd_bench.cpp
-int run_clean(const CleanOptions& o, const Context& context);       // cmd_clean.cpp
-int run_bag_info(const BagInfoOptions& o, const Context& context);  // cmd_bag.cpp
-int run_gen_cpp(const GenCppOptions& o, const Context& context);    // cmd_gen.cpp
-int run_gen_msg(const GenMsgOptions& o, const Context& context);    // cmd_gen.cpp
-int run_bridge(const BridgeCliOptions& o, const Context& context);  // cmd_bridge.cpp
-int run_record(const RecordOptions& o, const Context& context);     // cmd_record.cpp
-int run_play(const PlayOptions& o, const Context& context);         // cmd_play.cpp
+int run_clean(const CleanOptions& o, const Context& context);               // cmd_clean.cpp
+int run_bag_info(const BagInfoOptions& o, const Context& context);          // cmd_bag.cpp
+int run_gen_cpp(const GenCppOptions& o, const Context& context);            // cmd_gen.cpp
+int run_gen_msg(const GenMsgOptions& o, const Context& context);            // cmd_gen.cpp
+int run_bridge(const BridgeCliOptions& o, const Context& context);          // cmd_bridge.cpp
+int run_record(const RecordOptions& o, const Context& context);             // cmd_record.cpp
+int run_play(const PlayOptions& o, const Context& context);                 // cmd_play.cpp
 
 // The help of `ferry bench --transports` (it names the inline limit and
 // whether iceoryx is built in).

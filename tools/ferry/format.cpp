@@ -5,7 +5,8 @@
 namespace ferry::cli {
 
 namespace {
-std::string scaled(double value, const char* const* units, int count, double step, const char* sep) {
+std::string scaled(double value, const char* const* units, int count, double step,
+                   const char* sep) {
   int unit = 0;
   while (value >= step * 0.9995 && unit + 1 < count) {
     value /= step;

@@ -1,13 +1,13 @@
 #include "pool_topics.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <tuple>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "ferry/config/config.hpp"
 #include "ferry/config/limits.hpp"
@@ -46,7 +46,8 @@ struct Nodes {
 };
 
 // The topics a chunk nobody has queued can come from (rule 2 of the header).
-TopicSet held_candidates(const transport::LiveChunk& chunk, const Nodes& nodes, const TopicSet& pooled) {
+TopicSet held_candidates(const transport::LiveChunk& chunk, const Nodes& nodes,
+                         const TopicSet& pooled) {
   std::optional<TopicSet> from;
   if (const auto* origin = nodes.find(chunk.origin)) from = topics_of(origin->publishers);
   for (std::uint32_t k = 0; k < chunk.holder_count; ++k) {
@@ -66,9 +67,11 @@ TopicSet held_candidates(const transport::LiveChunk& chunk, const Nodes& nodes, 
 
 std::string TopicChunks::label() const {
   if (!topic.empty()) return topic;
-  const std::string who = fmt::format("{} {}", nodes.size() == 1 ? "node" : "nodes", fmt::join(nodes, ", "));
+  const std::string who =
+      fmt::format("{} {}", nodes.size() == 1 ? "node" : "nodes", fmt::join(nodes, ", "));
   if (candidates.empty()) return fmt::format("({}, no known topic)", who);
-  return fmt::format("({}{} topics {})", who, nodes.size() == 1 ? "," : ";", fmt::join(candidates, ", "));
+  return fmt::format("({}{} topics {})", who, nodes.size() == 1 ? "," : ";",
+                     fmt::join(candidates, ", "));
 }
 
 std::vector<TopicChunks> chunks_by_topic(const std::vector<transport::LiveChunk>& chunks,
@@ -76,11 +79,13 @@ std::vector<TopicChunks> chunks_by_topic(const std::vector<transport::LiveChunk>
                                          const std::vector<discovery::NodeInfo>& node_list,
                                          const std::vector<discovery::TopicInfo>& topics) {
   const Nodes nodes(node_list);
-  std::map<std::uint64_t, TopicSet> queued_in;  // packed reference -> the topics whose rings hold it
+  std::map<std::uint64_t, TopicSet>
+      queued_in;  // packed reference -> the topics whose rings hold it
   for (const auto& q : queued) queued_in[q.ref.pack()].insert(q.topic);
   TopicSet pooled;
   for (const auto& t : topics) {
-    if (t.type_name == config::kBytesType || t.sample_size > config::kMaxInlineSample) pooled.insert(t.name);
+    if (t.type_name == config::kBytesType || t.sample_size > config::kMaxInlineSample)
+      pooled.insert(t.name);
   }
   for (const auto& q : queued) pooled.insert(q.topic);
 
@@ -90,10 +95,12 @@ std::vector<TopicChunks> chunks_by_topic(const std::vector<transport::LiveChunk>
   std::map<Key, TopicChunks> groups;
   for (const auto& chunk : chunks) {
     TopicSet keepers;
-    for (std::uint32_t k = 0; k < chunk.holder_count; ++k) keepers.insert(nodes.name(chunk.holders[k].owner));
+    for (std::uint32_t k = 0; k < chunk.holder_count; ++k)
+      keepers.insert(nodes.name(chunk.holders[k].owner));
     const auto in_queue = queued_in.find(chunk.ref.pack());
     const bool is_queued = in_queue != queued_in.end();
-    const TopicSet candidates = is_queued ? in_queue->second : held_candidates(chunk, nodes, pooled);
+    const TopicSet candidates =
+        is_queued ? in_queue->second : held_candidates(chunk, nodes, pooled);
     Key key;
     if (candidates.size() == 1) {
       std::get<0>(key) = *candidates.begin();

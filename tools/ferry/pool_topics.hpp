@@ -27,7 +27,8 @@ namespace ferry::cli {
 struct TopicChunks {
   std::string topic;                    // empty: a group the data cannot split (candidates)
   std::vector<std::string> candidates;  // a group's possible topics (sorted; may be empty)
-  std::vector<std::string> nodes;       // names of the nodes keeping them (queued to, or holding), sorted
+  std::vector<std::string>
+      nodes;  // names of the nodes keeping them (queued to, or holding), sorted
   std::uint64_t chunks = 0;
   std::uint64_t bytes = 0;   // the chunks' sizes (pool memory, not sample bytes)
   std::uint64_t queued = 0;  // waiting in at least one of the topic's queues
@@ -38,9 +39,8 @@ struct TopicChunks {
 };
 
 // Largest first (then by label).
-[[nodiscard]] std::vector<TopicChunks> chunks_by_topic(const std::vector<transport::LiveChunk>& chunks,
-                                                       const std::vector<QueuedChunk>& queued,
-                                                       const std::vector<discovery::NodeInfo>& nodes,
-                                                       const std::vector<discovery::TopicInfo>& topics);
+[[nodiscard]] std::vector<TopicChunks> chunks_by_topic(
+    const std::vector<transport::LiveChunk>& chunks, const std::vector<QueuedChunk>& queued,
+    const std::vector<discovery::NodeInfo>& nodes, const std::vector<discovery::TopicInfo>& topics);
 
 }  // namespace ferry::cli

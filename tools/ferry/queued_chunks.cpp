@@ -26,11 +26,14 @@ std::vector<QueuedChunk> queued_chunks(const std::vector<discovery::TopicInfo>& 
   std::vector<QueuedChunk> out;
   for (const auto& t : topics) {
     for (const auto& q : t.queues) {
-      auto ring = transport::Segment::open(q.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
-                                           kOpenWait, transport::SegmentAccess::ReadOnly);
+      auto ring =
+          transport::Segment::open(q.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                                   kOpenWait, transport::SegmentAccess::ReadOnly);
       if (!ring) continue;
-      for (const auto& m : transport::peek_ring(ring->payload(), ring->payload_size(), kPooledSlotBytes)) {
-        if (m.flags != kSlotPooled || m.length != kPooledSlotBytes || m.prefix.size() < sizeof(std::uint64_t)) {
+      for (const auto& m :
+           transport::peek_ring(ring->payload(), ring->payload_size(), kPooledSlotBytes)) {
+        if (m.flags != kSlotPooled || m.length != kPooledSlotBytes ||
+            m.prefix.size() < sizeof(std::uint64_t)) {
           continue;
         }
         std::uint64_t packed = 0;

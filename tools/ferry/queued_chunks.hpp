@@ -19,6 +19,7 @@ struct QueuedChunk {
 
 // Every pooled sample queued in the topics' rings now (a snapshot; a ring
 // removed meanwhile is skipped).
-[[nodiscard]] std::vector<QueuedChunk> queued_chunks(const std::vector<discovery::TopicInfo>& topics);
+[[nodiscard]] std::vector<QueuedChunk> queued_chunks(
+    const std::vector<discovery::TopicInfo>& topics);
 
 }  // namespace ferry::cli

@@ -19,12 +19,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "ferry/config/schema.hpp"
 

@@ -1,10 +1,10 @@
 // Decoding a sample's bytes with the type schema, and printing the result.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "sample_codec.hpp"
 
@@ -161,7 +161,8 @@ void render(const Json& v, int indent, std::string& out) {
 }  // namespace
 
 Json decode_opaque(std::span<const std::byte> bytes) {
-  return Json{{"size", bytes.size()}, {"hex", hex(bytes.first(std::min(bytes.size(), kHexPrefix)))}};
+  return Json{{"size", bytes.size()},
+              {"hex", hex(bytes.first(std::min(bytes.size(), kHexPrefix)))}};
 }
 
 Json decode_sample(const config::Schema& schema, const config::Type& type,

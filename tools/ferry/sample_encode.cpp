@@ -1,15 +1,15 @@
 // Encoding a YAML/JSON flow map into a sample's bytes, checked against the
 // type schema.
-#include <charconv>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <cfloat>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
-
-#include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "sample_codec.hpp"
 
@@ -62,10 +62,12 @@ std::expected<T, std::string> parse_integer(std::string_view text, Scalar scalar
     digits.remove_prefix(2);
   }
   std::uint64_t magnitude = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+  const auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
   if (digits.empty() || end != digits.data() + digits.size() ||
       (ec != std::errc{} && ec != std::errc::result_out_of_range)) {
-    return std::unexpected(fmt::format("expected an integer ({}), got '{}'", to_string(scalar), text));
+    return std::unexpected(
+        fmt::format("expected an integer ({}), got '{}'", to_string(scalar), text));
   }
   if (ec == std::errc::result_out_of_range) return std::unexpected(range());
   if constexpr (std::is_signed_v<T>) {
@@ -107,7 +109,8 @@ std::expected<double, std::string> parse_float(std::string_view text, Scalar sca
     // from_chars leaves `value` alone: strtod tells overflow (a mistake)
     // from underflow (rounds to zero).
     const double rounded = std::strtod(std::string(digits).c_str(), nullptr);
-    if (std::isinf(rounded)) return std::unexpected(fmt::format("out of range for {}", to_string(scalar)));
+    if (std::isinf(rounded))
+      return std::unexpected(fmt::format("out of range for {}", to_string(scalar)));
     value = rounded;
   }
   if (scalar == Scalar::F32 && std::fabs(value) > FLT_MAX) {
@@ -126,8 +129,8 @@ Result put_integer(const YAML::Node& node, Scalar scalar, std::byte* at, const s
 
 Result put_scalar(Scalar scalar, const YAML::Node& node, std::byte* at, const std::string& path) {
   if (!plain_scalar(node)) {
-    return fail(path, fmt::format("expected {}, got {}", scalar == Scalar::Bool ? "true or false"
-                                                                                 : to_string(scalar),
+    return fail(path, fmt::format("expected {}, got {}",
+                                  scalar == Scalar::Bool ? "true or false" : to_string(scalar),
                                   describe(node)));
   }
   const std::string& text = node.Scalar();
@@ -185,7 +188,8 @@ Result put_field(const config::Schema& schema, const Field& f, const YAML::Node&
                  std::byte* base, const std::string& path) {
   std::byte* at = base + f.offset;
   if (f.kind == FieldKind::String) {
-    if (!node.IsScalar()) return fail(path, fmt::format("expected a string ({}), got {}", f.type_text, describe(node)));
+    if (!node.IsScalar())
+      return fail(path, fmt::format("expected a string ({}), got {}", f.type_text, describe(node)));
     const std::string& text = node.Scalar();
     if (text.size() >= f.count) {
       return fail(path, fmt::format("\"{}\" is {} characters; a {} holds at most {}", text,
@@ -199,10 +203,12 @@ Result put_field(const config::Schema& schema, const Field& f, const YAML::Node&
     return fail(path, fmt::format("expected a list ({}), got {}", f.type_text, describe(node)));
   }
   if (node.size() > f.count) {
-    return fail(path, fmt::format("{} elements given; a {} holds {}", node.size(), f.type_text, f.count));
+    return fail(path,
+                fmt::format("{} elements given; a {} holds {}", node.size(), f.type_text, f.count));
   }
   for (std::size_t i = 0; i < node.size(); ++i) {
-    auto done = put_element(schema, f, node[i], at + i * f.element_size, fmt::format("{}[{}]", path, i));
+    auto done =
+        put_element(schema, f, node[i], at + i * f.element_size, fmt::format("{}[{}]", path, i));
     if (!done) return done;
   }
   return {};
@@ -211,18 +217,20 @@ Result put_field(const config::Schema& schema, const Field& f, const YAML::Node&
 Result put_struct(const config::Schema& schema, const config::Type& type, const YAML::Node& node,
                   std::byte* base, const std::string& path) {
   if (node.IsNull()) return {};  // all zeros
-  const auto where = [&] { return path.empty() ? std::string("VALUE") : fmt::format("field '{}'", path); };
+  const auto where = [&] {
+    return path.empty() ? std::string("VALUE") : fmt::format("field '{}'", path);
+  };
   if (type.kind == config::TypeKind::Opaque) {
     if (node.IsMap() && node.size() == 0) return {};
-    return std::unexpected(fmt::format("{}: type '{}' is opaque ({} bytes, no fields); only {{}} "
-                                       "(all zeros) can be published",
-                                       where(), type.name, type.size));
+    return std::unexpected(
+        fmt::format("{}: type '{}' is opaque ({} bytes, no fields); only {{}} "
+                    "(all zeros) can be published",
+                    where(), type.name, type.size));
   }
   if (!node.IsMap()) {
-    return std::unexpected(fmt::format("{}: expected a map of the fields of '{}', e.g. '{{{}: ...}}', got {}",
-                                       where(), type.name,
-                                       type.fields.empty() ? "field" : type.fields.front().name,
-                                       describe(node)));
+    return std::unexpected(fmt::format(
+        "{}: expected a map of the fields of '{}', e.g. '{{{}: ...}}', got {}", where(), type.name,
+        type.fields.empty() ? "field" : type.fields.front().name, describe(node)));
   }
   for (const auto& entry : node) {
     const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "?";
@@ -251,8 +259,8 @@ std::expected<YAML::Node, std::string> parse_value(std::string_view text) {
     // in yaml-cpp 0.7.
     return YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    return std::unexpected(fmt::format("VALUE is not valid YAML or JSON (column {}: {})",
-                                       e.mark.column + 1, e.msg));
+    return std::unexpected(
+        fmt::format("VALUE is not valid YAML or JSON (column {}: {})", e.mark.column + 1, e.msg));
   }
 }
 

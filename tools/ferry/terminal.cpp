@@ -48,7 +48,8 @@ void Screen::show(const std::string& frame) const {
 
 int Screen::width() const noexcept {
   winsize ws{};
-  if (output_tty_ && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
+  if (output_tty_ && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
   return 80;
 }
 

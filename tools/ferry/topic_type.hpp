@@ -16,6 +16,7 @@ struct TopicType {
   bool bytes = false;  // a `type: bytes` topic
 };
 
-[[nodiscard]] TopicType resolve_type(const config::Config& config, const discovery::TopicInfo& topic);
+[[nodiscard]] TopicType resolve_type(const config::Config& config,
+                                     const discovery::TopicInfo& topic);
 
 }  // namespace ferry::cli

@@ -14,7 +14,8 @@ std::uint32_t pauses_per_spin_step() noexcept {
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kPauses; ++i) cpu_relax();
     const auto t1 = std::chrono::steady_clock::now();
-    best = std::min<std::int64_t>(best, std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+    best = std::min<std::int64_t>(
+        best, std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
   }
   const double per_pause = std::max(0.5, static_cast<double>(best) / kPauses);
   const auto n = static_cast<std::int64_t>(static_cast<double>(kSpinStepNs) / per_pause + 0.5);

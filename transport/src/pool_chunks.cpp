@@ -32,8 +32,7 @@ std::vector<LiveChunk> Pool::live_chunks() const {
         // SYNC: acquire, pairs with the acq_rel CASes on this holder word.
         const hw::Fields f = hw::decode(m.holders[j].load(std::memory_order_acquire));
         if (f.closed || !hw::open_well_formed(f)) continue;
-        chunk.holders[chunk.holder_count++] =
-            ChunkHolder{f.owner, f.aux, f.held, f.pending};
+        chunk.holders[chunk.holder_count++] = ChunkHolder{f.owner, f.aux, f.held, f.pending};
       }
       if (chunk.holder_count > 0) out.push_back(chunk);
     }

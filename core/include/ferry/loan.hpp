@@ -38,7 +38,8 @@ class Loan {
 
  private:
   friend class Publisher<T>;
-  Loan(detail::PublisherPort* port, detail::LoanedChunk chunk) noexcept : port_(port), chunk_(chunk) {}
+  Loan(detail::PublisherPort* port, detail::LoanedChunk chunk) noexcept
+      : port_(port), chunk_(chunk) {}
   void reset() noexcept {
     if (port_ != nullptr) std::exchange(port_, nullptr)->return_loan(chunk_);
   }

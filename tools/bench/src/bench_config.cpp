@@ -1,11 +1,11 @@
 #include "bench_config.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 namespace ferry::bench {
 
@@ -13,7 +13,9 @@ namespace {
 
 constexpr std::uint64_t kMinChunk = 64;
 
-std::uint64_t chunk_size_for(std::uint64_t size) noexcept { return std::bit_ceil(std::max(size, kMinChunk)); }
+std::uint64_t chunk_size_for(std::uint64_t size) noexcept {
+  return std::bit_ceil(std::max(size, kMinChunk));
+}
 
 std::uint64_t chunks_for(const BenchTopic& t) noexcept {
   return std::uint64_t{t.max_queued} * t.max_subscribers + kBenchMaxLoans +
@@ -65,7 +67,8 @@ TopicSet latency_topics(std::uint64_t size, FerryPath path) {
 
 TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, FerryPath path) {
   const std::uint32_t capacity = throughput_capacity(size);
-  return {BenchTopic{throughput_topic(size, path), size, path == FerryPath::Copy, capacity, subscribers, capacity}};
+  return {BenchTopic{throughput_topic(size, path), size, path == FerryPath::Copy, capacity,
+                     subscribers, capacity}};
 }
 
 std::string bench_yaml(const std::vector<TopicSet>& sets) {
@@ -97,7 +100,8 @@ std::string bench_yaml(const std::vector<TopicSet>& sets) {
         y += fmt::format(
             "  - {{ name: {}, type: {}, capacity: {}, policy: block, block_timeout_ms: 5000, "
             "max_publishers: 1, max_subscribers: {}, max_loans: {}, max_held: {} }}\n",
-            slot_topic(t.name, slot), type, t.capacity, t.max_subscribers, kBenchMaxLoans, kBenchMaxHeld);
+            slot_topic(t.name, slot), type, t.capacity, t.max_subscribers, kBenchMaxLoans,
+            kBenchMaxHeld);
       }
     }
   }

@@ -1,14 +1,13 @@
 #include "fd_io.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace ferry::bench {
 
@@ -43,14 +42,16 @@ FdPair make_socket_pair(std::uint64_t size) {
   int sv[2] = {-1, -1};
   const int type = size <= kSeqpacketMax ? SOCK_SEQPACKET : SOCK_STREAM;
   if (::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sv) != 0) {
-    throw std::runtime_error(fmt::format("unix-socket: socketpair failed: {}", std::strerror(errno)));
+    throw std::runtime_error(
+        fmt::format("unix-socket: socketpair failed: {}", std::strerror(errno)));
   }
   return FdPair{sv[0], sv[1]};
 }
 
 FdPair make_pipe() {
   int p[2] = {-1, -1};
-  if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    throw std::runtime_error(fmt::format("pipe failed: {}", std::strerror(errno)));
   return FdPair{p[1], p[0]};
 }
 
@@ -59,6 +60,8 @@ void close_fd(int& fd) noexcept {
   fd = -1;
 }
 
-std::string socket_kind(std::uint64_t size) { return size <= kSeqpacketMax ? "SOCK_SEQPACKET" : "SOCK_STREAM"; }
+std::string socket_kind(std::uint64_t size) {
+  return size <= kSeqpacketMax ? "SOCK_SEQPACKET" : "SOCK_STREAM";
+}
 
 }  // namespace ferry::bench

@@ -1,6 +1,7 @@
 #include "iceoryx_roudi.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grp.h>
 #include <signal.h>
 #include <unistd.h>
@@ -10,8 +11,6 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "bench_config.hpp"
 #include "ferry/bench/clock.hpp"
@@ -30,7 +29,8 @@ namespace {
 constexpr std::string_view kReady = "RouDi is ready for clients";
 constexpr std::string_view kLocked = "Could not acquire lock";
 
-constexpr std::uint32_t kLatencyChunks = 16;  // 1 in flight each way, a loan, the previous run's stragglers
+constexpr std::uint32_t kLatencyChunks =
+    16;  // 1 in flight each way, a loan, the previous run's stragglers
 constexpr std::uint32_t kMaxQueueCapacity = 256;  // iceoryx 2.0: MAX_SUBSCRIBER_QUEUE_CAPACITY
 constexpr std::uint64_t kChunkHeader = 40;        // sizeof(iox::mepoo::ChunkHeader) in 2.0
 
@@ -72,7 +72,9 @@ void remove_roudi_files() noexcept {
 
 }  // namespace
 
-std::uint64_t iceoryx_chunk_size(std::uint64_t size) noexcept { return (size + kChunkHeader + 7) / 8 * 8; }
+std::uint64_t iceoryx_chunk_size(std::uint64_t size) noexcept {
+  return (size + kChunkHeader + 7) / 8 * 8;
+}
 
 std::uint32_t iceoryx_queue_capacity(std::uint64_t size) noexcept {
   return std::min(throughput_capacity(size), kMaxQueueCapacity);
@@ -84,18 +86,22 @@ std::vector<RouDiPool> iceoryx_latency_pools(std::span<const std::uint64_t> size
   return pools;
 }
 
-std::vector<RouDiPool> iceoryx_throughput_pools(std::span<const std::uint64_t> sizes, std::uint32_t receivers) {
+std::vector<RouDiPool> iceoryx_throughput_pools(std::span<const std::uint64_t> sizes,
+                                                std::uint32_t receivers) {
   // A chunk delivered to K queues is one chunk: at most a full queue's worth
   // is in flight, plus what every receiver holds and the sender's loans;
   // twice that for a run whose predecessor's chunks are still being freed.
   std::vector<RouDiPool> pools;
-  for (auto s : sizes) pools.push_back(RouDiPool{iceoryx_chunk_size(s), 2 * (iceoryx_queue_capacity(s) + receivers + 8)});
+  for (auto s : sizes)
+    pools.push_back(
+        RouDiPool{iceoryx_chunk_size(s), 2 * (iceoryx_queue_capacity(s) + receivers + 8)});
   return pools;
 }
 
 std::string roudi_toml(std::vector<RouDiPool> pools) {
   // RouDi wants the mempools in increasing chunk size; equal sizes merge.
-  std::sort(pools.begin(), pools.end(), [](const RouDiPool& a, const RouDiPool& b) { return a.chunk_size < b.chunk_size; });
+  std::sort(pools.begin(), pools.end(),
+            [](const RouDiPool& a, const RouDiPool& b) { return a.chunk_size < b.chunk_size; });
   std::vector<RouDiPool> merged;
   for (const auto& p : pools) {
     if (!merged.empty() && merged.back().chunk_size == p.chunk_size) {
@@ -104,20 +110,22 @@ std::string roudi_toml(std::vector<RouDiPool> pools) {
       merged.push_back(p);
     }
   }
-  std::string toml = "# Written by ferry bench for one invocation: a pool per message size.\n"
-                     "[general]\nversion = 1\n\n[[segment]]\n";
+  std::string toml =
+      "# Written by ferry bench for one invocation: a pool per message size.\n"
+      "[general]\nversion = 1\n\n[[segment]]\n";
   for (const auto& p : merged) {
     toml += fmt::format("\n[[segment.mempool]]\nsize = {}\ncount = {}\n", p.chunk_size, p.count);
   }
   return toml;
 }
 
-std::expected<std::unique_ptr<RouDi>, std::string> RouDi::start(const std::filesystem::path& dir,
-                                                                const std::vector<RouDiPool>& pools) {
+std::expected<std::unique_ptr<RouDi>, std::string> RouDi::start(
+    const std::filesystem::path& dir, const std::vector<RouDiPool>& pools) {
   const std::filesystem::path program = FERRY_IOX_ROUDI;
   if (::access(program.c_str(), X_OK) != 0) {
-    return std::unexpected(fmt::format("cannot run {} (iceoryx's daemon RouDi): is the iceoryx package still installed?",
-                                       program.string()));
+    return std::unexpected(fmt::format(
+        "cannot run {} (iceoryx's daemon RouDi): is the iceoryx package still installed?",
+        program.string()));
   }
   const auto config = dir / "roudi.toml";
   {
@@ -131,7 +139,8 @@ std::expected<std::unique_ptr<RouDi>, std::string> RouDi::start(const std::files
   // Monitoring off: the benchmark watches its sides itself (by pid, with a
   // deadline), and a side spinning on a loaded machine must not be declared
   // dead for a late keep-alive.
-  const std::vector<std::string> argv{program.string(), "-c", config.string(), "-m", "off", "-l", "warning"};
+  const std::vector<std::string> argv{program.string(), "-c", config.string(), "-m", "off", "-l",
+                                      "warning"};
   pid_t pid = -1;
   try {
     pid = spawn_program(argv, log, {}, SIGTERM);
@@ -154,13 +163,16 @@ std::expected<std::unique_ptr<RouDi>, std::string> RouDi::start(const std::files
       roudi->pid_ = -1;
       if (text.find(kLocked) != std::string::npos) {
         return std::unexpected(
-            "another RouDi (iceoryx's daemon) already runs on this machine and iceoryx 2.0 allows one per machine; "
+            "another RouDi (iceoryx's daemon) already runs on this machine and iceoryx 2.0 allows "
+            "one per machine; "
             "stop it, or measure without iceoryx");
       }
-      return std::unexpected(fmt::format("iox-roudi exited with code {}: {}", code, log_tail(text)));
+      return std::unexpected(
+          fmt::format("iox-roudi exited with code {}: {}", code, log_tail(text)));
     }
     if (now_ns() > deadline) {
-      return std::unexpected(fmt::format("iox-roudi was not ready within 10 s (stopped): {}", log_tail(text)));
+      return std::unexpected(
+          fmt::format("iox-roudi was not ready within 10 s (stopped): {}", log_tail(text)));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }

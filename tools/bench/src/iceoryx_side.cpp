@@ -1,19 +1,17 @@
 #include "iceoryx_side.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <stdexcept>
 
-#include <fmt/format.h>
-
+#include "ferry/bench/clock.hpp"
+#include "ferry/bench/spin.hpp"
 #include "iceoryx_hoofs/log/logmanager.hpp"
 #include "iceoryx_posh/internal/runtime/ipc_interface_base.hpp"
 #include "iceoryx_posh/internal/runtime/ipc_message.hpp"
 #include "iceoryx_posh/mepoo/chunk_header.hpp"
 #include "iceoryx_posh/runtime/posh_runtime.hpp"
-
-#include "ferry/bench/clock.hpp"
-#include "ferry/bench/spin.hpp"
 #include "latency_transport.hpp"  // kPeerTimeoutNs
 #include "seq.hpp"
 
@@ -31,7 +29,8 @@ iox::capro::IdString_t id(const std::string& s) {
 
 void join_iceoryx(const std::string& runtime_name) {
   ::dup2(STDERR_FILENO, STDOUT_FILENO);
-  iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kError, iox::log::LogLevelOutput::kHideLogLevel);
+  iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kError,
+                                                           iox::log::LogLevelOutput::kHideLogLevel);
   iox::runtime::PoshRuntime::initRuntime(
       iox::RuntimeName_t(iox::cxx::TruncateToCapacity, runtime_name.c_str(), runtime_name.size()));
 }
@@ -42,7 +41,8 @@ void leave_iceoryx() noexcept {
   request << iox::runtime::IpcMessageTypeToString(iox::runtime::IpcMessageType::TERMINATION)
           << runtime.getInstanceName();
   iox::runtime::IpcMessage answer;
-  (void)runtime.sendRequestToRouDi(request, answer);  // RouDi answers TERMINATION_ACK once it cleaned up
+  (void)runtime.sendRequestToRouDi(request,
+                                   answer);  // RouDi answers TERMINATION_ACK once it cleaned up
 }
 
 iox::capro::ServiceDescription iceoryx_service(std::uint64_t run, const char* event) {
@@ -75,12 +75,12 @@ bool wait_connected(iox::popo::UntypedSubscriber& sub, iox::popo::UntypedPublish
   return true;
 }
 
-bool publish_seq(iox::popo::UntypedPublisher& pub, std::uint64_t size, std::uint64_t seq, RunControl& control,
-                 const char* who) {
+bool publish_seq(iox::popo::UntypedPublisher& pub, std::uint64_t size, std::uint64_t seq,
+                 RunControl& control, const char* who) {
   auto loan = pub.loan(static_cast<std::uint32_t>(size));
   if (loan.has_error()) {
-    report_error(control, fmt::format("{}: loan of {} bytes failed (iceoryx AllocationError {})", who, size,
-                                      static_cast<int>(loan.get_error())));
+    report_error(control, fmt::format("{}: loan of {} bytes failed (iceoryx AllocationError {})",
+                                      who, size, static_cast<int>(loan.get_error())));
     return false;
   }
   write_seq(static_cast<std::byte*>(loan.value()), seq);
@@ -117,7 +117,8 @@ const std::byte* ChunkWaiter::next(RunControl& control, const char* who) {
     }
   }
   if (!got) {
-    report_error(control, fmt::format("{}: no message within {} s", who, kPeerTimeoutNs / 1'000'000'000));
+    report_error(control,
+                 fmt::format("{}: no message within {} s", who, kPeerTimeoutNs / 1'000'000'000));
     return nullptr;
   }
   return static_cast<const std::byte*>(payload);

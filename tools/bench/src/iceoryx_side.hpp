@@ -9,11 +9,10 @@
 #include <optional>
 #include <string>
 
+#include "ferry/bench/options.hpp"
 #include "iceoryx_posh/popo/untyped_publisher.hpp"
 #include "iceoryx_posh/popo/untyped_subscriber.hpp"
 #include "iceoryx_posh/popo/wait_set.hpp"
-
-#include "ferry/bench/options.hpp"
 #include "run_control.hpp"
 
 namespace ferry::bench {
@@ -40,12 +39,13 @@ void leave_iceoryx() noexcept;
 
 // Waits until `sub` is subscribed (RouDi connected it to the publisher)
 // and, when given, `pub` has a subscriber; false after 10 s.
-[[nodiscard]] bool wait_connected(iox::popo::UntypedSubscriber& sub, iox::popo::UntypedPublisher* pub);
+[[nodiscard]] bool wait_connected(iox::popo::UntypedSubscriber& sub,
+                                  iox::popo::UntypedPublisher* pub);
 
 // Loans a chunk of `size` bytes, writes `seq` into its first 8 bytes and
 // publishes it; false (reported) when no chunk could be loaned.
-[[nodiscard]] bool publish_seq(iox::popo::UntypedPublisher& pub, std::uint64_t size, std::uint64_t seq,
-                               RunControl& control, const char* who);
+[[nodiscard]] bool publish_seq(iox::popo::UntypedPublisher& pub, std::uint64_t size,
+                               std::uint64_t seq, RunControl& control, const char* who);
 
 // The next chunk of a subscriber: take() polled (spin) or, when there is
 // none, a wait on a WaitSet (sleep).

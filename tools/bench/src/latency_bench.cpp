@@ -19,8 +19,8 @@ namespace ferry::bench {
 namespace {
 
 // Why a run failed, from what its sides left behind.
-std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome, const SharedControl& control,
-                    std::int64_t budget_ns) {
+std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome,
+                    const SharedControl& control, std::int64_t budget_ns) {
   std::string why = control.error();
   if (!why.empty()) return why;
   if (outcome == ChildGroup::Outcome::TimedOut) {
@@ -72,7 +72,8 @@ int run_latency(LatencyOptions o, std::FILE* out) {
           break;
         }
         LatencyTransport& tr = *transports[t];
-        progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(), size_label(o.sizes[i])));
+        progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(),
+                                  size_label(o.sizes[i])));
         if (is_ferry(tr.name())) domain.check_daemon();
         LatencyPlan plan;
         plan.size = o.sizes[i];

@@ -2,11 +2,10 @@
 // of every message is copied by the kernel twice (in and out), as an
 // application that sends its samples over a socket would. Both sides block
 // in read() whatever --wait says: there is no spinning API to compare.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "fd_io.hpp"
 #include "latency_transport.hpp"
@@ -28,9 +27,10 @@ class FdLatency final : public LatencyTransport {
   }
   [[nodiscard]] std::string describe(Wait /*wait*/) const override {
     if (kind_ == FdKind::Socket) {
-      return fmt::format("socketpair(AF_UNIX), SOCK_SEQPACKET up to {} KiB and SOCK_STREAM above, blocking "
-                         "read/write: every byte copied in and out",
-                         kSeqpacketMax / 1024);
+      return fmt::format(
+          "socketpair(AF_UNIX), SOCK_SEQPACKET up to {} KiB and SOCK_STREAM above, blocking "
+          "read/write: every byte copied in and out",
+          kSeqpacketMax / 1024);
     }
     return "two pipes, blocking read/write: every byte copied in and out";
   }
@@ -63,12 +63,14 @@ class FdLatency final : public LatencyTransport {
     std::vector<std::byte> reply(size);
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
       write_seq(msg.data(), seq);
-      if (!write_full(ping_write_, msg.data(), size) || read_full(ping_read_, reply.data(), size) != 1) {
+      if (!write_full(ping_write_, msg.data(), size) ||
+          read_full(ping_read_, reply.data(), size) != 1) {
         report_error(control, fmt::format("{} ping: the echo side went away", name()));
         return false;
       }
       if (read_seq(reply.data()) != seq) {
-        report_error(control, fmt::format("{} ping: expected {}, got {}", name(), seq, read_seq(reply.data())));
+        report_error(control, fmt::format("{} ping: expected {}, got {}", name(), seq,
+                                          read_seq(reply.data())));
         return false;
       }
       return true;
@@ -118,7 +120,11 @@ class FdLatency final : public LatencyTransport {
 
 }  // namespace
 
-std::unique_ptr<LatencyTransport> make_unix_socket_latency() { return std::make_unique<FdLatency>(FdKind::Socket); }
-std::unique_ptr<LatencyTransport> make_pipe_latency() { return std::make_unique<FdLatency>(FdKind::Pipe); }
+std::unique_ptr<LatencyTransport> make_unix_socket_latency() {
+  return std::make_unique<FdLatency>(FdKind::Socket);
+}
+std::unique_ptr<LatencyTransport> make_pipe_latency() {
+  return std::make_unique<FdLatency>(FdKind::Pipe);
+}
 
 }  // namespace ferry::bench

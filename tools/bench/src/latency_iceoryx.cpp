@@ -5,9 +5,8 @@
 // the pong. Zero copy at every size, like ferry's loan path. Both go
 // through the RouDi this transport starts once per invocation, with a
 // mempool per size asked (iceoryx_roudi.hpp).
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "iceoryx_roudi.hpp"
 #include "iceoryx_side.hpp"
@@ -27,9 +26,10 @@ class IceoryxLatency final : public LatencyTransport {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return kIceoryx; }
   [[nodiscard]] std::string describe(Wait wait) const override {
-    return fmt::format("iceoryx 2.0 loan / publish / {} (untyped, through its own RouDi; blocking queues): "
-                       "zero copy, the chunk stays in RouDi's pool",
-                       wait == Wait::Spin ? "take() polled" : "take(), a WaitSet wait when empty");
+    return fmt::format(
+        "iceoryx 2.0 loan / publish / {} (untyped, through its own RouDi; blocking queues): "
+        "zero copy, the chunk stays in RouDi's pool",
+        wait == Wait::Spin ? "take() polled" : "take(), a WaitSet wait when empty");
   }
 
   void prepare(const LatencyPlan& plan) override {
@@ -60,8 +60,10 @@ class IceoryxLatency final : public LatencyTransport {
     join_iceoryx(ping_name_);
     int code = 0;
     {
-      iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "ping"), iceoryx_publisher_options());
-      iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "pong"), iceoryx_subscriber_options(kQueueCapacity));
+      iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "ping"),
+                                      iceoryx_publisher_options());
+      iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "pong"),
+                                       iceoryx_subscriber_options(kQueueCapacity));
       code = ping_with(plan, control, pub, sub);
     }
     leave_iceoryx();
@@ -76,8 +78,10 @@ class IceoryxLatency final : public LatencyTransport {
     join_iceoryx(echo_name_);
     int code = 0;
     {
-      iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "ping"), iceoryx_subscriber_options(kQueueCapacity));
-      iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "pong"), iceoryx_publisher_options());
+      iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "ping"),
+                                       iceoryx_subscriber_options(kQueueCapacity));
+      iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "pong"),
+                                      iceoryx_publisher_options());
       code = echo_with(plan, control, pub, sub);
     }
     leave_iceoryx();
@@ -85,8 +89,8 @@ class IceoryxLatency final : public LatencyTransport {
   }
 
  private:
-  static int ping_with(const LatencyPlan& plan, RunControl& control, iox::popo::UntypedPublisher& pub,
-                       iox::popo::UntypedSubscriber& sub) {
+  static int ping_with(const LatencyPlan& plan, RunControl& control,
+                       iox::popo::UntypedPublisher& pub, iox::popo::UntypedSubscriber& sub) {
     const char* who = "iceoryx ping";
     ChunkWaiter waiter(sub, plan.wait);
     if (!wait_connected(sub, &pub)) {
@@ -105,19 +109,20 @@ class IceoryxLatency final : public LatencyTransport {
       const std::uint64_t got = read_seq(p), got_size = iceoryx_payload_size(p);
       waiter.release(p);
       if (got != seq || got_size != size) {
-        report_error(control, fmt::format("{}: expected pong {} of {} bytes, got {} of {}", who, seq, size, got,
-                                          got_size));
+        report_error(control, fmt::format("{}: expected pong {} of {} bytes, got {} of {}", who,
+                                          seq, size, got, got_size));
         return false;
       }
       return true;
     });
     (void)publish_seq(pub, size, kStopSeq, control, who);
-    (void)wait_finished(control, 1, kPeerTimeoutNs);  // the echo side got the stop before our port goes
+    (void)wait_finished(control, 1,
+                        kPeerTimeoutNs);  // the echo side got the stop before our port goes
     return ok ? 0 : 3;
   }
 
-  static int echo_with(const LatencyPlan& plan, RunControl& control, iox::popo::UntypedPublisher& pub,
-                       iox::popo::UntypedSubscriber& sub) {
+  static int echo_with(const LatencyPlan& plan, RunControl& control,
+                       iox::popo::UntypedPublisher& pub, iox::popo::UntypedSubscriber& sub) {
     const char* who = "iceoryx echo";
     ChunkWaiter waiter(sub, plan.wait);
     if (!wait_connected(sub, &pub)) {
@@ -157,6 +162,8 @@ class IceoryxLatency final : public LatencyTransport {
 
 }  // namespace
 
-std::unique_ptr<LatencyTransport> make_iceoryx_latency() { return std::make_unique<IceoryxLatency>(); }
+std::unique_ptr<LatencyTransport> make_iceoryx_latency() {
+  return std::make_unique<IceoryxLatency>();
+}
 
 }  // namespace ferry::bench

@@ -2,10 +2,10 @@
 // no ports. Messages up to 4 KiB are copied into the slot and out of it;
 // larger ones travel as a RawRef to a buffer in the same segment, whose
 // first 8 bytes (the sequence number) the receiver reads.
+#include <fmt/format.h>
+
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "latency_transport.hpp"
 #include "ping_loop.hpp"
@@ -27,9 +27,11 @@ class RawRingLatency final : public LatencyTransport {
   [[nodiscard]] std::string_view name() const noexcept override { return kRawRing; }
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format(
-        "the transport ring alone (no ferryd, pool or ports), {}: up to {} B copied into the slot, larger as a "
+        "the transport ring alone (no ferryd, pool or ports), {}: up to {} B copied into the slot, "
+        "larger as a "
         "reference to a shared buffer",
-        wait == Wait::Spin ? "try_pop polled" : "pop() with no spin (futex at once)", kRawInlineMax);
+        wait == Wait::Spin ? "try_pop polled" : "pop() with no spin (futex at once)",
+        kRawInlineMax);
   }
 
   void prepare(const LatencyPlan& plan) override {
@@ -124,7 +126,9 @@ class RawRingLatency final : public LatencyTransport {
       write_seq(area_->at(mine), seq);
       const RawRef answer{seq, mine, ref.size};
       std::memcpy(buf.data(), &answer, sizeof answer);
-      if (!raw_give(*out, std::span(buf.data(), sizeof answer), plan.wait, control, "raw-ring echo")) return 3;
+      if (!raw_give(*out, std::span(buf.data(), sizeof answer), plan.wait, control,
+                    "raw-ring echo"))
+        return 3;
     }
     mark_finished(control);
     return 0;
@@ -136,6 +140,8 @@ class RawRingLatency final : public LatencyTransport {
 
 }  // namespace
 
-std::unique_ptr<LatencyTransport> make_raw_ring_latency() { return std::make_unique<RawRingLatency>(); }
+std::unique_ptr<LatencyTransport> make_raw_ring_latency() {
+  return std::make_unique<RawRingLatency>();
+}
 
 }  // namespace ferry::bench

@@ -1,12 +1,11 @@
 #include "ferry/bench/machine.hpp"
 
+#include <fmt/format.h>
 #include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "ferry/bench/clock.hpp"
 

@@ -29,7 +29,8 @@ Percentiles median_of(const std::vector<Percentiles>& runs) {
     mx.push_back(r.max);
     samples.push_back(r.samples);
   }
-  return Percentiles{median(p50), median(p90), median(p99), median(p999), median(mx), median(samples)};
+  return Percentiles{median(p50),  median(p90), median(p99),
+                     median(p999), median(mx),  median(samples)};
 }
 
 }  // namespace ferry::bench

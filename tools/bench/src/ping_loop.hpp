@@ -23,7 +23,8 @@ template <class RoundTrip>
 bool ping_loop(const LatencyPlan& plan, RunControl& control, RoundTrip&& round_trip) {
   std::vector<std::int64_t> samples(plan.rounds);  // zero-filled: its pages are touched now
   std::uint64_t seq = 0;
-  const std::int64_t warmup_end = now_ns() + std::max<std::int64_t>(plan.max_measure_ns / 4, 50'000'000);
+  const std::int64_t warmup_end =
+      now_ns() + std::max<std::int64_t>(plan.max_measure_ns / 4, 50'000'000);
   for (std::uint64_t i = 0; i < plan.warmup; ++i) {
     if (!round_trip(seq++)) return false;
     if ((i & 63) == 0 && now_ns() > warmup_end) break;

@@ -1,9 +1,10 @@
 #include "private_domain.hpp"
 
 #include <fcntl.h>
-#include <sys/stat.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -15,8 +16,6 @@
 #include <stdexcept>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/transport/names.hpp"
@@ -62,7 +61,8 @@ void remove_stale(const std::filesystem::path& base) {
     if (end != rest.c_str() + dash || pid <= 0) continue;
     struct stat st {};
     if (::stat(e.path().c_str(), &st) != 0 || st.st_uid != ::getuid()) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive (or not ours to judge)
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+      continue;  // alive (or not ours to judge)
     (void)transport::remove_domain_objects(fmt::format("bench{}", pid));
     std::filesystem::remove_all(e.path(), ec);
   }
@@ -82,8 +82,8 @@ PrivateDomain::PrivateDomain() : name_(fmt::format("bench{}", ::getpid())) {
   remove_stale(base);
   std::string pattern = (base / fmt::format("ferry-bench-{}-XXXXXX", ::getpid())).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error(fmt::format("cannot create a private runtime directory {}: {}", pattern,
-                                         std::strerror(errno)));
+    throw std::runtime_error(fmt::format("cannot create a private runtime directory {}: {}",
+                                         pattern, std::strerror(errno)));
   }
   dir_ = pattern;  // mkdtemp makes it 0700
   // A crashed earlier run with our pid may have left objects: they are ours to remove.
@@ -122,13 +122,15 @@ void PrivateDomain::start_daemon(const std::string& yaml) {
   }
   const auto ferryd = sibling_program("ferryd");
   if (::access(ferryd.c_str(), X_OK) != 0) {
-    throw std::runtime_error(fmt::format("cannot run {}: ferry bench starts the ferryd built next to ferry",
-                                         ferryd.string()));
+    throw std::runtime_error(fmt::format(
+        "cannot run {}: ferry bench starts the ferryd built next to ferry", ferryd.string()));
   }
-  const int log = ::open((dir_ / "ferryd.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (log < 0) throw std::runtime_error(fmt::format("cannot create {}", (dir_ / "ferryd.log").string()));
-  const std::vector<std::string> argv{ferryd.string(), "--config", config.string(), "--domain", name_,
-                                      "--foreground", "--log-level", "warn"};
+  const int log =
+      ::open((dir_ / "ferryd.log").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (log < 0)
+    throw std::runtime_error(fmt::format("cannot create {}", (dir_ / "ferryd.log").string()));
+  const std::vector<std::string> argv{ferryd.string(), "--config",     config.string(), "--domain",
+                                      name_,           "--foreground", "--log-level",   "warn"};
   const std::vector<std::string> env{"FERRY_RUNTIME_DIR=" + dir_.string(), "FERRY_DOMAIN=" + name_};
   try {
     daemon_ = spawn_program(argv, log, env, SIGTERM);
@@ -144,11 +146,12 @@ void PrivateDomain::start_daemon(const std::string& yaml) {
     int code = -1;
     if (!child_running(daemon_, &code)) {
       daemon_ = -1;
-      throw std::runtime_error(fmt::format("the benchmark's ferryd exited with code {}: {}", code, daemon_log()));
+      throw std::runtime_error(
+          fmt::format("the benchmark's ferryd exited with code {}: {}", code, daemon_log()));
     }
     if (now_ns() > deadline) {
-      throw std::runtime_error(fmt::format("the benchmark's ferryd did not listen on {} within 10 s: {}", sock,
-                                           daemon_log()));
+      throw std::runtime_error(fmt::format(
+          "the benchmark's ferryd did not listen on {} within 10 s: {}", sock, daemon_log()));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -159,7 +162,8 @@ void PrivateDomain::check_daemon() {
   int code = -1;
   if (!child_running(daemon_, &code)) {
     daemon_ = -1;
-    throw std::runtime_error(fmt::format("the benchmark's ferryd exited with code {}: {}", code, daemon_log()));
+    throw std::runtime_error(
+        fmt::format("the benchmark's ferryd exited with code {}: {}", code, daemon_log()));
   }
 }
 

@@ -103,8 +103,8 @@ ChildGroup::Outcome ChildGroup::wait_all(std::int64_t deadline_ns) {
   }
 }
 
-pid_t spawn_program(const std::vector<std::string>& argv, int output_fd, const std::vector<std::string>& env,
-                    int death_signal) {
+pid_t spawn_program(const std::vector<std::string>& argv, int output_fd,
+                    const std::vector<std::string>& env, int death_signal) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

@@ -53,8 +53,8 @@ class ChildGroup {
 // fork + exec of `argv` (argv[0] a path) with stdout and stderr sent to
 // `output_fd` and `env` (NAME=VALUE) added; in its own process group; sent
 // `death_signal` when we die. Throws std::runtime_error when fork fails.
-pid_t spawn_program(const std::vector<std::string>& argv, int output_fd, const std::vector<std::string>& env,
-                    int death_signal);
+pid_t spawn_program(const std::vector<std::string>& argv, int output_fd,
+                    const std::vector<std::string>& env, int death_signal);
 
 // Is `pid` (our child) still running? Reaps it when not; `code` gets its status.
 bool child_running(pid_t pid, int* code = nullptr) noexcept;

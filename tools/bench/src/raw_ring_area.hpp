@@ -29,20 +29,23 @@ struct RawRef {
 
 [[nodiscard]] bool raw_inline(std::uint64_t size) noexcept;
 // The ring geometry for messages of `size` bytes.
-[[nodiscard]] transport::RingGeometry raw_geometry(std::uint64_t size, std::uint32_t capacity) noexcept;
+[[nodiscard]] transport::RingGeometry raw_geometry(std::uint64_t size,
+                                                   std::uint32_t capacity) noexcept;
 
 class RawRingArea {
  public:
   // Throws std::runtime_error when the segment cannot be made.
-  RawRingArea(const PrivateDomain& domain, const transport::RingGeometry& geometry, std::uint32_t rings,
-              std::uint32_t buffers, std::uint64_t buffer_size);
+  RawRingArea(const PrivateDomain& domain, const transport::RingGeometry& geometry,
+              std::uint32_t rings, std::uint32_t buffers, std::uint64_t buffer_size);
   ~RawRingArea();
   RawRingArea(const RawRingArea&) = delete;
   RawRingArea& operator=(const RawRingArea&) = delete;
 
   [[nodiscard]] std::byte* ring(std::uint32_t i) const noexcept { return base_ + i * ring_stride_; }
   [[nodiscard]] std::size_t ring_bytes() const noexcept { return ring_bytes_; }
-  [[nodiscard]] std::uint64_t buffer_offset(std::uint32_t i) const noexcept { return buffers_at_ + i * buffer_stride_; }
+  [[nodiscard]] std::uint64_t buffer_offset(std::uint32_t i) const noexcept {
+    return buffers_at_ + i * buffer_stride_;
+  }
   [[nodiscard]] std::byte* at(std::uint64_t offset) const noexcept { return base_ + offset; }
   // Is [offset, offset + size) a buffer's bytes? (never trust the peer)
   [[nodiscard]] bool valid(const RawRef& ref) const noexcept;

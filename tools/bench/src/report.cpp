@@ -1,8 +1,8 @@
 #include "report.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/config/units.hpp"
@@ -19,7 +19,6 @@ RunSetup describe_run(const CommonOptions& options) {
   setup.clock_read_ns = clock_read_cost_ns();
   return setup;
 }
-
 
 namespace {
 
@@ -54,7 +53,8 @@ Json machine_json(const Machine& m) {
 void header(std::FILE* out, const RunSetup& s, const std::string& title, const std::string& roles) {
   fmt::print(out, "{}\n", title);
   fmt::print(out, "machine: {}\n", to_string(s.machine));
-  fmt::print(out, "setup:   {}; private domain {}; clock read {} ns\n", roles, s.domain, s.clock_read_ns);
+  fmt::print(out, "setup:   {}; private domain {}; clock read {} ns\n", roles, s.domain,
+             s.clock_read_ns);
   for (std::size_t t = 0; t < s.transports.size(); ++t) {
     fmt::print(out, "  {:<12} {}\n", s.transports[t], s.described[t]);
   }
@@ -62,8 +62,10 @@ void header(std::FILE* out, const RunSetup& s, const std::string& title, const s
 
 std::string cpu_roles(const std::vector<int>& cpus, const char* first, const char* rest) {
   std::string others;
-  for (std::size_t i = 1; i < cpus.size(); ++i) others += fmt::format("{}{}", i > 1 ? "," : "", cpus[i]);
-  return fmt::format("{} on CPU {}, {} on CPU {}", first, cpus.empty() ? -1 : cpus[0], rest, others);
+  for (std::size_t i = 1; i < cpus.size(); ++i)
+    others += fmt::format("{}{}", i > 1 ? "," : "", cpus[i]);
+  return fmt::format("{} on CPU {}, {} on CPU {}", first, cpus.empty() ? -1 : cpus[0], rest,
+                     others);
 }
 
 std::size_t ferry_index(const RunSetup& s) {
@@ -83,42 +85,50 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
     for (std::size_t i = 0; i < table.sizes.size(); ++i) {
       Json results = Json::array();
       const auto& row = table.cells[i];
-      const Percentiles ferry = fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
+      const Percentiles ferry =
+          fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
       for (std::size_t t = 0; t < row.size(); ++t) {
         if (row[t].runs.empty()) continue;  // every run failed: reported on stderr
         const Percentiles m = median_of(row[t].runs);
-        results.push_back(Json{{"transport", s.transports[t]},
-                               {"p50_ns", m.p50},
-                               {"p90_ns", m.p90},
-                               {"p99_ns", m.p99},
-                               {"p999_ns", m.p999},
-                               {"max_ns", m.max},
-                               {"samples", m.samples},
-                               {"runs", row[t].runs.size()},
-                               {"failed_runs", row[t].failed.count},
-                               {"p50_vs_ferry", ferry.p50 > 0 ? static_cast<double>(m.p50) / static_cast<double>(ferry.p50)
-                                                              : 0.0}});
+        results.push_back(Json{
+            {"transport", s.transports[t]},
+            {"p50_ns", m.p50},
+            {"p90_ns", m.p90},
+            {"p99_ns", m.p99},
+            {"p999_ns", m.p999},
+            {"max_ns", m.max},
+            {"samples", m.samples},
+            {"runs", row[t].runs.size()},
+            {"failed_runs", row[t].failed.count},
+            {"p50_vs_ferry",
+             ferry.p50 > 0 ? static_cast<double>(m.p50) / static_cast<double>(ferry.p50) : 0.0}});
       }
-      const Json line{{"size", table.sizes[i]},       {"rounds", table.rounds[i]},
-                      {"results", results},           {"wait", std::string(to_string(s.wait))},
-                      {"repeat", s.repeat},           {"cpus", s.cpus},
-                      {"domain", s.domain},           {"clock_read_ns", s.clock_read_ns},
+      const Json line{{"size", table.sizes[i]},
+                      {"rounds", table.rounds[i]},
+                      {"results", results},
+                      {"wait", std::string(to_string(s.wait))},
+                      {"repeat", s.repeat},
+                      {"cpus", s.cpus},
+                      {"domain", s.domain},
+                      {"clock_read_ns", s.clock_read_ns},
                       {"machine", machine_json(s.machine)}};
       fmt::print(out, "{}\n", line.dump());
     }
     return;
   }
   header(out, s,
-         fmt::format("ferry bench latency: one-way latency = round trip / 2, --wait {}, {} interleaved repeats "
+         fmt::format("ferry bench latency: one-way latency = round trip / 2, --wait {}, {} "
+                     "interleaved repeats "
                      "(medians shown)",
                      to_string(s.wait), s.repeat),
          cpu_roles(s.cpus, "ping", "echo"));
   for (std::size_t i = 0; i < table.sizes.size(); ++i) {
     const auto& row = table.cells[i];
-    const Percentiles ferry = fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
+    const Percentiles ferry =
+        fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
     fmt::print(out, "\n{:<26} {:>9} {:>9} {:>9} {:>9} {:>9}   p50 vs ferry\n",
-               fmt::format("{} ({} rounds)", size_label(table.sizes[i]), table.rounds[i]), "p50", "p90", "p99",
-               "p99.9", "max");
+               fmt::format("{} ({} rounds)", size_label(table.sizes[i]), table.rounds[i]), "p50",
+               "p90", "p99", "p99.9", "max");
     for (std::size_t t = 0; t < row.size(); ++t) {
       if (row[t].runs.empty()) {
         fmt::print(out, "  {:<24} every run FAILED (see below)\n", s.transports[t]);
@@ -126,12 +136,14 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
       }
       const Percentiles m = median_of(row[t].runs);
       const std::string note =
-          row[t].failed.count > 0 ? fmt::format("   ({} of {} runs failed)", row[t].failed.count,
-                                                row[t].failed.count + static_cast<int>(row[t].runs.size()))
-                                  : "";
-      fmt::print(out, "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9}   {}{}\n", s.transports[t], human_ns(m.p50),
-                 human_ns(m.p90), human_ns(m.p99), human_ns(m.p999), human_ns(m.max),
-                 ratio(static_cast<double>(m.p50), static_cast<double>(ferry.p50)), note);
+          row[t].failed.count > 0
+              ? fmt::format("   ({} of {} runs failed)", row[t].failed.count,
+                            row[t].failed.count + static_cast<int>(row[t].runs.size()))
+              : "";
+      fmt::print(out, "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9}   {}{}\n", s.transports[t],
+                 human_ns(m.p50), human_ns(m.p90), human_ns(m.p99), human_ns(m.p999),
+                 human_ns(m.max), ratio(static_cast<double>(m.p50), static_cast<double>(ferry.p50)),
+                 note);
     }
   }
   // ferry's promise: a large sample costs what a small one does.
@@ -146,13 +158,15 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
     if (!a.empty() && !b.empty()) {
       const std::int64_t p_lo = median_of(a).p50;
       const std::int64_t p_hi = median_of(b).p50;
-      fmt::print(out, "\nferry p50 at {} is {} its p50 at {} ({} vs {})\n", size_label(table.sizes[hi]),
-                 ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)), size_label(table.sizes[lo]),
-                 human_ns(p_hi), human_ns(p_lo));
+      fmt::print(out, "\nferry p50 at {} is {} its p50 at {} ({} vs {})\n",
+                 size_label(table.sizes[hi]),
+                 ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)),
+                 size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo));
     }
   }
   fmt::print(out,
-             "\n(each sample includes one clock read; a run stops measuring after its time budget, so large sizes "
+             "\n(each sample includes one clock read; a run stops measuring after its time budget, "
+             "so large sizes "
              "may have fewer samples than rounds)\n");
 }
 
@@ -171,7 +185,8 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
   if (json) {
     for (std::size_t i = 0; i < table.sizes.size(); ++i) {
       const auto& row = table.cells[i];
-      const double ferry = fi < row.size() && !row[fi].runs.empty() ? medians(row[fi]).msgs_per_s : 0.0;
+      const double ferry =
+          fi < row.size() && !row[fi].runs.empty() ? medians(row[fi]).msgs_per_s : 0.0;
       Json results = Json::array();
       for (std::size_t t = 0; t < row.size(); ++t) {
         if (row[t].runs.empty()) continue;
@@ -185,31 +200,28 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
                                {"failed_runs", row[t].failed.count},
                                {"vs_ferry", ferry > 0 ? m.msgs_per_s / ferry : 0.0}});
       }
-      const Json line{{"size", table.sizes[i]},
-                      {"seconds", table.seconds},
-                      {"results", results},
-                      {"subscribers", table.subscribers},
-                      {"batch", table.batch},
-                      {"wait", std::string(to_string(s.wait))},
-                      {"repeat", s.repeat},
-                      {"cpus", s.cpus},
-                      {"domain", s.domain},
-                      {"machine", machine_json(s.machine)}};
+      const Json line{{"size", table.sizes[i]}, {"seconds", table.seconds},
+                      {"results", results},     {"subscribers", table.subscribers},
+                      {"batch", table.batch},   {"wait", std::string(to_string(s.wait))},
+                      {"repeat", s.repeat},     {"cpus", s.cpus},
+                      {"domain", s.domain},     {"machine", machine_json(s.machine)}};
       fmt::print(out, "{}\n", line.dump());
     }
     return;
   }
   header(out, s,
-         fmt::format("ferry bench throughput: one publisher, {} subscriber{}, {} s per run, --wait {}, {} "
-                     "interleaved repeats (medians shown){}",
-                     table.subscribers, table.subscribers == 1 ? "" : "s", table.seconds, to_string(s.wait),
-                     s.repeat,
-                     table.batch == 1 ? std::string()
-                                      : fmt::format(", batches of {} (ferry, raw-ring)", table.batch)),
+         fmt::format(
+             "ferry bench throughput: one publisher, {} subscriber{}, {} s per run, --wait {}, {} "
+             "interleaved repeats (medians shown){}",
+             table.subscribers, table.subscribers == 1 ? "" : "s", table.seconds, to_string(s.wait),
+             s.repeat,
+             table.batch == 1 ? std::string()
+                              : fmt::format(", batches of {} (ferry, raw-ring)", table.batch)),
          cpu_roles(s.cpus, "publisher", "subscribers"));
   for (std::size_t i = 0; i < table.sizes.size(); ++i) {
     const auto& row = table.cells[i];
-    const double ferry = fi < row.size() && !row[fi].runs.empty() ? medians(row[fi]).msgs_per_s : 0.0;
+    const double ferry =
+        fi < row.size() && !row[fi].runs.empty() ? medians(row[fi]).msgs_per_s : 0.0;
     fmt::print(out, "\n{:<26} {:>12} {:>11} {:>10} {:>12}\n", size_label(table.sizes[i]),
                table.subscribers == 1 ? "msgs/s" : "msgs/s each", "MB/s", "vs ferry", "seq errors");
     for (std::size_t t = 0; t < row.size(); ++t) {
@@ -218,14 +230,17 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
         continue;
       }
       const ThroughputRun m = medians(row[t]);
-      fmt::print(out, "  {:<24} {:>12} {:>11.1f} {:>10} {:>12}{}\n", s.transports[t], human_rate(m.msgs_per_s),
-                 m.msgs_per_s * static_cast<double>(table.sizes[i]) / 1e6, ratio(m.msgs_per_s, ferry), m.errors,
-                 row[t].failed.count > 0 ? fmt::format("   ({} runs failed)", row[t].failed.count) : "");
+      fmt::print(
+          out, "  {:<24} {:>12} {:>11.1f} {:>10} {:>12}{}\n", s.transports[t],
+          human_rate(m.msgs_per_s), m.msgs_per_s * static_cast<double>(table.sizes[i]) / 1e6,
+          ratio(m.msgs_per_s, ferry), m.errors,
+          row[t].failed.count > 0 ? fmt::format("   ({} runs failed)", row[t].failed.count) : "");
     }
   }
-  fmt::print(out,
-             "\n(msgs/s: what every subscriber received, from the slowest one; the receivers check every "
-             "sequence number; policy block, so nothing is dropped)\n");
+  fmt::print(
+      out,
+      "\n(msgs/s: what every subscriber received, from the slowest one; the receivers check every "
+      "sequence number; policy block, so nothing is dropped)\n");
 }
 
 int print_failures(std::FILE* err, const RunSetup& s, const std::vector<std::uint64_t>& sizes,
@@ -236,8 +251,8 @@ int print_failures(std::FILE* err, const RunSetup& s, const std::vector<std::uin
       const Failures& f = failures[i][t];
       if (f.count == 0) continue;
       total += f.count;
-      fmt::print(err, "ferry bench: {} at {}: {} run{} failed; first: {}\n", s.transports[t], size_label(sizes[i]),
-                 f.count, f.count == 1 ? "" : "s", f.first);
+      fmt::print(err, "ferry bench: {} at {}: {} run{} failed; first: {}\n", s.transports[t],
+                 size_label(sizes[i]), f.count, f.count == 1 ? "" : "s", f.first);
     }
   }
   return total;

@@ -44,7 +44,7 @@ struct LatencyCell {
 };
 struct LatencyTable {
   std::vector<std::uint64_t> sizes;
-  std::vector<std::uint64_t> rounds;          // per size
+  std::vector<std::uint64_t> rounds;            // per size
   std::vector<std::vector<LatencyCell>> cells;  // [size][transport]
 };
 
@@ -66,7 +66,8 @@ struct ThroughputTable {
 };
 
 void print_latency(std::FILE* out, const RunSetup& setup, const LatencyTable& table, bool json);
-void print_throughput(std::FILE* out, const RunSetup& setup, const ThroughputTable& table, bool json);
+void print_throughput(std::FILE* out, const RunSetup& setup, const ThroughputTable& table,
+                      bool json);
 // One line per cell with failures, to stderr; returns how many runs failed.
 int print_failures(std::FILE* err, const RunSetup& setup, const std::vector<std::uint64_t>& sizes,
                    const std::vector<std::vector<Failures>>& failures);

@@ -12,6 +12,8 @@ namespace ferry::bench {
   std::memcpy(&s, p, sizeof s);
   return s;
 }
-inline void write_seq(std::byte* p, std::uint64_t seq) noexcept { std::memcpy(p, &seq, sizeof seq); }
+inline void write_seq(std::byte* p, std::uint64_t seq) noexcept {
+  std::memcpy(p, &seq, sizeof seq);
+}
 
 }  // namespace ferry::bench

@@ -51,7 +51,8 @@ bool SignalScope::interrupted() noexcept {
   sigset_t pending;
   sigemptyset(&pending);
   if (::sigpending(&pending) == 0 &&
-      (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM) || sigismember(&pending, SIGHUP))) {
+      (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM) ||
+       sigismember(&pending, SIGHUP))) {
     wait(std::chrono::milliseconds(0));
   }
   return interrupted_;

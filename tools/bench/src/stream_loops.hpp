@@ -49,7 +49,8 @@ bool send_loop(const ThroughputPlan& plan, RunControl& control, SendOne&& send_o
 // first message. `next(seq)` waits for the next message and gives its
 // sequence number; false (reported) on an error or timeout.
 template <class Next>
-bool receive_loop(const ThroughputPlan& plan, RunControl& control, std::uint32_t index, Next&& next) {
+bool receive_loop(const ThroughputPlan& plan, RunControl& control, std::uint32_t index,
+                  Next&& next) {
   ReceiverOutcome& out = control.receivers[index];
   if (!start_barrier(control, 1 + plan.receivers, 10'000'000'000)) {
     report_error(control, "the sender did not start within 10 s");

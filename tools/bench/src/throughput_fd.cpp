@@ -1,11 +1,10 @@
 // The copying baselines for throughput: one Unix socket pair or one pipe
 // per receiver; the sender writes every message into each (every byte
 // copied in and out by the kernel). Blocking reads and writes.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "fd_io.hpp"
 #include "seq.hpp"
@@ -27,9 +26,10 @@ class FdThroughput final : public ThroughputTransport {
   }
   [[nodiscard]] std::string describe(Wait /*wait*/) const override {
     if (kind_ == FdKind::Socket) {
-      return fmt::format("one socketpair(AF_UNIX) per receiver, SOCK_SEQPACKET up to {} KiB and SOCK_STREAM "
-                         "above, blocking: every byte copied in and out",
-                         kSeqpacketMax / 1024);
+      return fmt::format(
+          "one socketpair(AF_UNIX) per receiver, SOCK_SEQPACKET up to {} KiB and SOCK_STREAM "
+          "above, blocking: every byte copied in and out",
+          kSeqpacketMax / 1024);
     }
     return "one pipe per receiver, blocking: every byte copied in and out";
   }
@@ -93,6 +93,8 @@ class FdThroughput final : public ThroughputTransport {
 std::unique_ptr<ThroughputTransport> make_unix_socket_throughput() {
   return std::make_unique<FdThroughput>(FdKind::Socket);
 }
-std::unique_ptr<ThroughputTransport> make_pipe_throughput() { return std::make_unique<FdThroughput>(FdKind::Pipe); }
+std::unique_ptr<ThroughputTransport> make_pipe_throughput() {
+  return std::make_unique<FdThroughput>(FdKind::Pipe);
+}
 
 }  // namespace ferry::bench

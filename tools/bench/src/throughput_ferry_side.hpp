@@ -2,11 +2,11 @@
 // The receiving side of ferry's throughput transports (copy and loan): one
 // subscriber process counting what one publisher streams.
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "ferry_side.hpp"
 #include "stream_loops.hpp"
@@ -18,7 +18,8 @@ namespace ferry::bench {
 [[nodiscard]] inline std::span<const std::byte> sample_bytes(const ferry::RawSample& s) noexcept {
   return s.bytes();
 }
-[[nodiscard]] inline std::span<const std::byte> sample_bytes(const ferry::Sample<ferry::Bytes>& s) noexcept {
+[[nodiscard]] inline std::span<const std::byte> sample_bytes(
+    const ferry::Sample<ferry::Bytes>& s) noexcept {
   return {s->data(), s->size()};
 }
 

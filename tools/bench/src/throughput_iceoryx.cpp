@@ -6,9 +6,8 @@
 // a full queue makes the publisher wait (WAIT_FOR_CONSUMER /
 // BLOCK_PRODUCER, ferry's `block`), with queues as deep as ferry's up to
 // iceoryx's limit of 256.
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "iceoryx_roudi.hpp"
 #include "iceoryx_side.hpp"
@@ -25,15 +24,17 @@ class IceoryxThroughput final : public ThroughputTransport {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return kIceoryx; }
   [[nodiscard]] std::string describe(Wait wait) const override {
-    return fmt::format("iceoryx 2.0 loan / publish / {} (untyped, through its own RouDi; the publisher waits "
-                       "for a full queue): zero copy, one chunk for all receivers",
-                       wait == Wait::Spin ? "take() polled" : "take(), a WaitSet wait when empty");
+    return fmt::format(
+        "iceoryx 2.0 loan / publish / {} (untyped, through its own RouDi; the publisher waits "
+        "for a full queue): zero copy, one chunk for all receivers",
+        wait == Wait::Spin ? "take() polled" : "take(), a WaitSet wait when empty");
   }
 
   void prepare(const ThroughputPlan& plan) override {
     // Once per invocation, sized for every size asked (see latency_iceoryx.cpp).
     if (!roudi_ && roudi_error_.empty()) {
-      auto r = RouDi::start(plan.domain->runtime_dir(), iceoryx_throughput_pools(plan.all_sizes, plan.receivers));
+      auto r = RouDi::start(plan.domain->runtime_dir(),
+                            iceoryx_throughput_pools(plan.all_sizes, plan.receivers));
       if (r) {
         roudi_ = std::move(*r);
       } else {
@@ -46,7 +47,8 @@ class IceoryxThroughput final : public ThroughputTransport {
   }
   void finish() override {
     remove_iceoryx_app_files(runtime_name("sender", 0));
-    for (std::uint32_t k = 0; k < receivers_; ++k) remove_iceoryx_app_files(runtime_name("receiver", k));
+    for (std::uint32_t k = 0; k < receivers_; ++k)
+      remove_iceoryx_app_files(runtime_name("receiver", k));
   }
 
   int send(const ThroughputPlan& plan, RunControl& control) override {
@@ -57,7 +59,8 @@ class IceoryxThroughput final : public ThroughputTransport {
     join_iceoryx(runtime_name("sender", 0));
     bool ok = false;
     {
-      iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "stream"), iceoryx_publisher_options());
+      iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "stream"),
+                                      iceoryx_publisher_options());
       // The receivers join the start barrier once subscribed: then the
       // publisher delivers to all of them.
       ok = send_loop(plan, control, [&](std::uint64_t seq) {
@@ -76,8 +79,9 @@ class IceoryxThroughput final : public ThroughputTransport {
     join_iceoryx(runtime_name("receiver", index));
     int code = 0;
     {
-      iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "stream"),
-                                       iceoryx_subscriber_options(iceoryx_queue_capacity(plan.size)));
+      iox::popo::UntypedSubscriber sub(
+          iceoryx_service(plan.run, "stream"),
+          iceoryx_subscriber_options(iceoryx_queue_capacity(plan.size)));
       code = receive_with(plan, control, index, sub);
     }
     leave_iceoryx();
@@ -97,7 +101,8 @@ class IceoryxThroughput final : public ThroughputTransport {
       const std::byte* p = waiter.next(control, who);
       if (p == nullptr) return false;
       seq = read_seq(p);
-      if (seq != kStopSeq && iceoryx_payload_size(p) != plan.size) seq = 0;  // counted as out of sequence
+      if (seq != kStopSeq && iceoryx_payload_size(p) != plan.size)
+        seq = 0;  // counted as out of sequence
       waiter.release(p);
       return true;
     });
@@ -117,6 +122,8 @@ class IceoryxThroughput final : public ThroughputTransport {
 
 }  // namespace
 
-std::unique_ptr<ThroughputTransport> make_iceoryx_throughput() { return std::make_unique<IceoryxThroughput>(); }
+std::unique_ptr<ThroughputTransport> make_iceoryx_throughput() {
+  return std::make_unique<IceoryxThroughput>();
+}
 
 }  // namespace ferry::bench

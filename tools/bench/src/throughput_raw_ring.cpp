@@ -7,10 +7,10 @@
 // Why 2 x capacity buffers suffice: message m's buffer is next written for
 // m + 2C, after m + C was pushed into every ring, which needed m's slot
 // freed in every ring, which each receiver does only after reading m.
+#include <fmt/format.h>
+
 #include <cstring>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "bench_config.hpp"
 #include "ferry/transport/doorbell.hpp"
@@ -32,15 +32,16 @@ using transport::RingProducer;
 std::expected<transport::SlotView, RingError> wait_front(RingConsumer& ring, Wait wait) {
   std::expected<transport::SlotView, RingError> r = std::unexpected(RingError::Empty);
   if (wait == Wait::Spin) {
-    (void)spin_until([&] { return (r = ring.front()) || r.error() != RingError::Empty; }, kPeerTimeoutNs);
+    (void)spin_until([&] { return (r = ring.front()) || r.error() != RingError::Empty; },
+                     kPeerTimeoutNs);
     return r;
   }
   const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
   while (!(r = ring.front()) && r.error() == RingError::Empty) {
     const std::int64_t left = deadline - now_ns();
     if (left <= 0) break;
-    (void)transport::doorbell_wait(ring.data_doorbell(), [&] { return ring.has_data(); },
-                                   std::chrono::nanoseconds(left));
+    (void)transport::doorbell_wait(
+        ring.data_doorbell(), [&] { return ring.has_data(); }, std::chrono::nanoseconds(left));
   }
   return r;
 }
@@ -50,7 +51,8 @@ class RawRingThroughput final : public ThroughputTransport {
   [[nodiscard]] std::string_view name() const noexcept override { return kRawRing; }
   [[nodiscard]] std::string describe(Wait wait) const override {
     return fmt::format(
-        "the transport ring alone, one per receiver, {}: up to {} B copied into the slot, larger as a reference "
+        "the transport ring alone, one per receiver, {}: up to {} B copied into the slot, larger "
+        "as a reference "
         "to a shared buffer; with --batch N (inline), stage_many + one publish / consume_many of N",
         wait == Wait::Spin ? "polled" : "futex waits", kRawInlineMax);
   }
@@ -58,7 +60,8 @@ class RawRingThroughput final : public ThroughputTransport {
   void prepare(const ThroughputPlan& plan) override {
     const std::uint32_t capacity = throughput_capacity(plan.size);
     const std::uint32_t buffers = raw_inline(plan.size) ? 0 : 2 * capacity;
-    area_.emplace(*plan.domain, raw_geometry(plan.size, capacity), plan.receivers, buffers, plan.size);
+    area_.emplace(*plan.domain, raw_geometry(plan.size, capacity), plan.receivers, buffers,
+                  plan.size);
     buffers_ = buffers;
   }
   void finish() override { area_.reset(); }
@@ -102,36 +105,39 @@ class RawRingThroughput final : public ThroughputTransport {
       return 2;
     }
     if (plan.wait == Wait::Sleep) ring->set_spin_limit(0);
-    if (raw_inline(plan.size) && plan.batch > 1) return receive_batches(plan, control, index, *ring);
+    if (raw_inline(plan.size) && plan.batch > 1)
+      return receive_batches(plan, control, index, *ring);
     std::vector<std::byte> buf(ring->max_message_size());
-    const bool ok = raw_inline(plan.size)
-                        ? receive_loop(plan, control, index,
-                                       [&](std::uint64_t& seq) {
-                                         const long n = raw_take(*ring, buf, plan.wait, control, "raw-ring receiver");
-                                         if (n < 0) return false;
-                                         seq = static_cast<std::uint64_t>(n) == plan.size ? read_seq(buf.data()) : 0;
-                                         return true;
-                                       })
-                        : receive_loop(plan, control, index, [&](std::uint64_t& seq) {
-                            auto view = wait_front(*ring, plan.wait);
-                            if (!view) {
-                              report_error(control, fmt::format("raw-ring receiver: {}",
-                                                                transport::to_string(view.error())));
-                              return false;
-                            }
-                            RawRef ref;
-                            seq = 0;
-                            if (view->payload.size() == sizeof ref) {
-                              std::memcpy(&ref, view->payload.data(), sizeof ref);
-                              if (ref.seq == kStopSeq) {
-                                seq = kStopSeq;
-                              } else if (area_->valid(ref)) {
-                                seq = read_seq(area_->at(ref.offset));  // in place, before the slot is freed
-                              }
-                            }
-                            ring->pop_front();
-                            return true;
-                          });
+    const bool ok =
+        raw_inline(plan.size)
+            ? receive_loop(
+                  plan, control, index,
+                  [&](std::uint64_t& seq) {
+                    const long n = raw_take(*ring, buf, plan.wait, control, "raw-ring receiver");
+                    if (n < 0) return false;
+                    seq = static_cast<std::uint64_t>(n) == plan.size ? read_seq(buf.data()) : 0;
+                    return true;
+                  })
+            : receive_loop(plan, control, index, [&](std::uint64_t& seq) {
+                auto view = wait_front(*ring, plan.wait);
+                if (!view) {
+                  report_error(control, fmt::format("raw-ring receiver: {}",
+                                                    transport::to_string(view.error())));
+                  return false;
+                }
+                RawRef ref;
+                seq = 0;
+                if (view->payload.size() == sizeof ref) {
+                  std::memcpy(&ref, view->payload.data(), sizeof ref);
+                  if (ref.seq == kStopSeq) {
+                    seq = kStopSeq;
+                  } else if (area_->valid(ref)) {
+                    seq = read_seq(area_->at(ref.offset));  // in place, before the slot is freed
+                  }
+                }
+                ring->pop_front();
+                return true;
+              });
     return ok ? 0 : 3;
   }
 
@@ -216,6 +222,8 @@ class RawRingThroughput final : public ThroughputTransport {
 
 }  // namespace
 
-std::unique_ptr<ThroughputTransport> make_raw_ring_throughput() { return std::make_unique<RawRingThroughput>(); }
+std::unique_ptr<ThroughputTransport> make_raw_ring_throughput() {
+  return std::make_unique<RawRingThroughput>();
+}
 
 }  // namespace ferry::bench

@@ -45,8 +45,10 @@ class ThroughputTransport {
 // ferry: the copy path up to the inline limit, the loan path above.
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_throughput();
 // One path at every size, reported as `name`.
-[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput(std::string_view name = kFerryCopy);
-[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_loan_throughput(std::string_view name = kFerryLoan);
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput(
+    std::string_view name = kFerryCopy);
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_loan_throughput(
+    std::string_view name = kFerryLoan);
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_raw_ring_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_unix_socket_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_pipe_throughput();
