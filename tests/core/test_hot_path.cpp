@@ -6,68 +6,10 @@
 #include <cstdlib>
 #include <new>
 
+#include "alloc_counter.hpp"
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
-
-namespace {
-thread_local bool counting = false;
-thread_local std::size_t allocations = 0;
-
-void note_allocation() noexcept {
-  if (counting) ++allocations;
-}
-
-struct CountAllocations {
-  CountAllocations() {
-    allocations = 0;
-    counting = true;
-  }
-  ~CountAllocations() { counting = false; }
-};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  note_allocation();
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  note_allocation();
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  note_allocation();
-  const auto align = static_cast<std::size_t>(a);
-  if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-// glibc's allocator entry points, so that a malloc() behind our back counts too.
-extern "C" void* __libc_malloc(std::size_t);
-extern "C" void* __libc_calloc(std::size_t, std::size_t);
-extern "C" void* __libc_realloc(void*, std::size_t);
-extern "C" void* malloc(std::size_t n) {
-  note_allocation();
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(std::size_t n, std::size_t size) {
-  note_allocation();
-  return __libc_calloc(n, size);
-}
-extern "C" void* realloc(void* p, std::size_t n) {
-  note_allocation();
-  return __libc_realloc(p, n);
-}
-#endif
 
 using ferry::test::Daemon;
 using ferry::test::TestDomain;
@@ -92,7 +34,7 @@ static void run_loop(const char* policy, bool loans = false) {
   std::uint64_t sent = 0;
   std::size_t counted = 0;
   {
-    CountAllocations guard;
+    ferry::test::CountThreadAllocations guard;
     for (std::uint64_t i = 1; i <= 20000; ++i) {
       ferry::PublishResult r;
       if (loans && i % 2 == 0) {
@@ -109,7 +51,7 @@ static void run_loop(const char* policy, bool loans = false) {
         while (auto s = sub.take()) sum += (*s)->seq;
       }
     }
-    counted = allocations;
+    counted = ferry::test::thread_allocations();
   }
   CHECK(counted == 0);
   CHECK(sent == 20000);
@@ -144,7 +86,7 @@ static void run_batches(const char* policy) {
   std::size_t bad = 0;
   std::size_t counted = 0;
   {
-    CountAllocations guard;
+    ferry::test::CountThreadAllocations guard;
     for (int round = 0; round < 2000; ++round) {
       for (auto& s : batch) s = make_seq(0, next++);
       if (pub.publish_many(batch).delivered != batch.size()) ++bad;
@@ -158,7 +100,7 @@ static void run_batches(const char* policy) {
       while (const std::size_t n = sub.take_many(out)) taken += n;
       if (taken != batch.size() + (round % 16 == 0 ? 1 : 0)) ++bad;
     }
-    counted = allocations;
+    counted = ferry::test::thread_allocations();
   }
   CHECK(counted == 0);
   CHECK(bad == 0);

@@ -13,74 +13,10 @@
 #include <new>
 #include <thread>
 
+#include "alloc_counter.hpp"
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
-
-namespace {
-// Process-wide: the runtime thread's allocations count as much as the user's.
-std::atomic<bool> counting{false};
-std::atomic<std::size_t> allocations{0};
-
-void note_allocation() noexcept {
-  // SYNC: relaxed loads and adds: a flag and a count, no data hangs on them.
-  // An allocation racing an edge of the window is counted or not; the
-  // count must be 0 either way.
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-}
-
-void start_counting() noexcept {
-  allocations.store(0, std::memory_order_relaxed);  // SYNC: relaxed, as above
-  counting.store(true, std::memory_order_relaxed);  // SYNC: relaxed, as above
-}
-
-std::size_t stop_counting() noexcept {
-  counting.store(false, std::memory_order_relaxed);    // SYNC: relaxed, as above
-  return allocations.load(std::memory_order_relaxed);  // SYNC: relaxed, as above
-}
-}  // namespace
-
-void* operator new(std::size_t n) {
-  note_allocation();
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) {
-  note_allocation();
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, std::align_val_t a) {
-  note_allocation();
-  const auto align = static_cast<std::size_t>(a);
-  if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-// glibc's allocator entry points, so that a malloc() behind our back counts too.
-extern "C" void* __libc_malloc(std::size_t);
-extern "C" void* __libc_calloc(std::size_t, std::size_t);
-extern "C" void* __libc_realloc(void*, std::size_t);
-extern "C" void* malloc(std::size_t n) {
-  note_allocation();
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(std::size_t n, std::size_t size) {
-  note_allocation();
-  return __libc_calloc(n, size);
-}
-extern "C" void* realloc(void* p, std::size_t n) {
-  note_allocation();
-  return __libc_realloc(p, n);
-}
-#endif
 
 using ferry::test::Child;
 using ferry::test::Daemon;
@@ -105,8 +41,8 @@ int publisher_side(Outcome& out) {
   auto pub = node.publisher<Seq>("t");
   if (!eventually([&] { return pub.subscriber_count() == 1; })) return 2;
   for (std::uint64_t i = 0; i < kSamples; ++i) {
-    if (i == kWarmup) start_counting();
-    if (i == kSamples - kCooldown) out.publisher_allocations = stop_counting();
+    if (i == kWarmup) ferry::test::start_counting_process();
+    if (i == kSamples - kCooldown) out.publisher_allocations = ferry::test::stop_counting_process();
     if (pub.publish(make_seq(1, i)).delivered != 1) return 3;
     std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
@@ -125,8 +61,9 @@ int subscriber_side(Outcome& out) {
     const std::uint64_t seq = (*s)->seq;
     if (seq != expected || !intact(**s)) out.out_of_order.fetch_add(1);
     expected = seq + 1;
-    if (seq == kWarmup) start_counting();
-    if (seq == kSamples - kCooldown) out.subscriber_allocations = stop_counting();
+    if (seq == kWarmup) ferry::test::start_counting_process();
+    if (seq == kSamples - kCooldown)
+      out.subscriber_allocations = ferry::test::stop_counting_process();
     out.received.fetch_add(1);
   }
   return 0;
