@@ -34,6 +34,20 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 16KiB, count: 64 }\n");
 
+// A subscriber node `name` on topic t that checks samples 0 .. n-1, in
+// order and intact, raising `progress` every 500; its exit code.
+int take_in_order(const char* name, std::uint64_t n, Signal& progress) {
+  ferry::Node node{name};
+  auto subscriber = node.subscriber<Seq>("t");
+  for (std::uint64_t i = 0; i < n; ++i) {
+    auto s = subscriber.take(5s);
+    if (!s) return 10;
+    if ((*s)->seq != i || !intact(**s)) return 11;
+    if (i % 500 == 0 && i > 0) progress.raise();
+  }
+  return 0;
+}
+
 }  // namespace
 
 TEST_CASE("flows survive a ferryd crash and continue, in order, through the restarted daemon") {
@@ -57,17 +71,7 @@ TEST_CASE("flows survive a ferryd crash and continue, in order, through the rest
     return 0;
   });
   // The first subscriber checks every sample, start to end, in order.
-  Child sub([&] {
-    ferry::Node node{"sub"};
-    auto subscriber = node.subscriber<Seq>("t");
-    for (std::uint64_t i = 0; i < n; ++i) {
-      auto s = subscriber.take(5s);
-      if (!s) return 10;
-      if ((*s)->seq != i || !intact(**s)) return 11;
-      if (i % 500 == 0 && i > 0) progress.raise();
-    }
-    return 0;
-  });
+  Child sub([&] { return take_in_order("sub", n, progress); });
   REQUIRE(go.wait());
   REQUIRE(progress.wait());  // 500 samples through the first ferryd
   for (int round = 0; round < 2; ++round) {
@@ -128,17 +132,7 @@ TEST_CASE(
   Signal go;
   Signal progress;
   Child sub([&] {
-    return in_new_pid_namespace([&] {
-      ferry::Node node{"contained-sub"};
-      auto subscriber = node.subscriber<Seq>("t");
-      for (std::uint64_t i = 0; i < n; ++i) {
-        auto s = subscriber.take(5s);
-        if (!s) return 10;
-        if ((*s)->seq != i || !intact(**s)) return 11;
-        if (i % 500 == 0 && i > 0) progress.raise();
-      }
-      return 0;
-    });
+    return in_new_pid_namespace([&] { return take_in_order("contained-sub", n, progress); });
   });
   Child pub([&] {
     ferry::Node node{"pub"};
