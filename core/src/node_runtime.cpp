@@ -94,6 +94,10 @@ std::shared_ptr<NodeRuntime> NodeRuntime::start(std::string name, const NodeOpti
   if (!options.domain.empty()) cli_domain = options.domain;
   auto domain = discovery::resolve_domain(cli_domain, std::nullopt);
   if (!domain) throw Error(domain.error().message);
+  // spdlog's registry, built by its first use: here, before any runtime
+  // thread exists, so that threads logging for the first time at once do
+  // not race on it (TSan saw two runtime threads do so).
+  (void)spdlog::default_logger_raw();
   Session session = open_session(name, *domain, options.request_timeout);
   std::shared_ptr<NodeRuntime> runtime(
       new NodeRuntime(std::move(name), *domain, options.request_timeout, std::move(session)));
