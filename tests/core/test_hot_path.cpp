@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdlib>
 #include <new>
+#include <optional>
+#include <string>
 
 #include "alloc_counter.hpp"
 #include "daemon_fixture.hpp"
@@ -14,18 +16,33 @@
 using ferry::test::Daemon;
 using ferry::test::TestDomain;
 
+// One node with a publisher and a subscriber of topic t (Seq, `capacity`,
+// `policy`, a 64 B pool class), matched, on a ferryd of its own.
+struct OneTopic {
+  OneTopic(const char* policy, int capacity)
+      : daemon(domain, seq_config("  - { name: t, type: Seq, capacity: " +
+                                      std::to_string(capacity) + ", policy: " + policy + " }\n",
+                                  "pool:\n  - { chunk_size: 64B, count: 64 }\n")) {
+    ferry::test::use_domain_env(domain);
+    node.emplace("test");
+    pub.emplace(node->publisher<Seq>("t"));
+    sub.emplace(node->subscriber<Seq>("t"));
+    REQUIRE(
+        eventually([&] { return pub->subscriber_count() == 1 && sub->publisher_count() == 1; }));
+  }
+  TestDomain domain;
+  Daemon daemon;
+  std::optional<ferry::Node> node;
+  std::optional<ferry::Publisher<Seq>> pub;
+  std::optional<ferry::Subscriber<Seq>> sub;
+};
+
 // `loans`: every other sample is loaned, so it travels pooled and the
 // subscriber's shortcut hands it to the general path (take_popped).
 static void run_loop(const char* policy, bool loans = false) {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(std::string("  - { name: t, type: Seq, capacity: 16, policy: ") +
-                                       policy + " }\n",
-                                   "pool:\n  - { chunk_size: 64B, count: 64 }\n"));
-  ferry::test::use_domain_env(domain);
-  ferry::Node node{"test"};
-  auto pub = node.publisher<Seq>("t");
-  auto sub = node.subscriber<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
+  OneTopic t(policy, 16);
+  auto& pub = *t.pub;
+  auto& sub = *t.sub;
   // Warm up: the first publish and take pick up the matched queue.
   pub.publish(make_seq(0, 0));
   REQUIRE(sub.take());
@@ -68,15 +85,9 @@ TEST_CASE("loaned small samples: publish, take and release allocate nothing (blo
 // Batches (publish_many / take_many) on every policy, with a pooled sample
 // (a loan) among them so that take_many copies one out of the pool too.
 static void run_batches(const char* policy) {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(std::string("  - { name: t, type: Seq, capacity: 64, policy: ") +
-                                       policy + " }\n",
-                                   "pool:\n  - { chunk_size: 64B, count: 64 }\n"));
-  ferry::test::use_domain_env(domain);
-  ferry::Node node{"test"};
-  auto pub = node.publisher<Seq>("t");
-  auto sub = node.subscriber<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
+  OneTopic t(policy, 64);
+  auto& pub = *t.pub;
+  auto& sub = *t.sub;
   std::array<Seq, 48> batch{};
   std::array<Seq, 64> out{};
   pub.publish_many(batch);  // warm up: picks up the matched queue
