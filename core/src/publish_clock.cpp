@@ -17,6 +17,9 @@
 #include "ferry/detail/publish_clock.hpp"
 
 #include <fcntl.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>  // __rdtsc, _mm_lfence
+#endif
 #include <unistd.h>
 
 #include <algorithm>

@@ -24,10 +24,6 @@
 
 #include "ferry/transport/platform.hpp"  // FERRY_HOT, kCacheLine
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
-
 namespace ferry::detail {
 
 // CLOCK_REALTIME in nanoseconds from the vDSO (no system call).
@@ -75,7 +71,9 @@ __extension__ using Uint128 = unsigned __int128;
       [[likely]] {
     // No lfence: a publish time a few cycles early or late is still that
     // publish's time.
-    const std::uint64_t ticks = __rdtsc() - anchor_tsc;
+    // The builtin, not <x86intrin.h>'s __rdtsc(): that header is ~55,000
+    // lines (every AVX-512 intrinsic) in each file that includes ferry.hpp.
+    const std::uint64_t ticks = __builtin_ia32_rdtsc() - anchor_tsc;
     return anchor_ns + static_cast<std::uint64_t>((static_cast<Uint128>(ticks) * rate) >> 32U);
   }
 #endif
