@@ -24,7 +24,12 @@ done
 if [ "$tests" = ON ]; then scripts/install-deps.sh --for test; else scripts/install-deps.sh --for run; fi
 # ccache, when a developer has it, makes rebuilds and other worktrees cheap.
 launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# The test programs' precompiled header (tests/CMakeLists.txt) is cacheable
+# only with this sloppiness (ccache's manual, "Precompiled headers").
+if command -v ccache >/dev/null; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_SLOPPINESS="${CCACHE_SLOPPINESS:+$CCACHE_SLOPPINESS,}pch_defines,time_macros"
+fi
 # Ninja schedules the whole build as one graph (make recurses per target);
 # a build directory made earlier keeps the generator it was made with.
 generator=()
