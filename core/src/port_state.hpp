@@ -32,6 +32,7 @@
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
 #include "history.hpp"
+#include "lock_order.hpp"
 
 namespace ferry::detail {
 
@@ -119,7 +120,8 @@ class PortState {
   // User's thread, in apply_changes (after the acquire in guard_.clear()).
   [[nodiscard]] bool is_dead() const noexcept { return dead_.load(std::memory_order_relaxed); }
 
-  std::mutex mutex_;  // guards the hand-over queues of the subclasses
+  // Rank 5 in lock_order.hpp: under it, only the pool view's peers_mutex_.
+  RankedMutex<LockRank::PortQueues> mutex_;  // guards the hand-over queues of the subclasses
   // Peer port -> its node's owner id, for the queues we mapped (serving
   // thread only). An Unmatched for a queue we could not map changes nothing.
   std::map<std::uint64_t, transport::OwnerId> peer_owners_;
