@@ -3,7 +3,7 @@
 // A thread holding one may take only those of a higher rank; two of one rank
 // are never held together (two ports', or two WaitSets', have no order).
 //
-//  rank  mutex                          guards                               nested inside it
+//  rank  mutex                          guards                               taken under it
 //  1     NodeRuntime::rejoin_mutex_     one rejoin at a time (user threads)  2, 3
 //  2     NodeRuntime::send_mutex_       the socket's write side, request ids 3, and what 3 takes
 //  3     NodeRuntime::mutex_            ports_, replies_, connected_, ...    5, 6: a port's last
@@ -16,8 +16,10 @@
 //  6     DomainPoolView::peers_mutex_   queues per peer node                 none
 //
 // Leaves, not ranked: ClosedHeldSamples::mutex (held_samples.cpp; taken
-// under 3 or 5 by a SubscriberState's end, takes nothing), g_signals_mutex
-// (executor.cpp; taken alone), spdlog's own (logging under any of these).
+// under 3 when a SubscriberState ends there), g_signals_mutex (executor.cpp;
+// taken alone), spdlog's own (logging under any of these). Each takes no
+// other mutex while held, so it closes no cycle whatever is held when it is
+// taken: plain std::mutex.
 // Lock-free by design, so outside the order: everything on the hot path
 // (port_state.hpp's ownership table says how each field is published).
 //
