@@ -16,6 +16,7 @@
 #include "ferry/discovery/node_lock.hpp"
 #include "ferry/transport/pool.hpp"
 #include "ferry/transport/segment.hpp"
+#include "lock_order.hpp"
 
 namespace ferry::detail {
 
@@ -61,7 +62,7 @@ struct DomainPoolView {
     bool dead = false;
   };
   void settle_if_done(transport::OwnerId peer, PeerQueues& entry);  // under peers_mutex_
-  std::mutex peers_mutex_;
+  RankedMutex<LockRank::PoolPeers> peers_mutex_;                    // the last in the lock order
   std::map<transport::OwnerId, PeerQueues> peers_;
 };
 

@@ -21,6 +21,7 @@
 #include "ferry/discovery/messages.hpp"
 #include "ferry/node.hpp"
 #include "ferry/transport/segment.hpp"
+#include "lock_order.hpp"
 
 namespace ferry::detail {
 
@@ -95,15 +96,17 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   const std::string name_;
   const std::string domain_;
   const std::chrono::milliseconds request_timeout_;
-  std::mutex rejoin_mutex_;  // one rejoin at a time (user threads)
+  // Three mutexes, taken in this order (lock_order.hpp, ranks 1 to 3).
+  RankedMutex<LockRank::NodeRejoin> rejoin_mutex_;  // one rejoin at a time (user threads)
   // Replaced only by rejoin(), with the serving thread joined and both
   // mutexes below held.
   Session session_;
-  std::mutex send_mutex_;  // guards session_.client.send (ids and the socket's write side)
+  // Guards session_.client.send (ids and the socket's write side).
+  RankedMutex<LockRank::NodeSend> send_mutex_;
 
-  mutable std::mutex mutex_;  // guards everything below
-  std::condition_variable replied_;
-  std::map<std::uint32_t, PendingPort> pending_;  // request id -> what was asked
+  mutable RankedMutex<LockRank::NodeRuntime> mutex_;  // guards everything below
+  std::condition_variable_any replied_;               // any: mutex_ is a RankedMutex
+  std::map<std::uint32_t, PendingPort> pending_;      // request id -> what was asked
   struct Reply {
     std::optional<discovery::Message> message;
     std::shared_ptr<PortState> port;

@@ -213,14 +213,7 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
   }
-  auto old = old_peers_.find(m.peer_previous_port_id);
-  if (m.peer_previous_port_id != 0 && old != old_peers_.end() && !old->second.replaced) {
-    // The same subscriber, re-registered with the new ferryd: the new queue
-    // takes over from the old one (closed once we stop writing it), and the
-    // subscriber count stays.
-    old->second.replaced = true;
-    retire_old(old->first, old->second.owner, false);
-  } else {
+  if (!replaces_old_queue(m)) {
     // Observers are not the publisher's subscribers: counted apart.
     // SYNC: relaxed; a count for the user, not a hand-over.
     (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_relaxed);
@@ -231,51 +224,10 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     // Claimed first, so that a publish() that picks the queue up meanwhile
     // waits for us (apply_changes) instead of writing the queue alongside,
     // and then adds what it published since.
-    int unclaimed = kHistoryUnclaimed;
-    // SYNC: acq_rel CAS, pairs with the user's thread's CAS in apply_changes:
-    // exactly one of the two threads hands the history first.
-    if (added->history_state.compare_exchange_strong(unclaimed, kHistoryServing,
-                                                     std::memory_order_acq_rel)) {
+    if (added->history.claim_for_serving()) {
       hand_history(*added);
-      // SYNC: release, pairs with the acquire spin in apply_changes: our
-      // pushes and history_next are complete before the user's thread goes on.
-      added->history_state.store(kHistoryHanded, std::memory_order_release);
+      added->history.finish_serving();
     }
-  }
-}
-
-void PublisherState::begin_epoch() {
-  for (const auto& [peer, owner] : peer_owners_) {
-    old_peers_[peer] = OldPeer{owner, false, observer_peers_.contains(peer)};
-  }
-  peer_owners_.clear();
-  observer_peers_.clear();
-}
-
-void PublisherState::retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone) {
-  if (auto h = handed_.find(peer); h != handed_.end()) {
-    // A replaced queue is still read (its subscriber drains it first): a
-    // push waiting for room there will get it. A dead reader's will not.
-    if (peer_gone) abandon(*h->second);
-    handed_.erase(h);
-  }
-  std::lock_guard lock(mutex_);
-  leaving_.push_back(Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}});
-}
-
-void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
-  for (auto it = old_peers_.begin(); it != old_peers_.end();) {
-    if (alive(it->second.owner)) {
-      ++it;
-      continue;
-    }
-    if (!it->second.replaced) {
-      // SYNC: relaxed; a count for the user.
-      (it->second.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
-      retire_old(it->first, it->second.owner, true);
-      announce_change();
-    }
-    it = old_peers_.erase(it);
   }
 }
 
@@ -316,7 +268,7 @@ void PublisherState::mark_dead() noexcept {
 void PublisherState::apply_changes() {
   std::lock_guard lock(mutex_);
   mark_changes_seen();
-  if (is_dead() || pool->declared_dead()) {
+  if (session_over()) {
     // ferryd reclaimed our node: its queues are not ours to write any more.
     // They are kept (not freed) until the port goes: the serving thread may
     // still release a push on one of them (handed_).
@@ -329,23 +281,14 @@ void PublisherState::apply_changes() {
       if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
     }
     leaving_.clear();
-    dead_seen = true;
+    drop_for_good();
     subscriber_queues_ = 0;
     rebuild_lane();
     return;
   }
   for (auto& c : incoming_) {
     if (history_.enabled()) {
-      int unclaimed = kHistoryUnclaimed;
-      // SYNC: acq_rel CAS, pairs with the serving thread's in on_matched.
-      if (!c->history_state.compare_exchange_strong(unclaimed, kHistoryHanded,
-                                                    std::memory_order_acq_rel)) {
-        // The serving thread is handing the history (a few pushes): wait.
-        // SYNC: acquire, pairs with its release store of kHistoryHanded.
-        while (c->history_state.load(std::memory_order_acquire) != kHistoryHanded) {
-          transport::cpu_relax();
-        }
-      }
+      c->history.claim_for_user();  // waits while the serving thread hands it (a few pushes)
       hand_history(*c);  // all of it, or what was published since the serving thread's part
     }
     active_.push_back(std::move(c));
@@ -464,15 +407,7 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
                 m.peer_pid);
   pool->queue_opened(m.peer_owner);
   peer_owners_[m.peer_port_id] = m.peer_owner;
-  bool replaces = false;
-  if (auto old = old_peers_.find(m.peer_previous_port_id);
-      m.peer_previous_port_id != 0 && old != old_peers_.end() && !old->second.replaced) {
-    // The same publisher, re-registered with the new ferryd: read this queue
-    // only after the old one, which it closes when it switches.
-    old->second.replaced = true;
-    connection->waits_for = old->first;
-    replaces = true;
-  }
+  const bool replaces = replaces_old_queue(m, *connection);
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
@@ -499,62 +434,23 @@ void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
   transport::doorbell_notify(*bell_);
 }
 
-void SubscriberState::begin_epoch() {
-  std::lock_guard lock(mutex_);
-  for (const auto& [peer, owner] : peer_owners_) {
-    old_peers_[peer] = OldPeer{owner, false};
-    aging_.push_back(peer);
-  }
-  peer_owners_.clear();
-  announce_change();
-}
-
-void SubscriberState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
-  bool changed = false;
-  for (auto it = old_peers_.begin(); it != old_peers_.end();) {
-    if (alive(it->second.owner)) {
-      ++it;
-      continue;
-    }
-    // Its publisher died while no ferryd watched: what it queued is still
-    // delivered, then the queue goes (and a queue waiting for it starts).
-    pool->peer_died(it->second.owner);
-    if (!it->second.replaced) matched.fetch_sub(1, std::memory_order_relaxed);  // SYNC: a count
-    {
-      std::lock_guard lock(mutex_);
-      leaving_.push_back(it->first);
-    }
-    changed = true;
-    it = old_peers_.erase(it);
-  }
-  if (changed) {
-    announce_change();
-    transport::doorbell_notify(*bell_);
-  }
-}
-
 void SubscriberState::apply_changes() {
   std::lock_guard lock(mutex_);
   mark_changes_seen();
-  if (is_dead() || pool->declared_dead()) {
+  if (session_over()) {
     // ferryd reclaimed what was queued to us: nothing there is ours now.
     for (const auto& c : active_) pool->queue_closed(c->peer_owner);
     for (const auto& c : incoming_) pool->queue_closed(c->peer_owner);
     active_.clear();
     incoming_.clear();
     leaving_.clear();
-    dead_seen = true;
+    drop_for_good();
     rebuild_lane();
     return;
   }
   for (auto& c : incoming_) active_.push_back(std::move(c));
   incoming_.clear();
-  for (std::uint64_t peer : aging_) {
-    for (auto& c : active_) {
-      if (c->peer == peer) c->old_epoch = true;
-    }
-  }
-  aging_.clear();
+  apply_aging();
   // What a departed publisher published before it left is still delivered:
   // its queue is only retired, and dropped once drained.
   for (std::uint64_t peer : leaving_) {

@@ -1,16 +1,124 @@
 #pragma once
-// The state behind a port, shared by the user's thread (the hot path) and the
-// node's serving thread (Matched/Unmatched from ferryd).
+// The state behind a port: its queues and its session with ferryd, shared
+// by the user's thread (the hot path), the node's serving thread (ferryd's
+// Matched/Unmatched, restarts, death sentences) and ferryd itself (our
+// node's heartbeat slot).
 //
 // Handing over connections without a lock on the hot path: the serving
-// thread maps and attaches a new ring, queues it under `mutex` and bumps
+// thread maps and attaches a new ring, queues it under `mutex_` and bumps
 // `changes` (release). publish()/take() compare `changes` with the value they
 // last saw (one acquire load) and only on a difference take the mutex and
 // apply the queue. The active list is touched by the user's thread alone, so
-// a ring is unmapped only when that thread has dropped it.
+// a ring is unmapped only when that thread has dropped it. Applying a change
+// also rebuilds the port's lane (ferry/detail/lane.hpp), the shortcut its
+// inlined publish()/take() use while nothing changes.
 //
-// Applying a change also rebuilds the port's lane (ferry/detail/lane.hpp),
-// the shortcut its inlined publish()/take() use while nothing changes.
+// ---- State machines -----------------------------------------------------
+// "serving": the node's serving thread (NodeRuntime::serve); "user": the
+// thread that uses the port. A transition through a hand-over list is
+// queued by the serving thread under mutex_ and takes effect when the user's
+// thread applies it (apply_changes, after the acquire load of `changes`).
+//
+// Port session (session_, PortSession; shared: serving writes, user reads)
+//   from  to    function              thread   when
+//   Live  Live  begin_epoch()         serving  a restarted ferryd adopted the node: every queue
+//                                              becomes an old peer (restart_epoch.hpp)
+//   Live  Dead  mark_dead()           serving  ferryd declared the node dead, or restarted
+//   Dead  Dead  mark_dead()           serving    without its state (a repeated sentence: no-op)
+// The user's side (dead_seen; user only) follows, once and for good:
+//   false true  apply_changes()       user     session_ is Dead, or ferryd's declared_dead in
+//                                              our heartbeat slot (it may come first): every
+//                                              queue is dropped, publish/take report the error
+//
+// Publisher queue (PublisherConnection; where it is listed is its state)
+//   from            to       function                  thread   list
+//   -               Handed   on_matched()              serving  incoming_ (mutex_), handed_
+//   Handed          Active   apply_changes()           user     active_
+//   Handed, Active  Leaving  on_unmatched(),           serving  leaving_ (mutex_); out of handed_
+//                            retire_old()                       (a push blocked on it is released
+//                                                               first when its reader is gone)
+//   Leaving         freed    apply_changes()           user     out of active_: emptied if its port
+//                                                               was destroyed, closed if replaced
+//   Handed, Active  (same)   mark_dead()               serving  out of handed_, a push blocked on
+//                                                               it released
+//   any             Buried   apply_changes(), dead     user     graveyard_ (freed with the port)
+// Its history hand-off (`history`, HistoryClaim: shared) is a machine of its
+// own, in history_handoff.hpp.
+//
+// Subscriber queue (SubscriberConnection)
+//   from           to        function                   thread   field or list
+//   -              Incoming  on_matched()               serving  incoming_ (mutex_); waits_for
+//                                                                 when it replaces an old queue
+//   Incoming       Active    apply_changes()            user     active_
+//   Active         Old       begin_epoch(), then        serving, aging_ (mutex_), then
+//                            apply_changes()            user     old_epoch
+//   Active, Old    Retired   on_unmatched(),            serving, leaving_ (mutex_), then
+//                            check_old_peers(), then    user     retired
+//                            apply_changes()
+//   Old            Retired   pop_next(), take_many      user     retired: its publisher closed it
+//                                                                 and it is drained (finished())
+//   Retired        dropped   drop_drained(), empty      user     out of active_ (an old queue's
+//                                                                 ring name is removed)
+//   any            dropped   apply_changes(), dead      user     out of active_
+// waits_for (set before the hand-over) is cleared by the user's thread once
+// the queue it waits for is gone (must_wait, rebuild_lane). Apart from the
+// hand-over lists these fields are the user's thread's alone: plain fields.
+//
+// ---- Ownership ------------------------------------------------------------
+// field                  written by          lock     published to readers by
+// PortState
+//   domain, topic, config, serving, at         -        immutable; the state reaches the user's
+//   pool, inline_max,      construction                 thread through NodeRuntime::mutex_
+//   publisher_id, request  (request just after it)      (replies_)
+//   port_id                serving             NodeRuntime::mutex_  read under it
+//   matched, observers     serving             -        relaxed: counts for the user, nothing
+//                                                       is published through them
+//   session_               serving             -        relaxed store; announce_change()'s
+//                                                       release publishes it, read relaxed after
+//                                                       the acquire in LaneGuard::changed()
+//   guard_.changes         serving             -        release fetch_add (announce_change), pairs
+//                                                       with the acquire load in changed() and
+//                                                       changes_announced(): the lists are complete
+//   guard_.seen, dead_seen user                -        user only
+//   guard_.node_state      ferryd (the word)   -        relaxed; lane.hpp's node_state_says_dead
+//   peer_owners_           serving             -        serving only
+// PublisherState
+//   incoming_, leaving_    serving appends,    mutex_   the mutex (and `changes`, above)
+//                          user drains
+//   graveyard_             user                mutex_   user only (and the destructor)
+//   old_peers_, handed_,   serving             -        serving only
+//   observer_peers_
+//   history_               user (record)       -        per-entry seqlock (history.hpp); the
+//                                                       serving thread reads it in hand_history
+//   active_, full_, lane_, user                -        user only
+//   subscriber_queues_, loans_out
+// PublisherConnection
+//   peer, peer_owner,      serving, at         -        immutable; through incoming_ (mutex_)
+//   segments, observer     construction
+//   producer, history_next serving (Serving),  -        HistoryClaim: release store of Handed,
+//                          then user                    acquire spin in claim_for_user()
+//   abandoned              serving (false      -        release store, pairs with the ring's
+//                          to true, once)               acquire load of its abort flag
+//   batch_done             user                -        user only (publish_many)
+// SubscriberState
+//   bell_segment_, bell_,  constructor         -        immutable (bell_'s word: doorbell.hpp)
+//   held_
+//   incoming_, leaving_,   serving appends,    mutex_   the mutex (and `changes`, above)
+//   aging_                 user drains
+//   old_peers_             serving             -        serving only
+//   active_, lane_,        user                -        user only
+//   lane_queue_, next_ring,
+//   scratch
+// SubscriberConnection
+//   peer, peer_owner,      serving, at         -        immutable; through incoming_ (mutex_)
+//   ring_segment           construction
+//   waits_for              serving, then user  -        through incoming_ (mutex_), then user only
+//   consumer, retired,     user                -        user only
+//   old_epoch
+//
+// Locks: mutex_ is rank 5 in lock_order.hpp. The runtime's mutex_ (3) or a
+// WaitSet's (4) may be held when it is taken; under it, only the pool view's
+// peers_mutex_ (6) is.
 
 #include <atomic>
 #include <cstdint>
@@ -32,14 +140,16 @@
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
 #include "history.hpp"
+#include "history_handoff.hpp"
+#include "lock_order.hpp"
+#include "restart_epoch.hpp"
 
 namespace ferry::detail {
 
-// A queue set up by a previous ferryd (serving thread's bookkeeping).
-struct OldPeer {
-  transport::OwnerId owner = 0;
-  bool replaced = false;  // the peer's re-registered port brought the queue that replaces it
-  bool observer = false;  // the peer is an observer (not counted in `matched`)
+// The port's session with ferryd (the table at the top).
+enum class PortSession : std::uint8_t {
+  Live,  // registered with a ferryd: the first, or a restarted one that adopted the node
+  Dead,  // ferryd declared the node dead, or restarted without its state: final
 };
 
 class PortState {
@@ -54,11 +164,17 @@ class PortState {
   virtual void on_matched(const discovery::Matched& matched) = 0;
   virtual void on_unmatched(const discovery::Unmatched& unmatched) = 0;
 
-  // Serving thread, after ferryd restarted and we re-registered: the queues
-  // we have now belong to the previous daemon. They keep working until the
-  // peer's re-registered port brings the queue that replaces each one
-  // (Matched::peer_previous_port_id), or until the peer is found dead.
-  virtual void begin_epoch() = 0;
+  // Serving thread, after ferryd restarted and adopted the node, before the
+  // port re-registers: the queues we have now belong to the previous daemon.
+  // They keep working until the peer's re-registered port brings the queue
+  // that replaces each one (Matched::peer_previous_port_id), or until the
+  // peer is found dead (restart_epoch.hpp). Live to Live.
+  void begin_epoch() {
+    // SYNC: relaxed; only this thread writes session_.
+    FERRY_CHECK(session_.load(std::memory_order_relaxed) == PortSession::Live,
+                "begin_epoch() on a port whose node was declared dead");
+    age_queues();
+  }
   // Serving thread: drops previous-daemon queues whose peer node is gone.
   // `alive(owner)` tells whether a node (by pool owner id) still lives.
   virtual void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) = 0;
@@ -88,17 +204,19 @@ class PortState {
   std::atomic<std::uint32_t> matched{0};
   std::atomic<std::uint32_t> observers{0};
 
-  // Serving thread: ferryd declared our node dead. The hot path sees it at
-  // its next look at the queues (one acquire load, as for any change),
-  // drops every queue and reports ErrorCode::NodeDeclaredDead from then on.
+  // Serving thread: ferryd declared our node dead (Live or Dead to Dead).
+  // The hot path sees it at its next look at the queues (one acquire load,
+  // as for any change), drops every queue and reports
+  // ErrorCode::NodeDeclaredDead from then on.
   virtual void mark_dead() noexcept {
     // SYNC: relaxed; announce_change()'s release publishes it.
-    dead_.store(true, std::memory_order_relaxed);
+    session_.store(PortSession::Dead, std::memory_order_relaxed);
     matched.store(0, std::memory_order_relaxed);    // SYNC: relaxed; a count for the user
     observers.store(0, std::memory_order_relaxed);  // SYNC: relaxed; a count for the user
     announce_change();
   }
-  // User's thread: true once the queues were dropped for good.
+  // User's thread: true once the queues were dropped for good (the user's
+  // side of the session, set by drop_for_good()).
   bool dead_seen = false;
   // How many changes the serving thread announced so far (a WaitSet asks
   // whether any came since it last looked).
@@ -116,10 +234,22 @@ class PortState {
     guard_.seen = guard_.changes.load(std::memory_order_relaxed);
   }
 
-  // User's thread, in apply_changes (after the acquire in guard_.clear()).
-  [[nodiscard]] bool is_dead() const noexcept { return dead_.load(std::memory_order_relaxed); }
+  // User's thread, in apply_changes (after the acquire in guard_.clear()):
+  // whether the session ended, by the serving thread's word or ferryd's.
+  [[nodiscard]] bool session_over() const noexcept {
+    // SYNC: relaxed; the acquire load of `changes` before it pairs with
+    // announce_change()'s release after the store.
+    return session_.load(std::memory_order_relaxed) == PortSession::Dead || pool->declared_dead();
+  }
+  // User's thread, in apply_changes once session_over(): false to true, once.
+  void drop_for_good() noexcept {
+    FERRY_CHECK(!dead_seen, "a port's queues dropped for good twice");
+    dead_seen = true;
+  }
+  // Serving thread: begin_epoch()'s work, per kind of port (restart_epoch.cpp).
+  virtual void age_queues() = 0;
 
-  std::mutex mutex_;  // guards the hand-over queues of the subclasses
+  RankedMutex<LockRank::PortQueues> mutex_;  // guards the hand-over lists of the subclasses
   // Peer port -> its node's owner id, for the queues we mapped (serving
   // thread only). An Unmatched for a queue we could not map changes nothing.
   std::map<std::uint64_t, transport::OwnerId> peer_owners_;
@@ -127,7 +257,8 @@ class PortState {
   LaneGuard guard_;
 
  private:
-  std::atomic<bool> dead_{false};
+  std::atomic<PortSession> session_{PortSession::Live};
+  static_assert(std::atomic<PortSession>::is_always_lock_free);
 };
 
 // ---- publisher ---------------------------------------------------------------
@@ -149,12 +280,9 @@ struct PublisherConnection {
   std::atomic<bool> abandoned{false};
   // publish_many (user's thread): samples of the current batch this queue took.
   std::size_t batch_done = 0;
-  // Who hands this queue the topic's history first (kHistory*).
-  std::atomic<int> history_state{0};
+  // Who hands this queue the topic's history first (history_handoff.hpp).
+  HistoryClaim history{};
 };
-inline constexpr int kHistoryUnclaimed = 0;
-inline constexpr int kHistoryServing = 1;  // the serving thread is pushing it
-inline constexpr int kHistoryHanded = 2;   // done (by either thread)
 
 class PublisherState final : public PortState {
  public:
@@ -169,7 +297,6 @@ class PublisherState final : public PortState {
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
   void mark_dead() noexcept override;
-  void begin_epoch() override;
   void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) override;
 
   // User's thread, after each publish: keeps the sample's slot bytes for
@@ -197,6 +324,10 @@ class PublisherState final : public PortState {
 
  private:
   void apply_changes();
+  void age_queues() override;
+  // Serving thread, in on_matched: whether the new queue replaces a previous
+  // daemon's (then that one is retired, and the peer was counted already).
+  bool replaces_old_queue(const discovery::Matched& matched);
   // User's thread, after applying changes: the shortcut, if it applies.
   void rebuild_lane() noexcept;
   // Pushes the history entries c has not had yet, oldest first, as far as
@@ -220,8 +351,8 @@ class PublisherState final : public PortState {
   void retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
   // The exact re-reclaim of a dead subscriber (see apply_changes).
   void revoke_given_to_dead(transport::OwnerId dead_owner) noexcept;
-  std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
-  std::set<std::uint64_t> observer_peers_;      // serving thread: matched observers' ports
+  OldPeers old_peers_;                      // serving thread: previous-daemon queues
+  std::set<std::uint64_t> observer_peers_;  // serving thread: matched observers' ports
   // Releases a push() blocked on c's queue (serving thread).
   static void abandon(PublisherConnection& c) noexcept;
 
@@ -262,7 +393,6 @@ class SubscriberState final : public PortState {
   ~SubscriberState() override;
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
-  void begin_epoch() override;
   void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) override;
   [[nodiscard]] std::string resume_doorbell() const override { return bell_segment_->name(); }
   void mark_dead() noexcept override {
@@ -294,6 +424,12 @@ class SubscriberState final : public PortState {
 
  private:
   void apply_changes();
+  void age_queues() override;
+  // Serving thread, in on_matched: whether the new queue replaces a previous
+  // daemon's (then it waits for that one to be drained).
+  bool replaces_old_queue(const discovery::Matched& matched, SubscriberConnection& added);
+  // User's thread, in apply_changes: the queues begin_epoch() aged are Old.
+  void apply_aging() noexcept;
   // User's thread, whenever active_ changed: the shortcut, if it applies.
   void rebuild_lane() noexcept;
 
@@ -304,7 +440,7 @@ class SubscriberState final : public PortState {
   std::vector<std::unique_ptr<SubscriberConnection>> incoming_;  // under mutex_
   std::vector<std::uint64_t> leaving_;                           // under mutex_
   std::vector<std::uint64_t> aging_;  // under mutex_: peers whose queues are now old_epoch
-  std::map<std::uint64_t, OldPeer> old_peers_;  // serving thread: previous-daemon queues
+  OldPeers old_peers_;                // serving thread: previous-daemon queues
   std::vector<std::unique_ptr<SubscriberConnection>> active_;  // user's thread
   TakeLane lane_;                                              // user's thread
   SubscriberConnection* lane_queue_ = nullptr;                 // user's thread: lane_'s

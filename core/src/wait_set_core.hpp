@@ -12,6 +12,7 @@
 
 #include "ferry/detail/ports.hpp"
 #include "ferry/transport/doorbell.hpp"
+#include "lock_order.hpp"
 
 namespace ferry::detail {
 
@@ -35,8 +36,9 @@ class WaitSetCore {
   };
 
   // Guards everything below that is not atomic: wait(), detach and the
-  // helper thread against a port destroyed on another thread.
-  std::mutex mutex;
+  // helper thread against a port destroyed on another thread. Rank 4 of
+  // lock_order.hpp: collect() applies each port's changes under it.
+  RankedMutex<LockRank::WaitSet> mutex;
   std::array<Slot, kWaitSetSlots> slots{};
   std::uint64_t used = 0;          // attached slots
   std::uint64_t gone = 0;          // ports destroyed while attached, not reported yet

@@ -1,0 +1,115 @@
+// What a port does across a ferryd restart (restart_epoch.hpp): its queues
+// become old peers, a re-registered peer's new queue replaces its old one,
+// and an old peer found dead is retired. Serving thread, except
+// apply_aging() (the user's thread, in apply_changes).
+#include "restart_epoch.hpp"
+
+#include <mutex>
+
+#include "port_state.hpp"
+
+namespace ferry::detail {
+
+// ---- the old peers -------------------------------------------------------------
+
+void OldPeers::begin(const std::map<std::uint64_t, transport::OwnerId>& current,
+                     const std::set<std::uint64_t>& observers) {
+  for (const auto& [peer, owner] : current) {
+    peers_[peer] = OldPeer{owner, false, observers.contains(peer)};
+  }
+}
+
+const OldPeer* OldPeers::adopt(std::uint64_t previous_port_id) {
+  if (previous_port_id == 0) return nullptr;  // a peer that did not re-register
+  auto old = peers_.find(previous_port_id);
+  if (old == peers_.end() || old->second.replaced) return nullptr;
+  old->second.replaced = true;
+  return &old->second;
+}
+
+// ---- publisher -------------------------------------------------------------------
+
+void PublisherState::age_queues() {
+  old_peers_.begin(peer_owners_, observer_peers_);
+  peer_owners_.clear();
+  observer_peers_.clear();
+}
+
+bool PublisherState::replaces_old_queue(const discovery::Matched& m) {
+  const OldPeer* old = old_peers_.adopt(m.peer_previous_port_id);
+  if (old == nullptr) return false;
+  // The same subscriber, re-registered with the new ferryd: the new queue
+  // takes over from the old one (closed once we stop writing it), and the
+  // subscriber count stays.
+  retire_old(m.peer_previous_port_id, old->owner, false);
+  return true;
+}
+
+void PublisherState::retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone) {
+  if (auto h = handed_.find(peer); h != handed_.end()) {
+    // A replaced queue is still read (its subscriber drains it first): a
+    // push waiting for room there will get it. A dead reader's will not.
+    if (peer_gone) abandon(*h->second);
+    handed_.erase(h);
+  }
+  std::lock_guard lock(mutex_);
+  leaving_.push_back(Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}});
+}
+
+void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
+  old_peers_.forget_gone(alive, [this](std::uint64_t peer, const OldPeer& old) {
+    if (old.replaced) return;  // counted and retired when its replacement came
+    // SYNC: relaxed; a count for the user.
+    (old.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
+    retire_old(peer, old.owner, true);
+    announce_change();
+  });
+}
+
+// ---- subscriber ------------------------------------------------------------------
+
+void SubscriberState::age_queues() {
+  std::lock_guard lock(mutex_);
+  old_peers_.begin(peer_owners_, {});
+  for (const auto& [peer, owner] : peer_owners_) aging_.push_back(peer);
+  peer_owners_.clear();
+  announce_change();
+}
+
+bool SubscriberState::replaces_old_queue(const discovery::Matched& m, SubscriberConnection& added) {
+  if (old_peers_.adopt(m.peer_previous_port_id) == nullptr) return false;
+  // The same publisher, re-registered with the new ferryd: read this queue
+  // only after the old one, which it closes when it switches.
+  added.waits_for = m.peer_previous_port_id;
+  return true;
+}
+
+void SubscriberState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
+  bool changed = false;
+  old_peers_.forget_gone(alive, [&](std::uint64_t peer, const OldPeer& old) {
+    // Its publisher died while no ferryd watched: what it queued is still
+    // delivered, then the queue goes (and a queue waiting for it starts).
+    pool->peer_died(old.owner);
+    if (!old.replaced) matched.fetch_sub(1, std::memory_order_relaxed);  // SYNC: a count
+    {
+      std::lock_guard lock(mutex_);
+      leaving_.push_back(peer);
+    }
+    changed = true;
+  });
+  if (changed) {
+    announce_change();
+    transport::doorbell_notify(*bell_);
+  }
+}
+
+void SubscriberState::apply_aging() noexcept {
+  for (std::uint64_t peer : aging_) {
+    for (auto& c : active_) {
+      if (c->peer == peer) c->old_epoch = true;
+    }
+  }
+  aging_.clear();
+}
+
+}  // namespace ferry::detail

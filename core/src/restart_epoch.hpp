@@ -1,0 +1,73 @@
+#pragma once
+// A port's queues across a ferryd restart (the serving thread's bookkeeping;
+// the methods that use it are in restart_epoch.cpp).
+//
+// A restarted ferryd that adopted our node (same owner id, our pool state
+// kept) knows nothing of the queues the previous one set up. The node
+// re-registers every port (NodeRuntime::reconnect), and each port first
+// calls begin_epoch(): every queue it has becomes an old peer. The queues
+// keep working. An old peer ends in one of two ways:
+//
+//   from     to        when                                    function (serving thread)
+//   (queue)  Old       ferryd restarted, port re-registers     begin_epoch()
+//   Old      Replaced  the peer's re-registered port's queue   OldPeers::adopt(), from on_matched
+//                      arrives (Matched::peer_previous_port_id)
+//   Old      gone      the peer's node is found dead            OldPeers::forget_gone(), from
+//   Replaced gone        (heartbeat slot, then node lock)         check_old_peers()
+//
+// What each side does with a replaced queue keeps the publisher's order: the
+// publisher stops writing the old ring and closes it (retire_old); the
+// subscriber reads the new queue only once the old one is finished and
+// drained (SubscriberConnection::waits_for), then removes the old ring's
+// name, which the new daemon does not know. A dead peer's old queue is
+// retired as an Unmatched would (counts down, and a push waiting on it gives
+// up); a replaced one was counted once, by its replacement's Matched.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "ferry/transport/pool.hpp"
+
+namespace ferry::detail {
+
+// A queue set up by a previous ferryd.
+struct OldPeer {
+  transport::OwnerId owner = 0;
+  bool replaced = false;  // the peer's re-registered port brought the queue that replaces it
+  bool observer = false;  // the peer is an observer (not counted in `matched`)
+};
+
+// The old peers of one port, by peer port id. Serving thread only.
+class OldPeers {
+ public:
+  // begin_epoch(): `current` (peer port -> its node's owner id) are now the
+  // previous daemon's queues; peers in `observers` are observers.
+  void begin(const std::map<std::uint64_t, transport::OwnerId>& current,
+             const std::set<std::uint64_t>& observers);
+
+  // A Matched whose peer was `previous_port_id` under the previous daemon:
+  // that peer's old queue, now Replaced, if one waits for it; null if none
+  // (a new peer, or one replaced already).
+  const OldPeer* adopt(std::uint64_t previous_port_id);
+
+  // Calls gone(peer, old) for each old peer whose node `alive` says is gone,
+  // and forgets it.
+  template <class Gone>
+  void forget_gone(const std::function<bool(transport::OwnerId)>& alive, Gone&& gone) {
+    for (auto it = peers_.begin(); it != peers_.end();) {
+      if (alive(it->second.owner)) {
+        ++it;
+        continue;
+      }
+      gone(it->first, it->second);
+      it = peers_.erase(it);
+    }
+  }
+
+ private:
+  std::map<std::uint64_t, OldPeer> peers_;
+};
+
+}  // namespace ferry::detail
