@@ -59,7 +59,7 @@ TEST_CASE("defaults: apply to declared topics that do not set a key and to undec
                            "defaults: { capacity: 2, policy: drop_new, max_subscribers: 1 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"defaults"};
-  for (const char* topic : {"plain", "undeclared"}) {
+  for (const std::string topic : {"plain", "undeclared"}) {
     CAPTURE(topic);
     auto pub = node.publisher<Seq>(topic);
     auto sub = node.subscriber<Seq>(topic);
