@@ -69,7 +69,8 @@ TEST_CASE("defaults: apply to declared topics that do not set a key and to undec
     const auto third = pub.publish(make_seq(1, 2));
     CHECK(third.dropped == 1);
     CHECK(third.delivered == 0);
-    auto first = sub.take();
+    // The subscriber's side attaches its queue on its own thread: wait for it.
+    auto first = sub.take(5s);
     REQUIRE(first.has_value());
     CHECK((*first)->seq == 0);
     // max_subscribers: 1.
@@ -85,7 +86,7 @@ TEST_CASE("defaults: apply to declared topics that do not set a key and to undec
   const auto ninth = pub.publish(make_seq(1, 8));
   CHECK(ninth.overwritten == 2);
   CHECK(ninth.dropped == 0);
-  auto oldest = sub.take();
+  auto oldest = sub.take(5s);
   REQUIRE(oldest.has_value());
   CHECK((*oldest)->seq == 1);  // sample 0 gave way to sample 8
 }
@@ -108,7 +109,7 @@ TEST_CASE("a port whose type's alignment differs from the declared one is refuse
   auto sub = node.subscriber<Quad>("quads");
   REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
   CHECK(pub.publish(Quad{1, 2, 3, 4}).delivered == 1);
-  auto s = sub.take();
+  auto s = sub.take(5s);
   REQUIRE(s.has_value());
   CHECK((*s)->d == 4);
 }
@@ -126,7 +127,7 @@ TEST_CASE("block with one full and one draining subscriber: delivered 1, timed_o
     auto sub = node.subscriber<Seq>("blk");
     full_ready.raise();
     if (!check_full.wait(20s)) return 1;
-    auto s = sub.take();
+    auto s = sub.take(5s);
     if (!s || (*s)->seq != 0) return 2;
     return sub.take() ? 3 : 0;  // sample 1 never reached it
   });
