@@ -67,10 +67,21 @@ std::expected<std::uint32_t, std::string> Client::send(const Message& message) {
 }
 
 std::expected<Message, std::string> Client::request(const Message& request, Millis timeout) {
-  auto id = send(request);
-  if (!id) return std::unexpected(id.error());
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::array<std::byte, kMaxMessageSize> buffer;
+  auto id = send(request);
+  if (!id) {
+    // ferryd refusing a client says why and closes at once, maybe before
+    // our request went out: its reason is still queued for us.
+    if (auto received = socket_.recv(buffer, Millis{0})) {
+      auto envelope = decode(std::span<const std::byte>(buffer.data(), *received));
+      if (envelope && envelope->request_id == 0 &&
+          std::holds_alternative<Error>(envelope->message)) {
+        return envelope->message;
+      }
+    }
+    return std::unexpected(id.error());
+  }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {
     const auto left =
         std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now());

@@ -310,6 +310,7 @@ std::expected<void, SocketError> UnixSeqpacketSocket::send(std::span<const std::
 std::expected<std::size_t, SocketError> UnixSeqpacketSocket::recv(std::span<std::byte> buffer,
                                                                   Millis timeout) {
   const auto deadline = deadline_after(timeout);
+  bool reset_reported = false;
   while (true) {
     // MSG_TRUNC: the return value is the datagram's real length, so an
     // oversized one is detected (and dropped) rather than silently cut.
@@ -331,6 +332,13 @@ std::expected<std::size_t, SocketError> UnixSeqpacketSocket::recv(std::span<std:
     }
     const int err = errno;
     if (err == EINTR) continue;
+    // A peer that closed with our datagrams unread leaves ECONNRESET, which
+    // Linux reports (once) ahead of the datagrams it sent before closing:
+    // read on, so that its last words (ferryd's refusal of a client) arrive.
+    if (err == ECONNRESET && !reset_reported) {
+      reset_reported = true;
+      continue;
+    }
     if (err == ECONNRESET || err == ENOTCONN) {
       return std::unexpected(
           SocketError{SocketErrorCode::closed, err, "the peer closed the connection"});

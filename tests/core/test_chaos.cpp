@@ -60,6 +60,10 @@ struct Board {
   bool reorders_apart = false;
   std::atomic<std::uint64_t> reorders{0};
   std::atomic<std::uint64_t> taken{0};
+  // Per flow: samples subscriber slot s took on topic t; and publish rounds
+  // per publisher slot. A flow that stops growing is wedged.
+  std::atomic<std::uint64_t> flow_taken[3][3]{};
+  std::atomic<std::uint64_t> rounds[3]{};
   std::atomic<bool> stop{false};
 };
 
@@ -99,7 +103,7 @@ struct SubPorts {
   ferry::Subscriber<ferry::Bytes> old = node.subscriber<ferry::Bytes>("c_old");
 };
 
-int publisher(Board& board) {
+int publisher(Board& board, int slot) {
   const std::uint64_t id = board.next_id.fetch_add(1);
   auto ports = joined([] { return std::make_unique<PubPorts>(); });
   auto& block = ports->block;
@@ -118,12 +122,13 @@ int publisher(Board& board) {
       for (std::size_t at = sizeof h; at + 8 <= size; at += 8) std::memcpy(p + at, &s.check, 8);
       old.publish(std::move(*loan));
     }
+    board.rounds[slot].fetch_add(1, std::memory_order_relaxed);
     std::this_thread::sleep_for(std::chrono::microseconds(random() % 300));
   }
   return 0;
 }
 
-int subscriber(Board& board) {
+int subscriber(Board& board, int slot) {
   auto ports = joined([] { return std::make_unique<SubPorts>(); });
   auto& block = ports->block;
   auto& fresh = ports->fresh;
@@ -142,6 +147,7 @@ int subscriber(Board& board) {
     }
     it->second = seq + 1;
     board.taken.fetch_add(1, std::memory_order_relaxed);
+    board.flow_taken[slot][topic].fetch_add(1, std::memory_order_relaxed);
   };
   while (!board.stop.load()) {
     if (auto s = block.take(1ms)) check(0, (*s)->publisher, (*s)->seq, intact(**s));
@@ -181,7 +187,7 @@ TEST_CASE("200 random kill -9 of publishers and subscribers: no bad sample, ever
   auto start = [&](int slot) {
     return std::make_unique<Child>([board, slot] {
       try {
-        return slot < 3 ? publisher(*board) : subscriber(*board);
+        return slot < 3 ? publisher(*board, slot) : subscriber(*board, slot - 3);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "chaos worker %d: %s\n", slot, e.what());
         return 98;
@@ -229,7 +235,7 @@ TEST_CASE(
   auto start = [&](int slot) {
     return std::make_unique<Child>([board, slot] {
       try {
-        return slot < 3 ? publisher(*board) : subscriber(*board);
+        return slot < 3 ? publisher(*board, slot) : subscriber(*board, slot - 3);
       } catch (const std::exception& e) {
         std::fprintf(stderr, "chaos worker %d: %s\n", slot, e.what());
         return 98;
@@ -281,7 +287,24 @@ TEST_CASE(
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(random() % 40));
   }
-  std::this_thread::sleep_for(300ms);
+  // The last ferryd runs: every publisher keeps publishing and every
+  // subscriber takes again on every topic (restarted nodes rejoin within
+  // joined()'s 10 s), bounded.
+  const auto grows = [](const std::atomic<std::uint64_t>& counter) {
+    const std::uint64_t before = counter.load();
+    return eventually([&] { return counter.load() > before; }, 15s);
+  };
+  for (int p = 0; p < 3; ++p) {
+    CAPTURE(p);
+    CHECK(grows(board->rounds[p]));
+  }
+  for (int sub = 0; sub < 3; ++sub) {
+    for (int topic = 0; topic < 3; ++topic) {
+      CAPTURE(sub);
+      CAPTURE(topic);
+      CHECK(grows(board->flow_taken[sub][topic]));
+    }
+  }
   board->stop.store(true);
   for (auto& w : workers) CHECK(w->wait(20s) == 0);
 

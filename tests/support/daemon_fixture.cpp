@@ -121,8 +121,13 @@ RunResult run_program(const TestDomain& domain, const std::vector<std::string>& 
   return result;
 }
 
-Daemon::Daemon(const TestDomain& domain, const std::string& yaml)
-    : domain_(domain), config_path_((domain.runtime_dir() / "ferry.yaml").string()) {
+Daemon::Daemon(const TestDomain& domain, const std::string& yaml) : Daemon(domain, yaml, {}) {}
+
+Daemon::Daemon(const TestDomain& domain, const std::string& yaml,
+               std::vector<std::string> extra_args)
+    : domain_(domain),
+      config_path_((domain.runtime_dir() / "ferry.yaml").string()),
+      extra_args_(std::move(extra_args)) {
   std::ofstream(config_path_) << yaml;
   start();
 }
@@ -133,8 +138,10 @@ void Daemon::start() {
   std::fflush(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
-    exec_in_domain(domain_, {bin_path("ferryd"), "--config", config_path_, "--domain",
-                             domain_.name(), "--foreground"});
+    std::vector<std::string> argv{bin_path("ferryd"), "--config",     config_path_,
+                                  "--domain",         domain_.name(), "--foreground"};
+    argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
+    exec_in_domain(domain_, argv);
   }
   const std::string sock = (domain_.runtime_dir() / (domain_.name() + ".sock")).string();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);

@@ -30,6 +30,8 @@ RunResult run_program(const TestDomain& domain, const std::vector<std::string>& 
 class Daemon {
  public:
   Daemon(const TestDomain& domain, const std::string& yaml);
+  // With more ferryd arguments after the usual ones (e.g. {"--group", "users"}).
+  Daemon(const TestDomain& domain, const std::string& yaml, std::vector<std::string> extra_args);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -45,6 +47,7 @@ class Daemon {
  private:
   const TestDomain& domain_;
   std::string config_path_;
+  std::vector<std::string> extra_args_;
   pid_t pid_ = -1;
 };
 
