@@ -5,8 +5,14 @@
 #include <vector>
 
 #include "domain_pool_view.hpp"
+#include "ferry/config/limits.hpp"
 
 namespace ferry::detail {
+
+// A topic's `max_held` (validated against config::kMaxHeld) is the count
+// create() is given: the two limits are one.
+static_assert(HeldSamples::kMaxBuffers == config::kMaxHeld,
+              "HeldSamples::kMaxBuffers must equal config::kMaxHeld (max_held)");
 
 namespace {
 constexpr std::size_t kAlign = 64;

@@ -1091,7 +1091,15 @@ TEST_CASE("a corrupted holder word is reported as Corrupt, never followed") {
   f.pending = 5;  // pending without a giver
   holder0.store(layout::holder::encode(f));
   CHECK(pool.give(ref, kPub, kSub).error() == PoolError::Corrupt);
+  CHECK(pool.transfer(ref, kPub, kSub).error() == PoolError::Corrupt);
+  CHECK(pool.accept(ref, kPub, kSub).error() == PoolError::Corrupt);
+  CHECK(pool.revoke(ref, kSub, kPub).error() == PoolError::Corrupt);
   CHECK(pool.check_accounting().corrupt == 1);
+  // The scans pass over it: nothing is attributed from a malformed word.
+  const OwnerHoldings seen = pool.holdings(kPub);
+  CHECK(seen.held == 0);
+  CHECK(seen.pending == 0);
+  CHECK(pool.live_chunks().empty());
   holder0.store(good);
   REQUIRE(pool.release(ref, kPub).has_value());
   check_all_free(pool);

@@ -29,6 +29,19 @@ enum class PoolCrashStep : std::uint8_t {
   chunk_freed,    // 2 chunk Free(g+1), hint not set
 };
 
+// The crash-point hook of the production entry points: never stops (the
+// checks compile away).
+struct NeverStop {
+  constexpr bool operator()(PoolCrashStep /*step*/) const noexcept { return false; }
+};
+// PoolTestHooks': stops right after `step`.
+struct StopAt {
+  PoolCrashStep step;
+  bool operator()(PoolCrashStep k) const noexcept { return k == step; }
+};
+
+// Each is defined beside the operation it stops (pool_allocate.cpp,
+// pool_holders.cpp, pool_recovery.cpp).
 struct PoolTestHooks {
   static std::expected<ChunkRef, PoolError> allocate(Pool& pool, std::size_t size, OwnerId owner,
                                                      PoolCrashStep stop_after) noexcept;

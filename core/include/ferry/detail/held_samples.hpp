@@ -37,7 +37,8 @@ struct DomainPoolView;  // core/src: the node's pool mapping
 
 class HeldSamples {
  public:
-  static constexpr std::uint32_t kMaxBuffers = 63;  // config::kMaxHeld
+  // config::kMaxHeld (static_assert in held_samples.cpp); one bit of free_ each.
+  static constexpr std::uint32_t kMaxBuffers = 63;
 
   // Heap-allocates `count` buffers of `buffer_size` bytes, 64-byte aligned.
   // `pool` (may be null) is where pooled samples' references are released.

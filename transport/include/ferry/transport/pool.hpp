@@ -170,6 +170,13 @@
 // impossible values (PoolError::Corrupt, counted); hint bits beyond a class
 // are ignored; every loop is bounded (hint scan by the class size, CAS
 // retries by kPoolMaxRetries).
+//
+// ## Where the code is (transport/src)
+// pool_format.cpp (format, attach), pool_allocate.cpp, pool_holders.cpp
+// (add_ref .. revoke, freeing), pool_recovery.cpp (settle, reclaim),
+// pool_observe.cpp (stats, scans), pool_error.cpp. pool_walk.hpp is the one
+// way to read, walk and change holder words; pool_test_hooks.hpp the crash
+// points.
 
 #include <array>
 #include <atomic>
@@ -509,6 +516,21 @@ class Pool {
   // the hints, so it also raises the high-water mark.
   void count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
                         std::uint32_t generation, OwnerId owner, bool searched) noexcept;
+  // Runs step(meta, s) with the Live state s of ref's chunk (at ref's
+  // generation) until it returns Done or fails; Retry: it lost a race, read
+  // the state again (Contended after kPoolMaxRetries).
+  template <class Step>
+  std::expected<void, PoolError> update_live(ChunkRef ref, Step step) noexcept;
+  // Calls visit(class, index, meta, s) for each chunk whose state word
+  // s (one acquire load) is well formed and Live: the scans (pool_walk.hpp).
+  template <class Visit>
+  void for_each_live_chunk(Visit visit) const noexcept;
+  // Slot j of chunk `index` of cv, closed into `closed` by `closer`:
+  // vacates it and, when that freed the chunk, sets its hint. True: freed.
+  template <class Stop>
+  std::expected<bool, PoolError> finish_close(const ClassView& cv, std::uint32_t index, unsigned j,
+                                              std::uint64_t closed, OwnerId closer,
+                                              Stop& stop) noexcept;
   template <class Stop>
   std::expected<void, PoolError> add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n,
                                               Stop stop) noexcept;

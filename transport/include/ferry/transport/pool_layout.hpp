@@ -206,6 +206,11 @@ static_assert(kSlotShift + 2 * kHoldersPerChunk <= 62);
   const std::uint64_t f = slot_field(s);
   return ~(f >> 1) & ~f & kPairLowBits;
 }
+// Bit 2j set for each Reserving slot j.
+[[nodiscard]] constexpr std::uint64_t reserving_pairs(std::uint64_t s) noexcept {
+  const std::uint64_t f = slot_field(s);
+  return ~(f >> 1) & f & kPairLowBits;
+}
 // No slot in the invalid state 3.
 [[nodiscard]] constexpr bool slots_valid(std::uint64_t s) noexcept {
   const std::uint64_t f = slot_field(s);

@@ -1,0 +1,231 @@
+// Allocation: a free chunk of the smallest class that fits, claimed by CAS
+// (the chunk this handle freed or allocated last first, then the hints).
+#include <bit>
+
+#include "ferry/transport/pool.hpp"
+#include "pool_counters.hpp"
+#include "pool_prefetch.hpp"
+#include "pool_test_hooks.hpp"
+
+namespace ferry::transport {
+
+using namespace pool_layout;
+using namespace detail;  // the pool's private helpers (pool_*.hpp beside this file)
+namespace st = pool_layout::state;
+namespace hw = pool_layout::holder;
+
+template <class Stop>
+std::expected<ChunkRef, PoolError> Pool::allocate_impl(std::size_t size, OwnerId owner,
+                                                       Stop stop) noexcept {
+  if (owner == kNoOwner) return std::unexpected(PoolError::InvalidOwner);
+  std::uint32_t first = class_count_;
+  for (std::uint32_t c = 0; c < class_count_; ++c) {
+    if (classes_[c].chunk_size >= size) {
+      first = c;
+      break;
+    }
+  }
+  if (first == class_count_) return std::unexpected(PoolError::TooLarge);
+  for (std::uint32_t c = first; c < class_count_; ++c) {
+    auto r = allocate_from(c, owner, stop);
+    if (r) {
+      if (c != first) bump(classes_[c].counters->fallbacks);
+      return r;
+    }
+    if (r.error() != PoolError::Exhausted) return r;
+    bump(classes_[c].counters->exhausted);
+  }
+  return std::unexpected(PoolError::Exhausted);
+}
+
+// Claims chunk `m` for `owner` if it is Free and makes it Live with one
+// holder (owner, held 1). Returns the generation, or 0 when the chunk was not
+// free (a stale hint) or another claimer got it.
+template <class Stop>
+std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, OwnerId owner,
+                                                    Stop& stop, std::uint64_t guess) noexcept {
+  // SYNC: relaxed; the CAS below re-checks it (with acquire). With a guess
+  // (the Free word we expect) the CAS goes first: one transfer of the line
+  // from the core that freed the chunk instead of a load and then a CAS.
+  std::uint64_t s = guess != 0 ? guess : m.state.load(std::memory_order_relaxed);
+  std::uint32_t gen = 0;
+  for (std::uint32_t attempt = 0;; ++attempt) {
+    if (!st::well_formed(s)) {
+      bump(counters_->corrupt);
+      return 0;
+    }
+    if (st::mode(s) != st::kModeFree || attempt == 8) return 0;
+    gen = st::generation(s);
+    // SYNC: acq_rel on success: acquire pairs with the release CAS that
+    // freed the chunk (every former holder is done with the payload before
+    // we hand it out). On failure `s` is reloaded: if the chunk is still
+    // Free (our first load was an older Free), try again. seq_cst both ways
+    // (free on x86): a scanner's claim, success or failure, is in the total
+    // order with the hint bit it cleared before (see after_free).
+    if (m.state.compare_exchange_strong(s, st::make_claimed(gen, owner), std::memory_order_seq_cst,
+                                        std::memory_order_seq_cst)) {
+      break;
+    }
+  }
+  if (stop(PoolCrashStep::allocate_claimed)) return std::unexpected(PoolError::Aborted);
+  // While Claimed(gen, owner) nobody else writes this chunk's words: other
+  // claimers skip it, references to this generation are refused until it is
+  // Live, and reclaim_owner undoes the claim only when the owner's process is
+  // gone (with process_gone false it leaves it: a node declared dead while
+  // merely stopped may wake up right here). So plain stores.
+  hw::Fields f;
+  f.owner = owner;
+  f.held = 1;
+  // SYNC: relaxed (the tag of the slot's previous holder word); this load and
+  // the store below are published by the release store of Live below.
+  f.tag = hw::decode(m.holders[0].load(std::memory_order_relaxed)).tag + 1;
+  m.holders[0].store(hw::encode(f), std::memory_order_relaxed);
+  // SYNC: relaxed; published by the release store of Live below (stats only).
+  m.origin.store(std::uint64_t{owner} | (std::uint64_t{gen} << 32), std::memory_order_relaxed);
+  if (stop(PoolCrashStep::allocate_holder_written)) return std::unexpected(PoolError::Aborted);
+  // SYNC: release, pairs with the acquire loads of the state word in every
+  // operation that then reads holders[0].
+  m.state.store(st::with_slot(st::make_live(gen), 0, st::kSlotLive), std::memory_order_release);
+  return gen;
+}
+
+void Pool::count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
+                            std::uint32_t generation, OwnerId owner, bool searched) noexcept {
+  // SYNC: relaxed; a counter, on the allocator's own line.
+  cv.counters->by_owner[owner % kOwnerCountLines].allocated.fetch_add(1, std::memory_order_relaxed);
+  if (searched) {
+    // The class grew into a chunk found through the hints: raise the
+    // high-water mark (by CAS) to the sum of every owner's line.
+    const std::int64_t now = in_use_of(*cv.counters);
+    // SYNC: relaxed; a counter.
+    std::int64_t peak = cv.counters->peak_in_use.load(std::memory_order_relaxed);
+    while (now > peak &&
+           !cv.counters->peak_in_use.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+  }
+  // SYNC: relaxed; a private guess of this handle (threads share it): the
+  // chunk, and the generation it will have once Free again.
+  std::atomic_ref<std::uint64_t>(last_[c]).store(
+      (std::uint64_t{index} + 1) << 32 | st::next_generation(generation),
+      std::memory_order_relaxed);
+}
+
+template <class Stop>
+std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::uint64_t known,
+                                                        OwnerId owner, Stop stop) noexcept {
+  const ClassView& cv = classes_[c];
+  const std::uint64_t index = (known >> 32) - 1;
+  if (known == 0 || index >= cv.count) return std::unexpected(PoolError::Exhausted);
+  // A chunk this handle knows, Free with generation `known` if nobody took
+  // it since. Claiming it directly leaves the class's hint word alone: its
+  // bit stays set (a stale hint once we hold the chunk, which is allowed: a
+  // hint is only a candidate, the next scanner clears it after one failed
+  // claim), so the word is not written on every loan.
+  if (stop(PoolCrashStep::allocate_hint_cleared))
+    return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
+  ChunkMeta& m = cv.meta[index];
+  // The loan's first write goes to the payload the last reader may have in
+  // its cache: fetch it for writing while the claim's CAS fetches the metadata.
+  prefetch_line(cv.payload + static_cast<std::size_t>(index) * cv.chunk_size, true);
+  auto claimed = claim(m, owner, stop, st::make_free(static_cast<std::uint32_t>(known)));
+  if (!claimed) return std::unexpected(claimed.error());
+  if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // in use: try another
+  if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
+  count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed, owner, false);
+  return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
+}
+
+template <class Stop>
+std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId owner,
+                                                       Stop stop) noexcept {
+  // First the chunk this handle freed last: its metadata line is still in
+  // our cache (in a ping-pong each side frees the other's sample, then loans
+  // its answer). Then the one it allocated last: in a one-way stream the
+  // subscriber has freed it by now. Only then the hints.
+  // SYNC: relaxed; private guesses of this handle (threads share them).
+  std::atomic_ref<std::uint64_t> freed(freed_[c]);
+  const std::uint64_t mine = freed.load(std::memory_order_relaxed);
+  if (mine != 0) {
+    freed.store(0, std::memory_order_relaxed);  // tried once: a claim of ours, or taken
+    if (auto r = allocate_again(c, mine, owner, stop); r || r.error() != PoolError::Exhausted)
+      return r;
+  }
+  const std::uint64_t last =
+      std::atomic_ref<std::uint64_t>(last_[c]).load(std::memory_order_relaxed);
+  if (last != mine) {
+    if (auto r = allocate_again(c, last, owner, stop); r || r.error() != PoolError::Exhausted)
+      return r;
+  }
+  const ClassView& cv = classes_[c];
+  std::atomic_ref<std::uint32_t> cursor(cursor_[c]);
+  // SYNC: relaxed; a private search hint of this handle.
+  std::uint32_t start = cursor.load(std::memory_order_relaxed);
+  if (start >= cv.hint_words) start = 0;
+  for (std::uint32_t k = 0; k < cv.hint_words; ++k) {
+    std::uint32_t w = start + k;
+    if (w >= cv.hint_words) w -= cv.hint_words;
+    std::atomic<std::uint64_t>& word = cv.hints[w];
+    // SYNC: relaxed: hints are candidates only; the claim CAS on the chunk's
+    // state word is what orders (and decides) anything.
+    std::uint64_t bits = word.load(std::memory_order_relaxed);
+    // Bounded: each round clears one bit of `bits` or of the shared word;
+    // freers setting bits meanwhile cannot keep us here beyond 128 rounds.
+    for (std::uint32_t round = 0; bits != 0 && round < 128; ++round) {
+      const unsigned b = static_cast<unsigned>(std::countr_zero(bits));
+      const std::uint64_t bit = std::uint64_t{1} << b;
+      // SYNC: seq_cst, see after_free. Clearing the bit first makes us (almost
+      // always) the only candidate for this chunk. Only the old value of
+      // this one bit is used, so x86 does it with one `lock btr` instead of a
+      // CAS loop (seq_cst is the same instruction).
+      const bool was_set = (word.fetch_and(~bit, std::memory_order_seq_cst) & bit) != 0;
+      if (!was_set) {
+        // Someone else took it: look at what is there now.
+        // SYNC: relaxed, a hint as above.
+        bits = word.load(std::memory_order_relaxed) & ~bit;
+        continue;
+      }
+      bits &= ~bit;
+      const std::uint32_t i = w * 64 + b;
+      if (i >= cv.count) {
+        bump(counters_->corrupt);  // a hint beyond the class
+        continue;
+      }
+      if (stop(PoolCrashStep::allocate_hint_cleared)) return std::unexpected(PoolError::Aborted);
+      ChunkMeta& m = cv.meta[i];
+      auto claimed = claim(m, owner, stop, 0);
+      if (!claimed) return std::unexpected(claimed.error());
+      if (*claimed == 0) {
+        // Not free (a stale hint), or lost to another claimer. If it is Free
+        // after all (we gave up racing for it), put its hint back.
+        // SYNC: relaxed: a hint (see after_free).
+        const std::uint64_t now = m.state.load(std::memory_order_relaxed);
+        if (st::well_formed(now) && st::mode(now) == st::kModeFree) {
+          word.fetch_or(bit, std::memory_order_relaxed);
+        }
+        continue;
+      }
+      const std::uint32_t gen = *claimed;
+      if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
+      count_allocation(cv, c, i, gen, owner, true);
+      if (w != start) cursor.store(w, std::memory_order_relaxed);
+      return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
+    }
+  }
+  return std::unexpected(PoolError::Exhausted);
+}
+
+std::expected<ChunkRef, PoolError> Pool::allocate(std::size_t size, OwnerId owner) noexcept {
+  return allocate_impl(size, owner, NeverStop{});
+}
+
+namespace detail {
+
+std::expected<ChunkRef, PoolError> PoolTestHooks::allocate(Pool& pool, std::size_t size,
+                                                           OwnerId owner,
+                                                           PoolCrashStep stop_after) noexcept {
+  return pool.allocate_impl(size, owner, StopAt{stop_after});
+}
+
+}  // namespace detail
+
+}  // namespace ferry::transport

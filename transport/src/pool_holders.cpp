@@ -1,0 +1,416 @@
+// Holders: the references to live chunks and every change of their counts
+// (add_ref, give, transfer, accept, release, revoke), each one CAS on the
+// holder slot that counts them; and what freeing a chunk leaves behind.
+#include <bit>
+
+#include "ferry/transport/pool.hpp"
+#include "pool_counters.hpp"
+#include "pool_prefetch.hpp"
+#include "pool_test_hooks.hpp"
+#include "pool_walk.hpp"
+
+namespace ferry::transport {
+
+using namespace pool_layout;
+using namespace detail;  // the pool's private helpers (pool_*.hpp beside this file)
+namespace st = pool_layout::state;
+namespace hw = pool_layout::holder;
+
+std::expected<Pool::Located, PoolError> Pool::locate(ChunkRef ref) const noexcept {
+  if (ref.size_class >= class_count_ || ref.index >= classes_[ref.size_class].count ||
+      ref.generation == 0) {
+    bump(counters_->invalid_refs);
+    return std::unexpected(PoolError::InvalidReference);
+  }
+  const ClassView& cv = classes_[ref.size_class];
+  return Located{&cv, &cv.meta[ref.index]};
+}
+
+// The state word of a chunk that a holder's reference names: Live, with the
+// reference's generation.
+std::expected<std::uint64_t, PoolError> Pool::live_state(const pool_layout::ChunkMeta& m,
+                                                         std::uint32_t generation) const noexcept {
+  // SYNC: acquire, pairs with the release store/CAS that made holder slots
+  // Live (claim, reserve): the holder words we read next are theirs or newer.
+  const std::uint64_t s = m.state.load(std::memory_order_acquire);
+  if (!st::well_formed(s)) {
+    bump(counters_->corrupt);
+    return std::unexpected(PoolError::Corrupt);
+  }
+  if (st::mode(s) != st::kModeLive || st::generation(s) != generation) {
+    bump(counters_->stale_refs);
+    return std::unexpected(PoolError::StaleReference);
+  }
+  return s;
+}
+
+void Pool::after_free(const ClassView& cv, std::uint32_t index, OwnerId freer) noexcept {
+  // A bit already set is left alone: in a steady stream nobody clears it
+  // (allocate_again claims without it), so the word stays shared in every
+  // core's cache instead of moving to each freer's core with a locked or.
+  // SYNC: seq_cst, pairs with the seq_cst fetch_and of a scanner in
+  // allocate_from and the seq_cst CASes on the state word (the free before
+  // this load, the scanner's claim after its fetch_and): if we see the bit
+  // still set, the scanner's clear comes later in the single total order,
+  // so its claim sees our free and takes the chunk; if its claim failed
+  // before our free, its clear came first and we see the bit clear.
+  std::atomic<std::uint64_t>& word = cv.hints[index / 64];
+  const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+  if ((word.load(std::memory_order_seq_cst) & bit) == 0) {
+    // SYNC: relaxed: setting a hint orders nothing (claimers synchronise
+    // through the state word); the load above decided it was needed.
+    word.fetch_or(bit, std::memory_order_relaxed);
+  }
+  // SYNC: relaxed; counter (on the freer's own line).
+  cv.counters->by_owner[freer % kOwnerCountLines].freed.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Pool::note_freed(ChunkRef ref) noexcept {
+  // SYNC: relaxed; a private guess of this handle (threads share it).
+  std::atomic_ref<std::uint64_t>(freed_[ref.size_class])
+      .store((std::uint64_t{ref.index} + 1) << 32 | st::next_generation(ref.generation),
+             std::memory_order_relaxed);
+}
+
+std::unexpected<PoolError> Pool::corrupt() const noexcept {
+  bump(counters_->corrupt);
+  return std::unexpected(PoolError::Corrupt);
+}
+std::unexpected<PoolError> Pool::not_held() const noexcept {
+  bump(counters_->not_held);
+  return std::unexpected(PoolError::NotHeld);
+}
+std::unexpected<PoolError> Pool::contended() const noexcept {
+  bump(counters_->contended);
+  return std::unexpected(PoolError::Contended);
+}
+
+template <class Step>
+std::expected<void, PoolError> Pool::update_live(ChunkRef ref, Step step) noexcept {
+  auto loc = locate(ref);
+  if (!loc) return std::unexpected(loc.error());
+  for (std::uint32_t attempt = 0; attempt < kPoolMaxRetries; ++attempt) {
+    auto s = live_state(*loc->meta, ref.generation);
+    if (!s) return std::unexpected(s.error());
+    const std::expected<Outcome, PoolError> r = step(*loc->meta, *s);
+    if (!r) return std::unexpected(r.error());
+    if (*r == Outcome::Done) return {};
+  }
+  return contended();
+}
+
+// Reserves an Empty slot of the chunk whose state was `s` for holder `f` and
+// makes it Live. Retry: the state word moved on, read it again.
+template <class Stop>
+std::expected<Pool::Outcome, PoolError> Pool::reserve(pool_layout::ChunkMeta& m, std::uint64_t s,
+                                                      pool_layout::holder::Fields f,
+                                                      Stop& stop) noexcept {
+  const std::uint64_t empty = st::empty_pairs(s);
+  if (empty == 0) {
+    bump(counters_->holder_overflow);
+    return std::unexpected(PoolError::TooManyHolders);
+  }
+  const auto j = static_cast<unsigned>(std::countr_zero(empty) / 2);
+  // SYNC: acq_rel on success (a read-modify-write in the chain of the state
+  // word); relaxed on failure: we read the word again.
+  if (!m.state.compare_exchange_strong(s, st::with_slot(s, j, st::kSlotReserving),
+                                       std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    return Outcome::Retry;
+  }
+  if (stop(PoolCrashStep::slot_reserving)) return std::unexpected(PoolError::Aborted);
+  const std::uint32_t gen = st::generation(s);
+  // The slot is ours until we make it Live: nobody else writes its holder
+  // word, except a reserver declared dead while stopped here, whose slot was
+  // wiped when the chunk was freed and reused since: so a CAS from what we
+  // read, retried only while the state still shows our reservation.
+  // SYNC: relaxed; published by the release CAS below.
+  std::uint64_t old = m.holders[j].load(std::memory_order_relaxed);
+  for (std::uint32_t attempt = 0;; ++attempt) {
+    f.tag = hw::decode(old).tag + 1;
+    // SYNC: relaxed; published by the release CAS below.
+    if (m.holders[j].compare_exchange_strong(old, hw::encode(f), std::memory_order_relaxed)) break;
+    const std::uint64_t cur = m.state.load(std::memory_order_relaxed);
+    if (st::mode(cur) != st::kModeLive || st::generation(cur) != gen ||
+        st::slot(cur, j) != st::kSlotReserving || attempt == 8) {
+      bump(counters_->stale_refs);
+      return std::unexpected(PoolError::StaleReference);
+    }
+  }
+  if (stop(PoolCrashStep::slot_holder_written)) return std::unexpected(PoolError::Aborted);
+  for (std::uint32_t attempt = 0; attempt < kPoolMaxRetries; ++attempt) {
+    // SYNC: relaxed; the CAS below is what publishes.
+    std::uint64_t cur = m.state.load(std::memory_order_relaxed);
+    if (!st::well_formed(cur)) return corrupt();
+    if (st::mode(cur) != st::kModeLive || st::generation(cur) != gen ||
+        st::slot(cur, j) != st::kSlotReserving) {
+      // Freed under us: the caller did not hold a reference.
+      bump(counters_->stale_refs);
+      return std::unexpected(PoolError::StaleReference);
+    }
+    // SYNC: release (acq_rel), pairs with the acquire loads of the state word
+    // before holder words are read: whoever sees slot j Live sees our word.
+    if (m.state.compare_exchange_weak(cur, st::with_slot(cur, j, st::kSlotLive),
+                                      std::memory_order_acq_rel, std::memory_order_relaxed)) {
+      return Outcome::Done;
+    }
+  }
+  return contended();
+}
+
+template <class Stop>
+std::expected<void, PoolError> Pool::add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n,
+                                                  Stop stop) noexcept {
+  if (owner == kNoOwner || n == 0 || n > kMaxRefsPerHolder)
+    return std::unexpected(PoolError::InvalidOwner);
+  return update_live(ref, [&](ChunkMeta& m, std::uint64_t s) -> std::expected<Outcome, PoolError> {
+    bool holds = false;
+    OpenHolders walk(m, s);
+    for (HolderRead h; walk.next(h);) {
+      if (h.fields.owner != owner) continue;
+      holds = true;
+      if (h.fields.held + h.fields.pending + n > kMaxRefsPerHolder) continue;
+      hw::Fields f = h.fields;
+      f.held += n;
+      return write_holder(m, h, hw::encode(f)) ? Outcome::Done : Outcome::Retry;
+    }
+    if (walk.corrupt()) return corrupt();
+    if (!holds) return not_held();
+    // Every slot of the owner is full: a new one.
+    hw::Fields f;
+    f.owner = owner;
+    f.held = n;
+    return reserve(m, s, f, stop);
+  });
+}
+
+std::expected<void, PoolError> Pool::add_ref(ChunkRef ref, OwnerId owner,
+                                             std::uint32_t n) noexcept {
+  return add_ref_impl(ref, owner, n, NeverStop{});
+}
+
+template <class Stop>
+std::expected<void, PoolError> Pool::give_impl(ChunkRef ref, OwnerId from, OwnerId to,
+                                               std::uint32_t n, Stop stop) noexcept {
+  if (from == kNoOwner || to == kNoOwner || n == 0 || n > kMaxRefsPerHolder) {
+    return std::unexpected(PoolError::InvalidOwner);
+  }
+  return update_live(ref, [&](ChunkMeta& m, std::uint64_t s) -> std::expected<Outcome, PoolError> {
+    bool giver_holds = false;
+    bool has_target = false;
+    HolderRead target;
+    OpenHolders walk(m, s);
+    for (HolderRead h; walk.next(h);) {
+      const hw::Fields& f = h.fields;
+      if (f.owner == from) giver_holds = true;
+      if (f.owner == to && !has_target && (f.aux == from || f.pending == 0) &&
+          f.held + f.pending + n <= kMaxRefsPerHolder) {
+        target = h;
+        has_target = true;
+      }
+    }
+    if (walk.corrupt()) return corrupt();
+    if (!giver_holds) return not_held();
+    hw::Fields f;
+    if (has_target) {
+      f = target.fields;
+      f.aux = from;
+      f.pending += n;
+      return write_holder(m, target, hw::encode(f)) ? Outcome::Done : Outcome::Retry;
+    }
+    f.owner = to;
+    f.aux = from;
+    f.pending = n;
+    return reserve(m, s, f, stop);
+  });
+}
+
+std::expected<void, PoolError> Pool::give(ChunkRef ref, OwnerId from, OwnerId to,
+                                          std::uint32_t n) noexcept {
+  return give_impl(ref, from, to, n, NeverStop{});
+}
+
+std::expected<void, PoolError> Pool::transfer(ChunkRef ref, OwnerId from, OwnerId to) noexcept {
+  if (from == kNoOwner || to == kNoOwner || from == to)
+    return std::unexpected(PoolError::InvalidOwner);
+  return update_live(ref, [&](ChunkMeta& m, std::uint64_t s) -> std::expected<Outcome, PoolError> {
+    bool found = false;
+    HolderRead mine;
+    OpenHolders walk(m, s);
+    for (HolderRead h; walk.next(h);) {
+      if (h.fields.owner != from) continue;
+      // Anything but exactly one held reference: not ours to hand over whole.
+      if (found || h.fields.held != 1 || h.fields.pending != 0) return not_held();
+      mine = h;
+      found = true;
+    }
+    if (walk.corrupt()) return corrupt();
+    if (!found) return not_held();
+    hw::Fields f = mine.fields;
+    f.owner = to;
+    f.aux = from;
+    f.held = 0;
+    f.pending = 1;
+    ++f.tag;  // another owner's word now: a stale expectation of the old one fails
+    // A link in the chain of count changes like any other (as give's pending
+    // +1 and release's close would be); the slot stays Live, so the state
+    // word does not change.
+    return write_holder(m, mine, hw::encode(f)) ? Outcome::Done : Outcome::Retry;
+  });
+}
+
+std::expected<void, PoolError> Pool::accept(ChunkRef ref, OwnerId to, OwnerId from) noexcept {
+  if (to == kNoOwner || from == kNoOwner) return std::unexpected(PoolError::InvalidOwner);
+  return update_live(ref, [&](ChunkMeta& m, std::uint64_t s) -> std::expected<Outcome, PoolError> {
+    OpenHolders walk(m, s);
+    for (HolderRead h; walk.next(h);) {
+      hw::Fields f = h.fields;
+      if (f.owner != to || f.aux != from || f.pending == 0) continue;
+      f.pending -= 1;
+      f.held += 1;
+      return write_holder(m, h, hw::encode(f)) ? Outcome::Done : Outcome::Retry;
+    }
+    if (walk.corrupt()) return corrupt();
+    return not_held();
+  });
+}
+
+template <class Stop>
+std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool by_giver,
+                                               OwnerId other, Stop stop) noexcept {
+  if (owner == kNoOwner || (by_giver && other == kNoOwner))
+    return std::unexpected(PoolError::InvalidOwner);
+  const OwnerId closer = by_giver ? other : owner;
+  return update_live(ref, [&](ChunkMeta& m, std::uint64_t s) -> std::expected<Outcome, PoolError> {
+    OpenHolders walk(m, s);
+    HolderRead h;
+    bool found = false;
+    while (!found && walk.next(h)) {
+      const hw::Fields& f = h.fields;
+      found = f.owner == owner && (by_giver ? f.aux == other && f.pending > 0 : f.held > 0);
+    }
+    if (walk.corrupt()) return corrupt();
+    if (!found) return not_held();
+    hw::Fields f = h.fields;
+    if (by_giver) {
+      f.pending -= 1;
+    } else {
+      f.held -= 1;
+    }
+    if (f.held + f.pending > 0) {
+      return write_holder(m, h, hw::encode(f)) ? Outcome::Done : Outcome::Retry;
+    }
+    // The last reference of this slot.
+    const ClassView& cv = classes_[ref.size_class];
+    if (!by_giver && st::live_pairs(s) == (std::uint64_t{1} << (2 * h.slot))) {
+      // ... and of the chunk: nobody else can change this slot or the
+      // state word now (that takes holding a reference, and ours is the
+      // only one), so ONE CAS frees the chunk. A node declared dead that
+      // wakes up here fails it: reclaim changed the state word.
+      // SYNC: acq_rel, as in vacate (release: our payload accesses, and
+      // through this slot's CAS chain every earlier holder's, happen before
+      // the next claimer's acquire); seq_cst for after_free's hint check.
+      std::uint64_t expected = s;
+      if (!m.state.compare_exchange_strong(expected,
+                                           st::make_free(st::next_generation(ref.generation)),
+                                           std::memory_order_seq_cst, std::memory_order_relaxed)) {
+        return Outcome::Retry;
+      }
+      if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
+      after_free(cv, ref.index, owner);
+      note_freed(ref);
+      return Outcome::Done;
+    }
+    // Close it, naming us, then empty it.
+    const std::uint64_t closed = closed_word(f, closer);
+    if (!write_holder(m, h, closed)) return Outcome::Retry;
+    auto freed = finish_close(cv, ref.index, h.slot, closed, closer, stop);
+    if (!freed) return std::unexpected(freed.error());
+    if (*freed) note_freed(ref);
+    return Outcome::Done;
+  });
+}
+
+std::expected<void, PoolError> Pool::release(ChunkRef ref, OwnerId owner) noexcept {
+  return drop_impl(ref, owner, false, kNoOwner, NeverStop{});
+}
+
+std::expected<void, PoolError> Pool::revoke(ChunkRef ref, OwnerId from, OwnerId to) noexcept {
+  return drop_impl(ref, to, true, from, NeverStop{});
+}
+
+std::expected<std::span<std::byte>, PoolError> Pool::resolve(ChunkRef ref) const noexcept {
+  auto loc = locate(ref);
+  if (!loc) return std::unexpected(loc.error());
+  auto s = live_state(*loc->meta, ref.generation);
+  if (!s) return std::unexpected(s.error());
+  const ClassView& cv = *loc->cv;
+  return std::span<std::byte>(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size,
+                              cv.chunk_size);
+}
+
+void Pool::prefetch_payload(ChunkRef ref, bool for_write) const noexcept {
+  if (ref.size_class >= class_count_ || ref.index >= classes_[ref.size_class].count) return;
+  const ClassView& cv = classes_[ref.size_class];
+  prefetch_line(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size, for_write);
+}
+
+namespace detail {
+
+std::expected<bool, PoolError> vacate(ChunkMeta& m, unsigned j, std::uint64_t closed,
+                                      PoolCounters& k) noexcept {
+  for (std::uint32_t attempt = 0; attempt < kPoolMaxRetries; ++attempt) {
+    // SYNC: acquire, pairs with the release CASes of other closers and
+    // reservers on the state word.
+    std::uint64_t s = m.state.load(std::memory_order_acquire);
+    if (!st::well_formed(s)) {
+      bump(k.corrupt);
+      return std::unexpected(PoolError::Corrupt);
+    }
+    if (st::mode(s) != st::kModeLive || st::slot(s, j) != st::kSlotLive) return false;
+    // Still the holder word we closed? A slot is reserved again only after
+    // it was emptied, and its reserver rewrites the holder word (new tag)
+    // before making it Live; so if the word is still ours, slot j as seen in
+    // `s` is still the one we closed.
+    // SYNC: acquire, pairs with the release of the reserver's commit CAS.
+    if (m.holders[j].load(std::memory_order_acquire) != closed) return false;
+    const std::uint64_t others = st::live_pairs(s) & ~(std::uint64_t{1} << (2 * j));
+    const std::uint64_t next = others != 0 ? st::with_slot(s, j, st::kSlotEmpty)
+                                           : st::make_free(st::next_generation(st::generation(s)));
+    // SYNC: acq_rel. Release: every holder's last access to the payload
+    // happened before its own closing CAS, and those CASes chain through the
+    // holder words and this state word (all read-modify-writes) into the one
+    // that frees the chunk, which the next claimer acquires. Acquire: pairs
+    // with the other closers' releases. seq_cst (the same instruction on
+    // x86): a free is in the total order after_free's hint check relies on.
+    if (m.state.compare_exchange_weak(s, next, std::memory_order_seq_cst,
+                                      std::memory_order_relaxed)) {
+      return others == 0;
+    }
+  }
+  bump(k.contended);
+  return std::unexpected(PoolError::Contended);
+}
+
+std::expected<void, PoolError> PoolTestHooks::add_ref(Pool& pool, ChunkRef ref, OwnerId owner,
+                                                      std::uint32_t n,
+                                                      PoolCrashStep stop_after) noexcept {
+  return pool.add_ref_impl(ref, owner, n, StopAt{stop_after});
+}
+std::expected<void, PoolError> PoolTestHooks::give(Pool& pool, ChunkRef ref, OwnerId from,
+                                                   OwnerId to, std::uint32_t n,
+                                                   PoolCrashStep stop_after) noexcept {
+  return pool.give_impl(ref, from, to, n, StopAt{stop_after});
+}
+std::expected<void, PoolError> PoolTestHooks::release(Pool& pool, ChunkRef ref, OwnerId owner,
+                                                      PoolCrashStep stop_after) noexcept {
+  return pool.drop_impl(ref, owner, false, kNoOwner, StopAt{stop_after});
+}
+std::expected<void, PoolError> PoolTestHooks::revoke(Pool& pool, ChunkRef ref, OwnerId from,
+                                                     OwnerId to,
+                                                     PoolCrashStep stop_after) noexcept {
+  return pool.drop_impl(ref, to, true, from, StopAt{stop_after});
+}
+
+}  // namespace detail
+
+}  // namespace ferry::transport
