@@ -169,9 +169,14 @@ TEST_CASE("garbage, half messages and idle connections do not disturb a running 
     REQUIRE(s);
     CHECK((*s)->seq == i);
   }
-  // The daemon closed the garbage senders and still serves new nodes.
+  // The daemon answered the garbage sender with an error and closed it, and
+  // still serves new nodes. A receive timeout: a daemon that ignores the
+  // garbage fails here instead of hanging the test.
+  const timeval five_seconds{.tv_sec = 5, .tv_usec = 0};
+  REQUIRE(::setsockopt(garbage, SOL_SOCKET, SO_RCVTIMEO, &five_seconds, sizeof five_seconds) == 0);
   char buf[256];
-  CHECK(::recv(garbage, buf, sizeof buf, 0) >= 0);  // an error reply, then EOF
+  CHECK(::recv(garbage, buf, sizeof buf, 0) > 0);   // the error reply
+  CHECK(::recv(garbage, buf, sizeof buf, 0) == 0);  // then EOF
   ferry::Node late{"late"};
   auto late_sub = late.subscriber<Seq>("t");
   CHECK(eventually([&] { return pub.subscriber_count() == 2; }));
