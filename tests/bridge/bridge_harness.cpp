@@ -174,13 +174,4 @@ void Background::kill9() {
   pid_ = -1;
 }
 
-bool eventually(const std::function<bool()>& ok, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return ok();
-}
-
 }  // namespace ferry::test
