@@ -352,23 +352,36 @@ TEST_CASE("node list shows each node's pid and ports, and forgets a node killed 
 
 TEST_CASE("pool shows every size class with its chunks accounted for") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
+  // A declared pool: the classes and their counts are known exactly.
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"
+                                   "  - { name: logs, type: bytes, max_size: 4KiB }\n",
+                                   "pool:\n"
+                                   "  - { chunk_size: 4KiB, count: 16 }\n"
+                                   "  - { chunk_size: 64KiB, count: 4 }\n"));
   const json pool = ferry_json(domain, {"pool"});
-  REQUIRE(pool.contains("classes"));
+  CAPTURE(pool.dump());
   REQUIRE(pool["classes"].is_array());
-  for (const auto& c : pool["classes"]) {
-    CHECK(c["chunk_size"].get<std::uint64_t>() > 0);
-    CHECK(c["free"] == c["total"]);  // nothing runs: every chunk is free
+  REQUIRE(pool["classes"].size() == 2);
+  const std::uint64_t sizes[] = {4096, 65536};
+  const std::uint64_t counts[] = {16, 4};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const json& c = pool["classes"][i];
+    CHECK(c["chunk_size"] == sizes[i]);
+    CHECK(c["total"] == counts[i]);
+    CHECK(c["free"] == counts[i]);  // nothing runs: every chunk is free
     CHECK(c["loaned"] == 0);
     CHECK(c["in_flight"] == 0);
   }
   const auto text = run_program(domain, {bin_path("ferry"), "pool"});
   CHECK(text.exit_code == 0);
-  if (pool["classes"].empty()) {
-    CHECK(text.out.find("has no loaned-memory pool") != std::string::npos);
-  } else {
-    CHECK(text.out.find("CHUNK  TOTAL  FREE  LOANED  IN_FLIGHT") != std::string::npos);
-  }
+  CAPTURE(text.out);
+  CHECK(last_line_words(text.out, "CHUNK") == std::vector<std::string>{"CHUNK", "TOTAL", "FREE",
+                                                                       "LOANED", "IN_FLIGHT",
+                                                                       "LOW_WATER", "EXHAUSTED"});
+  CHECK(last_line_words(text.out, "4.00 KiB") ==
+        std::vector<std::string>{"4.00", "KiB", "16", "16", "0", "0", "16", "0"});
+  CHECK(last_line_words(text.out, "64.0 KiB") ==
+        std::vector<std::string>{"64.0", "KiB", "4", "4", "0", "0", "4", "0"});
 }
 
 TEST_CASE("hz stops cleanly on Ctrl-C") {
