@@ -14,11 +14,10 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
-#include "ferry/discovery/objects.hpp"
 #include "ferry/transport/names.hpp"
-#include "ferry/transport/ring.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "queue_probe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -57,29 +56,6 @@ struct Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
 };
-
-// The domain's queue rings (a subscriber's queue per matched publisher),
-// opened read-write as a rogue peer would.
-std::vector<ferry::transport::Segment> open_rings(const std::string& domain) {
-  std::vector<ferry::transport::Segment> rings;
-  for (const auto& name : ferry::transport::list_domain_objects(domain)) {
-    auto ring = ferry::transport::Segment::open(name, ferry::discovery::kRingKind,
-                                                ferry::transport::kRingLayoutVersion,
-                                                std::chrono::milliseconds(0));
-    if (ring) rings.push_back(std::move(*ring));
-  }
-  return rings;
-}
-
-// The `n`-th queued slot of a ring ({length, flags, SlotMeta, payload}).
-std::byte* queued_slot(ferry::transport::Segment& ring, std::uint32_t n) {
-  using ferry::transport::ring_layout::RingHeader;
-  std::byte* base = ring.payload();
-  const auto& geometry = reinterpret_cast<const RingHeader*>(base)->geometry;
-  const auto stats = ferry::transport::read_ring_stats(base, ring.payload_size());
-  return base + geometry.slots_offset +
-         static_cast<std::size_t>((stats.head + n) & geometry.mask) * geometry.slot_size;
-}
 
 // Publishes on every topic for `seconds`, then exits 0: whatever it is told
 // by its queues, it must not crash or hang.
@@ -211,7 +187,7 @@ TEST_CASE(
   REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
   for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
 
-  auto rings = open_rings(domain.name());
+  auto rings = ferry::test::open_queue_rings(domain.name());
   REQUIRE(rings.size() == 1);  // one subscriber, one publisher: one queue
   std::byte* ring = rings[0].payload();
   const auto before = ferry::transport::read_ring_stats(ring, rings[0].payload_size());
@@ -220,8 +196,9 @@ TEST_CASE(
   CHECK(before.corrupt == 0);
   // The rogue peer rewrites the length of the second queued sample (seq 1)
   // to more than a slot holds.
-  auto* length = reinterpret_cast<std::uint32_t*>(
-      queued_slot(rings[0], 1) + offsetof(ferry::transport::ring_layout::SlotHeader, length));
+  auto* length =
+      reinterpret_cast<std::uint32_t*>(ferry::test::queued_slot(rings[0], 1) +
+                                       offsetof(ferry::transport::ring_layout::SlotHeader, length));
   __atomic_store_n(length, 0xFFFFFFFFu, __ATOMIC_RELAXED);
 
   auto first = sub.take(1s);
@@ -253,11 +230,11 @@ TEST_CASE(
   const auto pool_before = ferry::test::pool_stats(domain.name());
   REQUIRE(pool_before.valid);
 
-  auto rings = open_rings(domain.name());
+  auto rings = ferry::test::open_queue_rings(domain.name());
   REQUIRE(rings.size() == 1);
   // The second queued sample's reference ({ref, size} after the slot header)
   // now names size class 255: no such class.
-  auto* ref = reinterpret_cast<std::uint64_t*>(queued_slot(rings[0], 1) +
+  auto* ref = reinterpret_cast<std::uint64_t*>(ferry::test::queued_slot(rings[0], 1) +
                                                ferry::transport::ring_layout::kSlotHeaderBytes);
   const auto real = ferry::transport::ChunkRef::unpack(__atomic_load_n(ref, __ATOMIC_RELAXED));
   REQUIRE(real.generation != 0);  // it was a pool reference

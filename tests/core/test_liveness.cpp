@@ -13,6 +13,7 @@
 #include "ferry/discovery/client.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "queue_probe.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
@@ -177,18 +178,25 @@ TEST_CASE(
   CHECK(pub.publish(std::span(frame)).delivered == 1);
   REQUIRE(holding.wait());
   for (int i = 0; i < 4; ++i) CHECK(pub.publish(std::span(frame)).delivered == 1);  // full now
+  auto rings = ferry::test::open_queue_rings(domain.name());
+  REQUIRE(rings.size() == 1);
+  const auto& space_bell = ferry::test::ring_header(rings[0]).space_bell;
+  std::atomic<bool> killed_in_time{false};
+  std::chrono::steady_clock::time_point killed_at;
   std::thread killer([&] {
-    std::this_thread::sleep_for(100ms);  // the publish below is waiting by then
+    // Killed once the publish below sleeps on the full queue's space doorbell.
+    killed_in_time = eventually([&] { return space_bell.sleeping.load() != 0; });
+    killed_at = std::chrono::steady_clock::now();
     doomed.kill(SIGKILL);
   });
-  const auto start = std::chrono::steady_clock::now();
   const auto r = pub.publish(std::span(frame));  // block_timeout_ms is 20 s
-  const auto waited = std::chrono::steady_clock::now() - start;
+  const auto released_at = std::chrono::steady_clock::now();
   killer.join();
+  CHECK(killed_in_time);
   CHECK(r.delivered == 0);
-  CHECK(waited < 1s);
+  CHECK(released_at - killed_at < 1s);
   MESSAGE("publisher released "
-          << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() - 100
+          << std::chrono::duration_cast<std::chrono::milliseconds>(released_at - killed_at).count()
           << " ms after the kill");
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 2s); }));
 }

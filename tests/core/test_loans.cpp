@@ -14,11 +14,13 @@
 #include "frame.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::Child;
 using ferry::test::Daemon;
+using ferry::test::Signal;
 using ferry::test::TestDomain;
 
 namespace {
@@ -332,11 +334,12 @@ TEST_CASE(
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
-  Child sub([] {
+  Signal queued;
+  Child sub([&] {
     ferry::Node node{"reader"};
     {
       auto subscriber = node.subscriber<ferry::Bytes>("log");
-      std::this_thread::sleep_for(500ms);  // three samples queue up, never taken
+      if (!queued.wait()) return 1;  // three samples queued up, never taken
     }
     std::this_thread::sleep_for(60s);  // the node lives on
     return 0;
@@ -348,6 +351,7 @@ TEST_CASE(
   for (int i = 0; i < 3; ++i) CHECK(pub.publish(std::span(payload)).delivered == 1);
   CHECK(ferry::test::pool_count(domain.name()).free + 3 ==
         ferry::test::pool_count(domain.name()).total);
+  queued.raise();
   REQUIRE(eventually([&] { return pub.subscriber_count() == 0; }));
   // The publisher empties the abandoned queue when it next looks at its queues.
   CHECK(pub.publish(std::span(payload)).delivered == 0);
@@ -359,11 +363,13 @@ TEST_CASE("a subscriber killed while holding and queueing frames gives every chu
   TestDomain domain;
   Daemon daemon(domain, kConfig);
   ferry::test::use_domain_env(domain);
-  Child sub([] {
+  Signal holding;
+  Child sub([&] {
     ferry::Node node{"doomed"};
     auto subscriber = node.subscriber<Frame>("frames");
     auto held = subscriber.take(5s);  // hold one, let the others queue
     if (!held) return 1;
+    holding.raise();
     std::this_thread::sleep_for(60s);
     return 0;
   });
@@ -376,7 +382,9 @@ TEST_CASE("a subscriber killed while holding and queueing frames gives every chu
       REQUIRE(loan);
       pub.publish(std::move(*loan));
     }
-    std::this_thread::sleep_for(100ms);
+    REQUIRE(holding.wait());
+    const auto in_use = ferry::test::pool_count(domain.name());
+    CHECK(in_use.total - in_use.free == 3);  // one held, two queued
     sub.kill(SIGKILL);
     CHECK(sub.wait() == 128 + SIGKILL);
     CHECK(eventually([&] { return pub.subscriber_count() == 0; }));
