@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "daemon_fixture.hpp"
+#include "temp_files.hpp"
 
 namespace ferry::test {
 
@@ -38,13 +39,6 @@ bool sh(const std::vector<std::string>& argv) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 int reap(pid_t pid, std::chrono::milliseconds timeout) {
@@ -143,8 +137,8 @@ Background::~Background() {
   }
 }
 
-std::string Background::out() const { return slurp(out_path_); }
-std::string Background::err() const { return slurp(err_path_); }
+std::string Background::out() const { return read_file(out_path_); }
+std::string Background::err() const { return read_file(err_path_); }
 
 bool Background::wait_for(const std::string& text, std::chrono::milliseconds timeout) const {
   return eventually(

@@ -15,11 +15,13 @@
 #include "daemon_fixture.hpp"
 #include "log_line.hpp"
 #include "test_domain.hpp"
+#include "text_lines.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::Background;
 using ferry::test::bin_path;
 using ferry::test::Daemon;
+using ferry::test::lines_of;
 using ferry::test::run_program;
 using ferry::test::TestDomain;
 
@@ -32,13 +34,6 @@ std::string example_yaml(const std::string& name) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
 }
 
 bool one_line(const std::string& text) {

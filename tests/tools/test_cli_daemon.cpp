@@ -25,31 +25,21 @@
 #include "ferry/transport/names.hpp"
 #include "privileges.hpp"
 #include "pubsub_util.hpp"
+#include "temp_files.hpp"
 #include "test_domain.hpp"
 
 using ferry::test::bin_path;
 using ferry::test::Daemon;
+using ferry::test::read_file;
 using ferry::test::run_program;
 using ferry::test::TestDomain;
+using ferry::test::write_file;
 
 namespace {
 
 namespace fs = std::filesystem;
 
 const std::string kTopics = "  - { name: t, type: Seq }\n";
-
-std::string write_file(const TestDomain& domain, const std::string& name, const std::string& text) {
-  const std::string path = (domain.runtime_dir() / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 fs::path socket_of(const TestDomain& domain) {
   return domain.runtime_dir() / (domain.name() + ".sock");
