@@ -34,6 +34,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 64KiB, count: 48 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // Bytes sample i: 10,000 + i bytes (too large for a slot: pooled), each
 // byte a function of i and its position.
 std::size_t blob_size(std::uint64_t i) { return 10'000 + i; }
@@ -55,10 +57,8 @@ std::uint64_t chunks_in_use(const std::string& domain) {
 
 }  // namespace
 
-TEST_CASE("a late subscriber gets the last N samples at once, in order, then the live ones") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "a late subscriber gets the last N samples at once, in order, then the live ones") {
   Signal published;
   Signal go;
   Signal done;
@@ -101,10 +101,8 @@ TEST_CASE("a late subscriber gets the last N samples at once, in order, then the
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("joining a busy publisher: history then live, consecutive, no gap, no duplicate") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "joining a busy publisher: history then live, consecutive, no gap, no duplicate") {
   const std::uint64_t n = scaled(200'000, 10);
   Signal mid_stream;
   Signal read_all;
@@ -146,10 +144,8 @@ TEST_CASE("joining a busy publisher: history then live, consecutive, no gap, no 
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("pooled history keeps exactly N chunks for late joiners and gives them all back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "pooled history keeps exactly N chunks for late joiners and gives them all back") {
   Signal published;
   Signal done;
   Child pub([&] {
@@ -185,10 +181,8 @@ TEST_CASE("pooled history keeps exactly N chunks for late joiners and gives them
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("publishers killed while sending pooled samples leave no chunk once drained") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "publishers killed while sending pooled samples leave no chunk once drained") {
   ferry::Node node{"sub"};
   auto sub = node.subscriber<ferry::Bytes>("frames");
   std::mt19937 random(20261130);

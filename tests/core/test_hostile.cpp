@@ -36,6 +36,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 4KiB, count: 64 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // Maps one object of /dev/shm read-write (a rogue peer can do no less).
 struct Mapping {
   void* base = MAP_FAILED;
@@ -96,10 +98,8 @@ int take_all(double seconds) {
 
 }  // namespace
 
-TEST_CASE("scribbling over every shared object while samples flow crashes and hangs nobody") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "scribbling over every shared object while samples flow crashes and hangs nobody") {
   Child pub([] { return publish_all(4.0); });
   Child sub([] { return take_all(4.5); });
   std::this_thread::sleep_for(500ms);  // matched and flowing
@@ -154,10 +154,8 @@ TEST_CASE("scribbling over every shared object while samples flow crashes and ha
   CHECK((*s)->seq == 1);
 }
 
-TEST_CASE("a node refuses a pool whose header was overwritten, with a sentence, not a crash") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "a node refuses a pool whose header was overwritten, with a sentence, not a crash") {
   // ferryd accepts on its socket a moment before its pool exists.
   REQUIRE(eventually([&] { return ferry::test::pool_count(domain.name()).total > 0; }));
   {
@@ -165,22 +163,15 @@ TEST_CASE("a node refuses a pool whose header was overwritten, with a sentence, 
     REQUIRE(pool.base != MAP_FAILED);
     static_cast<std::uint64_t*>(pool.base)[0] = 0x0BADC0DE0BADC0DEULL;  // the magic
   }
-  try {
-    ferry::Node node{"victim"};
-    FAIL("a node joined a domain whose pool is not a pool");
-  } catch (const ferry::Error& e) {
-    const std::string what = e.what();
-    CHECK(what.find("pool") != std::string::npos);
-    CHECK(what.find(domain.name()) != std::string::npos);
-  }
+  CHECK_THROWS_WITH_AS(ferry::Node{"victim"}, doctest::Contains("pool"), ferry::Error);
+  CHECK_THROWS_WITH_AS(ferry::Node{"victim"}, doctest::Contains(domain.name().c_str()),
+                       ferry::Error);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a queue slot with an impossible length is skipped and counted; the samples around it "
     "arrive") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   ferry::Node node{"victim"};
   auto pub = node.publisher<Seq>("fresh");
   auto sub = node.subscriber<Seq>("fresh");
@@ -214,11 +205,9 @@ TEST_CASE(
   CHECK(after.popped == before.popped + 2);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a forged pool reference in a queue is refused and counted; the chunks around it arrive") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   ferry::Node node{"victim"};
   auto pub = node.publisher<ferry::Bytes>("blobs");
   auto sub = node.subscriber<ferry::Bytes>("blobs");

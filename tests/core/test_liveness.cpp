@@ -32,6 +32,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 16KiB, count: 32 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // The nodes ferryd lists, with their heartbeat ages.
 std::vector<ferry::discovery::NodeInfo> list_nodes(const TestDomain& domain) {
   auto client = ferry::discovery::Client::connect(domain.name(), "probe", 2s);
@@ -47,10 +49,7 @@ enum : int { kOk = 0, kNoSample = 1, kNotDead = 2, kNoReason = 3, kNoRejoin = 4,
 
 }  // namespace
 
-TEST_CASE("live nodes beat: ferryd reports heartbeat ages well below timeout_ms") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "live nodes beat: ferryd reports heartbeat ages well below timeout_ms") {
   ferry::Node node{"beating"};
   auto sub = node.subscriber<ferry::Bytes>("frames");
   std::this_thread::sleep_for(300ms);
@@ -64,12 +63,10 @@ TEST_CASE("live nodes beat: ferryd reports heartbeat ages well below timeout_ms"
   CHECK(node.declared_dead().empty());
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a stopped subscriber is declared dead: chunks back, blocked publisher released, rejoin on "
     "wake") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Signal holding;
   Signal resumed;
   Child sleepy([&] {
@@ -121,10 +118,9 @@ TEST_CASE(
   CHECK(sleepy.wait(15s) == kOk);
 }
 
-TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say NodeDeclaredDead") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served,
+    "a stopped publisher is declared dead; woken up, publish and loan say NodeDeclaredDead") {
   Signal ready;
   Signal resumed;
   Child stuck([&] {
@@ -155,12 +151,10 @@ TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say 
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 3s); }));
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "kill -9 of a subscriber releases a block publisher waiting on it within 1 s; the pool is "
     "whole") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Signal holding;
   Child doomed([&] {
     ferry::Node node{"doomed"};
@@ -201,10 +195,7 @@ TEST_CASE(
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 2s); }));
 }
 
-TEST_CASE("kill -9 of a publisher holding loans returns them to the pool") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "kill -9 of a publisher holding loans returns them to the pool") {
   Signal loaned;
   Child doomed([&] {
     ferry::Node node{"doomed"};

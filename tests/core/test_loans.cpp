@@ -40,6 +40,8 @@ const std::string kConfig = seq_config(
     "  - { chunk_size: 64KiB, count: 32 }\n"
     "  - { chunk_size: 64B, count: 16 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 std::uint64_t checksum(const std::uint8_t* p, std::size_t n) {
   std::uint64_t h = 1469598103934665603ULL;
   for (std::size_t i = 0; i < n; i += 4096) h = (h ^ p[i]) * 1099511628211ULL;
@@ -63,11 +65,9 @@ bool in_pool_mapping(const void* p, const std::string& domain) {
 
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a loaned frame is read in place: the sample lies in the pool and holds the bytes written") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   {
     ferry::Node node{"camera"};
     auto pub = node.publisher<Frame>("frames");
@@ -93,10 +93,7 @@ TEST_CASE(
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("frames cross processes through the pool, and every chunk comes back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "frames cross processes through the pool, and every chunk comes back") {
   constexpr int kFrames = 60;
   Child sub([] {
     ferry::Node node{"viewer"};
@@ -134,10 +131,7 @@ TEST_CASE("frames cross processes through the pool, and every chunk comes back")
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("publishing a large sample by copy goes through one shared chunk") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "publishing a large sample by copy goes through one shared chunk") {
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<Frame>("frames");
@@ -160,10 +154,7 @@ TEST_CASE("publishing a large sample by copy goes through one shared chunk") {
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("drop_oldest releases a discarded frame's chunk at once") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "drop_oldest releases a discarded frame's chunk at once") {
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<Frame>("frames");
@@ -182,10 +173,8 @@ TEST_CASE("drop_oldest releases a discarded frame's chunk at once") {
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("max_loans, an exhausted pool and max_held are error values that recover") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "max_loans, an exhausted pool and max_held are error values that recover") {
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<Seq>("seq");
@@ -266,10 +255,8 @@ TEST_CASE("a pool with no chunk left makes loan() return PoolExhausted until one
   CHECK(pub.loan(100));
 }
 
-TEST_CASE("bytes topics carry random sizes up to max_size across processes, intact") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "bytes topics carry random sizes up to max_size across processes, intact") {
   constexpr int kMessages = 2000;
   Child sub([] {
     ferry::Node node{"reader"};
@@ -329,11 +316,9 @@ TEST_CASE("a block publisher that times out keeps no chunk") {
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a subscriber port destroyed with samples queued gives their chunks back, its node alive") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Signal queued;
   Child sub([&] {
     ferry::Node node{"reader"};
@@ -359,10 +344,8 @@ TEST_CASE(
   sub.kill(SIGKILL);
 }
 
-TEST_CASE("a subscriber killed while holding and queueing frames gives every chunk back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "a subscriber killed while holding and queueing frames gives every chunk back") {
   Signal holding;
   Child sub([&] {
     ferry::Node node{"doomed"};

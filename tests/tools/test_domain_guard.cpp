@@ -31,6 +31,8 @@ using ferry::test::needs_root;
 
 const std::string kConfig = seq_config("  - { name: t, type: Seq }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // Makes /dev/shm/ferry.<domain>.<what> with `mode`, owned by `uid`.
 void plant(const TestDomain& domain, const std::string& what, mode_t mode, uid_t uid) {
   const std::string name = "/" + ferry::transport::shm_name(domain.name(), what);
@@ -77,10 +79,7 @@ TEST_CASE("ferry clean with another runtime directory refuses a live domain") {
   CHECK(ferry::transport::list_domain_objects(domain.name()) == before);
 }
 
-TEST_CASE("a second ferryd with another runtime directory refuses a live domain") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "a second ferryd with another runtime directory refuses a live domain") {
   ferry::Node node{"n"};
   auto pub = node.publisher<Seq>("t");
   auto sub = node.subscriber<Seq>("t");
@@ -143,20 +142,11 @@ TEST_CASE("ferryd refuses to adopt a pool left wider open than its mode" * needs
   CHECK(r.err.find("with mode 0666, expected uid 0 and mode 0600 at most") != std::string::npos);
 }
 
-TEST_CASE("a node refuses a domain object that is not ferryd's" * needs_root()) {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "a node refuses a domain object that is not ferryd's" * needs_root()) {
   wait_for_objects(domain);
   const std::string pool = "/dev/shm/" + ferry::transport::shm_name(domain.name(), "pool");
   REQUIRE(::chown(pool.c_str(), kNobody, static_cast<gid_t>(-1)) == 0);
-  std::string error;
-  try {
-    ferry::Node node{"n"};
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  CHECK(error.find("owned by uid 65534") != std::string::npos);
+  CHECK_THROWS_WITH_AS(ferry::Node{"n"}, doctest::Contains("owned by uid 65534"), ferry::Error);
   REQUIRE(::chown(pool.c_str(), 0, static_cast<gid_t>(-1)) == 0);
   ferry::Node node{"n"};  // ferryd's own again: accepted
 }
