@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "daemon_fixture.hpp"
+#include "process.hpp"
+#include "temp_files.hpp"
 
 namespace ferry::test {
 
@@ -29,38 +31,11 @@ bool sh(const std::vector<std::string>& argv) {
     const int null = ::open("/dev/null", O_WRONLY);
     ::dup2(null, 1);
     ::dup2(null, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::_Exit(127);
+    ferry::test::exec_argv(argv);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-int reap(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
 }
 
 }  // namespace
@@ -128,23 +103,14 @@ Background::Background(const TestDomain& domain, std::vector<std::string> argv,
     ::dup2(err, 2);
     use_domain_env(domain);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    std::_Exit(127);
+    exec_argv(argv);
   }
 }
 
-Background::~Background() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-}
+Background::~Background() { kill_and_reap(pid_); }
 
-std::string Background::out() const { return slurp(out_path_); }
-std::string Background::err() const { return slurp(err_path_); }
+std::string Background::out() const { return read_file(out_path_); }
+std::string Background::err() const { return read_file(err_path_); }
 
 bool Background::wait_for(const std::string& text, std::chrono::milliseconds timeout) const {
   return eventually(
@@ -162,25 +128,14 @@ int Background::interrupt(std::chrono::milliseconds timeout) {
 
 int Background::wait(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return -1;
-  const int rc = reap(pid_, timeout);
+  const int rc = wait_exit(pid_, timeout);
   pid_ = -1;
   return rc;
 }
 
 void Background::kill9() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
+  kill_and_reap(pid_);
   pid_ = -1;
-}
-
-bool eventually(const std::function<bool()>& ok, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ok()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return ok();
 }
 
 }  // namespace ferry::test

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "eventually.hpp"
 #include "test_domain.hpp"
 
 namespace ferry::test {
@@ -64,8 +65,5 @@ class Background {
   std::string out_path_, err_path_;
   pid_t pid_ = -1;
 };
-
-// Polls `ok` every 10 ms until it holds or `timeout` passes.
-bool eventually(const std::function<bool()>& ok, std::chrono::milliseconds timeout);
 
 }  // namespace ferry::test

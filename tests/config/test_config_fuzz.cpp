@@ -22,6 +22,11 @@
 
 #include "ferry/config/limits.hpp"
 #include "ferry/config/load.hpp"
+#include "temp_files.hpp"
+#include "text_lines.hpp"
+
+using ferry::test::lines_of;
+using ferry::test::read_file;
 
 using namespace ferry::config;
 
@@ -29,20 +34,6 @@ namespace {
 
 constexpr int kIterations = 1500;
 constexpr int kFileEvery = 25;  // every n-th text also goes through a file
-
-std::string read_whole(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
@@ -145,7 +136,7 @@ class Mutator {
 
   template <class F>
   void with_lines(std::string& text, F&& edit) {
-    auto lines = split_lines(text);
+    auto lines = lines_of(text);
     if (lines.empty()) return;
     edit(lines);
     text = join_lines(lines);
@@ -251,8 +242,8 @@ void check_outcome(const std::string& text, const std::vector<Diagnostic>& diagn
 }  // namespace
 
 TEST_CASE("mutated configurations give positioned diagnostics or a sound configuration") {
-  const std::vector<std::string> seeds{read_whole(FERRY_CONFIG_EXAMPLES "/demo.yaml"),
-                                       read_whole(FERRY_CONFIG_EXAMPLES "/minimal.yaml"), kNested};
+  const std::vector<std::string> seeds{read_file(FERRY_CONFIG_EXAMPLES "/demo.yaml"),
+                                       read_file(FERRY_CONFIG_EXAMPLES "/minimal.yaml"), kNested};
   for (const auto& seed : seeds) {
     REQUIRE_FALSE(seed.empty());
     REQUIRE(check_string(seed, "seed.yaml").empty());

@@ -36,6 +36,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 8KiB, count: 1024 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // The same without history: a publisher's history is handed again to the
 // queue that replaces an old one after a ferryd restart (a known gap, not a
 // reclaim matter), which the order check would count.
@@ -174,10 +176,8 @@ int subscriber(Board& board, int slot) {
 
 }  // namespace
 
-TEST_CASE("200 random kill -9 of publishers and subscribers: no bad sample, every chunk back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "200 random kill -9 of publishers and subscribers: no bad sample, every chunk back") {
   void* shared =
       ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   REQUIRE(shared != MAP_FAILED);

@@ -34,6 +34,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 64KiB, count: 48 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // Bytes sample i: 10,000 + i bytes (too large for a slot: pooled), each
 // byte a function of i and its position.
 std::size_t blob_size(std::uint64_t i) { return 10'000 + i; }
@@ -55,10 +57,8 @@ std::uint64_t chunks_in_use(const std::string& domain) {
 
 }  // namespace
 
-TEST_CASE("a late subscriber gets the last N samples at once, in order, then the live ones") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "a late subscriber gets the last N samples at once, in order, then the live ones") {
   Signal published;
   Signal go;
   Signal done;
@@ -101,44 +101,51 @@ TEST_CASE("a late subscriber gets the last N samples at once, in order, then the
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("joining a busy publisher: history then live, consecutive, no gap, no duplicate") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "joining a busy publisher: history then live, consecutive, no gap, no duplicate") {
   const std::uint64_t n = scaled(200'000, 10);
-  Signal started;
+  Signal mid_stream;
+  Signal read_all;
+  // Publishes without pause: n samples more once the late subscriber is
+  // matched, the last one marked as publisher 2.
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("stream");
-    started.raise();
-    for (std::uint64_t i = 0; i < n; ++i) publisher.publish(make_seq(1, i));
-    // Block policy: once matched, nothing is dropped; wait until it is read.
-    std::this_thread::sleep_for(200ms);
-    return 0;
+    std::uint64_t end = 0;
+    for (std::uint64_t i = 0;; ++i) {
+      const bool last = end != 0 && i == end;
+      publisher.publish(make_seq(last ? 2 : 1, i));
+      if (last) break;
+      if (i == 100) mid_stream.raise();  // the history (16) is full and the stream goes on
+      if (end == 0 && publisher.subscriber_count() == 1) end = i + n;
+    }
+    // Block policy: once matched, nothing is dropped; stay until it is read.
+    return read_all.wait(30s) ? 0 : 1;
   });
-  REQUIRE(started.wait());
-  std::this_thread::sleep_for(5ms);  // mid-stream
+  REQUIRE(mid_stream.wait());
   ferry::Node node{"late"};
   auto sub = node.subscriber<Seq>("stream");
   auto first = sub.take(5s);
   REQUIRE(first);
+  CHECK((*first)->seq > 0);  // joined mid-stream: the history, not the start
   std::uint64_t last = (*first)->seq;
+  std::uint64_t received = 1;
   std::uint64_t broken = 0;
-  while (last + 1 < n) {
+  for (bool ended = (*first)->publisher == 2; !ended; ++received) {
     auto s = sub.take(5s);
     REQUIRE(s);
     if ((*s)->seq != last + 1 || !intact(**s)) ++broken;
     last = (*s)->seq;
+    ended = (*s)->publisher == 2;
   }
   CHECK(broken == 0);
-  CHECK(last == n - 1);
+  CHECK(received > n);  // everything published after the match, and some history before
+  read_all.raise();
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("pooled history keeps exactly N chunks for late joiners and gives them all back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "pooled history keeps exactly N chunks for late joiners and gives them all back") {
   Signal published;
   Signal done;
   Child pub([&] {
@@ -174,10 +181,8 @@ TEST_CASE("pooled history keeps exactly N chunks for late joiners and gives them
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("publishers killed while sending pooled samples leave no chunk once drained") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "publishers killed while sending pooled samples leave no chunk once drained") {
   ferry::Node node{"sub"};
   auto sub = node.subscriber<ferry::Bytes>("frames");
   std::mt19937 random(20261130);

@@ -17,6 +17,7 @@
 #include "ferry/transport/names.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "queue_probe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -34,6 +35,8 @@ const std::string kConfig = seq_config(
     "liveness: { heartbeat_ms: 20, timeout_ms: 2000 }\n"
     "pool:\n"
     "  - { chunk_size: 4KiB, count: 64 }\n");
+
+using Served = ferry::test::ServedDomain<kConfig>;
 
 // Maps one object of /dev/shm read-write (a rogue peer can do no less).
 struct Mapping {
@@ -95,10 +98,8 @@ int take_all(double seconds) {
 
 }  // namespace
 
-TEST_CASE("scribbling over every shared object while samples flow crashes and hangs nobody") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "scribbling over every shared object while samples flow crashes and hangs nobody") {
   Child pub([] { return publish_all(4.0); });
   Child sub([] { return take_all(4.5); });
   std::this_thread::sleep_for(500ms);  // matched and flowing
@@ -153,10 +154,8 @@ TEST_CASE("scribbling over every shared object while samples flow crashes and ha
   CHECK((*s)->seq == 1);
 }
 
-TEST_CASE("a node refuses a pool whose header was overwritten, with a sentence, not a crash") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "a node refuses a pool whose header was overwritten, with a sentence, not a crash") {
   // ferryd accepts on its socket a moment before its pool exists.
   REQUIRE(eventually([&] { return ferry::test::pool_count(domain.name()).total > 0; }));
   {
@@ -164,12 +163,79 @@ TEST_CASE("a node refuses a pool whose header was overwritten, with a sentence, 
     REQUIRE(pool.base != MAP_FAILED);
     static_cast<std::uint64_t*>(pool.base)[0] = 0x0BADC0DE0BADC0DEULL;  // the magic
   }
-  try {
-    ferry::Node node{"victim"};
-    FAIL("a node joined a domain whose pool is not a pool");
-  } catch (const ferry::Error& e) {
-    const std::string what = e.what();
-    CHECK(what.find("pool") != std::string::npos);
-    CHECK(what.find(domain.name()) != std::string::npos);
+  CHECK_THROWS_WITH_AS(ferry::Node{"victim"}, doctest::Contains("pool"), ferry::Error);
+  CHECK_THROWS_WITH_AS(ferry::Node{"victim"}, doctest::Contains(domain.name().c_str()),
+                       ferry::Error);
+}
+
+TEST_CASE_FIXTURE(
+    Served,
+    "a queue slot with an impossible length is skipped and counted; the samples around it "
+    "arrive") {
+  ferry::Node node{"victim"};
+  auto pub = node.publisher<Seq>("fresh");
+  auto sub = node.subscriber<Seq>("fresh");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
+
+  auto rings = ferry::test::open_queue_rings(domain.name());
+  REQUIRE(rings.size() == 1);  // one subscriber, one publisher: one queue
+  std::byte* ring = rings[0].payload();
+  const auto before = ferry::transport::read_ring_stats(ring, rings[0].payload_size());
+  REQUIRE(before.valid);
+  REQUIRE(before.backlog == 3);
+  CHECK(before.corrupt == 0);
+  // The rogue peer rewrites the length of the second queued sample (seq 1)
+  // to more than a slot holds.
+  auto* length =
+      reinterpret_cast<std::uint32_t*>(ferry::test::queued_slot(rings[0], 1) +
+                                       offsetof(ferry::transport::ring_layout::SlotHeader, length));
+  __atomic_store_n(length, 0xFFFFFFFFu, __ATOMIC_RELAXED);
+
+  auto first = sub.take(1s);
+  REQUIRE(first);
+  CHECK((*first)->seq == 0);
+  auto third = sub.take(1s);
+  REQUIRE(third);
+  CHECK((*third)->seq == 2);  // seq 1 was skipped, not handed out as garbage
+  CHECK(intact(**third));
+  CHECK_FALSE(sub.take(10ms));
+  const auto after = ferry::transport::read_ring_stats(ring, rings[0].payload_size());
+  CHECK(after.corrupt == 1);
+  CHECK(after.popped == before.popped + 2);
+}
+
+TEST_CASE_FIXTURE(
+    Served,
+    "a forged pool reference in a queue is refused and counted; the chunks around it arrive") {
+  ferry::Node node{"victim"};
+  auto pub = node.publisher<ferry::Bytes>("blobs");
+  auto sub = node.subscriber<ferry::Bytes>("blobs");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  for (std::uint8_t i = 0; i < 3; ++i) {
+    const std::vector<std::byte> blob(1000, std::byte{i});
+    REQUIRE(pub.publish(std::span(blob)).delivered == 1);
   }
+  const auto pool_before = ferry::test::pool_stats(domain.name());
+  REQUIRE(pool_before.valid);
+
+  auto rings = ferry::test::open_queue_rings(domain.name());
+  REQUIRE(rings.size() == 1);
+  // The second queued sample's reference ({ref, size} after the slot header)
+  // now names size class 255: no such class.
+  auto* ref = reinterpret_cast<std::uint64_t*>(ferry::test::queued_slot(rings[0], 1) +
+                                               ferry::transport::ring_layout::kSlotHeaderBytes);
+  const auto real = ferry::transport::ChunkRef::unpack(__atomic_load_n(ref, __ATOMIC_RELAXED));
+  REQUIRE(real.generation != 0);  // it was a pool reference
+  __atomic_store_n(ref, ferry::transport::ChunkRef{255, real.index, real.generation}.pack(),
+                   __ATOMIC_RELAXED);
+
+  for (const std::uint8_t expected : {std::uint8_t{0}, std::uint8_t{2}}) {
+    auto s = sub.take(1s);
+    REQUIRE(s);
+    REQUIRE((*s)->size() == 1000);
+    CHECK((*s)->data()[999] == std::byte{expected});
+  }
+  CHECK_FALSE(sub.take(10ms));
+  CHECK(ferry::test::pool_stats(domain.name()).invalid_refs == pool_before.invalid_refs + 1);
 }

@@ -28,13 +28,13 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 64B, count: 128 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "one queue: copied and loaned samples of a small type arrive in order, every chunk back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   constexpr std::uint64_t kCount = 30000;
   Child pub([] {
     ferry::Node node{"mixer"};
@@ -174,10 +174,8 @@ bool read_all_in_order() {
 }  // namespace
 
 // Forks before the test process starts threads of its own (TSan allows that).
-TEST_CASE("ports leave the shortcut when peers come and go, and keep each publisher's order") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "ports leave the shortcut when peers come and go, and keep each publisher's order") {
   Child steady([] { return steady_publisher(1500ms); });
   Child visiting([] { return visitors(); });
   CHECK(read_all_in_order());
@@ -187,10 +185,7 @@ TEST_CASE("ports leave the shortcut when peers come and go, and keep each publis
 
 // The same in one process, for the TSan suite: the serving threads hand the
 // queues over to the users' threads while those publish and take.
-TEST_CASE("the shortcut is handed over between threads without a race") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "the shortcut is handed over between threads without a race") {
   std::atomic<int> steady_status{-1};
   std::atomic<int> visitors_status{-1};
   std::thread steady([&] { steady_status = steady_publisher(kSanitized ? 4000ms : 1500ms); });

@@ -25,7 +25,7 @@ FERRY_TYPE_NAMED(HandPair, "Pair");
 namespace {
 
 // What the topics are declared with: Pair's fields left, right.
-constexpr const char* kConfig = R"(domain: layout
+const std::string kConfig = R"(domain: layout
 types:
   Pair:
     fields:
@@ -45,6 +45,8 @@ topics:
   - { name: t/point, type: Point }
 )";
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 std::string error_of(auto&& make) {
   try {
     make();
@@ -60,10 +62,8 @@ bool has(const std::string& text, const std::string& part) {
 
 }  // namespace
 
-TEST_CASE("a generated struct with two same-size fields swapped is refused, naming them") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "a generated struct with two same-size fields swapped is refused, naming them") {
   ferry::Node node{"layout"};
   static_assert(sizeof(Pair) == 8 && alignof(Pair) == 4);  // the old check passes
 
@@ -84,10 +84,9 @@ TEST_CASE("a generated struct with two same-size fields swapped is refused, nami
             "offset 8 in the topic's"));
 }
 
-TEST_CASE("a generated struct that matches is accepted; a hand-written one keeps the size check") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served,
+    "a generated struct that matches is accepted; a hand-written one keeps the size check") {
   ferry::Node node{"layout"};
   auto pub = node.publisher<Point>("t/point");
   auto sub = node.subscriber<Point>("t/point");

@@ -13,6 +13,7 @@
 #include "ferry/discovery/client.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "queue_probe.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
@@ -31,6 +32,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 16KiB, count: 32 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // The nodes ferryd lists, with their heartbeat ages.
 std::vector<ferry::discovery::NodeInfo> list_nodes(const TestDomain& domain) {
   auto client = ferry::discovery::Client::connect(domain.name(), "probe", 2s);
@@ -46,10 +49,7 @@ enum : int { kOk = 0, kNoSample = 1, kNotDead = 2, kNoReason = 3, kNoRejoin = 4,
 
 }  // namespace
 
-TEST_CASE("live nodes beat: ferryd reports heartbeat ages well below timeout_ms") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "live nodes beat: ferryd reports heartbeat ages well below timeout_ms") {
   ferry::Node node{"beating"};
   auto sub = node.subscriber<ferry::Bytes>("frames");
   std::this_thread::sleep_for(300ms);
@@ -63,12 +63,10 @@ TEST_CASE("live nodes beat: ferryd reports heartbeat ages well below timeout_ms"
   CHECK(node.declared_dead().empty());
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a stopped subscriber is declared dead: chunks back, blocked publisher released, rejoin on "
     "wake") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Signal holding;
   Signal resumed;
   Child sleepy([&] {
@@ -120,10 +118,9 @@ TEST_CASE(
   CHECK(sleepy.wait(15s) == kOk);
 }
 
-TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say NodeDeclaredDead") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served,
+    "a stopped publisher is declared dead; woken up, publish and loan say NodeDeclaredDead") {
   Signal ready;
   Signal resumed;
   Child stuck([&] {
@@ -154,12 +151,10 @@ TEST_CASE("a stopped publisher is declared dead; woken up, publish and loan say 
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 3s); }));
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "kill -9 of a subscriber releases a block publisher waiting on it within 1 s; the pool is "
     "whole") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Signal holding;
   Child doomed([&] {
     ferry::Node node{"doomed"};
@@ -177,26 +172,30 @@ TEST_CASE(
   CHECK(pub.publish(std::span(frame)).delivered == 1);
   REQUIRE(holding.wait());
   for (int i = 0; i < 4; ++i) CHECK(pub.publish(std::span(frame)).delivered == 1);  // full now
+  auto rings = ferry::test::open_queue_rings(domain.name());
+  REQUIRE(rings.size() == 1);
+  const auto& space_bell = ferry::test::ring_header(rings[0]).space_bell;
+  std::atomic<bool> killed_in_time{false};
+  std::chrono::steady_clock::time_point killed_at;
   std::thread killer([&] {
-    std::this_thread::sleep_for(100ms);  // the publish below is waiting by then
+    // Killed once the publish below sleeps on the full queue's space doorbell.
+    killed_in_time = eventually([&] { return space_bell.sleeping.load() != 0; });
+    killed_at = std::chrono::steady_clock::now();
     doomed.kill(SIGKILL);
   });
-  const auto start = std::chrono::steady_clock::now();
   const auto r = pub.publish(std::span(frame));  // block_timeout_ms is 20 s
-  const auto waited = std::chrono::steady_clock::now() - start;
+  const auto released_at = std::chrono::steady_clock::now();
   killer.join();
+  CHECK(killed_in_time);
   CHECK(r.delivered == 0);
-  CHECK(waited < 1s);
+  CHECK(released_at - killed_at < 1s);
   MESSAGE("publisher released "
-          << std::chrono::duration_cast<std::chrono::milliseconds>(waited).count() - 100
+          << std::chrono::duration_cast<std::chrono::milliseconds>(released_at - killed_at).count()
           << " ms after the kill");
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 2s); }));
 }
 
-TEST_CASE("kill -9 of a publisher holding loans returns them to the pool") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "kill -9 of a publisher holding loans returns them to the pool") {
   Signal loaned;
   Child doomed([&] {
     ferry::Node node{"doomed"};

@@ -14,11 +14,13 @@
 #include "frame.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::Child;
 using ferry::test::Daemon;
+using ferry::test::Signal;
 using ferry::test::TestDomain;
 
 namespace {
@@ -37,6 +39,8 @@ const std::string kConfig = seq_config(
     "  - { chunk_size: 4MiB, count: 6 }\n"
     "  - { chunk_size: 64KiB, count: 32 }\n"
     "  - { chunk_size: 64B, count: 16 }\n");
+
+using Served = ferry::test::ServedDomain<kConfig>;
 
 std::uint64_t checksum(const std::uint8_t* p, std::size_t n) {
   std::uint64_t h = 1469598103934665603ULL;
@@ -61,11 +65,9 @@ bool in_pool_mapping(const void* p, const std::string& domain) {
 
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a loaned frame is read in place: the sample lies in the pool and holds the bytes written") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   {
     ferry::Node node{"camera"};
     auto pub = node.publisher<Frame>("frames");
@@ -91,10 +93,7 @@ TEST_CASE(
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("frames cross processes through the pool, and every chunk comes back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "frames cross processes through the pool, and every chunk comes back") {
   constexpr int kFrames = 60;
   Child sub([] {
     ferry::Node node{"viewer"};
@@ -132,10 +131,7 @@ TEST_CASE("frames cross processes through the pool, and every chunk comes back")
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("publishing a large sample by copy goes through one shared chunk") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "publishing a large sample by copy goes through one shared chunk") {
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<Frame>("frames");
@@ -158,10 +154,7 @@ TEST_CASE("publishing a large sample by copy goes through one shared chunk") {
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("drop_oldest releases a discarded frame's chunk at once") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "drop_oldest releases a discarded frame's chunk at once") {
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<Frame>("frames");
@@ -180,10 +173,8 @@ TEST_CASE("drop_oldest releases a discarded frame's chunk at once") {
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE("max_loans, an exhausted pool and max_held are error values that recover") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "max_loans, an exhausted pool and max_held are error values that recover") {
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<Seq>("seq");
@@ -264,10 +255,8 @@ TEST_CASE("a pool with no chunk left makes loan() return PoolExhausted until one
   CHECK(pub.loan(100));
 }
 
-TEST_CASE("bytes topics carry random sizes up to max_size across processes, intact") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "bytes topics carry random sizes up to max_size across processes, intact") {
   constexpr int kMessages = 2000;
   Child sub([] {
     ferry::Node node{"reader"};
@@ -327,16 +316,15 @@ TEST_CASE("a block publisher that times out keeps no chunk") {
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a subscriber port destroyed with samples queued gives their chunks back, its node alive") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
-  Child sub([] {
+  Signal queued;
+  Child sub([&] {
     ferry::Node node{"reader"};
     {
       auto subscriber = node.subscriber<ferry::Bytes>("log");
-      std::this_thread::sleep_for(500ms);  // three samples queue up, never taken
+      if (!queued.wait()) return 1;  // three samples queued up, never taken
     }
     std::this_thread::sleep_for(60s);  // the node lives on
     return 0;
@@ -348,6 +336,7 @@ TEST_CASE(
   for (int i = 0; i < 3; ++i) CHECK(pub.publish(std::span(payload)).delivered == 1);
   CHECK(ferry::test::pool_count(domain.name()).free + 3 ==
         ferry::test::pool_count(domain.name()).total);
+  queued.raise();
   REQUIRE(eventually([&] { return pub.subscriber_count() == 0; }));
   // The publisher empties the abandoned queue when it next looks at its queues.
   CHECK(pub.publish(std::span(payload)).delivered == 0);
@@ -355,15 +344,15 @@ TEST_CASE(
   sub.kill(SIGKILL);
 }
 
-TEST_CASE("a subscriber killed while holding and queueing frames gives every chunk back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
-  Child sub([] {
+TEST_CASE_FIXTURE(Served,
+                  "a subscriber killed while holding and queueing frames gives every chunk back") {
+  Signal holding;
+  Child sub([&] {
     ferry::Node node{"doomed"};
     auto subscriber = node.subscriber<Frame>("frames");
     auto held = subscriber.take(5s);  // hold one, let the others queue
     if (!held) return 1;
+    holding.raise();
     std::this_thread::sleep_for(60s);
     return 0;
   });
@@ -376,7 +365,9 @@ TEST_CASE("a subscriber killed while holding and queueing frames gives every chu
       REQUIRE(loan);
       pub.publish(std::move(*loan));
     }
-    std::this_thread::sleep_for(100ms);
+    REQUIRE(holding.wait());
+    const auto in_use = ferry::test::pool_count(domain.name());
+    CHECK(in_use.total - in_use.free == 3);  // one held, two queued
     sub.kill(SIGKILL);
     CHECK(sub.wait() == 128 + SIGKILL);
     CHECK(eventually([&] { return pub.subscriber_count() == 0; }));

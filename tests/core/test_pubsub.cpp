@@ -10,11 +10,13 @@
 
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
+#include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::Child;
 using ferry::test::Daemon;
+using ferry::test::Signal;
 using ferry::test::TestDomain;
 
 namespace {
@@ -23,11 +25,12 @@ namespace {
 enum : int { kOk = 0, kNoMatch = 10, kLost = 11, kOrder = 12, kTorn = 13, kCount = 14 };
 
 // Takes `count` samples (or until `idle` passes with none); checks each
-// publisher's order and integrity.
+// publisher's order and integrity. Raises `port_made` once its port exists.
 int subscribe_and_check(const std::string& topic, std::uint64_t count, std::uint32_t publishers,
-                        std::chrono::milliseconds idle = 5s) {
+                        std::chrono::milliseconds idle = 5s, const Signal* port_made = nullptr) {
   ferry::Node node{"sub"};
   auto sub = node.subscriber<Seq>(topic);
+  if (port_made != nullptr) port_made->raise();
   std::map<std::uint64_t, std::uint64_t> next;  // publisher -> expected seq
   std::uint64_t taken = 0;
   while (taken < count) {
@@ -43,9 +46,10 @@ int subscribe_and_check(const std::string& topic, std::uint64_t count, std::uint
 }
 
 int publish_n(const std::string& topic, std::uint64_t id, std::uint64_t count,
-              std::uint32_t subscribers) {
+              std::uint32_t subscribers, const Signal* port_made = nullptr) {
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>(topic);
+  if (port_made != nullptr) port_made->raise();
   if (!eventually([&] { return pub.subscriber_count() >= subscribers; })) return kNoMatch;
   for (std::uint64_t i = 0; i < count; ++i) {
     const auto r = pub.publish(make_seq(id, i));
@@ -60,8 +64,9 @@ TEST_CASE("a subscriber that joins after the publisher receives every sample in 
   TestDomain domain;
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
   ferry::test::use_domain_env(domain);
-  Child pub([] { return publish_n("t", 1, 10000, 1); });
-  std::this_thread::sleep_for(50ms);
+  Signal publisher_made;
+  Child pub([&] { return publish_n("t", 1, 10000, 1, &publisher_made); });
+  REQUIRE(publisher_made.wait());
   Child sub([] { return subscribe_and_check("t", 10000, 1); });
   CHECK(sub.wait() == kOk);
   CHECK(pub.wait() == kOk);
@@ -71,8 +76,9 @@ TEST_CASE("a publisher that joins after the subscriber is matched and delivers")
   TestDomain domain;
   Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
   ferry::test::use_domain_env(domain);
-  Child sub([] { return subscribe_and_check("t", 10000, 1); });
-  std::this_thread::sleep_for(50ms);
+  Signal subscriber_made;
+  Child sub([&] { return subscribe_and_check("t", 10000, 1, 5s, &subscriber_made); });
+  REQUIRE(subscriber_made.wait());
   Child pub([] { return publish_n("t", 1, 10000, 1); });
   CHECK(sub.wait() == kOk);
   CHECK(pub.wait() == kOk);

@@ -42,6 +42,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 4KiB, count: 96 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // Shared by the test and its children (an anonymous shared mapping).
 struct Board {
   std::atomic<std::uint64_t> published{0};
@@ -154,11 +156,9 @@ std::vector<ferry::discovery::NodeInfo> list_nodes(const TestDomain& domain) {
 
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a publisher stopped past the old re-reclaim window while its subscriber dies: pool whole") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Board* board = make_board();
   Child sub([board] { return taker(*board); });
   // After SIGCONT they go on giving to the dead subscriber until their
@@ -187,12 +187,10 @@ TEST_CASE(
   free_board(board);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "ferryd killed right after a subscriber's death, the publisher still giving to it: pool "
     "whole") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Board* board = make_board();
   Child sub([board] { return taker(*board); });
   std::vector<Child> pubs;
@@ -218,10 +216,9 @@ TEST_CASE(
   free_board(board);
 }
 
-TEST_CASE("a zombie node (killed, not reaped) is dead: the chunk it was allocating is recovered") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served,
+    "a zombie node (killed, not reaped) is dead: the chunk it was allocating is recovered") {
   Signal claimed;
   // A node as the runtime makes one (Hello, its lock, the pool), stopped
   // right after it claimed a chunk and before it made it Live.
@@ -262,12 +259,10 @@ TEST_CASE("a zombie node (killed, not reaped) is dead: the chunk it was allocati
   CHECK(node.wait(5s) == 128 + SIGKILL);
 }
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "a node in another pid namespace is watched by its lock: alive while it runs, reclaimed when "
     "killed") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   Signal holding;
   Board* board = make_board();  // `published` carries the node's pid as we see it
   // unshare(CLONE_NEWPID) then fork, as `unshare --pid --fork` does: the

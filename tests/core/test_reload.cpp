@@ -41,7 +41,7 @@ class LoggedDaemon {
   }
   ~LoggedDaemon() {
     ::kill(pid_, SIGTERM);
-    ::waitpid(pid_, nullptr, 0);
+    (void)ferry::test::wait_exit(pid_, 5s);  // SIGKILL after 5 s
   }
   LoggedDaemon(const LoggedDaemon&) = delete;
   LoggedDaemon& operator=(const LoggedDaemon&) = delete;

@@ -34,6 +34,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 16KiB, count: 64 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 // A subscriber node `name` on topic t that checks samples 0 .. n-1, in
 // order and intact, raising `progress` every 500; its exit code.
 int take_in_order(const char* name, std::uint64_t n, Signal& progress) {
@@ -50,10 +52,8 @@ int take_in_order(const char* name, std::uint64_t n, Signal& progress) {
 
 }  // namespace
 
-TEST_CASE("flows survive a ferryd crash and continue, in order, through the restarted daemon") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "flows survive a ferryd crash and continue, in order, through the restarted daemon") {
   const std::uint64_t n = 8000;
   Signal go;
   Signal progress;
@@ -164,10 +164,7 @@ TEST_CASE(
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("a node that dies while no ferryd runs is reclaimed by the next one") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "a node that dies while no ferryd runs is reclaimed by the next one") {
   Signal holding;
   Child doomed([&] {
     ferry::Node node{"doomed"};

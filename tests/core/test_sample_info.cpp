@@ -34,6 +34,8 @@ const std::string kConfig = seq_config(
     "pool:\n"
     "  - { chunk_size: 64KiB, count: 32 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 std::uint64_t now_ns() { return ferry::detail::realtime_ns(); }
 
 // A u64 from a child to the test: a pipe made before the fork.
@@ -69,11 +71,9 @@ Seq stamped(std::uint64_t p, std::uint64_t i, std::uint64_t after_previous) {
 
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "sequence is 0..N-1 without a gap on a block topic, publish_time_ns inside each publish()") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
   const std::uint64_t n = scaled(5'000, 10);
   Signal subscribed;
   Child pub([&] {
@@ -115,10 +115,7 @@ TEST_CASE(
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("on a drop_oldest topic the sequence gaps equal what was overwritten") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "on a drop_oldest topic the sequence gaps equal what was overwritten") {
   const std::uint64_t n = scaled(20'000, 10);
   Signal subscribed;
   ValuePipe overwritten;
@@ -164,10 +161,7 @@ TEST_CASE("on a drop_oldest topic the sequence gaps equal what was overwritten")
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("two publishers have distinct publisher_id, each with its own sequence") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "two publishers have distinct publisher_id, each with its own sequence") {
   const std::uint64_t n = scaled(1'000, 10);
   Signal subscribed;
   auto publish = [&](std::uint64_t who) {
@@ -208,10 +202,9 @@ TEST_CASE("two publishers have distinct publisher_id, each with its own sequence
   CHECK(b.wait() == 0);
 }
 
-TEST_CASE("loaned samples (typed and bytes, through the pool) carry sequence, publisher and time") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served,
+    "loaned samples (typed and bytes, through the pool) carry sequence, publisher and time") {
   constexpr std::uint64_t kCount = 40;
   Signal subscribed;
   Child pub([&] {
@@ -269,10 +262,7 @@ TEST_CASE("loaned samples (typed and bytes, through the pool) carry sequence, pu
   CHECK(pub.wait() == 0);
 }
 
-TEST_CASE("a late subscriber's history samples keep their original metadata") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "a late subscriber's history samples keep their original metadata") {
   Signal published;
   Signal go;
   ValuePipe ends;  // each publish()'s end, as the publisher saw it

@@ -25,6 +25,8 @@ const std::string kConfig =
     seq_config("  - { name: t, type: Seq, capacity: 64, policy: block, block_timeout_ms: 5000 }\n",
                "liveness: { heartbeat_ms: 20, timeout_ms: 500 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 bool has_object(const TestDomain& domain, const std::string& what) {
   const auto names = ferry::transport::list_domain_objects(domain.name());
   return std::find(names.begin(), names.end(), ferry::transport::shm_name(domain.name(), what)) !=
@@ -33,10 +35,8 @@ bool has_object(const TestDomain& domain, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("SIGTERM with live nodes leaves the domain to them; the next ferryd adopts it") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served,
+                  "SIGTERM with live nodes leaves the domain to them; the next ferryd adopts it") {
   Signal go;
   Signal progress;  // raised every 200 samples the subscriber takes in order
   Signal finish;

@@ -69,11 +69,7 @@ class LimitedDaemon {
   ~LimitedDaemon() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
-    for (int i = 0; i < 500 && ::waitpid(pid_, nullptr, WNOHANG) == 0; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
+    (void)ferry::test::wait_exit(pid_, 5s);  // SIGKILL after 5 s
   }
   LimitedDaemon(const LimitedDaemon&) = delete;
   LimitedDaemon& operator=(const LimitedDaemon&) = delete;

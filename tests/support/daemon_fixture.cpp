@@ -27,16 +27,12 @@ void use_domain_env(const TestDomain& domain) {
   ::setenv("FERRY_RUNTIME_DIR", domain.runtime_dir().c_str(), 1);
 }
 
-namespace {
-
-[[noreturn]] void exec_in_domain(const TestDomain& domain, const std::vector<std::string>& argv) {
+void exec_in_domain(const TestDomain& domain, const std::vector<std::string>& argv) {
   use_domain_env(domain);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ::execv(args[0], args.data());
-  std::_Exit(127);
+  exec_argv(argv);
 }
+
+namespace {
 
 bool socket_accepts(const std::string& path) {
   const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
@@ -47,22 +43,6 @@ bool socket_accepts(const std::string& path) {
   const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   ::close(fd);
   return ok;
-}
-
-int wait_exit(pid_t pid, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
 }
 
 void read_all(int fd, std::string& into) {
@@ -168,9 +148,7 @@ int Daemon::stop() {
 }
 
 void Daemon::kill9() {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
+  kill_and_reap(pid_);
   pid_ = -1;
 }
 

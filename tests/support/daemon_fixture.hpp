@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "process.hpp"
 #include "test_domain.hpp"
 
 namespace ferry::test {
@@ -54,5 +55,19 @@ class Daemon {
 // Points FERRY_DOMAIN and FERRY_RUNTIME_DIR of this process at the domain
 // (for ferry::Node in the test process and in forked children).
 void use_domain_env(const TestDomain& domain);
+
+// The usual start of a test: a fresh domain served by a real ferryd with
+// `Yaml`, and this process's environment pointing at it.
+//   using Served = ferry::test::ServedDomain<kConfig>;
+//   TEST_CASE_FIXTURE(Served, "...") { ferry::Node node{"n"}; ... domain ... daemon ... }
+template <const std::string& Yaml>
+struct ServedDomain {
+  ServedDomain() { use_domain_env(domain); }
+  TestDomain domain;
+  Daemon daemon{domain, Yaml};
+};
+
+// In a forked child: the domain's environment, then exec_argv (process.hpp).
+[[noreturn]] void exec_in_domain(const TestDomain& domain, const std::vector<std::string>& argv);
 
 }  // namespace ferry::test

@@ -17,12 +17,18 @@ struct PoolCount {
   std::uint64_t free = 0;
 };
 
-inline PoolCount pool_count(const std::string& domain) {
+// The pool's counters (invalid and stale references, ...) and, scanned,
+// every class's chunks; not valid when the domain has no pool (yet).
+inline transport::PoolStats pool_stats(const std::string& domain) {
   auto segment = transport::Segment::open(
       discovery::pool_object_name(domain), discovery::kPoolKind, transport::kPoolLayoutVersion,
       std::chrono::milliseconds(1000), transport::SegmentAccess::ReadOnly);
   if (!segment) return {};
-  const auto stats = transport::read_pool_stats(segment->payload(), segment->payload_size(), true);
+  return transport::read_pool_stats(segment->payload(), segment->payload_size(), true);
+}
+
+inline PoolCount pool_count(const std::string& domain) {
+  const auto stats = pool_stats(domain);
   PoolCount count;
   for (std::uint32_t c = 0; c < stats.class_count; ++c) {
     count.total += stats.classes[c].total;

@@ -1,7 +1,7 @@
 #pragma once
 // Shared pieces of the multi-process pub/sub tests: a 64-byte sample that
 // carries its publisher and sequence number, the YAML that declares it, and
-// waiting helpers.
+// helpers (waits: eventually.hpp).
 
 #include <chrono>
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <string>
 #include <thread>
 
+#include "eventually.hpp"
 #include "test_scale.hpp"
 
 struct Seq {
@@ -39,17 +40,7 @@ inline std::string seq_config(const std::string& topics, const std::string& extr
          extra + "topics:\n" + topics;
 }
 
-// Polls `condition` every millisecond for up to `timeout`.
-template <class F>
-bool eventually(F&& condition, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
 // Sanitizer builds run fewer iterations of the long tests (test_scale.hpp).
+using ferry::test::eventually;
 using ferry::test::kSanitized;
 using ferry::test::scaled;

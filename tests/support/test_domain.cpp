@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "ferry/transport/names.hpp"
+#include "process.hpp"
 
 namespace ferry::test {
 
@@ -53,36 +54,16 @@ Child::Child(const std::function<int()>& body) {
 
 Child::Child(Child&& other) noexcept : pid_(other.pid_) { other.pid_ = -1; }
 
-Child::~Child() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGKILL);
-    ::waitpid(pid_, nullptr, 0);
-  }
-}
+Child::~Child() { kill_and_reap(pid_); }
 
 void Child::kill(int signal) {
   if (pid_ > 0) ::kill(pid_, signal);
 }
 
 int Child::wait(std::chrono::milliseconds timeout) {
-  if (pid_ <= 0) return -1;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (true) {
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  const int code = wait_exit(pid_, timeout);
   pid_ = -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
+  return code;
 }
 
 }  // namespace ferry::test

@@ -18,20 +18,12 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "json_lines.hpp"
 #include "test_domain.hpp"
 
 namespace ferry::test::bench {
 
 using Json = nlohmann::json;
-
-inline std::vector<Json> json_lines(const std::string& out) {
-  std::vector<Json> lines;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(Json::parse(line));
-  }
-  return lines;
-}
 
 inline std::vector<std::string> transports_of(const Json& line) {
   std::vector<std::string> names;

@@ -22,47 +22,11 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "eventually.hpp"
+#include "temp_files.hpp"
 #include "test_domain.hpp"
 
 namespace ferry::test {
-
-namespace detail {
-[[noreturn]] inline void exec_program(const TestDomain& domain,
-                                      const std::vector<std::string>& argv) {
-  use_domain_env(domain);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  ::execv(args[0], args.data());
-  std::_Exit(127);
-}
-
-inline int wait_status(pid_t& pid, std::chrono::milliseconds timeout) {
-  if (pid <= 0) return -1;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-      pid = -1;
-      return -1;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  pid = -1;
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return -1;
-}
-
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-}  // namespace detail
 
 // A program whose stdout and stderr go to files while it runs.
 class Background {
@@ -79,15 +43,10 @@ class Background {
       const int err = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
       ::dup2(out, 1);
       ::dup2(err, 2);
-      detail::exec_program(domain, argv);
+      exec_in_domain(domain, argv);
     }
   }
-  ~Background() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
+  ~Background() { kill_and_reap(pid_); }
   Background(const Background&) = delete;
   Background& operator=(const Background&) = delete;
 
@@ -97,19 +56,17 @@ class Background {
   }
   // Exit code, 128+signal, or -1 when it had to be killed after `timeout`.
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    return detail::wait_status(pid_, timeout);
+    const int code = wait_exit(pid_, timeout);
+    pid_ = -1;
+    return code;
   }
-  [[nodiscard]] std::string out() const { return detail::read_text(out_path_); }
-  [[nodiscard]] std::string err() const { return detail::read_text(err_path_); }
+  [[nodiscard]] std::string out() const { return read_file(out_path_); }
+  [[nodiscard]] std::string err() const { return read_file(err_path_); }
   // Waits until stdout contains `text`.
   bool out_contains(const std::string& text,
                     std::chrono::milliseconds timeout = std::chrono::seconds(10)) const {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (out().find(text) == std::string::npos) {
-      if (std::chrono::steady_clock::now() >= deadline) return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
+    return eventually([&] { return out().find(text) != std::string::npos; }, timeout,
+                      std::chrono::milliseconds(10));
   }
 
  private:
@@ -127,13 +84,10 @@ class OnTerminal {
     size.ws_col = 80;
     std::fflush(nullptr);
     pid_ = ::forkpty(&master_, nullptr, nullptr, &size);
-    if (pid_ == 0) detail::exec_program(domain, argv);
+    if (pid_ == 0) exec_in_domain(domain, argv);
   }
   ~OnTerminal() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    kill_and_reap(pid_);
     if (master_ >= 0) ::close(master_);
   }
   OnTerminal(const OnTerminal&) = delete;
@@ -158,8 +112,11 @@ class OnTerminal {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     int status = 0;
     while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() >= deadline)
-        return detail::wait_status(pid_, std::chrono::milliseconds(0));
+      if (std::chrono::steady_clock::now() >= deadline) {
+        kill_and_reap(pid_);
+        pid_ = -1;
+        return -1;
+      }
       drain(std::chrono::milliseconds(20));
     }
     drain(std::chrono::milliseconds(0));

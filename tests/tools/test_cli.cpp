@@ -16,21 +16,20 @@
 #include "daemon_fixture.hpp"
 #include "ferry/transport/names.hpp"
 #include "pubsub_util.hpp"
+#include "temp_files.hpp"
 #include "test_domain.hpp"
+#include "text_lines.hpp"
 
 using ferry::test::bin_path;
 using ferry::test::Daemon;
+using ferry::test::lines_of;
 using ferry::test::run_program;
 using ferry::test::RunResult;
 using ferry::test::TestDomain;
+using ferry::test::words_of;
+using ferry::test::write_file;
 
 namespace {
-std::string write_file(const TestDomain& domain, const std::string& name, const std::string& text) {
-  const std::string path = (domain.runtime_dir() / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
 // Runs `ferry ARGS...` with FERRY_DOMAIN naming another (unserved) domain of
 // the same runtime directory, so that only a --domain on the command line
 // reaches the test's domain.
@@ -39,20 +38,6 @@ RunResult ferry_elsewhere(const TestDomain& domain, const std::vector<std::strin
                                 bin_path("ferry")};
   argv.insert(argv.end(), args.begin(), args.end());
   return run_program(domain, argv);
-}
-
-std::vector<std::string> words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-std::vector<std::string> lines(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
 }
 
 std::string joined(const std::vector<std::string>& args) {
@@ -135,7 +120,7 @@ TEST_CASE("ferry config check lists 100 problems, then says how many more and wh
   const auto path = write_file(domain, "many.yaml", yaml);
   const auto r = run_program(domain, {bin_path("ferry"), "config", "check", path});
   CHECK(r.exit_code == 2);
-  const auto err = lines(r.err);
+  const auto err = lines_of(r.err);
   REQUIRE(err.size() == 102);
   CHECK(err[99].starts_with(path + ":101:3: unknown key 'banana99'"));
   CHECK(err[100] ==
@@ -204,12 +189,12 @@ TEST_CASE("ferry topic list shows declared and live topics, as a table and as JS
   const auto table =
       run_program(domain, {bin_path("ferry"), "--domain", domain.name(), "topic", "list"});
   CHECK(table.exit_code == 0);
-  const auto rows = lines(table.out);
+  const auto rows = lines_of(table.out);
   REQUIRE(rows.size() == 2);
-  CHECK(words(rows[0]) == std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS",
-                                                   "SUBS", "RATE(Hz)"});
+  CHECK(words_of(rows[0]) == std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS",
+                                                      "SUBS", "RATE(Hz)"});
   // Nothing is published: the queues exist, so the rate is measured, and 0.
-  CHECK(words(rows[1]) ==
+  CHECK(words_of(rows[1]) ==
         std::vector<std::string>{"robot/pose", "Seq", "drop_new", "16", "1", "2", "0.0"});
   // Columns line up: each value starts where its header does.
   for (const char* header : {"TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"}) {

@@ -23,32 +23,23 @@
 #include "ferry/discovery/pid_file.hpp"
 #include "ferry/discovery/socket.hpp"
 #include "ferry/transport/names.hpp"
+#include "privileges.hpp"
 #include "pubsub_util.hpp"
+#include "temp_files.hpp"
 #include "test_domain.hpp"
 
 using ferry::test::bin_path;
 using ferry::test::Daemon;
+using ferry::test::read_file;
 using ferry::test::run_program;
 using ferry::test::TestDomain;
+using ferry::test::write_file;
 
 namespace {
 
 namespace fs = std::filesystem;
 
 const std::string kTopics = "  - { name: t, type: Seq }\n";
-
-std::string write_file(const TestDomain& domain, const std::string& name, const std::string& text) {
-  const std::string path = (domain.runtime_dir() / name).string();
-  std::ofstream(path) << text;
-  return path;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 fs::path socket_of(const TestDomain& domain) {
   return domain.runtime_dir() / (domain.name() + ".sock");
@@ -91,7 +82,7 @@ class DetachedDaemon {
     find_pid();  // it may have written its pid file after run_program gave up
     if (pid_ > 0 && !process_gone(pid_)) {
       ::kill(pid_, SIGKILL);
-      eventually([&] { return process_gone(pid_); }, std::chrono::seconds(5));
+      (void)eventually([&] { return process_gone(pid_); }, std::chrono::seconds(5));  // best effort
     }
   }
   DetachedDaemon(const DetachedDaemon&) = delete;
@@ -315,11 +306,8 @@ TEST_CASE(
   CHECK(eventually([&] { return process_gone(daemon.pid()); }, std::chrono::seconds(2)));
 }
 
-TEST_CASE("with --group, a process of another uid in that group uses the domain end to end") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: switching to another uid needs root");
-    return;
-  }
+TEST_CASE("with --group, a process of another uid in that group uses the domain end to end" *
+          ferry::test::needs_root()) {
   const group* g = ::getgrnam("nogroup");
   if (g == nullptr) g = ::getgrnam("users");
   REQUIRE(g != nullptr);
@@ -338,7 +326,8 @@ TEST_CASE("with --group, a process of another uid in that group uses the domain 
   auto pub = node.publisher<Seq>("t");
   ferry::test::Child outsider([gid] {
     // Another user, whose group is the daemon's --group.
-    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(65534) != 0) return 3;
+    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(ferry::test::kNobody) != 0)
+      return 3;
     try {
       ferry::Node other{"outsider"};
       auto sub = other.subscriber<Seq>("t");

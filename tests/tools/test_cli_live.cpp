@@ -10,17 +10,22 @@
 
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
+#include "json_lines.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
+#include "text_lines.hpp"
 
 using ferry::test::Background;
 using ferry::test::bin_path;
 using ferry::test::Child;
 using ferry::test::Daemon;
 using ferry::test::ferry_json;
+using ferry::test::json_lines;
+using ferry::test::last_line_words;
 using ferry::test::OnTerminal;
 using ferry::test::run_program;
 using ferry::test::TestDomain;
+using ferry::test::words_of;
 using nlohmann::json;
 
 namespace {
@@ -44,33 +49,6 @@ Child publisher_at_rate(const std::string& topic, double seconds) {
     }
     return 0;
   });
-}
-
-// The JSON objects a program printed, one per line.
-std::vector<json> json_lines(const std::string& out) {
-  std::vector<json> lines;
-  std::istringstream in(out);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(json::parse(line));
-  }
-  return lines;
-}
-
-std::vector<std::string> words(const std::string& line) {
-  std::istringstream in(line);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-// The words of the last line of `text` starting with `prefix`.
-std::vector<std::string> last_line_words(const std::string& text, const std::string& prefix) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(prefix, 0) == 0) out = words(line);
-  }
-  return out;
 }
 
 // "3.12 KiB" (two words of `ferry topic bw`) in bytes.
@@ -97,10 +75,7 @@ std::vector<std::string> screen_lines(const std::string& screen) {
     }
     if (screen[i] != '\r') plain += screen[i];
   }
-  std::vector<std::string> out;
-  std::istringstream in(plain);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
+  return ferry::test::lines_of(plain);
 }
 
 const json* find_named(const json& array, const std::string& name) {
@@ -148,7 +123,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   const auto table = run_program(domain, {bin_path("ferry"), "topic", "list"});
   REQUIRE(table.exit_code == 0);
   CHECK(
-      words(table.out.substr(0, table.out.find('\n'))) ==
+      words_of(table.out.substr(0, table.out.find('\n'))) ==
       std::vector<std::string>{"TOPIC", "TYPE", "POLICY", "CAPACITY", "PUBS", "SUBS", "RATE(Hz)"});
   const auto row = last_line_words(table.out, "rate ");
   REQUIRE(row.size() == 7);
@@ -184,8 +159,9 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
       if (line.rfind("TOPIC", 0) == 0) {
         ++header_lines;
         // Every column fits: none was clipped away at the right edge.
-        CHECK(words(line) == std::vector<std::string>{"TOPIC", "P/S", "RATE/s", "BW/s", "BACKLOG",
-                                                      "DROPPED", "OVERWR", "TIMEOUT"});
+        CHECK(words_of(line) == std::vector<std::string>{"TOPIC", "P/S", "RATE/s", "BW/s",
+                                                         "BACKLOG", "DROPPED", "OVERWR",
+                                                         "TIMEOUT"});
       }
     }
     CHECK(header_lines >= 1);
@@ -289,9 +265,7 @@ TEST_CASE("top prints plain tables when stdout is not a terminal") {
     CHECK(line.size() <= 80);
     if (line.rfind("robot/pose", 0) == 0) {
       row = true;
-      std::istringstream words(line);
-      std::vector<std::string> w;
-      for (std::string x; words >> x;) w.push_back(x);
+      const auto w = words_of(line);
       // TOPIC P/S RATE BW BACKLOG DROPPED OVERWR TIMEOUT
       REQUIRE(w.size() == 8);
       CHECK(w[1] == "1/1");
@@ -352,23 +326,36 @@ TEST_CASE("node list shows each node's pid and ports, and forgets a node killed 
 
 TEST_CASE("pool shows every size class with its chunks accounted for") {
   TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
+  // A declared pool: the classes and their counts are known exactly.
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"
+                                   "  - { name: logs, type: bytes, max_size: 4KiB }\n",
+                                   "pool:\n"
+                                   "  - { chunk_size: 4KiB, count: 16 }\n"
+                                   "  - { chunk_size: 64KiB, count: 4 }\n"));
   const json pool = ferry_json(domain, {"pool"});
-  REQUIRE(pool.contains("classes"));
+  CAPTURE(pool.dump());
   REQUIRE(pool["classes"].is_array());
-  for (const auto& c : pool["classes"]) {
-    CHECK(c["chunk_size"].get<std::uint64_t>() > 0);
-    CHECK(c["free"] == c["total"]);  // nothing runs: every chunk is free
+  REQUIRE(pool["classes"].size() == 2);
+  const std::uint64_t sizes[] = {4096, 65536};
+  const std::uint64_t counts[] = {16, 4};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const json& c = pool["classes"][i];
+    CHECK(c["chunk_size"] == sizes[i]);
+    CHECK(c["total"] == counts[i]);
+    CHECK(c["free"] == counts[i]);  // nothing runs: every chunk is free
     CHECK(c["loaned"] == 0);
     CHECK(c["in_flight"] == 0);
   }
   const auto text = run_program(domain, {bin_path("ferry"), "pool"});
   CHECK(text.exit_code == 0);
-  if (pool["classes"].empty()) {
-    CHECK(text.out.find("has no loaned-memory pool") != std::string::npos);
-  } else {
-    CHECK(text.out.find("CHUNK  TOTAL  FREE  LOANED  IN_FLIGHT") != std::string::npos);
-  }
+  CAPTURE(text.out);
+  CHECK(last_line_words(text.out, "CHUNK") == std::vector<std::string>{"CHUNK", "TOTAL", "FREE",
+                                                                       "LOANED", "IN_FLIGHT",
+                                                                       "LOW_WATER", "EXHAUSTED"});
+  CHECK(last_line_words(text.out, "4.00 KiB") ==
+        std::vector<std::string>{"4.00", "KiB", "16", "16", "0", "0", "16", "0"});
+  CHECK(last_line_words(text.out, "64.0 KiB") ==
+        std::vector<std::string>{"64.0", "KiB", "4", "4", "0", "0", "4", "0"});
 }
 
 TEST_CASE("hz stops cleanly on Ctrl-C") {

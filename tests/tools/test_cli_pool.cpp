@@ -47,6 +47,8 @@ const std::string kConfig = seq_config(
     "  - { chunk_size: 4MiB, count: 8 }\n"
     "  - { chunk_size: 1KiB, count: 16 }\n");
 
+using Served = ferry::test::ServedDomain<kConfig>;
+
 const json& class_of(const json& pool, std::uint64_t chunk_size) {
   for (const auto& c : pool["classes"]) {
     if (c["chunk_size"] == chunk_size) return c;
@@ -72,12 +74,9 @@ void loan_and_publish(ferry::Publisher<ferry::Bytes>& pub, const std::string& te
 
 }  // namespace
 
-TEST_CASE(
+TEST_CASE_FIXTURE(
+    Served,
     "pool names the topics holding the most chunks: queued, held, and a loan it cannot split") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
-
   ferry::Node camera{"camera"};
   ferry::Node viewer{"viewer"};
   ferry::Node logger{"logger"};
@@ -179,10 +178,8 @@ TEST_CASE(
   CHECK(text.out.find("camera/status") == std::string::npos);
 }
 
-TEST_CASE("pool says in one line that no topic holds a chunk once every sample is released") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    Served, "pool says in one line that no topic holds a chunk once every sample is released") {
   ferry::Node camera{"camera"};
   ferry::Node viewer{"viewer"};
   auto frames = camera.publisher<Frame>("camera/frames");

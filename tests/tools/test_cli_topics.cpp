@@ -13,11 +13,13 @@
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
+#include "text_lines.hpp"
 
 using ferry::test::Background;
 using ferry::test::bin_path;
 using ferry::test::Daemon;
 using ferry::test::ferry_json;
+using ferry::test::last_line_words;
 using ferry::test::run_program;
 using ferry::test::TestDomain;
 using nlohmann::json;
@@ -58,19 +60,6 @@ bool wait_for_subscribers(const TestDomain& domain, const std::string& topic,
         return false;
       },
       std::chrono::seconds(10));
-}
-
-// The whitespace-separated words of the last line of `text` starting with `prefix`.
-std::vector<std::string> words_of_line(const std::string& text, const std::string& prefix) {
-  std::istringstream lines(text);
-  std::vector<std::string> out;
-  for (std::string line; std::getline(lines, line);) {
-    if (line.rfind(prefix, 0) != 0) continue;
-    std::istringstream words(line);
-    out.clear();
-    for (std::string w; words >> w;) out.push_back(w);
-  }
-  return out;
 }
 
 json queue_of(const json& info) {
@@ -136,7 +125,7 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
   CHECK(text.out.find(
             "PUBLISHED  DELIVERED  TAKEN  DROPPED  OVERWRITTEN  TIMED_OUT  BACKLOG  MAX_BACKLOG") !=
         std::string::npos);
-  CHECK(words_of_line(text.out, "  tester") ==
+  CHECK(last_line_words(text.out, "  tester") ==
         std::vector<std::string>{"tester", "tester", "10", "4", "2", "6", "0", "0", "2", "4"});
 }
 

@@ -16,6 +16,7 @@
 #include "daemon_fixture.hpp"
 #include "ferry/ferry.hpp"
 #include "ferry/transport/names.hpp"
+#include "privileges.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
@@ -25,9 +26,12 @@ using ferry::test::TestDomain;
 
 namespace {
 
-constexpr uid_t kNobody = 65534;
+using ferry::test::kNobody;
+using ferry::test::needs_root;
 
 const std::string kConfig = seq_config("  - { name: t, type: Seq }\n");
+
+using Served = ferry::test::ServedDomain<kConfig>;
 
 // Makes /dev/shm/ferry.<domain>.<what> with `mode`, owned by `uid`.
 void plant(const TestDomain& domain, const std::string& what, mode_t mode, uid_t uid) {
@@ -75,10 +79,7 @@ TEST_CASE("ferry clean with another runtime directory refuses a live domain") {
   CHECK(ferry::transport::list_domain_objects(domain.name()) == before);
 }
 
-TEST_CASE("a second ferryd with another runtime directory refuses a live domain") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "a second ferryd with another runtime directory refuses a live domain") {
   ferry::Node node{"n"};
   auto pub = node.publisher<Seq>("t");
   auto sub = node.subscriber<Seq>("t");
@@ -106,11 +107,8 @@ TEST_CASE("ferry clean removes a dead domain's lock with the rest") {
   CHECK(ferry::transport::list_domain_objects(domain.name()).empty());
 }
 
-TEST_CASE("ferryd refuses a domain object another uid planted, naming it and its owner") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: planting an object of another uid needs root");
-    return;
-  }
+TEST_CASE("ferryd refuses a domain object another uid planted, naming it and its owner" *
+          needs_root()) {
   TestDomain domain;
   plant(domain, "registry", 0600, kNobody);
   const auto config = (domain.runtime_dir() / "ferry.yaml").string();
@@ -122,11 +120,7 @@ TEST_CASE("ferryd refuses a domain object another uid planted, naming it and its
         std::string::npos);
 }
 
-TEST_CASE("ferryd refuses a domain lock another uid planted") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: planting an object of another uid needs root");
-    return;
-  }
+TEST_CASE("ferryd refuses a domain lock another uid planted" * needs_root()) {
   TestDomain domain;
   plant(domain, "lock", 0600, kNobody);
   const auto config = (domain.runtime_dir() / "ferry.yaml").string();
@@ -137,11 +131,7 @@ TEST_CASE("ferryd refuses a domain lock another uid planted") {
   CHECK(r.err.find("ferry." + domain.name() + ".lock is owned by uid 65534") != std::string::npos);
 }
 
-TEST_CASE("ferryd refuses to adopt a pool left wider open than its mode") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: runs as root like the other ownership cases");
-    return;
-  }
+TEST_CASE("ferryd refuses to adopt a pool left wider open than its mode" * needs_root()) {
   TestDomain domain;
   plant(domain, "pool", 0666, ::geteuid());
   const auto config = (domain.runtime_dir() / "ferry.yaml").string();
@@ -152,24 +142,11 @@ TEST_CASE("ferryd refuses to adopt a pool left wider open than its mode") {
   CHECK(r.err.find("with mode 0666, expected uid 0 and mode 0600 at most") != std::string::npos);
 }
 
-TEST_CASE("a node refuses a domain object that is not ferryd's") {
-  if (::geteuid() != 0) {
-    MESSAGE("skipped: giving an object to another uid needs root");
-    return;
-  }
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(Served, "a node refuses a domain object that is not ferryd's" * needs_root()) {
   wait_for_objects(domain);
   const std::string pool = "/dev/shm/" + ferry::transport::shm_name(domain.name(), "pool");
   REQUIRE(::chown(pool.c_str(), kNobody, static_cast<gid_t>(-1)) == 0);
-  std::string error;
-  try {
-    ferry::Node node{"n"};
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  CHECK(error.find("owned by uid 65534") != std::string::npos);
+  CHECK_THROWS_WITH_AS(ferry::Node{"n"}, doctest::Contains("owned by uid 65534"), ferry::Error);
   REQUIRE(::chown(pool.c_str(), 0, static_cast<gid_t>(-1)) == 0);
   ferry::Node node{"n"};  // ferryd's own again: accepted
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <thread>
 
+#include "eventually.hpp"
 #include "ferry/transport/names.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
@@ -230,20 +231,16 @@ void run_consumer_killed(KillWhen when) {
   std::uint32_t spin = when == KillWhen::Sleeping ? 0 : kDefaultSpinLimit;
   Child first_consumer([&] { return consume_in_order(name, 0, n, spin); });
   const auto& header = *reinterpret_cast<const ring_layout::RingHeader*>(ring.payload());
-  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  const auto took = [&](std::uint64_t count) {
+    return shared.last_taken.load(std::memory_order_acquire) + 1 >= count;
+  };
   if (when == KillWhen::Streaming) {
-    while (shared.last_taken.load(std::memory_order_acquire) + 1 < n / 3 &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::yield();
-    }
+    // Killed mid-stream: a third of the messages taken.
+    REQUIRE(eventually([&] { return took(n / 3); }, 30s));
   } else {
-    // Wait until it took everything before the pause and sleeps in futex_wait.
-    while ((shared.last_taken.load(std::memory_order_acquire) + 1 < pause_at ||
-            header.data_bell.sleeping.load() == 0) &&
-           std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(1ms);
-    }
-    REQUIRE(header.data_bell.sleeping.load() == 1);
+    // Killed asleep: it took everything before the pause and sleeps in futex_wait.
+    REQUIRE(
+        eventually([&] { return took(pause_at) && header.data_bell.sleeping.load() == 1; }, 30s));
   }
   first_consumer.kill(SIGKILL);
   CHECK(first_consumer.wait(10s) == 128 + SIGKILL);
@@ -253,11 +250,7 @@ void run_consumer_killed(KillWhen when) {
   }
   // Nobody consumes for a while: the producer fills the ring and times out
   // (and keeps trying: it does not hang).
-  const auto timeout_deadline = std::chrono::steady_clock::now() + 20s;
-  while (shared.push_timeouts.load() < 2 && std::chrono::steady_clock::now() < timeout_deadline) {
-    std::this_thread::sleep_for(5ms);
-  }
-  CHECK(shared.push_timeouts.load() >= 2);
+  REQUIRE(eventually([&] { return shared.push_timeouts.load() >= 2; }, 20s));
 
   const std::uint64_t last_taken = shared.last_taken.load(std::memory_order_acquire);
   const RingStats at_kill = read_ring_stats(ring.payload(), ring.payload_size());

@@ -1,0 +1,25 @@
+#pragma once
+// Child processes of a test: running a program in a forked child, waiting
+// for one with a deadline, and killing one; always reaped.
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace ferry::test {
+
+// Waits up to `timeout` for `pid` to end and reaps it. Returns its exit
+// code, 128+signal when a signal ended it, or -1 when it still ran at the
+// deadline (it is then killed with SIGKILL and reaped).
+int wait_exit(pid_t pid, std::chrono::milliseconds timeout);
+
+// Kills `pid` with SIGKILL and reaps it; nothing for pid <= 0.
+void kill_and_reap(pid_t pid);
+
+// In a forked child: replaces it with `argv` (searched in PATH when the
+// program has no slash), or exits 127 when that fails.
+[[noreturn]] void exec_argv(const std::vector<std::string>& argv);
+
+}  // namespace ferry::test
