@@ -164,10 +164,17 @@ Throughput ring_throughput(const Ctx& ctx, RingWait wait) {
               if (n != 0) {
                 producer->publish();
                 sent += n;
-              } else if (!producer->has_room()) {
+                continue;
+              }
+              // Nothing staged: full, or room made meanwhile, or corrupt
+              // indices. try_push tells which (and pushes one if it can).
+              auto one = producer->try_push(std::span(storage).subspan(sent * size, size));
+              if (one) {
+                ++sent;
+              } else if (one.error() == RingError::Full) {
                 spin_wait_step();
               } else {
-                return;  // room, yet nothing staged: the ring is corrupt
+                return;
               }
             }
             i += k;
