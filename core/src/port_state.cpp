@@ -45,7 +45,7 @@ void remove_peer(std::vector<std::unique_ptr<Connection>>& list, std::uint64_t p
 
 namespace {
 // {length, flags} and the sample's metadata before a slot's payload.
-constexpr auto kSlotHeader = static_cast<std::uint32_t>(transport::ring_layout::kSlotHeaderBytes);
+using transport::kSlotHeader;  // ferry/transport/slot_format.hpp
 }  // namespace
 
 PortState::PortState(std::string domain_name, std::string topic_name,

@@ -11,15 +11,11 @@
 #include "ferry/discovery/limits.hpp"
 #include "ferry/transport/names.hpp"
 #include "ferry/transport/pool_layout.hpp"
-#include "ferry/transport/ring_layout.hpp"
+#include "ferry/transport/slot_format.hpp"
 
 namespace ferry::discovery {
 
 namespace {
-
-// The ring slot's {length, flags} and sample metadata.
-constexpr std::uint64_t kSlotHeader = transport::ring_layout::kSlotHeaderBytes;
-constexpr std::uint64_t kPooledSlotBytes = 16;  // a pool reference and a size (core's PooledSlot)
 
 void erase_value(std::vector<std::uint64_t>& v, std::uint64_t value) {
   v.erase(std::remove(v.begin(), v.end(), value), v.end());
@@ -58,12 +54,11 @@ std::uint32_t Registry::slot_size_for(const TopicConfig& config) {
   // Samples up to the inline limit are copied into the slot; larger ones and
   // bytes topics travel as a pool reference (16 bytes), so their slots stay
   // small whatever the sample size.
-  std::uint64_t payload = kPooledSlotBytes;
+  std::uint64_t payload = transport::kPooledSlotBytes;
   if (config.max_size == 0 && config.sample_size <= config::kMaxInlineSample) {
-    payload = std::max(config.sample_size, kPooledSlotBytes);
+    payload = std::max<std::uint64_t>(config.sample_size, transport::kPooledSlotBytes);
   }
-  // Cache-line multiples keep consecutive slots from sharing a line.
-  return static_cast<std::uint32_t>((kSlotHeader + payload + 63) / 64 * 64);
+  return transport::slot_size_for_payload(payload);
 }
 
 std::uint64_t Registry::add_node(std::string name, pid_t pid, std::uint16_t owner) {

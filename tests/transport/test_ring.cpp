@@ -85,7 +85,7 @@ TEST_CASE("an empty ring pops nothing") {
   REQUIRE_FALSE(got.has_value());
   CHECK(got.error() == RingError::Empty);
   CHECK_FALSE(r.consumer.has_data());
-  CHECK(r.consumer.front().error() == RingError::Empty);
+  CHECK_FALSE(r.consumer.ready());
   const RingStats s = r.stats();
   CHECK(s.valid);
   CHECK(s.backlog == 0);
@@ -161,16 +161,15 @@ TEST_CASE("a full ring refuses a push until a message is taken") {
   CHECK(s.popped == 5);
 }
 
-TEST_CASE(
-    "try_push_fast publishes like try_push and refuses what try_push would, writing nothing") {
+TEST_CASE("try_push refuses a full ring and a message too large having written nothing") {
   ShmRing r(kSmall);
   std::array<std::byte, 56> buf{};
   for (std::uint64_t i = 0; i < kSmall.capacity; ++i) {
-    REQUIRE(r.producer.try_push_fast(make_message(i, 16, buf.data()), 7, SlotMeta{i, 5, 100 + i}));
+    REQUIRE(r.producer.try_push(make_message(i, 16, buf.data()), 7, SlotMeta{i, 5, 100 + i}));
   }
-  CHECK_FALSE(r.producer.try_push_fast(make_message(99, 16, buf.data()), 7, {}));  // full
+  CHECK(r.producer.try_push(make_message(99, 16, buf.data()), 7, {}).error() == RingError::Full);
   std::array<std::byte, 57> too_large{};
-  CHECK_FALSE(r.producer.try_push_fast(too_large, 7, {}));
+  CHECK(r.producer.try_push(too_large, 7, {}).error() == RingError::TooLarge);
   CHECK(r.stats().pushed == kSmall.capacity);
   CHECK(r.stats().backlog == kSmall.capacity);
 
@@ -183,7 +182,7 @@ TEST_CASE(
   CHECK(flags == 7);
   CHECK(meta == SlotMeta{0, 5, 100});
   // Room again: the cached head is stale, so this re-reads it.
-  REQUIRE(r.producer.try_push_fast(make_message(4, 16, buf.data()), 7, SlotMeta{4, 5, 104}));
+  REQUIRE(r.producer.try_push(make_message(4, 16, buf.data()), 7, SlotMeta{4, 5, 104}));
   for (std::uint64_t i = 1; i <= 4; ++i) {
     got = r.consumer.try_pop(out, &flags, &meta);
     REQUIRE(got.has_value());
@@ -261,7 +260,7 @@ TEST_CASE("a message larger than the slot payload is refused with TooLarge") {
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error() == RingError::TooLarge);
   CHECK(r.producer.push(big, 0, 1s).error() == RingError::TooLarge);
-  CHECK(r.producer.claim(57).error() == RingError::TooLarge);
+  CHECK(r.producer.stage_many(big.data(), 1, 57, 0, {}) == 0);
   CHECK(r.stats().pushed == 1);
 }
 
@@ -358,12 +357,17 @@ TEST_CASE("an invalid length in a slot is skipped and counted, never trusted") {
   CHECK(s.popped == 1);
   CHECK(s.backlog == 0);
 
-  // front() skips it the same way.
+  // The lane's short way never takes it either: try_pop skips it as above.
   std::array<std::byte, 56> buf{};
   REQUIRE(r.producer.try_push(make_message(2, 16, buf.data())).has_value());
   std::memcpy(r.slot0() + 2 * kSmall.slot_size, &CorruptFirstSlot::kHuge,
               sizeof CorruptFirstSlot::kHuge);
-  CHECK(r.consumer.front().error() == RingError::CorruptSlot);
+  REQUIRE(r.consumer.ready());
+  std::uint32_t length = 0;
+  std::uint32_t flags = 0;
+  SlotMeta meta{};
+  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
+  CHECK(r.consumer.try_pop(out).error() == RingError::CorruptSlot);
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 2);
 }
 
@@ -508,10 +512,9 @@ TEST_CASE("an external doorbell is left to its owner on attach") {
 TEST_CASE("a batch is published with one tail store and at most one notification") {
   ShmRing r({.capacity = 8, .slot_size = 88, .mode = RingMode::Spsc});
   r.header().data_bell.sleeping.store(1);  // pretend the consumer sleeps: every notify bumps seq
-  std::array<std::byte, 56> buf{};
-  for (std::uint64_t i = 0; i < 5; ++i)
-    REQUIRE(r.producer.stage(make_message(i, 16, buf.data())).has_value());
-  CHECK(r.producer.staged() == 5);
+  std::array<std::byte, 5 * 16> first{};
+  for (std::uint64_t i = 0; i < 5; ++i) (void)make_message(i, 16, first.data() + i * 16);
+  REQUIRE(r.producer.stage_many(first.data(), 5, 16, 0, {}) == 5);
   CHECK(r.stats().tail == 0);  // staged is invisible
   std::array<std::byte, 64> out{};
   CHECK(r.consumer.try_pop(out).error() == RingError::Empty);
@@ -522,17 +525,18 @@ TEST_CASE("a batch is published with one tail store and at most one notification
   CHECK(r.producer.publish() == 0);  // nothing staged: no store, no notification
   CHECK(r.header().data_bell.seq.load() == 1);
 
-  // try_push_batch: as many as fit, published at once.
-  std::array<std::array<std::byte, 16>, 6> storage{};
-  std::vector<std::span<const std::byte>> msgs;
-  for (std::uint64_t i = 0; i < storage.size(); ++i)
-    msgs.push_back(make_message(5 + i, 16, storage[i].data()));
-  auto n = r.producer.try_push_batch(msgs);
-  REQUIRE(n.has_value());
-  CHECK(*n == 3);  // 5 + 3 = capacity 8
+  // As many as fit, published at once; then nothing fits.
+  std::array<std::byte, 6 * 16> second{};
+  for (std::uint64_t i = 0; i < 6; ++i) (void)make_message(5 + i, 16, second.data() + i * 16);
+  CHECK(r.producer.stage_many(second.data(), 6, 16, 0, {}) == 3);  // 5 + 3 = capacity 8
+  CHECK(r.producer.publish() == 3);
   CHECK(r.stats().tail == 8);
   CHECK(r.header().data_bell.seq.load() == 2);
-  CHECK(r.producer.try_push_batch(msgs).error() == RingError::Full);
+  CHECK(r.producer.stage_many(second.data(), 6, 16, 0, {}) == 0);
+  CHECK(r.producer.publish() == 0);
+  CHECK(r.header().data_bell.seq.load() == 2);
+  // A single push that finds the ring full publishes nothing either.
+  CHECK(r.producer.try_push(std::span(second).first(16)).error() == RingError::Full);
   CHECK(r.header().data_bell.seq.load() == 2);
   for (std::uint64_t i = 0; i < 8; ++i) {
     auto got = r.consumer.try_pop(out);
@@ -542,42 +546,24 @@ TEST_CASE("a batch is published with one tail store and at most one notification
   CHECK(r.stats().pushed == 8);
 }
 
-TEST_CASE("a message built in place is invisible until commit") {
+TEST_CASE("a single push also publishes what stage_many left staged, even when it is refused") {
   ShmRing r(kSmall);
-  auto slot = r.producer.claim(20);
-  REQUIRE(slot.has_value());
-  REQUIRE(slot->size() == 20);
-  std::memcpy(slot->data(), "built in place, 20 b", 20);
+  std::array<std::byte, 2 * 16> staged{};
+  for (std::uint64_t i = 0; i < 2; ++i) (void)make_message(i, 16, staged.data() + i * 16);
+  REQUIRE(r.producer.stage_many(staged.data(), 2, 16, 0, {}) == 2);
+  std::array<std::byte, 57> too_large{};
+  CHECK(r.producer.try_push(too_large).error() == RingError::TooLarge);
+  CHECK(r.stats().tail == 2);
+  std::array<std::byte, 56> buf{};
+  REQUIRE(r.producer.stage_many(make_message(2, 16, buf.data()).data(), 1, 16, 0, {}) == 1);
+  REQUIRE(r.producer.try_push(make_message(3, 16, buf.data())).has_value());
+  CHECK(r.stats().tail == 4);
   std::array<std::byte, 64> out{};
-  CHECK(r.consumer.try_pop(out).error() == RingError::Empty);
-  r.producer.commit(9);
-  std::uint32_t flags = 0;
-  auto got = r.consumer.try_pop(out, &flags);
-  REQUIRE(got.has_value());
-  CHECK(string_of({out.data(), *got}) == "built in place, 20 b");
-  CHECK(flags == 9);
-
-  // commit may shorten the claim; and the consumer can read in place too.
-  slot = r.producer.claim(56);
-  REQUIRE(slot.has_value());
-  std::memcpy(slot->data(), "short", 5);
-  r.producer.commit(3, 5);
-  auto view = r.consumer.front();
-  REQUIRE(view.has_value());
-  CHECK(string_of(view->payload) == "short");
-  CHECK(view->flags == 3);
-  CHECK(r.stats().backlog == 1);
-  r.consumer.pop_front();
-  CHECK(r.stats().backlog == 0);
-  r.consumer.pop_front();  // nothing in front: no effect
-  CHECK(r.stats().popped == 2);
-
-  // A full ring has no slot to claim.
-  for (std::uint32_t i = 0; i < kSmall.capacity; ++i)
-    REQUIRE(r.producer.try_push(bytes_of("f")).has_value());
-  CHECK(r.producer.claim(8).error() == RingError::Full);
-  r.producer.commit();  // nothing claimed: no effect
-  CHECK(r.stats().pushed == 2 + kSmall.capacity);
+  for (std::uint64_t i = 0; i < 4; ++i) {
+    auto got = r.consumer.try_pop(out);
+    REQUIRE(got.has_value());
+    CHECK(check_message({out.data(), *got}) == i);
+  }
 }
 
 TEST_CASE("overwrite mode keeps the newest messages and hands every discarded one to on_discard") {
@@ -659,8 +645,8 @@ TEST_CASE("overwrite mode reports a small buffer and a corrupt slot like the pla
   CHECK(string_of({small.data(), *got}) == "abc");
   CHECK(read_ring_stats(ring.mem()).corrupt == 1);
   // In-place access is Spsc only: the producer may rewrite a slot under a reader.
-  CHECK(consumer.front().error() == RingError::WrongMode);
-  CHECK(producer.claim(8).error() == RingError::WrongMode);
+  auto visit = [](std::span<const std::byte>, std::uint32_t) {};
+  CHECK(consumer.consume_many(1, visit).error() == RingError::WrongMode);
 }
 
 TEST_CASE("try_push_overwrite is refused on a plain ring") {
@@ -715,9 +701,8 @@ TEST_CASE("a producer that dies between writing a slot and publishing it leaves 
   ShmRing r(kSmall);
   {
     auto dying = *RingProducer::attach(r.segment.payload(), r.segment.payload_size());
-    REQUIRE(dying.stage(bytes_of("half-done")).has_value());  // slot written, tail not stored
-    auto slot = dying.claim(8);                               // and a claim never committed
-    REQUIRE(slot.has_value());
+    const auto half_done = bytes_of("half-done");
+    REQUIRE(dying.stage_many(half_done.data(), 1, 9, 0, {}) == 1);  // slot written, tail not stored
   }  // the handle goes away as a killed process would: no publish
   std::array<std::byte, 64> out{};
   CHECK(r.consumer.try_pop(out).error() == RingError::Empty);
@@ -733,24 +718,21 @@ TEST_CASE("every message carries its SlotMeta through each way in and out of the
   std::array<std::byte, 64> out{};
   std::uint32_t flags = 0;
   SlotMeta meta{};
-  SUBCASE("stage and publish, claim and commit, front") {
+  SUBCASE("try_push, stage_many and publish; try_pop, try_pop_ready, pop") {
     ShmRing r(kSmall);
-    REQUIRE(r.producer.stage(bytes_of("a"), 1, SlotMeta{1, 2, 3}).has_value());
-    REQUIRE(r.producer.stage(bytes_of("b"), 1, SlotMeta{4, 5, 6}).has_value());
+    REQUIRE(r.producer.try_push(bytes_of("a"), 1, SlotMeta{1, 2, 3}).has_value());
+    const auto bc = bytes_of("bc");
+    REQUIRE(r.producer.stage_many(bc.data(), 2, 1, 1, SlotMeta{4, 5, 6}) == 2);
     CHECK(r.producer.publish() == 2);
-    auto claimed = r.producer.claim(1);
-    REQUIRE(claimed.has_value());
-    (*claimed)[0] = std::byte{'c'};
-    r.producer.commit(1, 1, SlotMeta{7, 8, 9});
     REQUIRE(r.consumer.try_pop(out, &flags, &meta).has_value());
     CHECK(meta == SlotMeta{1, 2, 3});
-    auto view = r.consumer.front();
-    REQUIRE(view.has_value());
-    CHECK(view->meta == SlotMeta{4, 5, 6});
-    r.consumer.pop_front();
+    REQUIRE(r.consumer.ready());
+    std::uint32_t length = 0;
+    REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));
+    CHECK(meta == SlotMeta{4, 5, 6});  // the batch's first keeps its sequence
     REQUIRE(r.consumer.pop(out, &flags, 10ms, &meta).has_value());
     CHECK(string_of(std::span(out).first(1)) == "c");
-    CHECK(meta == SlotMeta{7, 8, 9});
+    CHECK(meta == SlotMeta{5, 5, 6});  // the next one, the next sequence
   }
   SUBCASE("overwrite mode: the kept messages keep theirs, a peek sees them too") {
     ShmRing r({.capacity = 2, .slot_size = 88, .mode = RingMode::Overwrite});

@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
        [](const Ctx& c) { return ring_throughput(c, RingWait::Spin); },
        {}},
       {"raw-ring-batch",
-       "ring, batches of 16 (try_push_batch)",
+       "ring, batches of 16 (stage_many + publish)",
        [](const Ctx& c) { return ring_throughput(c, RingWait::Batch); },
        {}},
       {"raw-ring-futex",

@@ -151,21 +151,27 @@ Throughput ring_throughput(const Ctx& ctx, RingWait wait) {
         const std::uint64_t total = warmup + count;
         if (wait == RingWait::Batch) {
           constexpr std::size_t kBatch = 16;
-          std::array<std::array<std::byte, kSlotSize>, kBatch> storage{};
-          std::array<std::span<const std::byte>, kBatch> msgs;
+          // The batch's messages back to back, as stage_many takes them.
+          std::array<std::byte, kBatch * kSlotSize> storage{};
           for (std::uint64_t i = 0; i < total;) {
             const std::size_t k =
                 static_cast<std::size_t>(std::min<std::uint64_t>(kBatch, total - i));
-            for (std::size_t j = 0; j < k; ++j) {
-              fill(storage[j].data(), size, i + j);
-              msgs[j] = std::span<const std::byte>(storage[j].data(), size);
-            }
+            for (std::size_t j = 0; j < k; ++j) fill(storage.data() + j * size, size, i + j);
             std::size_t sent = 0;
             while (sent < k) {
-              auto n = producer->try_push_batch(std::span(msgs).subspan(sent, k - sent));
-              if (n) {
-                sent += *n;
-              } else if (n.error() == RingError::Full) {
+              const std::size_t n =
+                  producer->stage_many(storage.data() + sent * size, k - sent, size, 0, {});
+              if (n != 0) {
+                producer->publish();
+                sent += n;
+                continue;
+              }
+              // Nothing staged: full, or room made meanwhile, or corrupt
+              // indices. try_push tells which (and pushes one if it can).
+              auto one = producer->try_push(std::span(storage).subspan(sent * size, size));
+              if (one) {
+                ++sent;
+              } else if (one.error() == RingError::Full) {
                 spin_wait_step();
               } else {
                 return;

@@ -3,18 +3,18 @@
 #include <chrono>
 #include <cstring>
 
-#include "ferry/detail/lane.hpp"
 #include "ferry/discovery/objects.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/ring_peek.hpp"
 #include "ferry/transport/segment.hpp"
+#include "ferry/transport/slot_format.hpp"
 
 namespace ferry::cli {
 
 namespace {
 
-using detail::kSlotPooled;
-constexpr std::size_t kPooledSlotBytes = sizeof(detail::PooledSlot);
+using transport::kPooledSlotBytes;
+using transport::kSlotPooled;
 
 // ferryd seals a ring before it names it, so a short wait only covers a
 // ring removed between the topic list and this read.

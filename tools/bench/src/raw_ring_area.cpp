@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "ferry/transport/names.hpp"
+#include "ferry/transport/slot_format.hpp"
 #include "private_domain.hpp"
 
 namespace ferry::bench {
@@ -24,12 +25,9 @@ constexpr std::uint32_t kAreaLayoutVersion = 1;
 bool raw_inline(std::uint64_t size) noexcept { return size <= kRawInlineMax; }
 
 transport::RingGeometry raw_geometry(std::uint64_t size, std::uint32_t capacity) noexcept {
-  // A slot is the slot header (with its metadata) and the payload, in whole cache lines.
   const std::uint64_t payload = raw_inline(size) ? size : sizeof(RawRef);
-  return transport::RingGeometry{
-      capacity,
-      static_cast<std::uint32_t>(round_up(payload + transport::ring_layout::kSlotHeaderBytes, 64)),
-      transport::RingMode::Spsc};
+  return transport::RingGeometry{capacity, transport::slot_size_for_payload(payload),
+                                 transport::RingMode::Spsc};
 }
 
 RawRingArea::RawRingArea(const PrivateDomain& domain, const transport::RingGeometry& geometry,

@@ -2,7 +2,7 @@
 // pushing every message into each. Up to 4 KiB the message is copied into
 // the slot (and out by the receiver); larger messages are written once into
 // one of 2 x capacity shared buffers and travel as a RawRef, which the
-// receiver reads in place (front/pop_front) before freeing the slot.
+// receiver reads in place (consume_many of one) before freeing the slot.
 //
 // Why 2 x capacity buffers suffice: message m's buffer is next written for
 // m + 2C, after m + C was pushed into every ring, which needed m's slot
@@ -28,22 +28,37 @@ using transport::RingConsumer;
 using transport::RingError;
 using transport::RingProducer;
 
-// Waits for the oldest message in place: polling (spin) or on the doorbell (sleep).
-std::expected<transport::SlotView, RingError> wait_front(RingConsumer& ring, Wait wait) {
-  std::expected<transport::SlotView, RingError> r = std::unexpected(RingError::Empty);
+// Reads the oldest message in place: visit(payload) runs before its slot is
+// freed. Polling (spin) or on the doorbell (sleep); false when none came
+// within the peer timeout or the ring is corrupt.
+template <class Visit>
+bool take_in_place(RingConsumer& ring, Wait wait, RunControl& control, Visit&& visit) {
+  std::expected<std::uint32_t, RingError> r = 0;
+  auto take = [&] {
+    r = ring.consume_many(
+        1, [&](std::span<const std::byte> payload, std::uint32_t) { visit(payload); });
+    return !r || *r != 0;
+  };
   if (wait == Wait::Spin) {
-    (void)spin_until([&] { return (r = ring.front()) || r.error() != RingError::Empty; },
-                     kPeerTimeoutNs);
-    return r;
+    (void)spin_until(take, kPeerTimeoutNs);
+  } else {
+    const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
+    while (!take()) {
+      const std::int64_t left = deadline - now_ns();
+      if (left <= 0) break;
+      (void)transport::doorbell_wait(
+          ring.data_doorbell(), [&] { return ring.has_data(); }, std::chrono::nanoseconds(left));
+    }
   }
-  const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
-  while (!(r = ring.front()) && r.error() == RingError::Empty) {
-    const std::int64_t left = deadline - now_ns();
-    if (left <= 0) break;
-    (void)transport::doorbell_wait(
-        ring.data_doorbell(), [&] { return ring.has_data(); }, std::chrono::nanoseconds(left));
+  if (!r) {
+    report_error(control, fmt::format("raw-ring receiver: {}", transport::to_string(r.error())));
+    return false;
   }
-  return r;
+  if (*r == 0) {
+    report_error(control, "raw-ring receiver: no message within the peer timeout");
+    return false;
+  }
+  return true;
 }
 
 class RawRingThroughput final : public ThroughputTransport {
@@ -119,24 +134,17 @@ class RawRingThroughput final : public ThroughputTransport {
                     return true;
                   })
             : receive_loop(plan, control, index, [&](std::uint64_t& seq) {
-                auto view = wait_front(*ring, plan.wait);
-                if (!view) {
-                  report_error(control, fmt::format("raw-ring receiver: {}",
-                                                    transport::to_string(view.error())));
-                  return false;
-                }
-                RawRef ref;
                 seq = 0;
-                if (view->payload.size() == sizeof ref) {
-                  std::memcpy(&ref, view->payload.data(), sizeof ref);
+                return take_in_place(*ring, plan.wait, control, [&](std::span<const std::byte> m) {
+                  RawRef ref;
+                  if (m.size() != sizeof ref) return;
+                  std::memcpy(&ref, m.data(), sizeof ref);
                   if (ref.seq == kStopSeq) {
                     seq = kStopSeq;
                   } else if (area_->valid(ref)) {
                     seq = read_seq(area_->at(ref.offset));  // in place, before the slot is freed
                   }
-                }
-                ring->pop_front();
-                return true;
+                });
               });
     return ok ? 0 : 3;
   }

@@ -31,21 +31,16 @@
 #include <span>
 
 #include "ferry/detail/held_samples.hpp"
-#include "ferry/transport/ring.hpp"
+#include "ferry/transport/ring_handles.hpp"
+#include "ferry/transport/slot_format.hpp"
 
 namespace ferry::detail {
 
-// What a ring slot's flags say it carries.
-inline constexpr std::uint32_t kSlotInline = 0;  // the sample's bytes
-inline constexpr std::uint32_t kSlotPooled = 1;  // a PooledSlot: a pool reference
-
-// What a pooled slot's payload holds (also read by tools that inspect
-// queues, such as `ferry pool`).
-struct PooledSlot {
-  std::uint64_t ref;   // transport::ChunkRef::pack()
-  std::uint64_t size;  // bytes of the sample inside the chunk
-};
-static_assert(sizeof(PooledSlot) == 16);
+// What a ring slot carries (ferry/transport/slot_format.hpp), under the
+// names core has always used.
+using transport::kSlotInline;
+using transport::kSlotPooled;
+using transport::PooledSlot;
 
 // Our node's slot state in the heartbeat table once ferryd declared it dead
 // (discovery::SlotState::declared_dead).
@@ -97,8 +92,9 @@ struct PublishLane {
   [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size,
                                            const transport::SlotMeta& meta) const noexcept {
     if (producer == nullptr || !guard->clear()) return false;
-    return producer->try_push_fast(std::span(static_cast<const std::byte*>(data), size),
-                                   kSlotInline, meta);
+    return producer
+        ->try_push(std::span(static_cast<const std::byte*>(data), size), kSlotInline, meta)
+        .has_value();
   }
 };
 

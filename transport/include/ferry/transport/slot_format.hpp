@@ -1,0 +1,55 @@
+#pragma once
+// What a ring slot carries, for everyone who writes, sizes or inspects slots
+// (core's ports, ferryd's registry, `ferry pool`, the benchmarks): one
+// definition, instead of each restating the numbers.
+//
+//   slot:  {u32 length, u32 flags} | SlotMeta (3 x u64) | payload
+//          '----------------- kSlotHeader ------------'
+//
+// The ring itself is blind to `flags`; ferry's ports give them one of the
+// meanings below. A pooled slot's payload is a PooledSlot: the sample lives
+// in a pool chunk and the slot carries the reference.
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "ferry/transport/platform.hpp"
+#include "ferry/transport/ring_layout.hpp"
+
+namespace ferry::transport {
+
+// Bytes before a slot's payload: {length, flags} and the sample's SlotMeta.
+inline constexpr auto kSlotHeader = static_cast<std::uint32_t>(ring_layout::kSlotHeaderBytes);
+
+// What a slot's flags say it carries.
+inline constexpr std::uint32_t kSlotInline = 0;  // the sample's bytes
+inline constexpr std::uint32_t kSlotPooled = 1;  // a PooledSlot: a pool reference
+
+// A pooled slot's payload.
+struct PooledSlot {
+  std::uint64_t ref;   // ChunkRef::pack()
+  std::uint64_t size;  // bytes of the sample inside the chunk
+};
+inline constexpr auto kPooledSlotBytes = static_cast<std::uint32_t>(sizeof(PooledSlot));
+
+// Bytes of a slot whose payload holds `payload` bytes: header and payload in
+// whole cache lines, so that consecutive slots never share a line.
+[[nodiscard]] constexpr std::uint32_t slot_size_for_payload(std::uint64_t payload) noexcept {
+  return static_cast<std::uint32_t>((kSlotHeader + payload + kCacheLine - 1) / kCacheLine *
+                                    kCacheLine);
+}
+
+static_assert(kSlotHeader == sizeof(ring_layout::SlotHeader) + sizeof(SlotMeta));
+static_assert(kSlotHeader == 32 && kSlotHeader % 8 == 0, "the payload stays 8-byte aligned");
+static_assert(kSlotInline != kSlotPooled);
+static_assert(sizeof(PooledSlot) == 16 && alignof(PooledSlot) == 8);
+// core's history reads PooledSlot::ref as the payload's first word.
+static_assert(offsetof(PooledSlot, ref) == 0 && offsetof(PooledSlot, size) == 8);
+static_assert(std::is_trivially_copyable_v<PooledSlot>);
+static_assert(slot_size_for_payload(kPooledSlotBytes) == 64);
+static_assert(slot_size_for_payload(kPooledSlotBytes) >= ring_layout::kMinSlotSize,
+              "a slot sized for a pool reference is a valid ring slot");
+static_assert(slot_size_for_payload(33) == 128);
+
+}  // namespace ferry::transport
