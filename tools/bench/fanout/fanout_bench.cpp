@@ -8,17 +8,17 @@
 #include <algorithm>
 #include <limits>
 
-#include "bench_config.hpp"
-#include "fanout_report.hpp"
-#include "fanout_transport.hpp"
+#include "fanout/fanout_report.hpp"
+#include "fanout/fanout_transport.hpp"
 #include "ferry/bench/bench.hpp"
 #include "ferry/bench/clock.hpp"
 #include "ferry/bench/machine.hpp"
 #include "ferry/transport/pool_layout.hpp"
-#include "private_domain.hpp"
-#include "processes.hpp"
-#include "progress.hpp"
-#include "signals.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/processes.hpp"
+#include "harness/progress.hpp"
+#include "harness/signals.hpp"
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "fanout_report.hpp"
+#include "fanout/fanout_report.hpp"
 
 #include <fmt/format.h>
 

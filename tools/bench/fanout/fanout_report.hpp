@@ -10,7 +10,7 @@
 #include "ferry/bench/machine.hpp"
 #include "ferry/bench/options.hpp"
 #include "ferry/bench/percentiles.hpp"
-#include "report.hpp"  // Failures
+#include "harness/report.hpp"  // Failures
 
 namespace ferry::bench {
 

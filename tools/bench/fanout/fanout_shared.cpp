@@ -1,4 +1,4 @@
-#include "fanout_shared.hpp"
+#include "fanout/fanout_shared.hpp"
 
 #include <sys/mman.h>
 

@@ -11,9 +11,9 @@
 #include <string_view>
 #include <thread>
 
-#include "fanout_shared.hpp"
+#include "fanout/fanout_shared.hpp"
 #include "ferry/bench/clock.hpp"
-#include "latency_transport.hpp"  // kPeerTimeoutNs
+#include "latency/latency_transport.hpp"  // kPeerTimeoutNs
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "bench_config.hpp"
+#include "harness/bench_config.hpp"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "private_domain.hpp"
+#include "harness/private_domain.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,7 +19,7 @@
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/transport/names.hpp"
-#include "processes.hpp"
+#include "harness/processes.hpp"
 
 namespace ferry::bench {
 

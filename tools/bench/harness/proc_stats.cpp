@@ -1,4 +1,4 @@
-#include "proc_stats.hpp"
+#include "harness/proc_stats.hpp"
 
 #include <fmt/format.h>
 #include <sys/stat.h>

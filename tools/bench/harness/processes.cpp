@@ -1,4 +1,4 @@
-#include "processes.hpp"
+#include "harness/processes.hpp"
 
 #include <signal.h>
 #include <sys/prctl.h>

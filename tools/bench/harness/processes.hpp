@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "signals.hpp"
+#include "harness/signals.hpp"
 
 namespace ferry::bench {
 

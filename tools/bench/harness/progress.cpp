@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "harness/progress.hpp"
 
 #include <unistd.h>
 

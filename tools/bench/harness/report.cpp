@@ -1,4 +1,4 @@
-#include "report.hpp"
+#include "harness/report.hpp"
 
 #include <fmt/format.h>
 

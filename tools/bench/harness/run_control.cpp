@@ -1,4 +1,4 @@
-#include "run_control.hpp"
+#include "harness/run_control.hpp"
 
 #include <sys/mman.h>
 

@@ -1,4 +1,4 @@
-#include "signals.hpp"
+#include "harness/signals.hpp"
 
 #include <cerrno>
 #include <ctime>

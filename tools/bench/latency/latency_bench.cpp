@@ -3,16 +3,16 @@
 // ping side and an echo side forked, pinned to two CPUs, ping-ponging.
 #include <fmt/format.h>
 
-#include "bench_config.hpp"
 #include "ferry/bench/bench.hpp"
 #include "ferry/bench/clock.hpp"
-#include "latency_transport.hpp"
-#include "private_domain.hpp"
-#include "processes.hpp"
-#include "progress.hpp"
-#include "report.hpp"
-#include "run_control.hpp"
-#include "signals.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/processes.hpp"
+#include "harness/progress.hpp"
+#include "harness/report.hpp"
+#include "harness/run_control.hpp"
+#include "harness/signals.hpp"
+#include "latency/latency_transport.hpp"
 
 namespace ferry::bench {
 

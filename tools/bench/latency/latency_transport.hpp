@@ -10,7 +10,7 @@
 #include <string_view>
 
 #include "ferry/bench/options.hpp"
-#include "run_control.hpp"
+#include "harness/run_control.hpp"
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "latency_transport.hpp"
+#include "latency/latency_transport.hpp"
 
 namespace ferry::bench {
 

@@ -8,8 +8,8 @@
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/bench/percentiles.hpp"
-#include "latency_transport.hpp"
-#include "run_control.hpp"
+#include "harness/run_control.hpp"
+#include "latency/latency_transport.hpp"
 
 namespace ferry::bench {
 

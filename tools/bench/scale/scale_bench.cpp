@@ -12,14 +12,14 @@
 
 #include "ferry/bench/bench.hpp"
 #include "ferry/bench/clock.hpp"
-#include "private_domain.hpp"
-#include "proc_stats.hpp"
-#include "processes.hpp"
-#include "progress.hpp"
-#include "scale_node.hpp"
-#include "scale_report.hpp"
-#include "scale_shared.hpp"
-#include "signals.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/proc_stats.hpp"
+#include "harness/processes.hpp"
+#include "harness/progress.hpp"
+#include "harness/signals.hpp"
+#include "scale/scale_node.hpp"
+#include "scale/scale_report.hpp"
+#include "scale/scale_shared.hpp"
 
 namespace ferry::bench {
 

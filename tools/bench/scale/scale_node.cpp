@@ -1,4 +1,4 @@
-#include "scale_node.hpp"
+#include "scale/scale_node.hpp"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/ferry.hpp"
-#include "ferry_side.hpp"
+#include "transports/ferry/ferry_side.hpp"
 
 namespace ferry::bench {
 

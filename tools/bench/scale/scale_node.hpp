@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "scale_shared.hpp"
+#include "scale/scale_shared.hpp"
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "scale_report.hpp"
+#include "scale/scale_report.hpp"
 
 #include <fmt/format.h>
 

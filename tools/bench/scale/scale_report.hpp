@@ -10,7 +10,7 @@
 #include "ferry/bench/machine.hpp"
 #include "ferry/bench/options.hpp"
 #include "ferry/bench/percentiles.hpp"
-#include "proc_stats.hpp"
+#include "harness/proc_stats.hpp"
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "scale_shared.hpp"
+#include "scale/scale_shared.hpp"
 
 #include <linux/futex.h>
 #include <sys/mman.h>

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "run_control.hpp"
+#include "harness/run_control.hpp"
 
 namespace ferry::bench {
 

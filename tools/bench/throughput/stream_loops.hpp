@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "ferry/bench/clock.hpp"
-#include "latency_transport.hpp"  // kStopSeq, kPeerTimeoutNs
-#include "run_control.hpp"
-#include "seq.hpp"
-#include "throughput_transport.hpp"
+#include "harness/run_control.hpp"
+#include "harness/seq.hpp"
+#include "latency/latency_transport.hpp"  // kStopSeq, kPeerTimeoutNs
+#include "throughput/throughput_transport.hpp"
 
 namespace ferry::bench {
 

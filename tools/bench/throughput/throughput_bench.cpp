@@ -6,16 +6,16 @@
 #include <algorithm>
 #include <limits>
 
-#include "bench_config.hpp"
 #include "ferry/bench/bench.hpp"
 #include "ferry/bench/clock.hpp"
-#include "private_domain.hpp"
-#include "processes.hpp"
-#include "progress.hpp"
-#include "report.hpp"
-#include "run_control.hpp"
-#include "signals.hpp"
-#include "throughput_transport.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/processes.hpp"
+#include "harness/progress.hpp"
+#include "harness/report.hpp"
+#include "harness/run_control.hpp"
+#include "harness/signals.hpp"
+#include "throughput/throughput_transport.hpp"
 
 namespace ferry::bench {
 

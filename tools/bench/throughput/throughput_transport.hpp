@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "ferry/bench/options.hpp"
-#include "run_control.hpp"
+#include "harness/run_control.hpp"
 
 namespace ferry::bench {
 

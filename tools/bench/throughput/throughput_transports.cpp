@@ -1,4 +1,4 @@
-#include "throughput_transport.hpp"
+#include "throughput/throughput_transport.hpp"
 
 namespace ferry::bench {
 

@@ -6,9 +6,9 @@
 #include <array>
 #include <vector>
 
-#include "fanout_transport.hpp"
-#include "fd_io.hpp"
-#include "seq.hpp"
+#include "fanout/fanout_transport.hpp"
+#include "harness/seq.hpp"
+#include "transports/fd/fd_io.hpp"
 
 namespace ferry::bench {
 

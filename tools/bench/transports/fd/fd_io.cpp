@@ -1,4 +1,4 @@
-#include "fd_io.hpp"
+#include "transports/fd/fd_io.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -7,10 +7,10 @@
 
 #include <vector>
 
-#include "fd_io.hpp"
-#include "latency_transport.hpp"
-#include "ping_loop.hpp"
-#include "seq.hpp"
+#include "harness/seq.hpp"
+#include "latency/latency_transport.hpp"
+#include "latency/ping_loop.hpp"
+#include "transports/fd/fd_io.hpp"
 
 namespace ferry::bench {
 

@@ -6,10 +6,10 @@
 
 #include <vector>
 
-#include "fd_io.hpp"
-#include "seq.hpp"
-#include "stream_loops.hpp"
-#include "throughput_transport.hpp"
+#include "harness/seq.hpp"
+#include "throughput/stream_loops.hpp"
+#include "throughput/throughput_transport.hpp"
+#include "transports/fd/fd_io.hpp"
 
 namespace ferry::bench {
 

@@ -7,10 +7,10 @@
 
 #include <vector>
 
-#include "bench_config.hpp"
-#include "fanout_transport.hpp"
-#include "ferry_side.hpp"
-#include "seq.hpp"
+#include "fanout/fanout_transport.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/seq.hpp"
+#include "transports/ferry/ferry_side.hpp"
 
 namespace ferry::bench {
 

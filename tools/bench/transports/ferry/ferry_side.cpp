@@ -1,4 +1,4 @@
-#include "ferry_side.hpp"
+#include "transports/ferry/ferry_side.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -8,8 +8,8 @@
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/bench/spin.hpp"
-#include "latency_transport.hpp"
-#include "private_domain.hpp"
+#include "harness/private_domain.hpp"
+#include "latency/latency_transport.hpp"
 
 namespace ferry::bench {
 

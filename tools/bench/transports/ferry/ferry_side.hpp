@@ -12,9 +12,9 @@
 #include "ferry/bench/options.hpp"
 #include "ferry/bench/spin.hpp"
 #include "ferry/ferry.hpp"
-#include "latency_transport.hpp"  // kPeerTimeoutNs
-#include "run_control.hpp"
-#include "seq.hpp"
+#include "harness/run_control.hpp"
+#include "harness/seq.hpp"
+#include "latency/latency_transport.hpp"  // kPeerTimeoutNs
 
 namespace ferry::bench {
 

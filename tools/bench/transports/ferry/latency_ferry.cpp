@@ -5,8 +5,8 @@
 // zero copy. ferry-copy and ferry-loan measure one path at every size.
 #include <fmt/format.h>
 
-#include "bench_config.hpp"
-#include "latency_transport.hpp"
+#include "harness/bench_config.hpp"
+#include "latency/latency_transport.hpp"
 
 namespace ferry::bench {
 

@@ -10,11 +10,11 @@
 #include <memory>
 #include <vector>
 
-#include "bench_config.hpp"
-#include "ferry_side.hpp"
-#include "latency_transport.hpp"
-#include "ping_loop.hpp"
-#include "private_domain.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "latency/latency_transport.hpp"
+#include "latency/ping_loop.hpp"
+#include "transports/ferry/ferry_side.hpp"
 
 namespace ferry::bench {
 

@@ -6,12 +6,12 @@
 // sequence number is written: the payload stays in the pool (zero copy).
 #include <fmt/format.h>
 
-#include "bench_config.hpp"
 #include "ferry/bench/clock.hpp"
-#include "ferry_side.hpp"
-#include "latency_transport.hpp"
-#include "ping_loop.hpp"
-#include "private_domain.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "latency/latency_transport.hpp"
+#include "latency/ping_loop.hpp"
+#include "transports/ferry/ferry_side.hpp"
 
 namespace ferry::bench {
 

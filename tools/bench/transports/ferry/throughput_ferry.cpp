@@ -4,8 +4,8 @@
 // ferry-loan measure one path at every size.
 #include <fmt/format.h>
 
-#include "bench_config.hpp"
-#include "throughput_transport.hpp"
+#include "harness/bench_config.hpp"
+#include "throughput/throughput_transport.hpp"
 
 namespace ferry::bench {
 

@@ -4,12 +4,12 @@
 // sequence number in front.
 #include <fmt/format.h>
 
-#include "bench_config.hpp"
-#include "ferry_side.hpp"
-#include "private_domain.hpp"
-#include "stream_loops.hpp"
-#include "throughput_ferry_side.hpp"
-#include "throughput_transport.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "throughput/stream_loops.hpp"
+#include "throughput/throughput_transport.hpp"
+#include "transports/ferry/ferry_side.hpp"
+#include "transports/ferry/throughput_ferry_side.hpp"
 
 namespace ferry::bench {
 

@@ -8,9 +8,9 @@
 #include <span>
 #include <string>
 
-#include "ferry_side.hpp"
-#include "stream_loops.hpp"
-#include "throughput_transport.hpp"
+#include "throughput/stream_loops.hpp"
+#include "throughput/throughput_transport.hpp"
+#include "transports/ferry/ferry_side.hpp"
 
 namespace ferry::bench {
 

@@ -8,11 +8,11 @@
 #include <array>
 #include <vector>
 
-#include "fanout_transport.hpp"
-#include "iceoryx_roudi.hpp"
-#include "iceoryx_side.hpp"
-#include "private_domain.hpp"
-#include "seq.hpp"
+#include "fanout/fanout_transport.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/seq.hpp"
+#include "transports/iceoryx/iceoryx_roudi.hpp"
+#include "transports/iceoryx/iceoryx_side.hpp"
 
 namespace ferry::bench {
 

@@ -1,4 +1,4 @@
-#include "iceoryx_roudi.hpp"
+#include "transports/iceoryx/iceoryx_roudi.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -12,9 +12,9 @@
 #include <sstream>
 #include <thread>
 
-#include "bench_config.hpp"
 #include "ferry/bench/clock.hpp"
-#include "processes.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/processes.hpp"
 
 #ifndef FERRY_IOX_ROUDI
 #error "FERRY_IOX_ROUDI (the path of iox-roudi) is set by tools/bench/CMakeLists.txt"

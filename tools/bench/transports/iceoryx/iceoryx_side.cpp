@@ -1,4 +1,4 @@
-#include "iceoryx_side.hpp"
+#include "transports/iceoryx/iceoryx_side.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -7,13 +7,13 @@
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/bench/spin.hpp"
+#include "harness/seq.hpp"
 #include "iceoryx_hoofs/log/logmanager.hpp"
 #include "iceoryx_posh/internal/runtime/ipc_interface_base.hpp"
 #include "iceoryx_posh/internal/runtime/ipc_message.hpp"
 #include "iceoryx_posh/mepoo/chunk_header.hpp"
 #include "iceoryx_posh/runtime/posh_runtime.hpp"
-#include "latency_transport.hpp"  // kPeerTimeoutNs
-#include "seq.hpp"
+#include "latency/latency_transport.hpp"  // kPeerTimeoutNs
 
 namespace ferry::bench {
 

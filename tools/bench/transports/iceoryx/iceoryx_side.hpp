@@ -10,10 +10,10 @@
 #include <string>
 
 #include "ferry/bench/options.hpp"
+#include "harness/run_control.hpp"
 #include "iceoryx_posh/popo/untyped_publisher.hpp"
 #include "iceoryx_posh/popo/untyped_subscriber.hpp"
 #include "iceoryx_posh/popo/wait_set.hpp"
-#include "run_control.hpp"
 
 namespace ferry::bench {
 

@@ -8,12 +8,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "iceoryx_roudi.hpp"
-#include "iceoryx_side.hpp"
-#include "latency_transport.hpp"
-#include "ping_loop.hpp"
-#include "private_domain.hpp"
-#include "seq.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/seq.hpp"
+#include "latency/latency_transport.hpp"
+#include "latency/ping_loop.hpp"
+#include "transports/iceoryx/iceoryx_roudi.hpp"
+#include "transports/iceoryx/iceoryx_side.hpp"
 
 namespace ferry::bench {
 

@@ -9,12 +9,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include "iceoryx_roudi.hpp"
-#include "iceoryx_side.hpp"
-#include "private_domain.hpp"
-#include "seq.hpp"
-#include "stream_loops.hpp"
-#include "throughput_transport.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/seq.hpp"
+#include "throughput/stream_loops.hpp"
+#include "throughput/throughput_transport.hpp"
+#include "transports/iceoryx/iceoryx_roudi.hpp"
+#include "transports/iceoryx/iceoryx_side.hpp"
 
 namespace ferry::bench {
 

@@ -7,11 +7,11 @@
 #include <cstring>
 #include <vector>
 
-#include "latency_transport.hpp"
-#include "ping_loop.hpp"
-#include "raw_ring_area.hpp"
-#include "raw_ring_io.hpp"
-#include "seq.hpp"
+#include "harness/seq.hpp"
+#include "latency/latency_transport.hpp"
+#include "latency/ping_loop.hpp"
+#include "transports/raw_ring/raw_ring_area.hpp"
+#include "transports/raw_ring/raw_ring_io.hpp"
 
 namespace ferry::bench {
 

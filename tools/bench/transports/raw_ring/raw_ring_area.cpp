@@ -1,11 +1,11 @@
-#include "raw_ring_area.hpp"
+#include "transports/raw_ring/raw_ring_area.hpp"
 
 #include <fmt/format.h>
 
 #include <stdexcept>
 
 #include "ferry/transport/names.hpp"
-#include "private_domain.hpp"
+#include "harness/private_domain.hpp"
 
 namespace ferry::bench {
 

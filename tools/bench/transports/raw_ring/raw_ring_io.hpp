@@ -9,8 +9,8 @@
 #include "ferry/bench/options.hpp"
 #include "ferry/bench/spin.hpp"
 #include "ferry/transport/ring.hpp"
-#include "latency_transport.hpp"
-#include "run_control.hpp"
+#include "harness/run_control.hpp"
+#include "latency/latency_transport.hpp"
 
 namespace ferry::bench {
 

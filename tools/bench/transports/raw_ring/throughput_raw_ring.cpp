@@ -12,13 +12,13 @@
 #include <cstring>
 #include <vector>
 
-#include "bench_config.hpp"
 #include "ferry/transport/doorbell.hpp"
-#include "raw_ring_area.hpp"
-#include "raw_ring_io.hpp"
-#include "seq.hpp"
-#include "stream_loops.hpp"
-#include "throughput_transport.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/seq.hpp"
+#include "throughput/stream_loops.hpp"
+#include "throughput/throughput_transport.hpp"
+#include "transports/raw_ring/raw_ring_area.hpp"
+#include "transports/raw_ring/raw_ring_io.hpp"
 
 namespace ferry::bench {
 
