@@ -34,17 +34,6 @@ std::unique_ptr<FanoutTransport> make_fanout(std::string_view name) {
   throw UsageError(fmt::format("transport '{}' has no fanout side", name));
 }
 
-std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome,
-                    const FanoutShared& shared) {
-  std::string why = SharedControl::error_of(shared.control());
-  if (!why.empty()) return why;
-  if (outcome == ChildGroup::Outcome::TimedOut) return "did not finish in time (stopped)";
-  for (const auto& c : group.children()) {
-    if (c.code != 0) return fmt::format("a side exited with code {}", c.code);
-  }
-  return "no result";
-}
-
 // One run's p50s from the shared arrays.
 FanoutRun summarize(const FanoutShared& shared) {
   const std::uint64_t n = shared.samples();
@@ -142,7 +131,8 @@ int run_fanout(FanoutOptions o, std::FILE* out) {
         if (ok) {
           cell.runs.push_back(summarize(shared));
         } else {
-          cell.failed.add(failure(group, outcome, shared));
+          cell.failed.add(group_failure(group, outcome, SharedControl::error_of(shared.control()),
+                                        "did not finish in time (stopped)"));
         }
       }
     }

@@ -1,5 +1,6 @@
 #include "harness/processes.hpp"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -147,6 +148,16 @@ int stop_child(pid_t pid, std::chrono::milliseconds grace) noexcept {
   int status = 0;
   if (::waitpid(pid, &status, 0) == pid) return decode(status);
   return -1;
+}
+
+std::string group_failure(const ChildGroup& group, ChildGroup::Outcome outcome,
+                          std::string side_error, std::string_view timed_out_why) {
+  if (!side_error.empty()) return side_error;
+  if (outcome == ChildGroup::Outcome::TimedOut) return std::string(timed_out_why);
+  for (const auto& c : group.children()) {
+    if (c.code != 0) return fmt::format("a side exited with code {}", c.code);
+  }
+  return "no result";
 }
 
 }  // namespace ferry::bench

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/signals.hpp"
@@ -49,6 +50,12 @@ class ChildGroup {
   SignalScope& signals_;
   std::vector<ChildStatus> children_;
 };
+
+// Why a run failed, from what its sides left behind: the first error a side
+// reported (`side_error`), else `timed_out_why` when the group ran out of
+// time, else the first side's nonzero exit code, else "no result".
+std::string group_failure(const ChildGroup& group, ChildGroup::Outcome outcome,
+                          std::string side_error, std::string_view timed_out_why);
 
 // fork + exec of `argv` (argv[0] a path) with stdout and stderr sent to
 // `output_fd` and `env` (NAME=VALUE) added; in its own process group; sent

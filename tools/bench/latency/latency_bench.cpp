@@ -16,24 +16,6 @@
 
 namespace ferry::bench {
 
-namespace {
-
-// Why a run failed, from what its sides left behind.
-std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome,
-                    const SharedControl& control, std::int64_t budget_ns) {
-  std::string why = control.error();
-  if (!why.empty()) return why;
-  if (outcome == ChildGroup::Outcome::TimedOut) {
-    return fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000);
-  }
-  for (const auto& c : group.children()) {
-    if (c.code != 0) return fmt::format("a side exited with code {}", c.code);
-  }
-  return "no result";
-}
-
-}  // namespace
-
 int run_latency(LatencyOptions o, std::FILE* out) {
   finalize(o);
   SignalScope signals;  // before any child: they must not inherit a half-set mask
@@ -103,7 +85,9 @@ int run_latency(LatencyOptions o, std::FILE* out) {
         if (ok) {
           cell.runs.push_back(control.get().latency.one_way);
         } else {
-          cell.failed.add(failure(group, outcome, control, budget_ns));
+          cell.failed.add(group_failure(
+              group, outcome, control.error(),
+              fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000)));
         }
       }
     }

@@ -19,23 +19,6 @@
 
 namespace ferry::bench {
 
-namespace {
-
-std::string failure(const ChildGroup& group, ChildGroup::Outcome outcome,
-                    const SharedControl& control, std::int64_t budget_ns) {
-  std::string why = control.error();
-  if (!why.empty()) return why;
-  if (outcome == ChildGroup::Outcome::TimedOut) {
-    return fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000);
-  }
-  for (const auto& c : group.children()) {
-    if (c.code != 0) return fmt::format("a side exited with code {}", c.code);
-  }
-  return "no result";
-}
-
-}  // namespace
-
 int run_throughput(ThroughputOptions o, std::FILE* out) {
   finalize(o);
   SignalScope signals;
@@ -126,7 +109,9 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
         if (ok) {
           cell.runs.push_back(result);
         } else {
-          cell.failed.add(failure(group, outcome, control, budget_ns));
+          cell.failed.add(group_failure(
+              group, outcome, control.error(),
+              fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000)));
         }
       }
     }
