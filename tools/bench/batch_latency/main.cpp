@@ -23,7 +23,7 @@
 #include "ferry/bench/clock.hpp"
 #include "ferry/bench/machine.hpp"
 #include "ferry/bench/percentiles.hpp"
-#include "private_domain.hpp"
+#include "harness/private_domain.hpp"
 
 struct Msg {
   std::uint64_t seq;

@@ -1,0 +1,261 @@
+#include "harness/report.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ferry/bench/clock.hpp"
+#include "ferry/config/units.hpp"
+
+namespace ferry::bench {
+
+RunSetup describe_run(const CommonOptions& options) {
+  RunSetup setup;
+  setup.machine = describe_machine();
+  setup.cpus = options.cpus;
+  setup.wait = options.wait;
+  setup.repeat = options.repeat;
+  setup.transports = options.transports;
+  setup.clock_read_ns = clock_read_cost_ns();
+  return setup;
+}
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+std::string human_ns(std::int64_t ns) {
+  if (ns >= 1'000'000) return fmt::format("{:.1f} ms", static_cast<double>(ns) / 1e6);
+  if (ns >= 10'000) return fmt::format("{:.1f} us", static_cast<double>(ns) / 1e3);
+  return fmt::format("{} ns", ns);
+}
+
+std::string human_rate(double v) {
+  if (v >= 1e6) return fmt::format("{:.2f} M", v / 1e6);
+  if (v >= 1e3) return fmt::format("{:.1f} k", v / 1e3);
+  return fmt::format("{:.0f}", v);
+}
+
+std::string ratio(double value, double ferry) {
+  if (value <= 0 || ferry <= 0) return "n/a";
+  const double r = value / ferry;
+  return r >= 10 ? fmt::format("x {:.0f}", r) : fmt::format("x {:.2f}", r);
+}
+
+Json machine_json(const Machine& m) {
+  return Json{{"cpu", m.cpu},
+              {"cores", m.cores},
+              {"kernel", m.kernel},
+              {"clocksource", m.clocksource},
+              {"compiler", m.compiler}};
+}
+
+void header(std::FILE* out, const RunSetup& s, const std::string& title, const std::string& roles) {
+  fmt::print(out, "{}\n", title);
+  fmt::print(out, "machine: {}\n", to_string(s.machine));
+  fmt::print(out, "setup:   {}; private domain {}; clock read {} ns\n", roles, s.domain,
+             s.clock_read_ns);
+  for (std::size_t t = 0; t < s.transports.size(); ++t) {
+    fmt::print(out, "  {:<12} {}\n", s.transports[t], s.described[t]);
+  }
+}
+
+std::string cpu_roles(const std::vector<int>& cpus, const char* first, const char* rest) {
+  std::string others;
+  for (std::size_t i = 1; i < cpus.size(); ++i)
+    others += fmt::format("{}{}", i > 1 ? "," : "", cpus[i]);
+  return fmt::format("{} on CPU {}, {} on CPU {}", first, cpus.empty() ? -1 : cpus[0], rest,
+                     others);
+}
+
+std::size_t ferry_index(const RunSetup& s) {
+  for (std::size_t t = 0; t < s.transports.size(); ++t) {
+    if (s.transports[t] == kFerry) return t;
+  }
+  return s.transports.size();
+}
+
+}  // namespace
+
+std::string size_label(std::uint64_t bytes) { return config::format_size(bytes); }
+
+void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table, bool json) {
+  const std::size_t fi = ferry_index(s);
+  if (json) {
+    for (std::size_t i = 0; i < table.sizes.size(); ++i) {
+      Json results = Json::array();
+      const auto& row = table.cells[i];
+      const Percentiles ferry =
+          fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
+      for (std::size_t t = 0; t < row.size(); ++t) {
+        if (row[t].runs.empty()) continue;  // every run failed: reported on stderr
+        const Percentiles m = median_of(row[t].runs);
+        results.push_back(Json{
+            {"transport", s.transports[t]},
+            {"p50_ns", m.p50},
+            {"p90_ns", m.p90},
+            {"p99_ns", m.p99},
+            {"p999_ns", m.p999},
+            {"max_ns", m.max},
+            {"samples", m.samples},
+            {"runs", row[t].runs.size()},
+            {"failed_runs", row[t].failed.count},
+            {"p50_vs_ferry",
+             ferry.p50 > 0 ? static_cast<double>(m.p50) / static_cast<double>(ferry.p50) : 0.0}});
+      }
+      const Json line{{"size", table.sizes[i]},
+                      {"rounds", table.rounds[i]},
+                      {"results", results},
+                      {"wait", std::string(to_string(s.wait))},
+                      {"repeat", s.repeat},
+                      {"cpus", s.cpus},
+                      {"domain", s.domain},
+                      {"clock_read_ns", s.clock_read_ns},
+                      {"machine", machine_json(s.machine)}};
+      fmt::print(out, "{}\n", line.dump());
+    }
+    return;
+  }
+  header(out, s,
+         fmt::format("ferry bench latency: one-way latency = round trip / 2, --wait {}, {} "
+                     "interleaved repeats "
+                     "(medians shown)",
+                     to_string(s.wait), s.repeat),
+         cpu_roles(s.cpus, "ping", "echo"));
+  for (std::size_t i = 0; i < table.sizes.size(); ++i) {
+    const auto& row = table.cells[i];
+    const Percentiles ferry =
+        fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
+    fmt::print(out, "\n{:<26} {:>9} {:>9} {:>9} {:>9} {:>9}   p50 vs ferry\n",
+               fmt::format("{} ({} rounds)", size_label(table.sizes[i]), table.rounds[i]), "p50",
+               "p90", "p99", "p99.9", "max");
+    for (std::size_t t = 0; t < row.size(); ++t) {
+      if (row[t].runs.empty()) {
+        fmt::print(out, "  {:<24} every run FAILED (see below)\n", s.transports[t]);
+        continue;
+      }
+      const Percentiles m = median_of(row[t].runs);
+      const std::string note =
+          row[t].failed.count > 0
+              ? fmt::format("   ({} of {} runs failed)", row[t].failed.count,
+                            row[t].failed.count + static_cast<int>(row[t].runs.size()))
+              : "";
+      fmt::print(out, "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9}   {}{}\n", s.transports[t],
+                 human_ns(m.p50), human_ns(m.p90), human_ns(m.p99), human_ns(m.p999),
+                 human_ns(m.max), ratio(static_cast<double>(m.p50), static_cast<double>(ferry.p50)),
+                 note);
+    }
+  }
+  // ferry's promise: a large sample costs what a small one does.
+  if (fi < s.transports.size() && table.sizes.size() > 1) {
+    std::size_t lo = 0, hi = 0;
+    for (std::size_t i = 0; i < table.sizes.size(); ++i) {
+      if (table.sizes[i] < table.sizes[lo]) lo = i;
+      if (table.sizes[i] > table.sizes[hi]) hi = i;
+    }
+    const auto& a = table.cells[lo][fi].runs;
+    const auto& b = table.cells[hi][fi].runs;
+    if (!a.empty() && !b.empty()) {
+      const std::int64_t p_lo = median_of(a).p50;
+      const std::int64_t p_hi = median_of(b).p50;
+      fmt::print(out, "\nferry p50 at {} is {} its p50 at {} ({} vs {})\n",
+                 size_label(table.sizes[hi]),
+                 ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)),
+                 size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo));
+    }
+  }
+  fmt::print(out,
+             "\n(each sample includes one clock read; a run stops measuring after its time budget, "
+             "so large sizes "
+             "may have fewer samples than rounds)\n");
+}
+
+void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& table, bool json) {
+  const std::size_t fi = ferry_index(s);
+  auto medians = [](const ThroughputCell& c) {
+    std::vector<double> m, total;
+    std::uint64_t errors = 0;
+    for (const auto& r : c.runs) {
+      m.push_back(r.msgs_per_s);
+      total.push_back(r.total_msgs_per_s);
+      errors += r.errors;
+    }
+    return ThroughputRun{median(m), median(total), errors};
+  };
+  if (json) {
+    for (std::size_t i = 0; i < table.sizes.size(); ++i) {
+      const auto& row = table.cells[i];
+      const double ferry =
+          fi < row.size() && !row[fi].runs.empty() ? medians(row[fi]).msgs_per_s : 0.0;
+      Json results = Json::array();
+      for (std::size_t t = 0; t < row.size(); ++t) {
+        if (row[t].runs.empty()) continue;
+        const ThroughputRun m = medians(row[t]);
+        results.push_back(Json{{"transport", s.transports[t]},
+                               {"msgs_per_s", m.msgs_per_s},
+                               {"bytes_per_s", m.msgs_per_s * static_cast<double>(table.sizes[i])},
+                               {"total_msgs_per_s", m.total_msgs_per_s},
+                               {"sequence_errors", m.errors},
+                               {"runs", row[t].runs.size()},
+                               {"failed_runs", row[t].failed.count},
+                               {"vs_ferry", ferry > 0 ? m.msgs_per_s / ferry : 0.0}});
+      }
+      const Json line{{"size", table.sizes[i]}, {"seconds", table.seconds},
+                      {"results", results},     {"subscribers", table.subscribers},
+                      {"batch", table.batch},   {"wait", std::string(to_string(s.wait))},
+                      {"repeat", s.repeat},     {"cpus", s.cpus},
+                      {"domain", s.domain},     {"machine", machine_json(s.machine)}};
+      fmt::print(out, "{}\n", line.dump());
+    }
+    return;
+  }
+  header(out, s,
+         fmt::format(
+             "ferry bench throughput: one publisher, {} subscriber{}, {} s per run, --wait {}, {} "
+             "interleaved repeats (medians shown){}",
+             table.subscribers, table.subscribers == 1 ? "" : "s", table.seconds, to_string(s.wait),
+             s.repeat,
+             table.batch == 1 ? std::string()
+                              : fmt::format(", batches of {} (ferry, raw-ring)", table.batch)),
+         cpu_roles(s.cpus, "publisher", "subscribers"));
+  for (std::size_t i = 0; i < table.sizes.size(); ++i) {
+    const auto& row = table.cells[i];
+    const double ferry =
+        fi < row.size() && !row[fi].runs.empty() ? medians(row[fi]).msgs_per_s : 0.0;
+    fmt::print(out, "\n{:<26} {:>12} {:>11} {:>10} {:>12}\n", size_label(table.sizes[i]),
+               table.subscribers == 1 ? "msgs/s" : "msgs/s each", "MB/s", "vs ferry", "seq errors");
+    for (std::size_t t = 0; t < row.size(); ++t) {
+      if (row[t].runs.empty()) {
+        fmt::print(out, "  {:<24} every run FAILED (see below)\n", s.transports[t]);
+        continue;
+      }
+      const ThroughputRun m = medians(row[t]);
+      fmt::print(
+          out, "  {:<24} {:>12} {:>11.1f} {:>10} {:>12}{}\n", s.transports[t],
+          human_rate(m.msgs_per_s), m.msgs_per_s * static_cast<double>(table.sizes[i]) / 1e6,
+          ratio(m.msgs_per_s, ferry), m.errors,
+          row[t].failed.count > 0 ? fmt::format("   ({} runs failed)", row[t].failed.count) : "");
+    }
+  }
+  fmt::print(
+      out,
+      "\n(msgs/s: what every subscriber received, from the slowest one; the receivers check every "
+      "sequence number; policy block, so nothing is dropped)\n");
+}
+
+int print_failures(std::FILE* err, const RunSetup& s, const std::vector<std::uint64_t>& sizes,
+                   const std::vector<std::vector<Failures>>& failures) {
+  int total = 0;
+  for (std::size_t i = 0; i < failures.size(); ++i) {
+    for (std::size_t t = 0; t < failures[i].size(); ++t) {
+      const Failures& f = failures[i][t];
+      if (f.count == 0) continue;
+      total += f.count;
+      fmt::print(err, "ferry bench: {} at {}: {} run{} failed; first: {}\n", s.transports[t],
+                 size_label(sizes[i]), f.count, f.count == 1 ? "" : "s", f.first);
+    }
+  }
+  return total;
+}
+
+}  // namespace ferry::bench

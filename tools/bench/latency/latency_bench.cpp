@@ -1,0 +1,106 @@
+// `ferry bench latency`: for every repeat, every size, every transport (in
+// that order, so that the machine's drift hits them all alike), one run: a
+// ping side and an echo side forked, pinned to two CPUs, ping-ponging.
+#include <fmt/format.h>
+
+#include "ferry/bench/bench.hpp"
+#include "ferry/bench/clock.hpp"
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "harness/processes.hpp"
+#include "harness/progress.hpp"
+#include "harness/report.hpp"
+#include "harness/run_control.hpp"
+#include "harness/signals.hpp"
+#include "latency/latency_transport.hpp"
+
+namespace ferry::bench {
+
+int run_latency(LatencyOptions o, std::FILE* out) {
+  finalize(o);
+  SignalScope signals;  // before any child: they must not inherit a half-set mask
+  RunSetup setup = describe_run(o);
+
+  std::vector<std::unique_ptr<LatencyTransport>> transports;
+  for (const auto& name : o.transports) {
+    transports.push_back(make_latency_transport(name));
+    setup.described.push_back(transports.back()->describe(o.wait));
+  }
+
+  SharedControl control;
+  PrivateDomain domain;
+  setup.domain = domain.name();
+  const auto sets = ferry_topic_sets(o.transports, o.sizes, [](std::uint64_t size, FerryPath path) {
+    return latency_topics(size, path);
+  });
+  if (!sets.empty()) domain.start_daemon(bench_yaml(sets));
+
+  LatencyTable table;
+  table.sizes = o.sizes;
+  for (auto size : o.sizes) table.rounds.push_back(o.rounds != 0 ? o.rounds : auto_rounds(size));
+  table.cells.assign(o.sizes.size(), std::vector<LatencyCell>(transports.size()));
+
+  const auto max_measure_ns = static_cast<std::int64_t>(o.max_run_seconds * 1e9);
+  // Setting up (ferryd matching the ports), warm-up, measuring, stopping.
+  const std::int64_t budget_ns = 20'000'000'000 + 2 * max_measure_ns;
+  Progress progress(!o.json);
+  bool interrupted = false;
+  std::uint64_t run = 0;
+  for (int r = 0; r < o.repeat && !interrupted; ++r) {
+    for (std::size_t i = 0; i < o.sizes.size() && !interrupted; ++i) {
+      for (std::size_t t = 0; t < transports.size(); ++t) {
+        if (signals.interrupted()) {
+          interrupted = true;
+          break;
+        }
+        LatencyTransport& tr = *transports[t];
+        progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(),
+                                  size_label(o.sizes[i])));
+        if (is_ferry(tr.name())) domain.check_daemon();
+        LatencyPlan plan;
+        plan.size = o.sizes[i];
+        plan.rounds = table.rounds[i];
+        plan.warmup = std::max<std::uint64_t>(100, plan.rounds / 10);
+        plan.max_measure_ns = max_measure_ns;
+        plan.wait = o.wait;
+        plan.run = run++;
+        plan.domain = &domain;
+        plan.all_sizes = o.sizes;
+
+        control.reset();
+        tr.prepare(plan);
+        ChildGroup group(signals);
+        group.spawn(o.cpus[1], [&] { return tr.echo(plan, control.get()); });
+        group.spawn(o.cpus[0], [&] { return tr.ping(plan, control.get()); });
+        tr.after_spawn();
+        const auto outcome = group.wait_all(now_ns() + budget_ns);
+        tr.finish();
+        if (outcome == ChildGroup::Outcome::Interrupted) {
+          interrupted = true;
+          break;
+        }
+        bool ok = outcome == ChildGroup::Outcome::AllExited && control.get().latency.ok != 0;
+        for (const auto& c : group.children()) ok = ok && c.code == 0;
+        LatencyCell& cell = table.cells[i][t];
+        if (ok) {
+          cell.runs.push_back(control.get().latency.one_way);
+        } else {
+          cell.failed.add(group_failure(
+              group, outcome, control.error(),
+              fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000)));
+        }
+      }
+    }
+  }
+  if (interrupted) return kExitInterrupted;  // the destructors stop and remove everything
+
+  print_latency(out, setup, table, o.json);
+  std::fflush(out);
+  std::vector<std::vector<Failures>> failures(o.sizes.size());
+  for (std::size_t i = 0; i < o.sizes.size(); ++i) {
+    for (const auto& cell : table.cells[i]) failures[i].push_back(cell.failed);
+  }
+  return print_failures(stderr, setup, o.sizes, failures) == 0 ? 0 : 1;
+}
+
+}  // namespace ferry::bench

@@ -1,0 +1,109 @@
+// ferry's copy path for throughput (ferry-copy, and ferry up to the inline
+// limit): publish(const T&) of a T of the message size (raw ports on a
+// topic of that opaque type take the same path), K subscribers.
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "harness/bench_config.hpp"
+#include "harness/private_domain.hpp"
+#include "throughput/stream_loops.hpp"
+#include "throughput/throughput_transport.hpp"
+#include "transports/ferry/ferry_side.hpp"
+#include "transports/ferry/throughput_ferry_side.hpp"
+
+namespace ferry::bench {
+
+namespace {
+
+class FerryCopyThroughput final : public ThroughputTransport {
+ public:
+  explicit FerryCopyThroughput(std::string_view name) : name_(name) {}
+  [[nodiscard]] std::string_view name() const noexcept override { return name_; }
+  [[nodiscard]] std::string describe(Wait wait) const override {
+    return fmt::format(
+        "publish(const T&) / {} of a T of the message size, policy block: copied into each "
+        "queue's slot (up to 4 KiB), above once into a pool chunk; with --batch N, "
+        "publish_many / take_many of N",
+        wait == Wait::Spin ? "take() polled"
+                           : "take(timeout) with take_spin 0 (a futex sleep at once)");
+  }
+
+  int send(const ThroughputPlan& plan, RunControl& control) override {
+    ferry::Node node = join_domain(*plan.domain, "publisher", plan.wait);
+    ferry::RawPublisher pub =
+        node.raw_publisher(slot_topic(throughput_topic(plan.size, kPath), plan.run));
+    if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
+      report_error(
+          control,
+          fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name_));
+      return 2;
+    }
+    if (plan.batch > 1) return send_batches(plan, control, pub);
+    std::vector<std::byte> msg(plan.size, std::byte{0x5a});
+    const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
+      write_seq(msg.data(), seq);
+      (void)pub.publish(msg);  // a queue still full at the deadline shows as a sequence gap
+      return true;
+    });
+    return ok ? 0 : 3;
+  }
+
+  int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
+    ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index), plan.wait);
+    ferry::RawSubscriber sub =
+        node.raw_subscriber(slot_topic(throughput_topic(plan.size, kPath), plan.run));
+    if (plan.batch > 1) return receive_batches(sub, plan, control, index);
+    return receive_samples(sub, plan, control, index, name_);
+  }
+
+ private:
+  // --batch N: publish_many of N samples (the stop message ends the last,
+  // shorter one); a queue still full at the deadline shows as a gap.
+  int send_batches(const ThroughputPlan& plan, RunControl& control, ferry::RawPublisher& pub) {
+    BatchWriter batch(plan.size, plan.batch);
+    const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
+      return batch.add(
+          seq, [](std::byte* slot, std::uint64_t s) { write_seq(slot, s); },
+          [&](std::span<const std::byte> bytes, std::uint32_t) {
+            (void)pub.publish_many(bytes);
+            return true;
+          });
+    });
+    return ok ? 0 : 3;
+  }
+  // take_many of up to N: polled (spin) or waiting for the first (sleep).
+  int receive_batches(ferry::RawSubscriber& sub, const ThroughputPlan& plan, RunControl& control,
+                      std::uint32_t index) {
+    const std::string who = fmt::format("{} subscriber", name_);
+    if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
+      report_error(control, who + ": ferryd did not match the publisher within 10 s");
+      return 2;
+    }
+    BatchReader reader(plan.size, plan.batch);
+    auto refill = [&](std::span<std::byte> out, std::size_t) -> std::size_t {
+      std::size_t n = 0;
+      if (plan.wait == Wait::Sleep) {
+        n = sub.take_many(out, std::chrono::nanoseconds(kPeerTimeoutNs));
+      } else {
+        (void)spin_until([&] { return (n = sub.take_many(out)) != 0; }, kPeerTimeoutNs);
+      }
+      if (n == 0) report_error(control, who + ": no sample within the peer timeout");
+      return n;
+    };
+    const bool ok = receive_loop(plan, control, index,
+                                 [&](std::uint64_t& seq) { return reader.next(seq, refill); });
+    return ok ? 0 : 3;
+  }
+
+  static constexpr FerryPath kPath = FerryPath::Copy;
+  std::string_view name_;
+};
+
+}  // namespace
+
+std::unique_ptr<ThroughputTransport> make_ferry_copy_throughput(std::string_view name) {
+  return std::make_unique<FerryCopyThroughput>(name);
+}
+
+}  // namespace ferry::bench

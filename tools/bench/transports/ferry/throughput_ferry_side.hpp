@@ -1,0 +1,47 @@
+#pragma once
+// The receiving side of ferry's throughput transports (copy and loan): one
+// subscriber process counting what one publisher streams.
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "throughput/stream_loops.hpp"
+#include "throughput/throughput_transport.hpp"
+#include "transports/ferry/ferry_side.hpp"
+
+namespace ferry::bench {
+
+// The bytes of a taken sample, whichever kind of port took it.
+[[nodiscard]] inline std::span<const std::byte> sample_bytes(const ferry::RawSample& s) noexcept {
+  return s.bytes();
+}
+[[nodiscard]] inline std::span<const std::byte> sample_bytes(
+    const ferry::Sample<ferry::Bytes>& s) noexcept {
+  return {s->data(), s->size()};
+}
+
+// Waits until ferryd matched `sub` with the publisher, then counts samples
+// (receive_loop); one of the wrong size counts as a sequence error. The
+// side's exit code: 0, 2 (never matched) or 3 (the stream failed).
+template <class Sub>
+int receive_samples(Sub& sub, const ThroughputPlan& plan, RunControl& control, std::uint32_t index,
+                    std::string_view name) {
+  const std::string who = fmt::format("{} subscriber", name);
+  if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
+    report_error(control, who + ": ferryd did not match the publisher within 10 s");
+    return 2;
+  }
+  const bool ok = receive_loop(plan, control, index, [&](std::uint64_t& seq) {
+    auto s = next_sample(sub, plan.wait, control, who.c_str());
+    if (!s) return false;
+    const auto bytes = sample_bytes(*s);
+    seq = bytes.size() == plan.size ? read_seq(bytes.data()) : 0;
+    return true;
+  });
+  return ok ? 0 : 3;
+}
+
+}  // namespace ferry::bench
