@@ -36,28 +36,9 @@ const std::string kConfig = seq_config(
 
 using Served = ferry::test::ServedDomain<kConfig>;
 
+using ferry::test::ValuePipe;
+
 std::uint64_t now_ns() { return ferry::detail::realtime_ns(); }
-
-// A u64 from a child to the test: a pipe made before the fork.
-class ValuePipe {
- public:
-  ValuePipe() { REQUIRE(::pipe(fds_) == 0); }
-  ~ValuePipe() {
-    ::close(fds_[0]);
-    ::close(fds_[1]);
-  }
-  ValuePipe(const ValuePipe&) = delete;
-  ValuePipe& operator=(const ValuePipe&) = delete;
-  void send(std::uint64_t v) const { (void)!::write(fds_[1], &v, sizeof v); }
-  [[nodiscard]] bool receive(std::uint64_t& v, std::chrono::milliseconds timeout = 10s) const {
-    pollfd p{fds_[0], POLLIN, 0};
-    return ::poll(&p, 1, static_cast<int>(timeout.count())) == 1 &&
-           ::read(fds_[0], &v, sizeof v) == sizeof v;
-  }
-
- private:
-  int fds_[2]{};
-};
 
 // Sample i of publisher p: pad[0] is the clock read just before its
 // publish(), pad[1] the clock read just after the previous publish()

@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "ferry/discovery/socket.hpp"
+
 namespace ferry::test {
 
 std::string bin_path(const std::string& program) {
@@ -33,17 +35,6 @@ void exec_in_domain(const TestDomain& domain, const std::vector<std::string>& ar
 }
 
 namespace {
-
-bool socket_accepts(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
 
 void read_all(int fd, std::string& into) {
   char buf[4096];
@@ -125,7 +116,7 @@ void Daemon::start() {
   }
   const std::string sock = (domain_.runtime_dir() / (domain_.name() + ".sock")).string();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!socket_accepts(sock)) {
+  while (!ferry::discovery::UnixSeqpacketSocket::connect(sock, std::chrono::milliseconds(0))) {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;

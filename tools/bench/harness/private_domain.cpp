@@ -18,23 +18,13 @@
 #include <vector>
 
 #include "ferry/bench/clock.hpp"
+#include "ferry/discovery/socket.hpp"
 #include "ferry/transport/names.hpp"
 #include "harness/processes.hpp"
 
 namespace ferry::bench {
 
 namespace {
-
-bool socket_accepts(const std::string& path) {
-  const int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::strncpy(addr.sun_path, path.c_str(), sizeof(addr.sun_path) - 1);
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  ::close(fd);
-  return ok;
-}
 
 std::filesystem::path temp_base() {
   const char* t = std::getenv("TMPDIR");
@@ -142,7 +132,7 @@ void PrivateDomain::start_daemon(const std::string& yaml) {
 
   const std::string sock = (dir_ / (name_ + ".sock")).string();
   const std::int64_t deadline = now_ns() + 10'000'000'000;
-  while (!socket_accepts(sock)) {
+  while (!ferry::discovery::UnixSeqpacketSocket::connect(sock, std::chrono::milliseconds(0))) {
     int code = -1;
     if (!child_running(daemon_, &code)) {
       daemon_ = -1;
