@@ -207,6 +207,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
       const std::uint32_t gen = *claimed;
       if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
       count_allocation(cv, c, i, gen, owner, true);
+      // SYNC: relaxed; the search hint again (see its load above): orders nothing.
       if (w != start) cursor.store(w, std::memory_order_relaxed);
       return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
     }
