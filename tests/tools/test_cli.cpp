@@ -386,7 +386,8 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("ferry bench refuses --domain, before or after the verb, and does not list it") {
+TEST_CASE("ferry bench refuses --domain, before or after the verb, and does not list it" *
+          doctest::skip(!FERRY_TEST_HAVE_BENCH)) {
   TestDomain domain;
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"bench", "latency", "--domain", "x"},
@@ -408,5 +409,17 @@ TEST_CASE("ferry bench refuses --domain, before or after the verb, and does not 
     CHECK(help.out.find("--size") != std::string::npos);
     CHECK(help.out.find("--domain NAME") == std::string::npos);     // not among the options...
     CHECK(help.out.find("refuses --domain") != std::string::npos);  // ... and said why
+  }
+}
+
+TEST_CASE("ferry bench in a build without the benchmarks says so, in one sentence" *
+          doctest::skip(FERRY_TEST_HAVE_BENCH)) {
+  TestDomain domain;
+  for (const char* verb : {"latency", "throughput", "scale", "fanout"}) {
+    CAPTURE(verb);
+    const auto r = run_program(domain, {bin_path("ferry"), "bench", verb});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("built without its benchmarks (FERRY_BUILD_BENCH=OFF)") != std::string::npos);
+    check_one_line_error(r);
   }
 }
