@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Configures and builds ferry.
-# Usage: scripts/build.sh [--sanitize address|thread] [--dir DIR] [--no-tests] [--with-bench] [--target T]...
+# Usage: scripts/build.sh [--sanitize address|thread] [--dir DIR] [--no-tests]
+#                         [--with-bench | --no-bench] [--target T]...
 #   --no-tests    configure without the test suite (and install only what the
 #                 programs need): what the demo uses
 #   --with-bench  a sanitizer build with the benchmarks too (FERRY_BUILD_BENCH);
 #                 without it a sanitizer build leaves them out (`ferry bench`
 #                 says so): their figures mean nothing under a sanitizer, and
 #                 they are a third of its compile time. Normal builds have them.
+#   --no-bench    leave the benchmarks out of a normal build (the demo: it
+#                 does not run them, and they are half of the ferry CLI's build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,6 +24,7 @@ while [ $# -gt 0 ]; do
     --dir) dir="$2"; shift 2 ;;
     --no-tests) tests=OFF; shift ;;
     --with-bench) bench=ON; shift ;;
+    --no-bench) bench=OFF; shift ;;
     --target) targets+=(--target "$2"); shift 2 ;;
     *) echo "build.sh: unknown option '$1'" >&2; exit 2 ;;
   esac

@@ -419,7 +419,7 @@ TEST_CASE("ferry bench in a build without the benchmarks says so, in one sentenc
     CAPTURE(verb);
     const auto r = run_program(domain, {bin_path("ferry"), "bench", verb});
     CHECK(r.exit_code == 1);
-    CHECK(r.err.find("built without its benchmarks (FERRY_BUILD_BENCH=OFF)") != std::string::npos);
+    CHECK(r.err.find("built without its benchmarks") != std::string::npos);
     check_one_line_error(r);
   }
 }

@@ -1,5 +1,5 @@
-// ferry bench in a build configured with FERRY_BUILD_BENCH=OFF (the
-// sanitizer passes of scripts/test.sh): the verbs and their flags parse as
+// ferry bench in a build configured with FERRY_BUILD_BENCH=OFF (the demo's
+// and the sanitizer builds of scripts/): the verbs and their flags parse as
 // usual, and running one says that the measurements were left out.
 #include <string>
 
@@ -11,8 +11,8 @@ namespace {
 
 [[noreturn]] void left_out() {
   throw Failure(kExitRuntime,
-                "this ferry was built without its benchmarks (FERRY_BUILD_BENCH=OFF); configure "
-                "with -DFERRY_BUILD_BENCH=ON to run ferry bench");
+                "this ferry was built without its benchmarks (FERRY_BUILD_BENCH=OFF); "
+                "scripts/build.sh builds them (cmake -DFERRY_BUILD_BENCH=ON)");
 }
 
 }  // namespace
