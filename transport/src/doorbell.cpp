@@ -15,6 +15,20 @@ std::uint32_t* futex_address(std::atomic<std::uint32_t>& word) noexcept {
   // std::atomic<uint32_t> is exactly one 32-bit word (static_assert in the header).
   return reinterpret_cast<std::uint32_t*>(&word);
 }
+
+// What a futex wait that returned -1 means, from its errno.
+FutexResult failed_wait_result(int error) noexcept {
+  switch (error) {
+    case EAGAIN:
+      return FutexResult::ValueChanged;
+    case ETIMEDOUT:
+      return FutexResult::TimedOut;
+    case EINTR:
+      return FutexResult::Interrupted;
+    default:
+      return FutexResult::Error;
+  }
+}
 }  // namespace
 
 FutexResult futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
@@ -29,17 +43,7 @@ FutexResult futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
   // No FUTEX_PRIVATE_FLAG: the word is in shared memory and the waker may be
   // another process. FUTEX_WAIT's timeout is relative, on CLOCK_MONOTONIC.
   const long rc = ::syscall(SYS_futex, futex_address(word), FUTEX_WAIT, expected, &ts, nullptr, 0);
-  if (rc == 0) return FutexResult::Woken;
-  switch (errno) {
-    case EAGAIN:
-      return FutexResult::ValueChanged;
-    case ETIMEDOUT:
-      return FutexResult::TimedOut;
-    case EINTR:
-      return FutexResult::Interrupted;
-    default:
-      return FutexResult::Error;
-  }
+  return rc == 0 ? FutexResult::Woken : failed_wait_result(errno);
 }
 
 FutexResult futex_wait_any(const std::atomic<std::uint32_t>* const* words,
@@ -71,17 +75,7 @@ FutexResult futex_wait_any(const std::atomic<std::uint32_t>* const* words,
   deadline.tv_nsec = static_cast<long>(nsec);
   const long rc = ::syscall(SYS_futex_waitv, waiters.data(), static_cast<unsigned>(count), 0u,
                             &deadline, CLOCK_MONOTONIC);
-  if (rc >= 0) return FutexResult::Woken;
-  switch (errno) {
-    case EAGAIN:
-      return FutexResult::ValueChanged;
-    case ETIMEDOUT:
-      return FutexResult::TimedOut;
-    case EINTR:
-      return FutexResult::Interrupted;
-    default:
-      return FutexResult::Error;
-  }
+  return rc >= 0 ? FutexResult::Woken : failed_wait_result(errno);
 }
 
 int futex_wake(std::atomic<std::uint32_t>& word, int count) noexcept {
