@@ -27,4 +27,8 @@ fi
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
-ctest --test-dir "$dir" --output-on-failure -j 2 --timeout 120 "${label_args[@]}"
+# Twice as many tests as cores at once: most tests wait (on processes,
+# timeouts, a rate), and those that spin say so (CORES 2, tests/CMakeLists.txt),
+# so ctest never runs more spinners than there are cores.
+jobs="${FERRY_TEST_JOBS:-$((2 * $(nproc)))}"
+ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 120 "${label_args[@]}"
