@@ -131,8 +131,8 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
   const DdsEntity participant(dds_create_participant(dds_domain, nullptr, nullptr), "participant");
   // The exporters sleep at once when their queue is empty: on the 2-CPU
   // test VM, spinning first (the default 1024 polls) took the CPU the next
-  // hop needed, 64 B one-way p50 ~66 us against ~42 us without (median of
-  // 10-14 bridge_measure runs each); an adaptive spin (20 us, only while
+  // hop needed, 64 B one-way p50 66 us against 41 us without (medians of
+  // 10 and 14 bridge_measure runs); an adaptive spin (20 us, only while
   // samples came closer than that) measured no better than none.
   ferry::Node node{options.node_name, ferry::NodeOptions{.domain = options.domain, .take_spin = 0}};
 
