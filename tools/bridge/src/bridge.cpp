@@ -79,7 +79,6 @@ std::string cyclone_config() {
   std::string config =
       "<CycloneDDS><Domain><Discovery><LeaseDuration>2 s</LeaseDuration></Discovery>"
       "<Internal><WriteBatch>true</WriteBatch></Internal></Domain></CycloneDDS>";
-
   if (const char* uri = std::getenv("CYCLONEDDS_URI"); uri != nullptr && *uri != '\0')
     config += std::string(",") + uri;
   return config;
