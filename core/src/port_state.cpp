@@ -213,12 +213,16 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
   }
-  if (!replaces_old_queue(m)) {
-    // Observers are not the publisher's subscribers: counted apart.
-    // SYNC: relaxed; a count for the user, not a hand-over.
-    (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_relaxed);
-  }
+  const bool replaces = replaces_old_queue(m);  // its leaving goes with this announcement
   announce_change();
+  if (!replaces) {
+    // Observers are not the publisher's subscribers: counted apart.
+    // SYNC: release, pairs with the acquire load in PublisherPort::
+    // subscriber_count()/observer_count(): counted after the change is
+    // announced, so a thread that sees the new count and then publishes
+    // finds the change (LaneGuard's acquire) and delivers to the queue.
+    (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_release);
+  }
   if (history_.enabled()) {
     // A late joiner gets the history now, even if we never publish again.
     // Claimed first, so that a publish() that picks the queue up meanwhile

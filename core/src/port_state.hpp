@@ -199,8 +199,9 @@ class PortState {
   [[nodiscard]] bool samples_fit_slot() const noexcept;
 
   // Matched peers right now, as ferryd says (serving thread writes); a
-  // publisher's observers are counted apart, in `observers`. SYNC: relaxed;
-  // counts for the user to read, nothing is published through them.
+  // publisher's observers are counted apart, in `observers`. SYNC: counts
+  // for the user; a publisher's are raised with release after its queue is
+  // announced (PublisherState::on_matched), the rest relaxed.
   std::atomic<std::uint32_t> matched{0};
   std::atomic<std::uint32_t> observers{0};
 

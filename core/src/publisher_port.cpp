@@ -283,13 +283,14 @@ void PublisherPort::return_loan(LoanedChunk& chunk) noexcept {
 }
 
 std::uint32_t PublisherPort::subscriber_count() const noexcept {
-  // SYNC: relaxed; a count for the user.
-  return state_->matched.load(std::memory_order_relaxed);
+  // SYNC: acquire, pairs with the release fetch_add in PublisherState::
+  // on_matched(): a publish after seeing N reaches those N queues.
+  return state_->matched.load(std::memory_order_acquire);
 }
 
 std::uint32_t PublisherPort::observer_count() const noexcept {
-  // SYNC: relaxed; a count for the user.
-  return state_->observers.load(std::memory_order_relaxed);
+  // SYNC: acquire, pairs with the release fetch_add in PublisherState::on_matched().
+  return state_->observers.load(std::memory_order_acquire);
 }
 
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }

@@ -60,23 +60,35 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
-// A ferry publisher on `domain` (a child process): waits for a subscriber
-// and for the file `go`, then publishes all_value(0 .. n-1). Fork it before
-// the test makes a node of its own: a child forked from a process with a
-// live node hung at times (never heartbeated; a known fork hazard), so the
-// test makes its subscribers after, then creates `go`.
+// A ferry publisher on `domain` (a child process): waits until it reaches
+// `subscribers` local subscribers and for the file `go`, then publishes
+// all_value(0 .. n-1). Fork it before the test makes a node of its own: a
+// child forked from a process with a live node hung at times (never
+// heartbeated; a known fork hazard), so the test makes its subscribers
+// after, then creates `go`.
 ferry::test::Child publish_all(const ferry::test::TestDomain& domain, std::uint32_t n,
-                               std::filesystem::path go) {
-  return ferry::test::Child([&domain, n, go] {
+                               std::filesystem::path go, std::uint32_t subscribers = 1) {
+  return ferry::test::Child([&domain, n, go, subscribers] {
     ferry::test::use_domain_env(domain);
     ferry::Node node{"test-pub"};
     auto pub = node.publisher<All>("bridge/all");
-    if (!ferry::test::eventually([&] { return pub.subscriber_count() > 0; }, 5s)) return 3;
+    if (!ferry::test::eventually([&] { return pub.subscriber_count() >= subscribers; }, 10s))
+      return 3;
     if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
     for (std::uint32_t i = 0; i < n; ++i) (void)pub.publish(ferry::test::all_value(i));
     std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
     return 0;
   });
+}
+
+// Waits until `bridge`'s import of `topic` reaches `n` local subscribers
+// (its log says so once their queues are attached): from then on, every
+// sample it imports reaches them. A subscriber's publisher_count() does not
+// prove it: ferryd tells both sides of a match at once, and the bridge
+// attaches the queue a moment later.
+bool imports_reach(const Background& bridge, const std::string& topic, int n) {
+  return bridge.wait_for("'" + topic + "' (import): " + std::to_string(n) + " local subscriber(s)",
+                         8s);
 }
 
 // Takes `n` All samples and checks each against all_value(i) field for field.
@@ -130,6 +142,7 @@ TEST_CASE(
   ferry::test::use_domain_env(w.b);
   ferry::Node node{"test-sub"};
   auto sub = node.subscriber<All>("bridge/all");
+  REQUIRE(imports_reach(*bridge_b, "bridge/all", 1));
   std::ofstream{go}.put('1');
   expect_all(sub, kCount);
   CHECK(pub.wait(5s) == 0);
@@ -152,9 +165,10 @@ TEST_CASE("a plain Cyclone program's samples reach a ferry subscriber through th
   ferry::test::use_domain_env(w.b);
   ferry::Node node{"test-sub"};
   auto sub = node.subscriber<All>("bridge/all");
+  INFO("bridge B: " << bridge_b->err());
+  REQUIRE(imports_reach(*bridge_b, "bridge/all", 1));
   constexpr std::uint32_t kCount = 20;
   auto peer = w.peer(0, {"send-all", "bridge/all", std::to_string(kCount)});
-  INFO("bridge B: " << bridge_b->err());
   expect_all(sub, kCount);
   CHECK(peer->wait(8s) == 0);
   CHECK(bridge_b->interrupt() == 0);
@@ -166,8 +180,9 @@ TEST_CASE("two bridges both exporting and importing a topic do not echo samples 
   // tell its own imports from byte-identical local samples (by publisher).
   constexpr std::uint32_t kCount = 20;
   const auto go = w.a.runtime_dir() / "go";
-  auto pub_a = publish_all(w.a, kCount, go);
-  auto pub_b = publish_all(w.b, kCount, go);
+  // Each reaches its bridge's exporter and the test's subscriber.
+  auto pub_a = publish_all(w.a, kCount, go, 2);
+  auto pub_b = publish_all(w.b, kCount, go, 2);
   auto bridge_a = w.bridge(0, {"--export", "bridge/all", "--import", "bridge/all"});
   auto bridge_b = w.bridge(1, {"--export", "bridge/all", "--import", "bridge/all"});
   INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
@@ -180,9 +195,10 @@ TEST_CASE("two bridges both exporting and importing a topic do not echo samples 
   ferry::test::use_domain_env(w.b);
   ferry::Node node_b{"test-sub-b"};
   auto sub_b = node_b.subscriber<All>("bridge/all");
-  // Each side's own publisher and the other side's bridge import.
-  REQUIRE(ferry::test::eventually([&] { return sub_a.publisher_count() == 2; }, 5s));
-  REQUIRE(ferry::test::eventually([&] { return sub_b.publisher_count() == 2; }, 5s));
+  // Each bridge's import reaches the test's subscriber and its own
+  // exporter (which skips those samples).
+  REQUIRE(imports_reach(*bridge_a, "bridge/all", 2));
+  REQUIRE(imports_reach(*bridge_b, "bridge/all", 2));
   std::ofstream{go}.put('1');
   expect_from_two_publishers(sub_a, kCount);
   expect_from_two_publishers(sub_b, kCount);
@@ -207,6 +223,7 @@ TEST_CASE("a DDS sample that does not decode is counted, logged and dropped") {
   ferry::Node node{"test-sub"};
   auto sub = node.subscriber<ferry::Bytes>("bridge/bytes");
   INFO("bridge B: " << bridge_b->err());
+  REQUIRE(imports_reach(*bridge_b, "bridge/bytes", 1));
   // Over the topic's max_size (1 KiB), then two that fit.
   auto big = w.peer(0, {"send-bytes", "bridge/bytes", "2000", "3"});
   REQUIRE(big->wait(10s) == 0);
@@ -224,6 +241,75 @@ TEST_CASE("a DDS sample that does not decode is counted, logged and dropped") {
   CHECK(bridge_b->out().find(
             "at exit: bridge/bytes: exported 0 imported 2 echoes_skipped 0 undecodable 3") !=
         std::string::npos);
+}
+
+// drop_oldest and drop_new topics are imported on Cyclone's receive thread
+// (no thread of the bridge's own in between); a block topic keeps its own
+// thread, so its full subscriber never stalls the receive thread, and with
+// it the bridge's other topics.
+TEST_CASE("a drop_oldest import flows on while a block import waits for a stalled subscriber") {
+  constexpr std::uint64_t kStall = 16;  // 4 fill the stalled queue; each other waits 2 s
+  constexpr std::uint64_t kLatest = 200;
+  World w;
+  auto bridge_a = w.bridge(0, {"--export", "bridge/stall", "bridge/latest"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/stall", "bridge/latest"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("'rt/bridge/stall' (export): 1 DDS reader(s) matched", 8s));
+  REQUIRE(bridge_a->wait_for("'rt/bridge/latest' (export): 1 DDS reader(s) matched", 8s));
+  // Forked before the test's own node (see publish_all).
+  const auto go = w.a.runtime_dir() / "go";
+  ferry::test::Child pub([&w, go] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node pub_node{"test-pub"};
+    auto stall = pub_node.publisher<Small>("bridge/stall");
+    auto latest = pub_node.publisher<Small>("bridge/latest");
+    if (!ferry::test::eventually(
+            [&] { return stall.subscriber_count() > 0 && latest.subscriber_count() > 0; }, 10s))
+      return 3;
+    if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
+    for (std::uint64_t i = 0; i < kStall; ++i) {
+      Small s{};
+      s.seq = i;
+      (void)stall.publish(s);
+    }
+    for (std::uint64_t i = 0; i < kLatest; ++i) {
+      Small s{};
+      s.seq = i;
+      (void)latest.publish(s);
+      std::this_thread::sleep_for(2ms);
+    }
+    return 0;
+  });
+
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto latest = node.subscriber<Small>("bridge/latest");
+  std::uint64_t got = 0, last = 0, out_of_order = 0;
+  {
+    auto stalled = node.subscriber<Small>("bridge/stall");  // never takes
+    REQUIRE(imports_reach(*bridge_b, "bridge/stall", 1));
+    REQUIRE(imports_reach(*bridge_b, "bridge/latest", 1));
+    std::ofstream{go}.put('1');
+    // Well before the stalled import's 12 x 2 s: all of it, in order.
+    const auto deadline = std::chrono::steady_clock::now() + 6s;
+    while (last + 1 < kLatest && std::chrono::steady_clock::now() < deadline) {
+      auto s = latest.take(100ms);
+      if (!s) continue;
+      if (got++ > 0 && s->get()->seq <= last) ++out_of_order;
+      last = s->get()->seq;
+    }
+    CHECK(last + 1 == kLatest);
+    CHECK(out_of_order == 0);
+    CHECK(pub.wait(5s) == 0);
+  }  // the stalled subscriber leaves: the waiting import gives up on it
+  CHECK(bridge_b->interrupt() == 0);
+  CHECK(bridge_a->interrupt() == 0);
+  // Every sample taken was imported once (more may have been overwritten).
+  const std::string counted = "at exit: bridge/latest: exported 0 imported ";
+  const std::string out = bridge_b->out();
+  const auto at = out.find(counted);
+  REQUIRE(at != std::string::npos);
+  CHECK(std::stoull(out.substr(at + counted.size())) >= got);
 }
 
 namespace {
@@ -251,6 +337,8 @@ TEST_CASE("1080p frames and a block topic's samples cross complete and in order"
   ferry::Node node{"test-sub"};
   auto seq_sub = node.subscriber<Small>("bridge/seq");
   auto frame_sub = node.subscriber<Frame>("bridge/frames");
+  REQUIRE(imports_reach(*bridge_b, "bridge/seq", 1));
+  REQUIRE(imports_reach(*bridge_b, "bridge/frames", 1));
 
   ferry::test::Child pub([&w] {
     ferry::test::use_domain_env(w.a);

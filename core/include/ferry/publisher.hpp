@@ -73,6 +73,8 @@ class Publisher {
     if (!bytes.empty()) std::memcpy(l->get()->data(), bytes.data(), bytes.size());
     return publish(std::move(*l));
   }
+  // Subscribers whose queues this publisher has attached: a publish()
+  // after this returned N reaches (or waits for, or drops at) those N.
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
   }

@@ -140,6 +140,7 @@ class RawPublisher {
   [[nodiscard]] std::size_t sample_size() const noexcept { return sample_size_; }
   // Bytes topics: the largest payload.
   [[nodiscard]] std::size_t max_size() const noexcept { return port_->max_size(); }
+  // As Publisher<T>::subscriber_count(): queues attached, reached by the next publish.
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
   }

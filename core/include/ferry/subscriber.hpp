@@ -66,6 +66,9 @@ class Subscriber {
     return port_->take_many(out.data(), out.size(), static_cast<std::uint32_t>(sizeof(T)), timeout);
   }
 
+  // Publishers ferryd matched with this subscriber. Each attaches the queue
+  // on its side a moment later: a sample it publishes meanwhile does not
+  // come here. The publisher's subscriber_count() tells when it has.
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
   // How many times take(timeout) polls before it sleeps (default

@@ -1,6 +1,7 @@
 // ferry bridge: sets up a DDS participant and, per topic, the DDS topic with
 // the run-time type, the local port and the DDS endpoint; one thread per
-// link; prints the counts until stopped.
+// link (imports that never wait to publish run on Cyclone's receive thread
+// instead); prints the counts until stopped.
 #include "ferry/bridge/bridge.hpp"
 
 #include <fmt/format.h>
@@ -71,12 +72,13 @@ void print_counts(const std::vector<TopicCounts>& counts, const char* when) {
 
 // Cyclone's configuration: a remote bridge killed -9 is noticed after 2 s
 // (Cyclone's default lease is 10 s, during which a reliable writer waits for
-// the dead reader's acknowledgements), then CYCLONEDDS_URI, which may
-// override it.
+// the dead reader's acknowledgements); writes are batched until the
+// exporter flushes them (export_link.cpp); then CYCLONEDDS_URI, which may
+// override both.
 std::string cyclone_config() {
   std::string config =
-      "<CycloneDDS><Domain><Discovery><LeaseDuration>2 "
-      "s</LeaseDuration></Discovery></Domain></CycloneDDS>";
+      "<CycloneDDS><Domain><Discovery><LeaseDuration>2 s</LeaseDuration></Discovery>"
+      "<Internal><WriteBatch>true</WriteBatch></Internal></Domain></CycloneDDS>";
   if (const char* uri = std::getenv("CYCLONEDDS_URI"); uri != nullptr && *uri != '\0')
     config += std::string(",") + uri;
   return config;
@@ -102,6 +104,16 @@ void report_matches(const std::string& topic, bool is_export, dds_entity_t endpo
   last = now;
 }
 
+// Logs when the local subscribers an import reaches come and go: from the
+// line "N local subscriber(s)" on, every import reaches those N (the
+// publisher's count rises once their queues are attached).
+void report_local(const std::string& topic, const RawPublisher& publisher, std::uint32_t& last) {
+  const std::uint32_t now = publisher.subscriber_count();
+  if (now == last) return;
+  spdlog::info("bridge: '{}' (import): {} local subscriber(s) (was {})", topic, now, last);
+  last = now;
+}
+
 }  // namespace
 
 std::vector<TopicCounts> run(const config::Config& config, const Options& options,
@@ -116,18 +128,26 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
   const DdsEntity domain(dds_create_domain(dds_domain, cyclone_config().c_str()),
                          "domain " + std::to_string(dds_domain));
   const DdsEntity participant(dds_create_participant(dds_domain, nullptr, nullptr), "participant");
-  ferry::Node node{options.node_name, ferry::NodeOptions{.domain = options.domain}};
+  // The exporters sleep at once when their queue is empty: on the 2-CPU
+  // test VM, spinning first (the default 1024 polls) took the CPU the next
+  // hop needed, 64 B one-way p50 66 us against 41 us without (medians of
+  // 10 and 14 bridge_measure runs); an adaptive spin (20 us, only while
+  // samples came closer than that) measured no better than none.
+  ferry::Node node{options.node_name, ferry::NodeOptions{.domain = options.domain, .take_spin = 0}};
 
   std::list<BridgedTopic> topics;  // stable addresses: the threads hold references
   std::vector<RawSubscriber> subscribers;
   std::vector<RawPublisher> publishers;
+  std::list<ImportOnReceive> receive_links;  // stable addresses: the listeners hold them
   std::vector<DdsEntity> endpoints;
   struct Job {
     BridgedTopic* topic;
     bool is_export;
     std::size_t port;
     dds_entity_t endpoint;
-    std::int32_t matched = 0;  // remote DDS readers (export) or writers (import), last seen
+    bool on_receive_thread = false;  // an import served by its reader's listener, no thread
+    std::int32_t matched = 0;        // remote DDS readers (export) or writers (import), last seen
+    std::uint32_t local = 0;         // import: local subscribers its publisher reaches, last seen
   };
   std::vector<Job> jobs;
   subscribers.reserve(wanted.size());
@@ -162,10 +182,15 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
       (void)dds_copy_qos(reader_qos.get(), qos.get());
       // What this participant writes is its own export: never read back.
       dds_qset_ignorelocal(reader_qos.get(), DDS_IGNORELOCAL_PARTICIPANT);
+      // Set at creation, so that no sample comes before the listener.
+      const bool on_receive = imports_on_receive_thread(topic);
+      ListenerPtr listener;
+      if (on_receive)
+        listener = import_listener(receive_links.emplace_back(&t, &publishers.back()));
       endpoints.emplace_back(
-          dds_create_reader(participant.get(), t.dds_topic.get(), reader_qos.get(), nullptr),
+          dds_create_reader(participant.get(), t.dds_topic.get(), reader_qos.get(), listener.get()),
           "reader of rt/" + name);
-      jobs.push_back({&t, false, publishers.size() - 1, endpoints.back().get()});
+      jobs.push_back({&t, false, publishers.size() - 1, endpoints.back().get(), on_receive});
     }
   }
 
@@ -174,6 +199,7 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
   std::atomic<bool> stop{false};
   std::vector<std::jthread> threads;
   for (const Job& job : jobs) {
+    if (job.on_receive_thread) continue;
     threads.emplace_back([&, job] {
       try {
         if (job.is_export) {
@@ -197,8 +223,10 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
   auto next_print = std::chrono::steady_clock::now() + options.stats_interval;
   while (!stop_requested()) {
     std::this_thread::sleep_for(kStopPoll);
-    for (Job& job : jobs)
+    for (Job& job : jobs) {
       report_matches(job.topic->topic->name, job.is_export, job.endpoint, job.matched);
+      if (!job.is_export) report_local(job.topic->topic->name, publishers[job.port], job.local);
+    }
     if (std::chrono::steady_clock::now() >= next_print) {
       print_counts(all_counts(), "counts");
       next_print += options.stats_interval;
@@ -207,6 +235,9 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
   // SYNC: relaxed; the threads poll it, and join() orders everything after.
   stop.store(true, std::memory_order_relaxed);
   threads.clear();  // joins
+  // Returns once a callback in progress is done; none starts after it.
+  for (const Job& job : jobs)
+    if (job.on_receive_thread) (void)dds_set_listener(job.endpoint, nullptr);
   auto final_counts = all_counts();
   print_counts(final_counts, "at exit");
   return final_counts;

@@ -95,7 +95,51 @@ void publish_one(BridgedTopic& t, RawPublisher& publisher, std::span<const std::
   t.counts.imported.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Takes everything `reader` holds and publishes it; returns once it is
+// empty, or at `stop` (checked per sample: a `block` topic's full
+// subscriber may hold each publish up to block_timeout_ms).
+void take_and_publish(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
+                      const std::atomic<bool>* stop = nullptr) {
+  std::array<ddsi_serdata*, kBatch> samples{};
+  std::array<dds_sample_info_t, kBatch> infos{};
+  // SYNC: relaxed; pairs with the relaxed store in run(): a stop flag only.
+  while (stop == nullptr || !stop->load(std::memory_order_relaxed)) {
+    const dds_return_t n = dds_takecdr(reader, samples.data(), kBatch, infos.data(), DDS_ANY_STATE);
+    if (n <= 0) return;
+    for (dds_return_t i = 0; i < n; ++i) {
+      const SerializedView view(samples[static_cast<std::size_t>(i)]);
+      if (!infos[static_cast<std::size_t>(i)].valid_data) continue;  // a dispose or unregister
+      // SYNC: relaxed; a stop flag only. Stopping: the rest is let go.
+      if (stop != nullptr && stop->load(std::memory_order_relaxed)) continue;
+      publish_one(t, publisher, view.bytes());
+    }
+  }
+}
+
+// Cyclone's data_available callback, on the thread that stored the sample
+// in the reader (its receive thread): Cyclone runs one callback of a reader
+// at a time, under its own mutex, so successive calls see each other's
+// writes to the publisher. Nothing may escape into Cyclone's C code.
+void on_data_available(dds_entity_t reader, void* arg) {
+  auto& link = *static_cast<ImportOnReceive*>(arg);
+  try {
+    take_and_publish(*link.topic, *link.publisher, reader);
+  } catch (const std::exception& e) {
+    spdlog::error("bridge: topic '{}': import failed: {}", link.topic->topic->name, e.what());
+  }
+}
+
 }  // namespace
+
+bool imports_on_receive_thread(const config::Topic& topic) {
+  return topic.settings.policy != config::Policy::block;
+}
+
+ListenerPtr import_listener(ImportOnReceive& link) {
+  ListenerPtr listener(dds_create_listener(&link));
+  dds_lset_data_available(listener.get(), on_data_available);
+  return listener;
+}
 
 void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
                 const std::atomic<bool>& stop) {
@@ -103,21 +147,10 @@ void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
   const DdsEntity condition(dds_create_readcondition(reader, DDS_ANY_STATE),
                             "read condition of " + t.topic->name);
   (void)dds_waitset_attach(waitset.get(), condition.get(), 0);
-  std::array<ddsi_serdata*, kBatch> samples{};
-  std::array<dds_sample_info_t, kBatch> infos{};
   // SYNC: relaxed; pairs with the relaxed store in run(): a stop flag only.
   while (!stop.load(std::memory_order_relaxed)) {
     (void)dds_waitset_wait(waitset.get(), nullptr, 0, kPoll);
-    for (;;) {
-      const dds_return_t n =
-          dds_takecdr(reader, samples.data(), kBatch, infos.data(), DDS_ANY_STATE);
-      if (n <= 0) break;
-      for (dds_return_t i = 0; i < n; ++i) {
-        const SerializedView view(samples[static_cast<std::size_t>(i)]);
-        if (!infos[static_cast<std::size_t>(i)].valid_data) continue;  // a dispose or unregister
-        publish_one(t, publisher, view.bytes());
-      }
-    }
+    take_and_publish(t, publisher, reader, &stop);
   }
   (void)dds_waitset_detach(waitset.get(), condition.get());
 }

@@ -1,5 +1,6 @@
 #pragma once
-// One bridged topic, one direction, served by its own thread.
+// One bridged topic, one direction: served by its own thread, or (imports
+// that never wait to publish) by Cyclone's receive thread.
 
 #include <atomic>
 #include <cstdint>
@@ -42,8 +43,32 @@ struct BridgedTopic {
 // `stop` (relaxed: a flag polled every 100 ms, no data guarded by it).
 void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
                 const std::atomic<bool>& stop);
-// DDS -> local: the samples `reader` takes, decoded into loans of `publisher`.
+// DDS -> local: the samples `reader` takes, decoded into loans of `publisher`,
+// on a thread of its own until `stop`.
 void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
                 const std::atomic<bool>& stop);
+
+// DDS -> local on Cyclone's thread that received the sample: one wake-up
+// less per sample. Only where publishing never waits (drop_new,
+// drop_oldest): a `block` topic's full subscriber would stall that thread,
+// and with it every DDS topic of the bridge (and its acknowledgements).
+[[nodiscard]] bool imports_on_receive_thread(const config::Topic& topic);
+
+// What the data_available listener of one reader publishes with; it must
+// outlive the listener (cleared with dds_set_listener(reader, nullptr),
+// which waits for a callback in progress).
+struct ImportOnReceive {
+  BridgedTopic* topic = nullptr;
+  RawPublisher* publisher = nullptr;
+};
+
+struct ListenerDelete {
+  void operator()(dds_listener_t* l) const noexcept { dds_delete_listener(l); }
+};
+using ListenerPtr = std::unique_ptr<dds_listener_t, ListenerDelete>;
+
+// A listener whose data_available takes the reader's samples and publishes
+// them through `link`; for dds_create_reader.
+[[nodiscard]] ListenerPtr import_listener(ImportOnReceive& link);
 
 }  // namespace ferry::bridge
