@@ -49,7 +49,12 @@ void Recorder::add(const discovery::TopicInfo& topic) {
                              {"policy", std::string(discovery::to_string(topic.policy))},
                              {"capacity", std::to_string(topic.capacity)}};
   auto subscriber = node_.raw_subscriber(topic.name, SubscriberOptions{.observer = observe_});
-  const std::uint32_t max_held = subscriber.max_held();
+  // As the port counts it: the topic's max_held from the configuration
+  // ferryd serves (`defaults:` for a topic no configuration declares).
+  const config::Topic* declared = config_.find_topic(topic.name);
+  const std::uint32_t max_held = std::clamp<std::uint32_t>(
+      declared != nullptr ? declared->settings.max_held : config_.defaults.max_held, 1,
+      detail::HeldSamples::kMaxBuffers);
   std::unique_ptr<RecordedTopic> recorded(new RecordedTopic{.name = topic.name,
                                                             .layout = std::move(layout),
                                                             .channel_metadata = std::move(metadata),

@@ -183,9 +183,6 @@ class RawSubscriber {
                             timeout);
   }
   [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
-  // Samples this subscriber may hold at once (the topic's max_held): a take
-  // past it returns nothing until one is released.
-  [[nodiscard]] std::uint32_t max_held() const noexcept { return port_->held()->capacity(); }
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
 
