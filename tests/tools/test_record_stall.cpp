@@ -98,19 +98,24 @@ Child blob_publisher(std::uint32_t count) {
 // bytes came: the writer's write() then blocks (the pipe holds 64 KiB).
 class SlowReader {
  public:
-  SlowReader(std::filesystem::path fifo, std::filesystem::path out, std::uint64_t stall_after,
-             std::chrono::milliseconds stall)
+  // Makes the FIFO and opens its reading end (a writer's open() then
+  // succeeds at once).
+  SlowReader(std::filesystem::path fifo, std::filesystem::path out)
       : fifo_(std::move(fifo)), out_(std::move(out)) {
     REQUIRE(::mkfifo(fifo_.c_str(), 0600) == 0);
-    // Non-blocking, so that a recorder that never opens it cannot hang the
+    // Non-blocking, so that a recorder that never writes cannot hang the
     // test: poll() waits for data with a deadline instead.
     fd_ = ::open(fifo_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     REQUIRE(fd_ >= 0);
+  }
+  // Starts reading on a thread of its own (after the test's forks: a
+  // forked child of a threaded process must not start threads under TSan).
+  void start(std::uint64_t stall_after, std::chrono::milliseconds stall) {
     thread_ = std::thread([this, stall_after, stall] { run(stall_after, stall); });
   }
   ~SlowReader() {
     if (thread_.joinable()) thread_.join();
-    ::close(fd_);
+    if (fd_ >= 0) ::close(fd_);
   }
   SlowReader(const SlowReader&) = delete;
   SlowReader& operator=(const SlowReader&) = delete;
@@ -194,9 +199,10 @@ StalledRun record_with_stall(std::uint32_t count, std::chrono::milliseconds stal
   bag_test::TempDir dir(tag);
   const auto fifo = dir / "fifo.mcap";
   const auto file = dir / "copy.mcap";
-  SlowReader reader(fifo, file, std::uint64_t{count / 5} * sizeof(Blob), stall);
+  SlowReader reader(fifo, file);
   Background recorder(domain, {bin_path("ferry"), "record", "blobs", "-o", fifo.string()});
   Child publisher = blob_publisher(count);
+  reader.start(std::uint64_t{count / 5} * sizeof(Blob), stall);
   CHECK(publisher.wait(std::chrono::seconds(30)) == 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   recorder.signal(SIGINT);

@@ -5,12 +5,14 @@
 //
 // Two threads, so that a stalled write() (page-cache writeback, a slow disk,
 // the writer descheduled) does not leave the queues undrained: the caller's
-// thread takes samples as they come and hands them, still in their pool
-// chunks (no copy), to a writer thread through a bounded FIFO; the writer
-// writes them in the order they were taken and releases each one right
-// after its own write. A topic's subscriber holds at most its max_held
-// samples, so a stall is absorbed by max_held plus the queue's capacity;
-// past that the queue overflows as before and the gap is reported.
+// thread takes samples as they come and hands them to a writer thread
+// through a bounded FIFO, which the writer works through in the order they
+// were taken. Small samples are copied into the FIFO and released at once;
+// large ones (frames) stay in their pool chunks (no copy), held, and the
+// writer releases each right after its own write. A topic's subscriber
+// holds at most its max_held samples, so a stall is absorbed by max_held
+// plus the topic's queue; past that the queue overflows as before and the
+// gap is reported.
 
 #include <array>
 #include <atomic>
