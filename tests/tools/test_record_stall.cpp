@@ -52,7 +52,10 @@ constexpr std::uint32_t kCapacity = 4;
 constexpr std::uint32_t kMaxHeld = 48;  // with the queue: 52 samples, 520 ms at 100 Hz
 
 std::string config_yaml() {
-  return "types:\n"
+  // A loose liveness timeout: under TSan on a loaded machine a node's
+  // heartbeat thread can miss the default 1 s, which is not what this tests.
+  return "liveness: { heartbeat_ms: 100, timeout_ms: 5000 }\n"
+         "types:\n"
          "  Blob:\n"
          "    fields:\n"
          "      - { name: index, type: u64 }\n"
@@ -77,9 +80,11 @@ Child blob_publisher(std::uint32_t count) {
   return Child([count] {
     ferry::Node node{"blobs-pub"};
     auto pub = node.publisher<Blob>("blobs");
-    const auto give_up = Clock::now() + std::chrono::seconds(5);
+    // Generous: a TSan build of the recorder on a loaded machine starts slowly.
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
     while (pub.subscriber_count() == 0 && Clock::now() < give_up)
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (pub.subscriber_count() == 0) return 3;
     auto next = Clock::now();
     for (std::uint32_t i = 0; i < count; ++i) {
       auto loan = pub.loan();
