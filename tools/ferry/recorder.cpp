@@ -16,12 +16,18 @@ namespace ferry::cli {
 namespace {
 // From this size on a sample that is its own CDR form is written from
 // where it lies (a chunk of its own); smaller ones are cheaper to copy into
-// the open chunk than to give their own chunk and write().
+// the open chunk than to give their own chunk and write(). The taking
+// thread holds those (max_held bounds them) and copies smaller ones into
+// the arena: a held sample costs the taking thread a wake-up when it waits
+// for room, cheap per frame, not per small sample.
 constexpr std::size_t kWriteInPlaceFrom = 64 * 1024;
 // Room for every topic's max_held held samples, an AddChannel each and a
-// Flush; copied samples (RecordJob::kCopyUpTo) are bounded by the room left.
+// Flush; copied samples are bounded by the room left and the arena's.
 constexpr std::size_t kQueueCapacity =
     Recorder::kMaxTopics * (detail::HeldSamples::kMaxBuffers + 1) + 1;
+// The copied samples' bytes: at least 256 of the largest (64 KiB), and the
+// queue's worth of small ones.
+constexpr std::size_t kArenaBytes = std::size_t{16} << 20;
 // While the writer holds max_held samples of a topic (whose queue is then
 // ready, so WaitSet::wait would return at once), the other topics are
 // polled this often.
@@ -29,7 +35,12 @@ constexpr std::chrono::milliseconds kBlockedPoll{1};
 }  // namespace
 
 Recorder::Recorder(Node& node, const config::Config& config, bag::McapWriter& writer, bool observe)
-    : node_(node), config_(config), writer_(writer), observe_(observe), queue_(kQueueCapacity) {
+    : node_(node),
+      config_(config),
+      writer_(writer),
+      observe_(observe),
+      queue_(kQueueCapacity),
+      arena_(kArenaBytes) {
   writer_thread_ = std::thread([this] { write_loop(); });
 }
 
@@ -87,16 +98,22 @@ bool Recorder::take_one(RecordedTopic& topic, RecordJob& job) {
   }
   auto sample = topic.subscriber.take();
   if (!sample) return false;
+  // Copied when small and the arena has room; else held like a large one
+  // (max_held allowed one more above).
+  std::byte* const copy =
+      sample->size() < kWriteInPlaceFrom ? arena_.allocate(sample->size(), job.copy_end) : nullptr;
   const SampleMeta meta = topic.meta(*sample);
   topic.gaps.taken(meta.publisher_id, meta.sequence);
   job.kind = RecordJob::Kind::Sample;
   job.topic = &topic;
   job.meta = meta;
   job.log_time = realtime_ns();
-  if (sample->size() <= RecordJob::kCopyUpTo) {
+  if (copy != nullptr) {
+    std::memcpy(copy, sample->data(), sample->size());
+    job.copy = copy;
     job.copy_size = static_cast<std::uint32_t>(sample->size());
-    std::memcpy(job.copy.data(), sample->data(), sample->size());
   } else {
+    job.copy = nullptr;
     job.sample = std::move(sample);
     // SYNC: relaxed; only this thread increments, and the queue's mutex
     // hands the job (and what it counts) to the writer.
@@ -194,6 +211,10 @@ void Recorder::write_loop() {
             break;
           case RecordJob::Kind::Sample:
             write_sample(job);
+            if (job.copy != nullptr) {
+              arena_.give_back(job.copy_end);
+              job.copy = nullptr;
+            }
             if (job.sample) {
               // Back to the pool at once: the publisher may need the chunk.
               job.sample.reset();

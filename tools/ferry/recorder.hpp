@@ -7,14 +7,13 @@
 // the writer descheduled) does not leave the queues undrained: the caller's
 // thread takes samples as they come and hands them to a writer thread
 // through a bounded FIFO, which the writer works through in the order they
-// were taken. Small samples are copied into the FIFO and released at once;
-// large ones (frames) stay in their pool chunks (no copy), held, and the
+// were taken. Samples under 64 KiB are copied aside and released at once;
+// larger ones (frames) stay in their pool chunks (no copy), held, and the
 // writer releases each right after its own write. A topic's subscriber
 // holds at most its max_held samples, so a stall is absorbed by max_held
 // plus the topic's queue; past that the queue overflows as before and the
 // gap is reported.
 
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "channel_layout.hpp"
+#include "copy_arena.hpp"
 #include "ferry/bag/mcap_writer.hpp"
 #include "gap_counter.hpp"
 #include "handoff_queue.hpp"
@@ -56,22 +56,20 @@ struct RecordedTopic {
 // One entry of the hand-off: a taken sample to write, or an order for the
 // writer, kept in the order the taking thread made them.
 struct RecordJob {
-  // A sample up to this size is copied here and released at once (cheaper
-  // than a pool chunk's round trip, and not bounded by max_held); a larger
-  // one stays where it is, held, until written.
-  static constexpr std::size_t kCopyUpTo = 512;
-
   enum class Kind : std::uint8_t { Sample, AddChannel, Flush };
   Kind kind = Kind::Sample;
   RecordedTopic* topic = nullptr;
-  std::optional<RawSample> sample{};  // a held sample, or empty: `copy`
+  // A held sample (a large one, written from its pool chunk), or empty: the
+  // sample was copied into the recorder's CopyArena and released at once.
+  std::optional<RawSample> sample{};
+  const std::byte* copy = nullptr;
   std::uint32_t copy_size = 0;
-  std::array<std::byte, kCopyUpTo> copy;  // not zeroed: only copy_size bytes are read
+  std::uint64_t copy_end = 0;  // CopyArena::give_back() once written
   SampleMeta meta{};
   std::uint64_t log_time = 0;  // when taken
 
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept {
-    return sample ? sample->bytes() : std::span<const std::byte>(copy).first(copy_size);
+    return sample ? sample->bytes() : std::span<const std::byte>(copy, copy_size);
   }
 };
 
@@ -138,6 +136,7 @@ class Recorder {
   bool blocked_ = false;  // the last take() stopped at a topic's max_held
   std::vector<std::pair<std::string, std::uint16_t>> schemas_;  // writer: schema name -> id
   HandoffQueue<RecordJob> queue_;
+  CopyArena arena_;  // the copied samples' bytes, in queue order
   std::atomic<bool> flush_queued_{false};
   std::atomic<bool> failed_{false};
   std::exception_ptr error_;  // set by the writer before failed_
