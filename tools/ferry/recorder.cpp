@@ -125,30 +125,39 @@ bool Recorder::take_one(RecordedTopic& topic, RecordJob& job) {
 std::uint64_t Recorder::take(std::uint64_t limit) {
   rethrow_if_failed();
   // A few samples per topic per round, so that a busy topic cannot starve
-  // the others of their turn before their queues overflow; each topic's
-  // run goes to the writer at once.
+  // the others of their turn before their queues overflow.
   constexpr std::size_t kPerRound = 16;
+  // Taken samples go to the writer at the end, or this many at a time: one
+  // lock (and at most one wake-up of the writer) per batch.
+  constexpr std::size_t kHandOverEvery = 256;
   blocked_ = false;
+  std::size_t room = queue_.room();
+  std::size_t pending = 0;  // filled slots not handed over yet
+  const auto hand_over = [&] {
+    queue_.push(pending);
+    pending = 0;
+    room = queue_.room();
+  };
   std::uint64_t taken = 0;
   bool any = true;
   while (any && taken < limit) {
     any = false;
     for (auto& topic : topics_) {
-      const std::size_t room = queue_.room();
-      if (room == 0) {
-        // Copied samples filled it: the writer is behind.
-        blocked_ = true;
-        return taken;
-      }
-      std::size_t n = 0;
-      while (n < std::min(kPerRound, room) && taken < limit && take_one(*topic, queue_.back(n))) {
-        ++n;
+      for (std::size_t i = 0; i < kPerRound && taken < limit; ++i) {
+        if (pending == room || pending == kHandOverEvery) hand_over();
+        if (room == 0) {
+          // Copied samples filled it: the writer is behind.
+          blocked_ = true;
+          return taken;
+        }
+        if (!take_one(*topic, queue_.back(pending))) break;
+        ++pending;
         ++taken;
+        any = true;
       }
-      queue_.push(n);
-      any = any || n != 0;
     }
   }
+  queue_.push(pending);
   return taken;
 }
 
