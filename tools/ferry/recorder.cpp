@@ -16,10 +16,10 @@ namespace ferry::cli {
 namespace {
 // From this size on a sample that is its own CDR form is written from
 // where it lies (a chunk of its own); smaller ones are cheaper to copy into
-// the open chunk than to give their own chunk and write(). The taking
-// thread holds those (max_held bounds them) and copies smaller ones into
-// the arena: a held sample costs the taking thread a wake-up when it waits
-// for room, cheap per frame, not per small sample.
+// the open chunk than to give their own chunk and write(). The same size
+// splits what the taking thread hands over: a sample from it on stays held
+// in its chunk (max_held bounds them; waiting for room costs a wake-up,
+// cheap per frame), a smaller one is copied into the arena and released.
 constexpr std::size_t kWriteInPlaceFrom = 64 * 1024;
 // Room for every topic's max_held held samples, an AddChannel each and a
 // Flush; copied samples are bounded by the room left and the arena's.

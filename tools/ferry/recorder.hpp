@@ -133,7 +133,7 @@ class Recorder {
   bool observe_ = false;
   WaitSet wait_set_;
   std::vector<std::unique_ptr<RecordedTopic>> topics_;
-  bool blocked_ = false;  // the last take() stopped at a topic's max_held
+  bool blocked_ = false;  // the last take() stopped at a max_held or a full queue
   std::vector<std::pair<std::string, std::uint16_t>> schemas_;  // writer: schema name -> id
   HandoffQueue<RecordJob> queue_;
   CopyArena arena_;  // the copied samples' bytes, in queue order
