@@ -38,7 +38,9 @@ types:
       - { name: pixels, type: "u8[3110400]" }
 topics:
   - { name: small, type: Small, capacity: 1024, policy: block, block_timeout_ms: 5000 }
-  - { name: frames, type: Frame, capacity: 8, policy: drop_oldest }
+  # 8 queued + 24 held by the recorder: a write stall of up to 266 ms at
+  # 120 Hz loses nothing; the pool has 8 + 24 + max_loans chunks for it.
+  - { name: frames, type: Frame, capacity: 8, policy: drop_oldest, max_held: 24 }
   - { name: frames_block, type: Frame, capacity: 8, policy: block, block_timeout_ms: 5000 }
 pool:
   - { chunk_size: 4MiB, count: 40 }

@@ -100,13 +100,13 @@ void record(const Context& context, const RecordOptions& o) {
     std::uint64_t total = 0;
     while (!interrupted()) {
       const std::uint64_t limit = o.count != 0 ? o.count - total : UINT64_MAX;
-      const std::uint64_t n = recorder.drain(limit);
+      const std::uint64_t n = recorder.take(limit);
       total += n;
       if (o.count != 0 && total >= o.count) break;
       const auto now = Clock::now();
       if (now >= end) break;
       if (now >= next_flush) {
-        writer.flush_chunk();
+        recorder.flush();
         next_flush = now + kFlushEvery;
       }
       if (o.all && now >= next_poll) {
@@ -118,6 +118,7 @@ void record(const Context& context, const RecordOptions& o) {
         recorder.wait(std::min<Clock::duration>(kWaitStep, end - now));
       }
     }
+    recorder.finish();  // what was taken is written
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     recorder.write_metadata();
     writer.close();
