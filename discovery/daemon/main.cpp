@@ -232,16 +232,10 @@ int serve(const Args& args, Setup& setup, Startup& startup) {
                        ferry::transport::domain_lock_name(setup.domain)));
   }
   if (!domain_lock) return startup.fail(1, domain_lock.error().message);
-  auto listener = discovery::UnixSeqpacketSocket::listen(setup.socket_path);
+  // The group's members may connect from the moment the socket listens.
+  auto listener = discovery::UnixSeqpacketSocket::listen(
+      setup.socket_path, setup.group ? std::optional<gid_t>(setup.group->gid) : std::nullopt);
   if (!listener) return startup.fail(1, listener.error().message);
-  if (setup.group) {
-    if (::chown(setup.socket_path.c_str(), static_cast<uid_t>(-1), setup.group->gid) != 0 ||
-        ::chmod(setup.socket_path.c_str(), 0660) != 0) {
-      return startup.fail(1,
-                          fmt::format("cannot give group '{}' access to {}: {}", setup.group->name,
-                                      setup.socket_path.string(), std::strerror(errno)));
-    }
-  }
   // We hold the domain's lock: a pid file already there is a dead daemon's.
   PidFile pid_file(discovery::pid_file_path(setup.domain, setup.runtime_dir));
   if (auto written = pid_file.write(); !written) return startup.fail(1, written.error());

@@ -125,7 +125,7 @@ void ServerLock::release() noexcept {
 }
 
 std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::listen(
-    const std::filesystem::path& path, int backlog) {
+    const std::filesystem::path& path, std::optional<gid_t> group, int backlog) {
   const auto addr = make_address(path);
   if (!addr) return std::unexpected(addr.error());
   const std::string shown = path.string();
@@ -167,12 +167,21 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::listen(
     }
   }
 
-  // chmod before listen(): until listen() nobody can connect, so there is
-  // no window in which the socket is reachable with the umask's mode.
-  if (::chmod(path.c_str(), 0600) != 0) {
+  // chown and chmod before listen(): until listen() nobody can connect, so
+  // there is no window in which the socket is reachable with the umask's
+  // mode, nor one in which it listens but is still closed to the group.
+  if (group && ::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0) {
     const int err = errno;
     ::unlink(path.c_str());
-    return std::unexpected(sys_error(text::cat("cannot chmod 0600 ", shown), err));
+    return std::unexpected(
+        sys_error(text::cat("cannot give group ", *group, " access to ", shown), err));
+  }
+  const mode_t mode = group ? 0660 : 0600;
+  if (::chmod(path.c_str(), mode) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    return std::unexpected(
+        sys_error(text::cat("cannot chmod ", group ? "0660 " : "0600 ", shown), err));
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || ::listen(sock.fd, backlog) != 0) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <expected>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -73,13 +74,16 @@ class UnixSeqpacketSocket {
  public:
   using Millis = std::chrono::milliseconds;
 
-  // Binds and listens on `path` (mode 0600). A socket file left by a dead
-  // server is replaced; a live server (one that accepts connections, or
-  // holds `<path>.lock`) gives already_served. The lock file stays beside
-  // the socket for as long as this socket lives and is flock()ed, so two
-  // servers starting together cannot both win.
+  // Binds and listens on `path`: mode 0600, or 0660 and group `group` when
+  // one is given (set before listen(), so nobody the group admits finds
+  // the socket listening and still closed to them). A socket file left by a
+  // dead server is replaced; a live server (one that accepts connections,
+  // or holds `<path>.lock`) gives already_served. The lock file stays
+  // beside the socket for as long as this socket lives and is flock()ed,
+  // so two servers starting together cannot both win.
   [[nodiscard]] static std::expected<UnixSeqpacketSocket, SocketError> listen(
-      const std::filesystem::path& path, int backlog = 128);
+      const std::filesystem::path& path, std::optional<gid_t> group = std::nullopt,
+      int backlog = 128);
 
   // Connects to `path`, retrying while the server's backlog is full, up to
   // `timeout`.
