@@ -191,6 +191,37 @@ TEST_CASE("try_push refuses a full ring and a message too large having written n
   }
 }
 
+TEST_CASE("prefetch_next_slot is only a hint: pushes, pops and stats are as without it") {
+  ShmRing r(kSmall);
+  std::array<std::byte, 56> buf{};
+  std::array<std::byte, 64> out{};
+  const std::uint32_t payload_max = r.producer.max_message_size();
+  const auto hint_every_size = [&] {
+    for (std::uint32_t size : {0U, 1U, 16U, payload_max, payload_max + 1, 1U << 20})
+      r.producer.prefetch_next_slot(size);
+  };
+  std::uint64_t next_pop = 0;
+  for (std::uint64_t i = 0; i < 3 * kSmall.capacity; ++i) {
+    hint_every_size();  // empty, partly full, and (below) full
+    REQUIRE(r.producer.try_push(make_message(i, 16, buf.data()), 3, SlotMeta{i, 9, i}));
+    if (i % kSmall.capacity != kSmall.capacity - 1) continue;
+    hint_every_size();
+    CHECK(r.producer.try_push(make_message(99, 16, buf.data())).error() == RingError::Full);
+    for (std::uint32_t k = 0; k < kSmall.capacity; ++k, ++next_pop) {
+      SlotMeta meta{};
+      auto got = r.consumer.try_pop(out, nullptr, &meta);
+      REQUIRE(got.has_value());
+      CHECK(check_message({out.data(), *got}) == next_pop);
+      CHECK(meta == SlotMeta{next_pop, 9, next_pop});
+    }
+  }
+  const RingStats s = r.stats();
+  CHECK(s.pushed == 3 * kSmall.capacity);
+  CHECK(s.popped == 3 * kSmall.capacity);
+  CHECK(s.corrupt == 0);
+  CHECK(s.backlog == 0);
+}
+
 TEST_CASE("try_pop_ready takes only what ready() saw, and leaves every other case to try_pop") {
   ShmRing r(kSmall);
   std::array<std::byte, 64> out{};

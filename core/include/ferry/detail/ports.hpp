@@ -46,6 +46,7 @@ class PublisherPort {
   // Copies `size` bytes into every matched subscriber's queue (through one
   // pool chunk when the sample does not fit a ring slot).
   FERRY_HOT PublishResult publish(const void* data, std::uint32_t size) noexcept {
+    lane_->prefetch(size);  // before the clock read, which it overlaps (lane.hpp)
     const SampleInfo info = next_info();
     if (lane_->try_publish(data, size, info)) [[likely]] {
       PublishResult result;

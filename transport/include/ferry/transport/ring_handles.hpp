@@ -200,6 +200,22 @@ class RingProducer {
     return {};
   }
 
+  // A hint for the try_push of `size` bytes that follows (a port's
+  // publish(), ferry/detail/lane.hpp): starts taking the lines it will write
+  // (the slot's header and metadata and the first payload bytes) away from
+  // the consumer, which read them last, so that this transfer overlaps
+  // whatever the caller does first instead of stalling the slot's stores.
+  // Reads no shared memory; does nothing when the ring looks full (the next
+  // slot may still be the consumer's to read).
+  FERRY_HOT void prefetch_next_slot(std::uint32_t size) const noexcept {
+    if (next_ - cached_head_ >= capacity_) return;
+    const std::byte* slot = slot_at(next_);
+    prefetch_for_write(slot);
+    std::uint32_t head_bytes = size < payload_max_ ? size : payload_max_;
+    if (head_bytes > kCacheLine) head_bytes = kCacheLine;
+    if (head_bytes != 0) prefetch_for_write(slot + ring_layout::kSlotHeaderBytes + head_bytes - 1);
+  }
+
   // try_push that waits for room: spins (at most spin_limit() iterations,
   // fewer while spinning keeps failing, see detail::SpinBudget), then
   // sleeps on the space doorbell, at most `timeout` from the moment it first
