@@ -30,12 +30,6 @@ std::string utc_time(std::uint64_t ns) {
   return fmt::format("{}.{:03} UTC", text, (ns / 1'000'000) % 1000);
 }
 
-std::string metadata_value(const bag::ChannelRecord& c, const std::string& key) {
-  for (const auto& [k, v] : c.metadata)
-    if (k == key) return v;
-  return "";
-}
-
 struct TopicRow {
   std::string topic, type, ferry_type, encoding;
   std::uint64_t messages = 0;
@@ -44,8 +38,7 @@ struct TopicRow {
 std::vector<TopicRow> topic_rows(const bag::BagSummary& s) {
   std::vector<TopicRow> rows;
   for (const auto& [id, channel] : s.channels) {
-    TopicRow row{channel.topic, "", metadata_value(channel, "ferry_type"),
-                 channel.message_encoding};
+    TopicRow row{channel.topic, "", channel.metadata_value("ferry_type"), channel.message_encoding};
     if (const auto schema = s.schemas.find(channel.schema_id); schema != s.schemas.end())
       row.type = schema->second.name;
     for (const auto& [cid, count] : s.statistics.channel_message_counts)

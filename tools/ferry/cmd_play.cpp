@@ -50,12 +50,6 @@ struct PlayedTopic {
   }
 };
 
-std::string metadata_value(const bag::ChannelRecord& c, const std::string& key) {
-  for (const auto& [k, v] : c.metadata)
-    if (k == key) return v;
-  return "";
-}
-
 // Sleeps until `deadline` (an absolute time, so that spacing never drifts);
 // false when interrupted.
 bool sleep_until(Clock::time_point deadline) {
@@ -73,7 +67,7 @@ bool sleep_until(Clock::time_point deadline) {
 ChannelLayout matching_layout(const PlayOptions& o, const bag::BagSummary& summary,
                               const bag::ChannelRecord& channel, discovery::Client& client,
                               const config::Config& config, const std::string& domain) {
-  const std::string recorded = metadata_value(channel, "ferry_type");
+  const std::string recorded = channel.metadata_value("ferry_type");
   if (recorded.empty())
     throw Failure(kExitRuntime, fmt::format("{}: channel '{}' has no ferry_type metadata (it was "
                                             "not written by ferry record), so its ferry type is "

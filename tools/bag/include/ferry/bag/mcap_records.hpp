@@ -77,6 +77,13 @@ struct ChannelRecord {
   std::string topic;
   std::string message_encoding;
   StringMap metadata;
+
+  // The metadata value under `key`, empty when there is none.
+  [[nodiscard]] std::string metadata_value(std::string_view key) const {
+    for (const auto& [k, v] : metadata)
+      if (k == key) return v;
+    return "";
+  }
 };
 
 // Message header fields; the data is the rest of the record.
