@@ -6,9 +6,9 @@
 #include "ferry/bench/bench.hpp"
 #include "ferry/bench/clock.hpp"
 #include "harness/bench_config.hpp"
+#include "harness/interleave.hpp"
 #include "harness/private_domain.hpp"
 #include "harness/processes.hpp"
-#include "harness/progress.hpp"
 #include "harness/report.hpp"
 #include "harness/run_control.hpp"
 #include "harness/signals.hpp"
@@ -43,20 +43,10 @@ int run_latency(LatencyOptions o, std::FILE* out) {
   const auto max_measure_ns = static_cast<std::int64_t>(o.max_run_seconds * 1e9);
   // Setting up (ferryd matching the ports), warm-up, measuring, stopping.
   const std::int64_t budget_ns = 20'000'000'000 + 2 * max_measure_ns;
-  Progress progress(!o.json);
-  bool interrupted = false;
   std::uint64_t run = 0;
-  for (int r = 0; r < o.repeat && !interrupted; ++r) {
-    for (std::size_t i = 0; i < o.sizes.size() && !interrupted; ++i) {
-      for (std::size_t t = 0; t < transports.size(); ++t) {
-        if (signals.interrupted()) {
-          interrupted = true;
-          break;
-        }
+  const bool finished = interleave_runs(
+      o.repeat, o.sizes, transports, signals, domain, !o.json, [&](std::size_t i, std::size_t t) {
         LatencyTransport& tr = *transports[t];
-        progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(),
-                                  size_label(o.sizes[i])));
-        if (is_ferry(tr.name())) domain.check_daemon();
         LatencyPlan plan;
         plan.size = o.sizes[i];
         plan.rounds = table.rounds[i];
@@ -75,10 +65,7 @@ int run_latency(LatencyOptions o, std::FILE* out) {
         tr.after_spawn();
         const auto outcome = group.wait_all(now_ns() + budget_ns);
         tr.finish();
-        if (outcome == ChildGroup::Outcome::Interrupted) {
-          interrupted = true;
-          break;
-        }
+        if (outcome == ChildGroup::Outcome::Interrupted) return false;
         bool ok = outcome == ChildGroup::Outcome::AllExited && control.get().latency.ok != 0;
         for (const auto& c : group.children()) ok = ok && c.code == 0;
         LatencyCell& cell = table.cells[i][t];
@@ -89,18 +76,13 @@ int run_latency(LatencyOptions o, std::FILE* out) {
               group, outcome, control.error(),
               fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000)));
         }
-      }
-    }
-  }
-  if (interrupted) return kExitInterrupted;  // the destructors stop and remove everything
+        return true;
+      });
+  if (!finished) return kExitInterrupted;  // the destructors stop and remove everything
 
   print_latency(out, setup, table, o.json);
   std::fflush(out);
-  std::vector<std::vector<Failures>> failures(o.sizes.size());
-  for (std::size_t i = 0; i < o.sizes.size(); ++i) {
-    for (const auto& cell : table.cells[i]) failures[i].push_back(cell.failed);
-  }
-  return print_failures(stderr, setup, o.sizes, failures) == 0 ? 0 : 1;
+  return print_failures(stderr, setup, o.sizes, failures_of(table.cells)) == 0 ? 0 : 1;
 }
 
 }  // namespace ferry::bench

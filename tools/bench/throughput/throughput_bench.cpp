@@ -9,9 +9,9 @@
 #include "ferry/bench/bench.hpp"
 #include "ferry/bench/clock.hpp"
 #include "harness/bench_config.hpp"
+#include "harness/interleave.hpp"
 #include "harness/private_domain.hpp"
 #include "harness/processes.hpp"
-#include "harness/progress.hpp"
 #include "harness/report.hpp"
 #include "harness/run_control.hpp"
 #include "harness/signals.hpp"
@@ -53,20 +53,10 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   const auto measure_ns = static_cast<std::int64_t>(o.seconds * 1e9);
   const std::int64_t warmup_ns = std::clamp<std::int64_t>(measure_ns / 5, 20'000'000, 300'000'000);
   const std::int64_t budget_ns = 20'000'000'000 + 2 * (measure_ns + warmup_ns);
-  Progress progress(!o.json);
-  bool interrupted = false;
   std::uint64_t run = 0;
-  for (int r = 0; r < o.repeat && !interrupted; ++r) {
-    for (std::size_t i = 0; i < o.sizes.size() && !interrupted; ++i) {
-      for (std::size_t t = 0; t < transports.size(); ++t) {
-        if (signals.interrupted()) {
-          interrupted = true;
-          break;
-        }
+  const bool finished = interleave_runs(
+      o.repeat, o.sizes, transports, signals, domain, !o.json, [&](std::size_t i, std::size_t t) {
         ThroughputTransport& tr = *transports[t];
-        progress.show(fmt::format("  repeat {}/{}: {} at {}", r + 1, o.repeat, tr.name(),
-                                  size_label(o.sizes[i])));
-        if (is_ferry(tr.name())) domain.check_daemon();
         ThroughputPlan plan;
         plan.size = o.sizes[i];
         plan.warmup_ns = warmup_ns;
@@ -88,10 +78,7 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
         tr.after_spawn();
         const auto outcome = group.wait_all(now_ns() + budget_ns);
         tr.finish();
-        if (outcome == ChildGroup::Outcome::Interrupted) {
-          interrupted = true;
-          break;
-        }
+        if (outcome == ChildGroup::Outcome::Interrupted) return false;
         bool ok = outcome == ChildGroup::Outcome::AllExited;
         for (const auto& c : group.children()) ok = ok && c.code == 0;
         ThroughputRun result;
@@ -113,18 +100,13 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
               group, outcome, control.error(),
               fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000)));
         }
-      }
-    }
-  }
-  if (interrupted) return kExitInterrupted;
+        return true;
+      });
+  if (!finished) return kExitInterrupted;
 
   print_throughput(out, setup, table, o.json);
   std::fflush(out);
-  std::vector<std::vector<Failures>> failures(o.sizes.size());
-  for (std::size_t i = 0; i < o.sizes.size(); ++i) {
-    for (const auto& cell : table.cells[i]) failures[i].push_back(cell.failed);
-  }
-  int code = print_failures(stderr, setup, o.sizes, failures) == 0 ? 0 : 1;
+  int code = print_failures(stderr, setup, o.sizes, failures_of(table.cells)) == 0 ? 0 : 1;
   // A lossless transport that lost or reordered a message is a failure too.
   for (std::size_t i = 0; i < o.sizes.size(); ++i) {
     for (std::size_t t = 0; t < transports.size(); ++t) {
