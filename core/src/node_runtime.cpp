@@ -54,12 +54,21 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
   }
   // Before anything is allocated as this owner: from now on ferryd (and our
   // peers) can tell our process's end from the lock, in any pid namespace.
-  if (auto lock =
-          discovery::NodeLock::take(domain, welcome.heartbeat_slot, discovery::runtime_dir())) {
-    session.pool->lock = std::move(*lock);
+  // ferryd takes it and sends it with the Welcome; a ferryd that could not
+  // leaves it to us (we may lack write access to the runtime directory).
+  if (auto sent = session.client.take_welcome_lock(); sent.held()) {
+    session.pool->lock = std::move(sent);
   } else {
-    spdlog::warn("node '{}': {}; ferryd will judge this node's liveness by its pid", name,
-                 lock.error());
+    if (!session.client.welcome_lock_error().empty()) {
+      spdlog::warn("node '{}': {}", name, session.client.welcome_lock_error());
+    }
+    if (auto lock =
+            discovery::NodeLock::take(domain, welcome.heartbeat_slot, discovery::runtime_dir())) {
+      session.pool->lock = std::move(*lock);
+    } else {
+      spdlog::warn("node '{}': {}; ferryd will judge this node's liveness by its pid", name,
+                   lock.error());
+    }
   }
   if (!welcome.registry_shm.empty()) {
     auto beats = transport::Segment::open(

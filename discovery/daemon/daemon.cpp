@@ -312,8 +312,10 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     client.name = hello->node_name;
     // A node of the previous ferryd coming back keeps its owner id: what it
     // holds in the adopted pool stays attributed to it.
+    bool resumed = false;
     if (hello->resume_slot <= 0xffff &&
         liveness_.resumed(static_cast<std::uint16_t>(hello->resume_slot), client.pid)) {
+      resumed = true;
       client.owner = static_cast<std::uint16_t>(hello->resume_slot);
       spdlog::info("node '{}' (pid {}) resumes slot {}", client.name, client.pid, client.owner);
     } else {
@@ -349,7 +351,22 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
     welcome.heartbeat_slot = client.owner;
     welcome.registry_shm = registry_object_name(options_.domain);
     liveness_.joined(client.owner, client.pid, options_.clock());
-    send_to(client, request_id, welcome);
+    // A new node's lock, taken here and handed over with the Welcome (ours
+    // closes when `lock` goes): a resumed node holds its own already.
+    std::optional<NodeLock> lock;
+    if (!resumed) {
+      const auto group =
+          options_.group ? std::optional<gid_t>(options_.group->gid) : std::optional<gid_t>();
+      auto taken = NodeLock::take(options_.domain, client.owner, reaper_.runtime_dir(), group);
+      if (taken) {
+        lock.emplace(std::move(*taken));
+      } else {
+        log_limited("node-lock", spdlog::level::warn,
+                    "node '{}' (pid {}) will be judged by its pid: {}", client.name, client.pid,
+                    taken.error());
+      }
+    }
+    send_to(client, request_id, welcome, lock ? lock->fd() : -1);
     spdlog::info("node '{}' (pid {}) joined as node {}", client.name, client.pid, client.node_id);
     return true;
   }
@@ -419,14 +436,15 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
   return true;
 }
 
-void Daemon::send_to(Client& client, std::uint32_t request_id, const Message& message) {
+void Daemon::send_to(Client& client, std::uint32_t request_id, const Message& message,
+                     int attached_fd) {
   auto bytes = encode(message, request_id);
   if (!bytes) {
     spdlog::error("cannot encode {} for node '{}': {}", to_string(type_of(message)), client.name,
                   bytes.error().message);
     return;
   }
-  if (auto sent = client.socket.send(*bytes); !sent) {
+  if (auto sent = client.socket.send(*bytes, UnixSeqpacketSocket::Millis{0}, attached_fd); !sent) {
     // A client that does not read its socket is dropped rather than allowed
     // to stall the daemon or silently miss a notification.
     if (sent.error().code != SocketErrorCode::closed) {

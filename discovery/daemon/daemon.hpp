@@ -126,7 +126,9 @@ class Daemon {
   bool handle(Client& client, std::uint32_t request_id, const Message& message);
   void drop(int fd, const std::string& why, UnmatchReason reason = UnmatchReason::peer_closed);
   void drop_broken();
-  void send_to(Client& client, std::uint32_t request_id, const Message& message);
+  // `attached_fd` >= 0 travels with the message (see UnixSeqpacketSocket::send).
+  void send_to(Client& client, std::uint32_t request_id, const Message& message,
+               int attached_fd = -1);
   void deliver(const Outbox& out);
   [[nodiscard]] NodeList node_list(std::uint32_t start) const;
   [[nodiscard]] ConfigText config_page(std::uint32_t offset) const;

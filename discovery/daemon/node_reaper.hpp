@@ -35,6 +35,8 @@ class NodeReaper final : public LivenessActions {
  public:
   NodeReaper(std::string domain, std::filesystem::path runtime_dir)
       : domain_(std::move(domain)), runtime_dir_(std::move(runtime_dir)) {}
+  // Where the nodes' lock files are (ferryd's socket's directory).
+  [[nodiscard]] const std::filesystem::path& runtime_dir() const noexcept { return runtime_dir_; }
 
   // The pool and heartbeat table to work on, once ferryd has them.
   void attach(transport::Pool& pool, HeartbeatTable beats) noexcept {

@@ -37,17 +37,27 @@ std::expected<Client, std::string> Client::connect(std::string_view domain,
   hello.node_name = std::string(node_name);
   hello.pid = static_cast<std::int32_t>(::getpid());
   hello.resume_slot = resume_slot;
-  auto reply = client.request(hello, timeout);
+  int lock_fd = -1;
+  auto reply = client.exchange(hello, timeout, &lock_fd);
   if (!reply) return std::unexpected(reply.error());
   if (const auto* error = std::get_if<Error>(&*reply)) {
     return std::unexpected(fmt::format("ferryd refused node '{}': {}", node_name, error->message));
   }
   const auto* welcome = std::get_if<Welcome>(&*reply);
   if (welcome == nullptr) {
+    if (lock_fd >= 0) ::close(lock_fd);
     return std::unexpected(
         fmt::format("ferryd answered hello with {}, expected welcome", to_string(type_of(*reply))));
   }
   client.welcome_ = *welcome;
+  if (lock_fd >= 0) {
+    const auto lock_path = node_lock_path(domain, welcome->heartbeat_slot, path->parent_path());
+    if (auto lock = NodeLock::adopt(lock_fd, lock_path)) {
+      client.welcome_lock_ = std::move(*lock);
+    } else {
+      client.welcome_lock_error_ = lock.error();
+    }
+  }
   return client;
 }
 
@@ -67,6 +77,11 @@ std::expected<std::uint32_t, std::string> Client::send(const Message& message) {
 }
 
 std::expected<Message, std::string> Client::request(const Message& request, Millis timeout) {
+  return exchange(request, timeout, nullptr);
+}
+
+std::expected<Message, std::string> Client::exchange(const Message& request, Millis timeout,
+                                                     int* attached_fd) {
   std::array<std::byte, kMaxMessageSize> buffer;
   auto id = send(request);
   if (!id) {
@@ -90,7 +105,14 @@ std::expected<Message, std::string> Client::request(const Message& request, Mill
                                          socket_path_, to_string(type_of(request)),
                                          timeout.count()));
     }
-    auto received = socket_.recv(buffer, left);
+    auto received = socket_.recv(buffer, left, attached_fd);
+    // A descriptor counts only with the reply; any other message's is closed.
+    const auto drop_attached = [attached_fd] {
+      if (attached_fd != nullptr && *attached_fd >= 0) {
+        ::close(*attached_fd);
+        *attached_fd = -1;
+      }
+    };
     if (!received) {
       if (received.error().code == SocketErrorCode::timeout) continue;
       return std::unexpected(fmt::format("lost the connection to ferryd at {}: {}", socket_path_,
@@ -98,14 +120,17 @@ std::expected<Message, std::string> Client::request(const Message& request, Mill
     }
     auto envelope = decode(std::span<const std::byte>(buffer.data(), *received));
     if (!envelope) {
+      drop_attached();
       return std::unexpected(
           fmt::format("ferryd sent a malformed message: {}", envelope.error().message));
     }
     // An unsolicited Error (request id 0) ends the session, e.g. a refused uid.
     if (envelope->request_id == 0 && std::holds_alternative<Error>(envelope->message)) {
+      drop_attached();
       return envelope->message;
     }
     if (envelope->request_id == *id) return envelope->message;
+    drop_attached();
   }
 }
 

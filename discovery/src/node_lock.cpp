@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -61,7 +62,8 @@ std::filesystem::path node_lock_path(std::string_view domain, std::uint32_t slot
 }
 
 std::expected<NodeLock, std::string> NodeLock::take(std::string_view domain, std::uint32_t slot,
-                                                    const std::filesystem::path& runtime_dir) {
+                                                    const std::filesystem::path& runtime_dir,
+                                                    std::optional<gid_t> group) {
   const std::filesystem::path path = node_lock_path(domain, slot, runtime_dir);
   const std::filesystem::path temp =
       path.string() + fmt::format(".{}.{}", ::getpid(), std::random_device{}());
@@ -70,6 +72,13 @@ std::expected<NodeLock, std::string> NodeLock::take(std::string_view domain, std
     return std::unexpected(fmt::format("cannot create the node lock file '{}': {}", temp.string(),
                                        std::strerror(errno)));
   }
+  if (group && (::fchown(fd, static_cast<uid_t>(-1), *group) != 0 || ::fchmod(fd, 0640) != 0)) {
+    const int error = errno;
+    ::unlink(temp.c_str());
+    ::close(fd);
+    return std::unexpected(fmt::format("cannot open the node lock file '{}' to group {}: {}",
+                                       temp.string(), *group, std::strerror(error)));
+  }
   // Locked before it gets its name: whoever finds the name finds it locked.
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
     const int error = errno;
@@ -77,6 +86,29 @@ std::expected<NodeLock, std::string> NodeLock::take(std::string_view domain, std
     ::close(fd);
     return std::unexpected(
         fmt::format("cannot take the node lock '{}': {}", path.string(), std::strerror(error)));
+  }
+  track(fd);
+  return NodeLock(fd);
+}
+
+std::expected<NodeLock, std::string> NodeLock::adopt(int fd, const std::filesystem::path& path) {
+  struct stat sent {};
+  struct stat named {};
+  const char* why = nullptr;
+  if (::fstat(fd, &sent) != 0 || !S_ISREG(sent.st_mode)) {
+    why = "what came is not a regular file";
+  } else if (::stat(path.c_str(), &named) != 0 || named.st_dev != sent.st_dev ||
+             named.st_ino != sent.st_ino) {
+    why = "what came is not the file of that name";
+  } else if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    // Holding the lock through `fd` already, flock succeeds (it is ours);
+    // failing means another open file holds it.
+    why = "another process holds its lock";
+  }
+  if (why != nullptr) {
+    ::close(fd);
+    return std::unexpected(
+        fmt::format("ferryd sent a node lock that is not '{}': {}", path.string(), why));
   }
   track(fd);
   return NodeLock(fd);

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 #include <optional>
@@ -22,6 +23,56 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Millis = UnixSeqpacketSocket::Millis;
+
+// One non-blocking send, with `attached_fd` (>= 0) as SCM_RIGHTS.
+ssize_t send_datagram(int fd, std::span<const std::byte> datagram, int attached_fd) {
+  constexpr int kFlags = MSG_NOSIGNAL | MSG_DONTWAIT;
+  if (attached_fd < 0) return ::send(fd, datagram.data(), datagram.size(), kFlags);
+  iovec iov{const_cast<std::byte*>(datagram.data()), datagram.size()};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int))> control{};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(cmsg), &attached_fd, sizeof(int));
+  return ::sendmsg(fd, &msg, kFlags);
+}
+
+// One non-blocking receive (MSG_TRUNC: the datagram's real length). With
+// `attached_fd`, keeps the first descriptor that came along and closes the
+// rest: a peer cannot make us hold descriptors we did not ask for.
+ssize_t recv_datagram(int fd, std::span<std::byte> buffer, int* attached_fd) {
+  constexpr int kFlags = MSG_TRUNC | MSG_DONTWAIT;
+  if (attached_fd == nullptr) return ::recv(fd, buffer.data(), buffer.size(), kFlags);
+  iovec iov{buffer.data(), buffer.size()};
+  alignas(cmsghdr) std::array<char, CMSG_SPACE(sizeof(int) * 4)> control{};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control.data();
+  msg.msg_controllen = control.size();
+  const ssize_t n = ::recvmsg(fd, &msg, kFlags | MSG_CMSG_CLOEXEC);
+  if (n < 0) return n;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (std::size_t i = 0; i < count; ++i) {
+      int received = -1;
+      std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (*attached_fd < 0) {
+        *attached_fd = received;
+      } else {
+        ::close(received);
+      }
+    }
+  }
+  return n;
+}
 
 SocketError sys_error(std::string_view what, int err) {
   return SocketError{SocketErrorCode::system, err, text::cat(what, ": ", std::strerror(err))};
@@ -287,7 +338,7 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::accept() {
 }
 
 std::expected<void, SocketError> UnixSeqpacketSocket::send(std::span<const std::byte> datagram,
-                                                           Millis timeout) {
+                                                           Millis timeout, int attached_fd) {
   if (datagram.size() > kMaxMessageSize) {
     return std::unexpected(
         SocketError{SocketErrorCode::oversized, 0,
@@ -296,7 +347,7 @@ std::expected<void, SocketError> UnixSeqpacketSocket::send(std::span<const std::
   }
   const auto deadline = deadline_after(timeout);
   while (true) {
-    const ssize_t n = ::send(fd_, datagram.data(), datagram.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t n = send_datagram(fd_, datagram, attached_fd);
     if (n >= 0) return {};  // SOCK_SEQPACKET sends whole datagrams or nothing
     const int err = errno;
     if (err == EINTR) continue;
@@ -317,16 +368,22 @@ std::expected<void, SocketError> UnixSeqpacketSocket::send(std::span<const std::
 }
 
 std::expected<std::size_t, SocketError> UnixSeqpacketSocket::recv(std::span<std::byte> buffer,
-                                                                  Millis timeout) {
+                                                                  Millis timeout,
+                                                                  int* attached_fd) {
+  if (attached_fd != nullptr) *attached_fd = -1;
   const auto deadline = deadline_after(timeout);
   bool reset_reported = false;
   while (true) {
     // MSG_TRUNC: the return value is the datagram's real length, so an
     // oversized one is detected (and dropped) rather than silently cut.
-    const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_TRUNC | MSG_DONTWAIT);
+    const ssize_t n = recv_datagram(fd_, buffer, attached_fd);
     if (n > 0) {
       const auto size = static_cast<std::size_t>(n);
       if (size > buffer.size()) {
+        if (attached_fd != nullptr && *attached_fd >= 0) {
+          ::close(*attached_fd);
+          *attached_fd = -1;
+        }
         return std::unexpected(
             SocketError{SocketErrorCode::oversized, EMSGSIZE,
                         text::cat("a datagram of ", size, " bytes arrived, larger than the ",

@@ -8,11 +8,14 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "eventually.hpp"
+#include "ferry/discovery/node_lock.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
@@ -154,4 +157,39 @@ TEST_CASE("ferryd --group refuses a uid outside the group even when it can reach
   ferry::Node owner{"owner"};
   auto pub = owner.publisher<Seq>("t");
   CHECK(pub.subscriber_count() == 0);
+}
+
+TEST_CASE("a --group member's node is watched by its lock, which ferryd made for it" *
+          doctest::skip(kNotRoot)) {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"), {"--group", "users"});
+  ferry::test::use_domain_env(domain);
+  const gid_t users = gid_of("users");
+  const std::string prefix = domain.name() + ".node-";
+  // The domain's node lock files in the runtime directory, and how many of
+  // them a live process holds, as a process sees them.
+  const auto locks = [&domain, &prefix] {
+    int files = 0, held = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(domain.runtime_dir())) {
+      const std::string name = entry.path().filename().string();
+      if (!name.starts_with(prefix) || !name.ends_with(".lock")) continue;
+      ++files;
+      if (ferry::discovery::probe_node_lock(entry.path()) ==
+          ferry::discovery::NodeLockState::held) {
+        ++held;
+      }
+    }
+    return std::to_string(files) + " file(s), " + std::to_string(held) + " held";
+  };
+  // A member may not write in the runtime directory (0750), so it cannot make
+  // its own lock: ferryd makes it and hands it over. The member itself, and
+  // any other member, can see that it is held.
+  const std::string seen = as_user(kNobody, users, {}, [&] {
+    ferry::Node node{"member"};
+    auto sub = node.subscriber<Seq>("t");
+    return locks();
+  });
+  CHECK(seen == "1 file(s), 1 held");
+  // Its process gone, ferryd frees the slot and removes the lock file.
+  CHECK(ferry::test::eventually([&] { return locks() == "0 file(s), 0 held"; }, 5s));
 }

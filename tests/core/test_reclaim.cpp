@@ -226,8 +226,8 @@ TEST_CASE_FIXTURE(
     auto client = ferry::discovery::Client::connect(domain.name(), "zombie", 2s);
     if (!client) return 1;
     const std::uint32_t owner = client->welcome().heartbeat_slot;
-    auto lock = ferry::discovery::NodeLock::take(domain.name(), owner, domain.runtime_dir());
-    if (!lock) return 2;
+    const auto lock = client->take_welcome_lock();  // ferryd's, as the runtime keeps it
+    if (!lock.held()) return 2;
     auto segment = ferry::transport::Segment::open(
         ferry::discovery::pool_object_name(domain.name()), ferry::discovery::kPoolKind,
         ferry::transport::kPoolLayoutVersion, 1s);

@@ -2,11 +2,13 @@
 // clock: a node with a port that stops beating is declared dead the turn the
 // clock passes its timeout, and not a turn before; no sleeps.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "daemon.hpp"
 #include "ferry/config/load.hpp"
@@ -27,6 +29,14 @@ constexpr std::uint32_t kTimeoutMs = 1000;
 // daemon between its requests.
 struct RawClient {
   UnixSeqpacketSocket socket;
+  int lock_fd = -1;  // the node lock ferryd sends with the Welcome, kept as a node keeps it
+
+  RawClient(UnixSeqpacketSocket s) : socket(std::move(s)) {}
+  ~RawClient() {
+    if (lock_fd >= 0) ::close(lock_fd);
+  }
+  RawClient(const RawClient&) = delete;
+  RawClient& operator=(const RawClient&) = delete;
 
   void send(const Message& message, std::uint32_t request_id) {
     auto bytes = encode(message, request_id);
@@ -36,8 +46,13 @@ struct RawClient {
   // The next message, which must have come already (the daemon ran).
   Message receive() {
     std::array<std::byte, kMaxMessageSize> buffer{};
-    auto size = socket.recv(buffer, 0ms);
+    int attached = -1;
+    auto size = socket.recv(buffer, 0ms, &attached);
     REQUIRE(size.has_value());
+    if (attached >= 0) {
+      if (lock_fd >= 0) ::close(lock_fd);
+      lock_fd = attached;
+    }
     auto envelope = decode(std::span<const std::byte>(buffer.data(), *size));
     REQUIRE(envelope.has_value());
     return envelope->message;
@@ -73,6 +88,7 @@ TEST_CASE(
   client.send(Hello{kProtocolVersion, "frozen", static_cast<std::int32_t>(::getpid()), 0}, 1);
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
   const auto welcome = std::get<Welcome>(client.receive());
+  CHECK(client.lock_fd >= 0);
   const auto owner = static_cast<std::uint16_t>(welcome.heartbeat_slot);
   CHECK(daemon.liveness().state(owner) == NodeState::alive);
 
@@ -96,6 +112,12 @@ TEST_CASE(
   const auto expired = std::get<Error>(client.receive());
   CHECK(expired.code == ErrorCode::node_expired);
   CHECK(expired.message.find("1001 ms without a heartbeat") != std::string::npos);
-  // This process lives (no node lock: its pid says so): reclaimed, not free.
+  // This process lives (it holds its node lock): reclaimed, not free.
   CHECK(daemon.liveness().state(owner) == NodeState::reclaiming);
+  // The lock let go, the process counts as gone: the slot is freed.
+  ::close(client.lock_fd);
+  client.lock_fd = -1;
+  now += 1000;
+  CHECK_FALSE(daemon.poll_once(0ms).has_value());
+  CHECK(daemon.liveness().state(owner) == NodeState::free);
 }

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "ferry/discovery/protocol.hpp"
@@ -62,6 +64,76 @@ TEST_CASE("datagrams keep their boundaries and order") {
   CHECK(b.recv(buffer, 1s).value() == 100);
   CHECK(buffer[99] == std::byte{2});
   CHECK(b.recv(buffer, 1s).value() == 1);
+}
+
+namespace {
+// The number of descriptors this process has open.
+std::size_t open_fds() {
+  return static_cast<std::size_t>(
+      std::distance(fs::directory_iterator("/proc/self/fd"), fs::directory_iterator{}));
+}
+}  // namespace
+
+TEST_CASE("a descriptor sent with a datagram arrives as the same open file, and only when asked") {
+  auto [a, b] = make_pair();
+  const int file = ::memfd_create("ferry-test-fd", MFD_CLOEXEC);
+  REQUIRE(file >= 0);
+  struct stat sent {};
+  REQUIRE(::fstat(file, &sent) == 0);
+  std::vector<std::byte> buffer(kMaxMessageSize);
+
+  REQUIRE(a.send(bytes(5, 7), 0ms, file).has_value());
+  int received = -2;
+  CHECK(b.recv(buffer, 1s, &received).value() == 5);
+  REQUIRE(received >= 0);
+  struct stat got {};
+  REQUIRE(::fstat(received, &got) == 0);
+  CHECK(got.st_ino == sent.st_ino);
+  CHECK((::fcntl(received, F_GETFD) & FD_CLOEXEC) != 0);
+  ::close(received);
+
+  // A datagram without one: -1. A receiver that did not ask: the kernel
+  // closes what came, nothing stays open here.
+  REQUIRE(a.send(bytes(2, 1)).has_value());
+  CHECK(b.recv(buffer, 1s, &received).value() == 2);
+  CHECK(received == -1);
+  const std::size_t before = open_fds();
+  for (int i = 0; i < 10; ++i) REQUIRE(a.send(bytes(3, 2), 0ms, file).has_value());
+  for (int i = 0; i < 10; ++i) CHECK(b.recv(buffer, 1s).value() == 3);
+  CHECK(open_fds() == before);
+  ::close(file);
+}
+
+TEST_CASE("a peer that sends several descriptors leaves us holding only the first") {
+  auto [a, b] = make_pair();
+  int files[3];
+  for (int& f : files) {
+    f = ::memfd_create("ferry-test-fd", MFD_CLOEXEC);
+    REQUIRE(f >= 0);
+  }
+  std::byte payload[4]{};
+  iovec iov{payload, sizeof payload};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof files)]{};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+  cmsg->cmsg_level = SOL_SOCKET;
+  cmsg->cmsg_type = SCM_RIGHTS;
+  cmsg->cmsg_len = CMSG_LEN(sizeof files);
+  std::memcpy(CMSG_DATA(cmsg), files, sizeof files);
+  REQUIRE(::sendmsg(a.fd(), &msg, 0) == static_cast<ssize_t>(sizeof payload));
+  for (const int f : files) ::close(f);
+
+  const std::size_t before = open_fds();
+  std::vector<std::byte> buffer(kMaxMessageSize);
+  int received = -1;
+  CHECK(b.recv(buffer, 1s, &received).value() == sizeof payload);
+  CHECK(received >= 0);
+  CHECK(open_fds() == before + 1);
+  ::close(received);
 }
 
 TEST_CASE("a full-size message goes through, a larger one is refused before sending") {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "ferry/discovery/messages.hpp"
+#include "ferry/discovery/node_lock.hpp"
 #include "ferry/discovery/socket.hpp"
 
 namespace ferry::discovery {
@@ -35,14 +36,27 @@ class Client {
   [[nodiscard]] std::expected<std::uint32_t, std::string> send(const Message& message);
 
   [[nodiscard]] const Welcome& welcome() const noexcept { return welcome_; }
+  // The node lock ferryd sent with the Welcome (see NodeLock), once: not
+  // held when ferryd sent none (a resumed slot keeps the lock it has) or the
+  // one it sent was refused (welcome_lock_error() says why).
+  [[nodiscard]] NodeLock take_welcome_lock() noexcept { return std::move(welcome_lock_); }
+  [[nodiscard]] const std::string& welcome_lock_error() const noexcept {
+    return welcome_lock_error_;
+  }
   [[nodiscard]] const std::string& socket_path() const noexcept { return socket_path_; }
   [[nodiscard]] UnixSeqpacketSocket& socket() noexcept { return socket_; }
 
  private:
   Client() = default;
+  // request(), keeping a descriptor the reply brought in `*attached_fd`
+  // (-1 when none; descriptors with other messages are closed).
+  [[nodiscard]] std::expected<Message, std::string> exchange(const Message& request, Millis timeout,
+                                                             int* attached_fd);
 
   UnixSeqpacketSocket socket_;
   Welcome welcome_;
+  NodeLock welcome_lock_;
+  std::string welcome_lock_error_;
   std::string socket_path_;
   std::uint32_t next_request_id_ = 1;
 };

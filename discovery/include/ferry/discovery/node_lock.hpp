@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <expected>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,11 +31,24 @@ namespace ferry::discovery {
 
 // The lock a node holds while its process lives (move-only). A child forked
 // from the node does not keep it (the descriptor is closed in the child).
+//
+// ferryd takes it for each new node and sends the descriptor with the
+// Welcome (SCM_RIGHTS), then closes its own: the node needs no write access
+// to the runtime directory (a `--group` member has none), and the file names
+// stay ferryd's to choose. A node whose ferryd sent none takes its own.
 class NodeLock {
  public:
-  // The error is one sentence naming the file.
+  // Creates <runtime_dir>/<domain>.node-<slot>.lock, locked. With `group`,
+  // the file is readable by that group (0640), so that the group's nodes can
+  // probe it; else 0600. The error is one sentence naming the file.
   [[nodiscard]] static std::expected<NodeLock, std::string> take(
-      std::string_view domain, std::uint32_t slot, const std::filesystem::path& runtime_dir);
+      std::string_view domain, std::uint32_t slot, const std::filesystem::path& runtime_dir,
+      std::optional<gid_t> group = std::nullopt);
+  // The lock ferryd sent: `fd` must be the open file `path` names, and its
+  // lock must be held through `fd` (or free). Takes `fd` over either way (it
+  // is closed when refused); the error is one sentence naming the file.
+  [[nodiscard]] static std::expected<NodeLock, std::string> adopt(
+      int fd, const std::filesystem::path& path);
   NodeLock() = default;
   NodeLock(NodeLock&& other) noexcept;
   NodeLock& operator=(NodeLock&& other) noexcept;
@@ -45,6 +59,8 @@ class NodeLock {
   ~NodeLock();
 
   [[nodiscard]] bool held() const noexcept { return fd_ >= 0; }
+  // The descriptor, to send to the node it was taken for.
+  [[nodiscard]] int fd() const noexcept { return fd_; }
 
  private:
   explicit NodeLock(int fd) noexcept : fd_(fd) {}

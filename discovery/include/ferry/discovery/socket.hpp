@@ -108,15 +108,22 @@ class UnixSeqpacketSocket {
 
   // Sends one datagram (MSG_NOSIGNAL: a dead peer is `closed`, never
   // SIGPIPE). When the peer's queue is full, waits up to `timeout` for room
-  // (0: do not wait), then gives timeout.
+  // (0: do not wait), then gives timeout. `attached_fd` >= 0 travels with
+  // the datagram (SCM_RIGHTS): the peer gets its own descriptor of the same
+  // open file; ours stays ours to close.
   [[nodiscard]] std::expected<void, SocketError> send(std::span<const std::byte> datagram,
-                                                      Millis timeout = Millis{0});
+                                                      Millis timeout = Millis{0},
+                                                      int attached_fd = -1);
 
   // Receives one datagram into `buffer`; returns its size. Waits up to
   // `timeout` (0: do not wait). A datagram larger than `buffer` is consumed
-  // and reported as oversized; a closed peer as closed.
+  // and reported as oversized; a closed peer as closed. With `attached_fd`,
+  // a descriptor sent with the datagram is stored there (close-on-exec; -1
+  // when none came, and any beyond the first is closed); without it the
+  // kernel closes whatever came attached.
   [[nodiscard]] std::expected<std::size_t, SocketError> recv(std::span<std::byte> buffer,
-                                                             Millis timeout = Millis{0});
+                                                             Millis timeout = Millis{0},
+                                                             int* attached_fd = nullptr);
 
   // Waits up to `timeout` until a datagram (or a hang-up) can be read:
   // false on timeout. Unlike recv, a timeout builds no error (no allocation:
