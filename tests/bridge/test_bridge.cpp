@@ -174,6 +174,50 @@ TEST_CASE("a plain Cyclone program's samples reach a ferry subscriber through th
   CHECK(bridge_b->interrupt() == 0);
 }
 
+TEST_CASE("an exporter with --export-spin-us carries spaced samples in order, then sleeps") {
+  World w;
+  // 50 ms of polling: every sample (0.3 ms apart) comes while it polls.
+  auto bridge_a = w.bridge(0, {"--export", "bridge/all", "--export-spin-us", "50000"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/all"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
+  constexpr std::uint32_t kCount = 200;
+  const auto go = w.a.runtime_dir() / "go";
+  ferry::test::Child pub([&w, go] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node node{"test-pub"};
+    auto out = node.publisher<All>("bridge/all");
+    if (!ferry::test::eventually([&] { return out.subscriber_count() >= 1; }, 10s)) return 3;
+    if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
+    for (std::uint32_t i = 0; i < kCount; ++i) {
+      (void)out.publish(ferry::test::all_value(i));
+      std::this_thread::sleep_for(300us);
+    }
+    std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
+    return 0;
+  });
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<All>("bridge/all");
+  REQUIRE(imports_reach(*bridge_b, "bridge/all", 1));
+  std::ofstream{go}.put('1');
+  expect_all(sub, kCount);
+  CHECK(pub.wait(5s) == 0);
+
+  // Nothing left to export: after 50 ms of polling the exporter sleeps, and
+  // does not poll again each time it wakes to check for a stop (every 100
+  // ms), which would use a third of a CPU while idle.
+  const double before = ferry::test::cpu_seconds(bridge_a->pid());
+  std::this_thread::sleep_for(2s);
+  const double used = ferry::test::cpu_seconds(bridge_a->pid()) - before;
+  REQUIRE(before >= 0);
+  CHECK_MESSAGE(used < 0.3, "the idle bridge used " << used << " s of CPU in 2 s");
+
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_a->out().find("at exit: bridge/all: exported 200 imported 0") != std::string::npos);
+  CHECK(bridge_b->interrupt() == 0);
+}
+
 TEST_CASE("two bridges both exporting and importing a topic do not echo samples back") {
   World w;
   // Both machines publish the same values at the same time: a bridge must

@@ -58,6 +58,7 @@ void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
                 std::chrono::microseconds spin, const std::atomic<bool>& stop) {
   const bool bytes = t.topic->is_bytes();
   bool unflushed = false;  // written since the last flush
+  bool poll = false;       // a sample came since the last poll: poll before sleeping
   // SYNC: relaxed; pairs with the relaxed store in run(): a stop flag only.
   while (!stop.load(std::memory_order_relaxed)) {
     auto sample = subscriber.take();
@@ -66,10 +67,14 @@ void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
         dds_write_flush(writer);
         unflushed = false;
       }
-      sample = poll_yielding(subscriber, spin);
+      // Once per sample: an idle exporter (woken every kPoll to check
+      // `stop`) sleeps without polling first.
+      if (poll) sample = poll_yielding(subscriber, spin);
+      poll = false;
       if (!sample) sample = subscriber.take(kPoll);
       if (!sample) continue;
     }
+    poll = true;
     if (t.importer_id && sample->info().publisher_id == *t.importer_id) {
       // SYNC: relaxed; a statistic (see LinkCounters).
       t.counts.echoes.fetch_add(1, std::memory_order_relaxed);
