@@ -569,7 +569,9 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
   CHECK(bridge_b->interrupt() == 0);
 }
 
-TEST_CASE("ferry bridge refuses an undeclared topic and an empty command line in one sentence") {
+TEST_CASE(
+    "ferry bridge refuses an undeclared topic, an empty command line and a bad --export-spin-us "
+    "in one sentence") {
   ferry::test::TestDomain d;
   ferry::test::Daemon daemon{d, ferry::test::bridge_yaml()};
   const auto ferry = ferry::test::bin_path("ferry");
@@ -579,4 +581,11 @@ TEST_CASE("ferry bridge refuses an undeclared topic and an empty command line in
   const auto nothing = ferry::test::run_program(d, {ferry, "bridge"}, 10s);
   CHECK(nothing.exit_code == 1);
   CHECK(nothing.err.find("nothing to bridge") != std::string::npos);
+  // A usage error: exit 2, naming the option.
+  for (const char* bad : {"2000000", "-1", "fast"}) {
+    const auto spin = ferry::test::run_program(
+        d, {ferry, "bridge", "--export", "bridge/all", "--export-spin-us", bad}, 10s);
+    CHECK(spin.exit_code == 2);
+    CHECK(spin.err.find("--export-spin-us") != std::string::npos);
+  }
 }
