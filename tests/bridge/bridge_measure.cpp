@@ -3,6 +3,10 @@
 // (dds_peer) with the same types, over the same veth pair. Not a ctest test:
 //   build/tests/bridge_measure            (root: namespaces; else loopback)
 //   BRIDGE_MEASURE_FRAMES=0 build/tests/bridge_measure    (64 B only)
+// 64 B round trips run four ways: the bridges as they start by default and
+// with `--export-spin-us 50`, each with the ferry ends' take(timeout)
+// spinning first (ferry's default) and asleep at once (take_spin 0, as the
+// Cyclone peer waits in a waitset).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -26,9 +30,23 @@ using ferry::test::Small;
 
 namespace {
 
-constexpr int kRounds = 2000;      // 64 B round trips
-constexpr int kFrameRounds = 100;  // 1080p round trips
-constexpr int kSeconds = 4;        // each throughput run
+constexpr int kRounds = 2000;          // 64 B round trips
+constexpr int kFrameRounds = 100;      // 1080p round trips
+constexpr int kSeconds = 4;            // each throughput run
+constexpr const char* kSpinUs = "50";  // the --export-spin-us measured
+
+// How the bridges run: their extra arguments.
+using BridgeArgs = std::vector<std::string>;
+const BridgeArgs kSleeping{};
+const BridgeArgs kSpinning{"--export-spin-us", kSpinUs};
+
+// The ferry ends of a round trip: take(timeout) as ferry's default (spin,
+// then sleep) or asleep at once.
+ferry::NodeOptions end_options(bool spin) {
+  ferry::NodeOptions o;
+  if (!spin) o.take_spin = 0;
+  return o;
+}
 
 struct World {
   ferry::test::NetPair net;
@@ -73,14 +91,18 @@ std::uint64_t now_ns() {
 // ferry round trips through two bridges: T on `ping` from A, echoed on
 // `pong` by B. Returns the one-way p50 in ns.
 template <class T>
-double bridged_p50(World& w, const char* ping, const char* pong, int rounds) {
-  auto bridge_a = w.bridge(0, {"--export", ping, "--import", pong});
-  auto bridge_b = w.bridge(1, {"--import", ping, "--export", pong});
+double bridged_p50(World& w, const char* ping, const char* pong, int rounds,
+                   const BridgeArgs& args = kSleeping, bool ends_spin = true) {
+  BridgeArgs a{"--export", ping, "--import", pong}, b{"--import", ping, "--export", pong};
+  a.insert(a.end(), args.begin(), args.end());
+  b.insert(b.end(), args.begin(), args.end());
+  auto bridge_a = w.bridge(0, a);
+  auto bridge_b = w.bridge(1, b);
   REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
   REQUIRE(bridge_b->wait_for("1 DDS reader(s) matched", 8s));
-  ferry::test::Child echo([&w, ping, pong] {
+  ferry::test::Child echo([&w, ping, pong, ends_spin] {
     ferry::test::use_domain_env(w.b);
-    ferry::Node node{"measure-pong"};
+    ferry::Node node{"measure-pong", end_options(ends_spin)};
     auto in = node.subscriber<T>(ping);
     auto out = node.publisher<T>(pong);
     const auto end = std::chrono::steady_clock::now() + 60s;
@@ -95,7 +117,7 @@ double bridged_p50(World& w, const char* ping, const char* pong, int rounds) {
     return 0;
   });
   ferry::test::use_domain_env(w.a);
-  ferry::Node node{"measure-ping"};
+  ferry::Node node{"measure-ping", end_options(ends_spin)};
   auto out = node.publisher<T>(ping);
   auto in = node.subscriber<T>(pong);
   REQUIRE(ferry::test::eventually(
@@ -123,8 +145,10 @@ double bridged_p50(World& w, const char* ping, const char* pong, int rounds) {
 
 // ferry samples per second from A to B through two bridges (block topic).
 template <class T>
-double bridged_rate(World& w, const char* topic, int seconds) {
-  auto bridge_a = w.bridge(0, {"--export", topic});
+double bridged_rate(World& w, const char* topic, int seconds, const BridgeArgs& args = kSleeping) {
+  BridgeArgs a{"--export", topic};
+  a.insert(a.end(), args.begin(), args.end());
+  auto bridge_a = w.bridge(0, a);
   auto bridge_b = w.bridge(1, {"--import", topic});
   REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
   ferry::test::use_domain_env(w.b);
@@ -192,12 +216,26 @@ TEST_CASE("measure: bridge end to end against plain Cyclone DDS") {
   }
 
   const double bridge_p50 = bridged_p50<Small>(w, "bench/ping", "bench/pong", kRounds);
+  const double asleep_p50 =
+      bridged_p50<Small>(w, "bench/ping", "bench/pong", kRounds, kSleeping, false);
+  const double spin_p50 = bridged_p50<Small>(w, "bench/ping", "bench/pong", kRounds, kSpinning);
+  const double spin_asleep_p50 =
+      bridged_p50<Small>(w, "bench/ping", "bench/pong", kRounds, kSpinning, false);
   const double bridge_rate = bridged_rate<Small>(w, "bench/flood", kSeconds);
+  const double spin_rate = bridged_rate<Small>(w, "bench/flood", kSeconds, kSpinning);
 
-  std::printf("64 B   one-way p50: bridge %.1f us, plain Cyclone %.1f us (%.2fx)\n",
-              bridge_p50 / 1e3, dds_p50 / 1e3, bridge_p50 / dds_p50);
+  const auto p50_row = [&](const char* how, double p50) {
+    std::printf("64 B   one-way p50%s: bridge %.1f us, plain Cyclone %.1f us (%.2fx)\n", how,
+                p50 / 1e3, dds_p50 / 1e3, p50 / dds_p50);
+  };
+  p50_row("", bridge_p50);
+  p50_row(", ends take_spin 0", asleep_p50);
+  p50_row(", --export-spin-us 50", spin_p50);
+  p50_row(", --export-spin-us 50, ends take_spin 0", spin_asleep_p50);
   std::printf("64 B   throughput:  bridge %.0f/s, plain Cyclone %.0f/s (%.2fx)\n", bridge_rate,
               dds_rate, bridge_rate / dds_rate);
+  std::printf("64 B   throughput, --export-spin-us 50: bridge %.0f/s (%.2fx)\n", spin_rate,
+              spin_rate / dds_rate);
   if (frames) {
     const double bridge_frame_p50 =
         bridged_p50<Frame>(w, "bench/fping", "bench/fpong", kFrameRounds);

@@ -174,6 +174,50 @@ TEST_CASE("a plain Cyclone program's samples reach a ferry subscriber through th
   CHECK(bridge_b->interrupt() == 0);
 }
 
+TEST_CASE("an exporter with --export-spin-us carries spaced samples in order, then sleeps") {
+  World w;
+  // 50 ms of polling: every sample (0.3 ms apart) comes while it polls.
+  auto bridge_a = w.bridge(0, {"--export", "bridge/all", "--export-spin-us", "50000"});
+  auto bridge_b = w.bridge(1, {"--import", "bridge/all"});
+  INFO("bridge A: " << bridge_a->err() << "\nbridge B: " << bridge_b->err());
+  REQUIRE(bridge_a->wait_for("1 DDS reader(s) matched", 8s));
+  constexpr std::uint32_t kCount = 200;
+  const auto go = w.a.runtime_dir() / "go";
+  ferry::test::Child pub([&w, go] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node node{"test-pub"};
+    auto out = node.publisher<All>("bridge/all");
+    if (!ferry::test::eventually([&] { return out.subscriber_count() >= 1; }, 10s)) return 3;
+    if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
+    for (std::uint32_t i = 0; i < kCount; ++i) {
+      (void)out.publish(ferry::test::all_value(i));
+      std::this_thread::sleep_for(300us);
+    }
+    std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
+    return 0;
+  });
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<All>("bridge/all");
+  REQUIRE(imports_reach(*bridge_b, "bridge/all", 1));
+  std::ofstream{go}.put('1');
+  expect_all(sub, kCount);
+  CHECK(pub.wait(5s) == 0);
+
+  // Nothing left to export: after 50 ms of polling the exporter sleeps, and
+  // does not poll again each time it wakes to check for a stop (every 100
+  // ms), which would use a third of a CPU while idle.
+  const double before = ferry::test::cpu_seconds(bridge_a->pid());
+  std::this_thread::sleep_for(2s);
+  const double used = ferry::test::cpu_seconds(bridge_a->pid()) - before;
+  REQUIRE(before >= 0);
+  CHECK_MESSAGE(used < 0.3, "the idle bridge used " << used << " s of CPU in 2 s");
+
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_a->out().find("at exit: bridge/all: exported 200 imported 0") != std::string::npos);
+  CHECK(bridge_b->interrupt() == 0);
+}
+
 TEST_CASE("two bridges both exporting and importing a topic do not echo samples back") {
   World w;
   // Both machines publish the same values at the same time: a bridge must
@@ -525,7 +569,9 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
   CHECK(bridge_b->interrupt() == 0);
 }
 
-TEST_CASE("ferry bridge refuses an undeclared topic and an empty command line in one sentence") {
+TEST_CASE(
+    "ferry bridge refuses an undeclared topic, an empty command line and a bad --export-spin-us "
+    "in one sentence") {
   ferry::test::TestDomain d;
   ferry::test::Daemon daemon{d, ferry::test::bridge_yaml()};
   const auto ferry = ferry::test::bin_path("ferry");
@@ -535,4 +581,11 @@ TEST_CASE("ferry bridge refuses an undeclared topic and an empty command line in
   const auto nothing = ferry::test::run_program(d, {ferry, "bridge"}, 10s);
   CHECK(nothing.exit_code == 1);
   CHECK(nothing.err.find("nothing to bridge") != std::string::npos);
+  // A usage error: exit 2, naming the option.
+  for (const char* bad : {"2000000", "-1", "fast"}) {
+    const auto spin = ferry::test::run_program(
+        d, {ferry, "bridge", "--export", "bridge/all", "--export-spin-us", bad}, 10s);
+    CHECK(spin.exit_code == 2);
+    CHECK(spin.err.find("--export-spin-us") != std::string::npos);
+  }
 }

@@ -5,6 +5,10 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace ferry::test {
@@ -37,6 +41,20 @@ void exec_argv(const std::vector<std::string>& argv) {
   args.push_back(nullptr);
   ::execvp(args[0], args.data());
   std::_Exit(127);
+}
+
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto paren = stat.rfind(')');  // the name may hold spaces and parentheses
+  if (paren == std::string::npos) return -1;
+  // Fields 3 on after the name; utime and stime are fields 14 and 15.
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string field;
+  long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i >= 14) ticks += std::stol(field);
+  return static_cast<double>(ticks) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace ferry::test

@@ -22,4 +22,8 @@ void kill_and_reap(pid_t pid);
 // program has no slash), or exits 127 when that fails.
 [[noreturn]] void exec_argv(const std::vector<std::string>& argv);
 
+// The CPU time (user + system) process `pid` has used so far, in seconds,
+// from /proc/PID/stat; -1 when it cannot be read.
+double cpu_seconds(pid_t pid);
+
 }  // namespace ferry::test

@@ -446,6 +446,11 @@ void add_bridge_command(CLI::App& app, BridgeCliOptions& o, Run& run) {
   cmd->add_option("--stats", o.stats_seconds, "Seconds between the printed counts")
       ->check(above_zero())
       ->capture_default_str();
+  cmd->add_option("--export-spin-us", o.export_spin_us,
+                  "Microseconds an exporter polls its empty queue (yielding the CPU) before it "
+                  "sleeps: lower latency for CPU time; 0 sleeps at once")
+      ->check(CLI::Range(0, 1'000'000))
+      ->capture_default_str();
   cmd->footer(
       "Runs in the foreground until Ctrl-C, as a node named ferry-bridge. Each topic must be\n"
       "declared in the configuration ferryd serves; its DDS type is pkg::msg::dds_::Name_, wire\n"

@@ -25,6 +25,7 @@ void bridge(const Context& context, const BridgeCliOptions& o) {
   options.imports = o.imports;
   options.stats_interval =
       std::chrono::milliseconds(static_cast<std::int64_t>(o.stats_seconds * 1000));
+  options.export_spin = std::chrono::microseconds(o.export_spin_us);
   config::Config config;
   {
     auto client = connect_daemon(context);

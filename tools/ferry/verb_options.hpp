@@ -132,6 +132,7 @@ struct BridgeCliOptions {
   std::optional<std::uint32_t> dds_domain;
   std::vector<std::string> exports, imports;
   double stats_seconds = 5;
+  std::uint32_t export_spin_us = 0;
 };
 
 struct RecordOptions {

@@ -203,7 +203,7 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     threads.emplace_back([&, job] {
       try {
         if (job.is_export) {
-          run_export(*job.topic, subscribers[job.port], job.endpoint, stop);
+          run_export(*job.topic, subscribers[job.port], job.endpoint, options.export_spin, stop);
         } else {
           run_import(*job.topic, publishers[job.port], job.endpoint, stop);
         }

@@ -3,6 +3,7 @@
 // that never wait to publish) by Cyclone's receive thread.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <ferry/ferry.hpp>
 #include <memory>
@@ -40,9 +41,11 @@ struct BridgedTopic {
 };
 
 // Local -> DDS: the samples of `subscriber` written by `writer`, until
-// `stop` (relaxed: a flag polled every 100 ms, no data guarded by it).
+// `stop` (relaxed: a flag polled every 100 ms, no data guarded by it). With
+// the queue empty it polls for up to `spin` (Options::export_spin), then
+// sleeps.
 void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
-                const std::atomic<bool>& stop);
+                std::chrono::microseconds spin, const std::atomic<bool>& stop);
 // DDS -> local: the samples `reader` takes, decoded into loans of `publisher`,
 // on a thread of its own until `stop`.
 void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,

@@ -29,6 +29,10 @@ struct Options {
   std::vector<std::string> imports;         // DDS -> local
   std::chrono::milliseconds stats_interval{5000};
   std::string node_name = "ferry-bridge";
+  // How long an exporter polls its empty local queue (yielding the CPU
+  // between polls) before it sleeps: for users with spare cores, it saves
+  // the wake-up of each sample that comes within it. 0: sleep at once.
+  std::chrono::microseconds export_spin{0};
 };
 
 // Per-topic counts, as printed.
