@@ -345,6 +345,8 @@ TEST_CASE("a drop_oldest import flows on while a block import waits for a stalle
     CHECK(last + 1 == kLatest);
     CHECK(out_of_order == 0);
     CHECK(pub.wait(5s) == 0);
+    // The 5th stalled sample times out 2 s after it came: not published.
+    CHECK(bridge_b->wait_for("stayed full for the topic's block_timeout_ms", 8s));
   }  // the stalled subscriber leaves: the waiting import gives up on it
   CHECK(bridge_b->interrupt() == 0);
   CHECK(bridge_a->interrupt() == 0);
@@ -354,6 +356,21 @@ TEST_CASE("a drop_oldest import flows on while a block import waits for a stalle
   const auto at = out.find(counted);
   REQUIRE(at != std::string::npos);
   CHECK(std::stoull(out.substr(at + counted.size())) >= got);
+  // The stalled topic: 4 in the queue, then timed out ones, not published,
+  // then (the subscriber gone) published to nobody; each counted once (DDS
+  // may still have held some back when the bridges stopped).
+  const auto stall_at = out.find("at exit: bridge/stall: exported 0 imported ");
+  REQUIRE(stall_at != std::string::npos);
+  std::istringstream stall_counts(out.substr(stall_at));
+  std::string word;
+  std::uint64_t imported = 0, not_published = 0;
+  while (stall_counts >> word && word != "write_failed") {
+    if (word == "imported") stall_counts >> imported;
+    if (word == "not_published") stall_counts >> not_published;
+  }
+  CHECK(not_published >= 1);
+  CHECK(imported >= 4);
+  CHECK(imported + not_published <= kStall);
 }
 
 namespace {

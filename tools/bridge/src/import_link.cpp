@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstring>
+#include <string_view>
 
 #include "ferry/config/cdr.hpp"
 #include "topic_link.hpp"
@@ -48,12 +49,12 @@ void dropped_undecodable(BridgedTopic& t, const std::string& why) {
                  t.topic->name, n + 1, why);
 }
 
-void not_published(BridgedTopic& t, ErrorCode error) {
+void not_published(BridgedTopic& t, std::string_view why) {
   // SYNC: relaxed; a statistic.
   const auto n = t.counts.not_published.fetch_add(1, std::memory_order_relaxed);
   if (n < 10 || n % 1000 == 0)
     spdlog::warn("bridge: topic '{}': a DDS sample was not published locally ({} so far): {}",
-                 t.topic->name, n + 1, to_string(error));
+                 t.topic->name, n + 1, why);
 }
 
 // Decodes one received sample into a loan and publishes it.
@@ -76,7 +77,7 @@ void publish_one(BridgedTopic& t, RawPublisher& publisher, std::span<const std::
   }
   auto loan = publisher.loan(size);
   if (!loan) {
-    not_published(t, loan.error());
+    not_published(t, to_string(loan.error()));
     return;
   }
   const std::span<std::byte> out(loan->data(), size);
@@ -90,7 +91,24 @@ void publish_one(BridgedTopic& t, RawPublisher& publisher, std::span<const std::
       return;  // the loan goes back to the pool
     }
   }
-  (void)publisher.publish(std::move(*loan), size);
+  const PublishResult result = publisher.publish(std::move(*loan), size);
+  if (result.error) {
+    not_published(t, to_string(*result.error));
+    return;
+  }
+  // Subscribers there were, and every queue was full: none has the sample.
+  if (result.delivered == 0 && result.timed_out > 0) {
+    not_published(t, fmt::format("the queues of all {} local subscriber(s) stayed full for the "
+                                 "topic's block_timeout_ms",
+                                 result.timed_out));
+    return;
+  }
+  if (result.delivered == 0 && result.dropped > 0) {
+    not_published(t, fmt::format("the queues of all {} local subscriber(s) refused it (full or "
+                                 "leaving)",
+                                 result.dropped));
+    return;
+  }
   // SYNC: relaxed; a statistic.
   t.counts.imported.fetch_add(1, std::memory_order_relaxed);
 }
