@@ -1,5 +1,7 @@
 #include "field_type.hpp"
 
+#include "quote.hpp"
+
 namespace ferry::config::detail {
 
 namespace {
@@ -8,8 +10,6 @@ std::string_view trim(std::string_view s) noexcept {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
 }
-
-std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 constexpr std::string_view kExpected = "expected T or T[N], e.g. u8, char[16], Pose[4]";
 }  // namespace

@@ -15,12 +15,13 @@
 #include "ferry/config/schema.hpp"
 #include "ferry/config/units.hpp"
 #include "field_type.hpp"
+#include "quote.hpp"
 #include "suggest.hpp"
 
 namespace ferry::config {
 
 namespace {
-std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+using detail::quote;
 std::string at(SourcePos pos) {
   return std::to_string(pos.line) + ":" + std::to_string(pos.column);
 }

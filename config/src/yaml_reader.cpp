@@ -37,8 +37,6 @@ std::string to_string(SourcePos pos) {
   return std::to_string(pos.line) + ":" + std::to_string(pos.column);
 }
 
-std::string quote(std::string_view text) { return "'" + std::string(text) + "'"; }
-
 const Entry* find(const std::vector<Entry>& entries, std::string_view key) {
   const auto it = std::ranges::find(entries, key, &Entry::key);
   return it == entries.end() ? nullptr : &*it;

@@ -12,6 +12,7 @@
 
 #include "ferry/config/diagnostic.hpp"
 #include "ferry/config/policy.hpp"
+#include "quote.hpp"
 #include "suggest.hpp"
 
 namespace ferry::config::detail {
@@ -20,7 +21,6 @@ namespace ferry::config::detail {
 [[nodiscard]] SourcePos pos_of(const YAML::Node& node);
 // "12:5", for "first declared at ..." messages.
 [[nodiscard]] std::string to_string(SourcePos pos);
-[[nodiscard]] std::string quote(std::string_view text);
 
 // One key of a map. value_pos is the key's position when the value is
 // missing (yaml-cpp marks a missing value at the next token).

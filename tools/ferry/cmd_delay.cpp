@@ -11,14 +11,12 @@
 #include "daemon_query.hpp"
 #include "delay_stats.hpp"
 #include "interrupt.hpp"
+#include "report_loop.hpp"
 #include "sample_codec.hpp"
 
 namespace ferry::cli {
 
 namespace {
-
-constexpr std::chrono::seconds kReportEvery{1};
-constexpr std::chrono::milliseconds kTakeStep{100};
 
 std::string report_text(const DelayReport* r, std::uint64_t total, double window_s) {
   if (r == nullptr) return total == 0 ? "no samples yet\n" : "no new samples\n";
@@ -49,39 +47,28 @@ void delay(const Context& context, const DelayOptions& o) {
   using Clock = DelayWindow::Clock;
   DelayWindow window(
       std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s)));
-  const auto start = Clock::now();
-  const auto stop = o.duration > 0 ? start + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(o.duration))
-                                   : Clock::time_point::max();
-  auto next_report = start + kReportEvery;
   std::uint64_t reported_total = 0;
-  while (!interrupted()) {
-    const auto now = Clock::now();
-    if (now >= next_report) {
-      window.expire(now);
-      // Only new samples make a new report: a silent topic says so.
-      const auto r = window.total() > reported_total ? window.report() : std::nullopt;
-      const DelayReport* shown = r ? &*r : nullptr;
-      if (o.json) {
-        std::printf("%s\n", to_json_line(report_json(shown, window.total(), o.window_s)).c_str());
-      } else {
-        std::fputs(report_text(shown, window.total(), o.window_s).c_str(), stdout);
-      }
-      std::fflush(stdout);
-      reported_total = window.total();
-      next_report += kReportEvery;
-      if (next_report < now) next_report = now + kReportEvery;  // we were away: do not burst
-    }
-    if (now >= stop) break;
-    const auto wait = std::min({next_report - now, stop - now, Clock::duration(kTakeStep)});
-    if (auto sample = sub.take(std::chrono::duration_cast<std::chrono::nanoseconds>(wait))) {
-      // The clock right after the take: what the sample waited, publish to here.
-      const std::uint64_t taken_ns = ferry::detail::realtime_ns();
-      const auto delay_ns = static_cast<std::int64_t>(taken_ns) -
-                            static_cast<std::int64_t>(sample->info().publish_time_ns);
-      window.add(Clock::now(), delay_ns);
-    }
-  }
+  take_and_report(
+      sub, o.duration,
+      [&](const RawSample& sample) {
+        // The clock right after the take: what the sample waited, publish to here.
+        const std::uint64_t taken_ns = ferry::detail::realtime_ns();
+        const auto delay_ns = static_cast<std::int64_t>(taken_ns) -
+                              static_cast<std::int64_t>(sample.info().publish_time_ns);
+        window.add(Clock::now(), delay_ns);
+      },
+      [&](Clock::time_point now) {
+        window.expire(now);
+        // Only new samples make a new report: a silent topic says so.
+        const auto r = window.total() > reported_total ? window.report() : std::nullopt;
+        const DelayReport* shown = r ? &*r : nullptr;
+        if (o.json) {
+          std::printf("%s\n", to_json_line(report_json(shown, window.total(), o.window_s)).c_str());
+        } else {
+          std::fputs(report_text(shown, window.total(), o.window_s).c_str(), stdout);
+        }
+        reported_total = window.total();
+      });
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ namespace ferry::cli {
 
 namespace {
 
-std::string topics_of(const discovery::NodeInfo& n) {
+std::string ports_text(const discovery::NodeInfo& n) {
   std::string out;
   for (const auto& p : n.publishers)
     out += fmt::format("{}pub {}", out.empty() ? "" : ", ", p.topic);
@@ -53,7 +53,7 @@ void node_list(const Context& context, bool json) {
   for (const auto& n : nodes) {
     table.add({n.name, std::to_string(n.pid), human_millis(n.heartbeat_age_ms),
                human_millis(n.connected_ms), std::to_string(n.publishers.size()),
-               std::to_string(n.subscribers.size()), topics_of(n)});
+               std::to_string(n.subscribers.size()), ports_text(n)});
   }
   std::fputs(table.render().c_str(), stdout);
 }

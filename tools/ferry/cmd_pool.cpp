@@ -32,7 +32,7 @@ struct Holder {
 };
 
 // The topics a node publishes or subscribes to, each once, in that order.
-std::vector<std::string> topics_of(const discovery::NodeInfo& n) {
+std::vector<std::string> topic_names_of(const discovery::NodeInfo& n) {
   std::vector<std::string> out;
   auto add = [&](const std::string& t) {
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
@@ -149,7 +149,7 @@ void pool(const Context& context, bool json) {
                      {"chunks", h.holdings.chunks},
                      {"held", h.holdings.held},
                      {"pending", h.holdings.pending},
-                     {"topics", topics_of(*h.node)}});
+                     {"topics", topic_names_of(*h.node)}});
     }
     const Json out{{"pool", name},
                    {"bytes", segment->total_size()},

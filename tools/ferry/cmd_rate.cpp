@@ -12,14 +12,12 @@
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "rate_stats.hpp"
+#include "report_loop.hpp"
 #include "sample_codec.hpp"
 
 namespace ferry::cli {
 
 namespace {
-
-constexpr std::chrono::seconds kReportEvery{1};
-constexpr std::chrono::milliseconds kTakeStep{100};
 
 // `r` null: no new sample since the last report.
 std::string report_text(Measure m, const RateReport* r, std::uint64_t total) {
@@ -64,36 +62,22 @@ void measure(const Context& context, Measure m, const RateOptions& o) {
   // An observer: inspecting never changes how the topic runs (SubscriberOptions).
   auto sub = node.raw_subscriber(o.topic, ferry::SubscriberOptions{.observer = true});
 
-  using Clock = RateWindow::Clock;
   RateWindow window(o.window);
-  const auto start = Clock::now();
-  const auto stop = o.duration > 0 ? start + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(o.duration))
-                                   : Clock::time_point::max();
-  auto next_report = start + kReportEvery;
   std::uint64_t reported_total = 0;
-  while (!interrupted()) {
-    const auto now = Clock::now();
-    if (now >= next_report) {
-      // Only new samples make a new report: a silent topic says so.
-      const auto r = window.total() > reported_total ? window.report() : std::nullopt;
-      const RateReport* shown = r ? &*r : nullptr;
-      if (o.json) {
-        std::printf("%s\n", to_json_line(report_json(m, shown, window.total())).c_str());
-      } else {
-        std::fputs(report_text(m, shown, window.total()).c_str(), stdout);
-      }
-      std::fflush(stdout);
-      reported_total = window.total();
-      next_report += kReportEvery;
-      if (next_report < now) next_report = now + kReportEvery;  // we were away: do not burst
-    }
-    if (now >= stop) break;
-    const auto wait = std::min({next_report - now, stop - now, Clock::duration(kTakeStep)});
-    if (auto sample = sub.take(std::chrono::duration_cast<std::chrono::nanoseconds>(wait))) {
-      window.add(Clock::now(), sample->size());
-    }
-  }
+  take_and_report(
+      sub, o.duration,
+      [&](const RawSample& sample) { window.add(RateWindow::Clock::now(), sample.size()); },
+      [&](RateWindow::Clock::time_point) {
+        // Only new samples make a new report: a silent topic says so.
+        const auto r = window.total() > reported_total ? window.report() : std::nullopt;
+        const RateReport* shown = r ? &*r : nullptr;
+        if (o.json) {
+          std::printf("%s\n", to_json_line(report_json(m, shown, window.total())).c_str());
+        } else {
+          std::fputs(report_text(m, shown, window.total()).c_str(), stdout);
+        }
+        reported_total = window.total();
+      });
 }
 
 }  // namespace

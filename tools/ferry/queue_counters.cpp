@@ -11,10 +11,6 @@ namespace ferry::cli {
 
 namespace {
 
-// ferryd seals a ring before it names it, so a short wait only covers a
-// ring removed between the topic list and this read.
-constexpr std::chrono::milliseconds kOpenWait{50};
-
 QueueCounters from_ring(const transport::RingStats& s) {
   QueueCounters q;
   q.delivered = s.pushed;
@@ -32,12 +28,21 @@ QueueCounters from_ring(const transport::RingStats& s) {
 
 }  // namespace
 
+std::optional<transport::Segment> open_ring_read_only(const std::string& ring_shm) {
+  // ferryd seals a ring before it names it, so a short wait only covers a
+  // ring removed between the topic list and this read.
+  constexpr std::chrono::milliseconds kOpenWait{50};
+  auto segment =
+      transport::Segment::open(ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                               kOpenWait, transport::SegmentAccess::ReadOnly);
+  if (!segment) return std::nullopt;
+  return std::move(*segment);
+}
+
 std::optional<QueueCounters> RingReader::read(const std::string& ring_shm) {
   auto it = mapped_.find(ring_shm);
   if (it == mapped_.end()) {
-    auto segment =
-        transport::Segment::open(ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
-                                 kOpenWait, transport::SegmentAccess::ReadOnly);
+    auto segment = open_ring_read_only(ring_shm);
     if (!segment) return std::nullopt;
     it = mapped_.emplace(ring_shm, std::move(*segment)).first;
   }

@@ -30,6 +30,10 @@ struct QueueCounters {
   std::uint64_t max_backlog = 0;
 };
 
+// A queue's ring segment, mapped read-only; empty when it is gone (its
+// queue was removed since the topic list was read).
+[[nodiscard]] std::optional<transport::Segment> open_ring_read_only(const std::string& ring_shm);
+
 // Keeps read-only mappings of ring segments, by name, between reads.
 class RingReader {
  public:

@@ -8,6 +8,7 @@
 #include "ferry/transport/ring_peek.hpp"
 #include "ferry/transport/segment.hpp"
 #include "ferry/transport/slot_format.hpp"
+#include "queue_counters.hpp"
 
 namespace ferry::cli {
 
@@ -16,19 +17,13 @@ namespace {
 using transport::kPooledSlotBytes;
 using transport::kSlotPooled;
 
-// ferryd seals a ring before it names it, so a short wait only covers a
-// ring removed between the topic list and this read.
-constexpr std::chrono::milliseconds kOpenWait{50};
-
 }  // namespace
 
 std::vector<QueuedChunk> queued_chunks(const std::vector<discovery::TopicInfo>& topics) {
   std::vector<QueuedChunk> out;
   for (const auto& t : topics) {
     for (const auto& q : t.queues) {
-      auto ring =
-          transport::Segment::open(q.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
-                                   kOpenWait, transport::SegmentAccess::ReadOnly);
+      auto ring = open_ring_read_only(q.ring_shm);
       if (!ring) continue;
       for (const auto& m :
            transport::peek_ring(ring->payload(), ring->payload_size(), kPooledSlotBytes)) {

@@ -22,7 +22,8 @@ namespace ferry::bridge {
 
 namespace {
 
-constexpr auto kPoll = std::chrono::milliseconds(100);
+constexpr auto kExportStopCheck =
+    std::chrono::milliseconds(100);  // how often an idle exporter looks at `stop`
 
 dds_return_t write_one(const RawSample& sample, dds_entity_t writer, bool bytes) {
   if (!bytes) return dds_write(writer, sample.data());
@@ -67,11 +68,11 @@ void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
         dds_write_flush(writer);
         unflushed = false;
       }
-      // Once per sample: an idle exporter (woken every kPoll to check
+      // Once per sample: an idle exporter (woken every kExportStopCheck to check
       // `stop`) sleeps without polling first.
       if (poll) sample = poll_yielding(subscriber, spin);
       poll = false;
-      if (!sample) sample = subscriber.take(kPoll);
+      if (!sample) sample = subscriber.take(kExportStopCheck);
       if (!sample) continue;
     }
     poll = true;

@@ -17,7 +17,8 @@ namespace ferry::bridge {
 namespace {
 
 constexpr std::uint32_t kBatch = 16;
-constexpr dds_duration_t kPoll = DDS_MSECS(100);
+constexpr dds_duration_t kImportStopCheck =
+    DDS_MSECS(100);  // how often a block import looks at `stop`
 
 // The CDR bytes of a received sample, borrowed while this lives.
 class SerializedView {
@@ -167,7 +168,7 @@ void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
   (void)dds_waitset_attach(waitset.get(), condition.get(), 0);
   // SYNC: relaxed; pairs with the relaxed store in run(): a stop flag only.
   while (!stop.load(std::memory_order_relaxed)) {
-    (void)dds_waitset_wait(waitset.get(), nullptr, 0, kPoll);
+    (void)dds_waitset_wait(waitset.get(), nullptr, 0, kImportStopCheck);
     take_and_publish(t, publisher, reader, &stop);
   }
   (void)dds_waitset_detach(waitset.get(), condition.get());

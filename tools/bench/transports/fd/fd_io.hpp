@@ -18,6 +18,9 @@ int read_full(int fd, std::byte* p, std::size_t n) noexcept;
 // datagram); above, SOCK_STREAM (a datagram must fit the socket buffer).
 inline constexpr std::uint64_t kSeqpacketMax = 64 * 1024;
 
+// Which descriptor pair a copying baseline runs over.
+enum class FdKind : std::uint8_t { Socket, Pipe };
+
 struct FdPair {
   int a = -1;  // the sender's end (write), or a socket's first end
   int b = -1;  // the receiver's end (read), or a socket's second end

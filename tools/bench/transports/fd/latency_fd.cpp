@@ -16,8 +16,6 @@ namespace ferry::bench {
 
 namespace {
 
-enum class FdKind : std::uint8_t { Socket, Pipe };
-
 class FdLatency final : public LatencyTransport {
  public:
   explicit FdLatency(FdKind kind) : kind_(kind) {}

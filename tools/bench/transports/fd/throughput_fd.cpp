@@ -15,8 +15,6 @@ namespace ferry::bench {
 
 namespace {
 
-enum class FdKind : std::uint8_t { Socket, Pipe };
-
 class FdThroughput final : public ThroughputTransport {
  public:
   explicit FdThroughput(FdKind kind) : kind_(kind) {}

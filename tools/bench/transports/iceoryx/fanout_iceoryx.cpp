@@ -18,7 +18,7 @@ namespace ferry::bench {
 
 namespace {
 
-constexpr std::uint64_t kQueueCapacity = 16;  // one sample in flight
+constexpr std::uint64_t kFanoutQueueCapacity = 16;  // one sample in flight
 
 class IceoryxFanout final : public FanoutTransport {
  public:
@@ -80,7 +80,7 @@ class IceoryxFanout final : public FanoutTransport {
     bool ok = false;
     {
       iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "fanout"),
-                                       iceoryx_subscriber_options(kQueueCapacity));
+                                       iceoryx_subscriber_options(kFanoutQueueCapacity));
       ChunkWaiter waiter(sub, Wait::Sleep);
       if (!wait_connected(sub, nullptr)) {
         report_error(control, "iceoryx subscriber: RouDi did not connect it within 10 s");

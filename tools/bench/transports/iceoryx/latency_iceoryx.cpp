@@ -20,7 +20,7 @@ namespace ferry::bench {
 namespace {
 
 // One message in flight; a queue as deep as the others' for the same reason.
-constexpr std::uint64_t kQueueCapacity = 64;
+constexpr std::uint64_t kLatencyQueueCapacity = 64;
 
 class IceoryxLatency final : public LatencyTransport {
  public:
@@ -63,7 +63,7 @@ class IceoryxLatency final : public LatencyTransport {
       iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "ping"),
                                       iceoryx_publisher_options());
       iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "pong"),
-                                       iceoryx_subscriber_options(kQueueCapacity));
+                                       iceoryx_subscriber_options(kLatencyQueueCapacity));
       code = ping_with(plan, control, pub, sub);
     }
     leave_iceoryx();
@@ -79,7 +79,7 @@ class IceoryxLatency final : public LatencyTransport {
     int code = 0;
     {
       iox::popo::UntypedSubscriber sub(iceoryx_service(plan.run, "ping"),
-                                       iceoryx_subscriber_options(kQueueCapacity));
+                                       iceoryx_subscriber_options(kLatencyQueueCapacity));
       iox::popo::UntypedPublisher pub(iceoryx_service(plan.run, "pong"),
                                       iceoryx_publisher_options());
       code = echo_with(plan, control, pub, sub);
