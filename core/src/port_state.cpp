@@ -209,11 +209,22 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   peer_owners_[m.peer_port_id] = m.peer_owner;
   if (m.peer_observer) observer_peers_.insert(m.peer_port_id);
   handed_[m.peer_port_id] = added;
+  // After a ferryd restart the new queue may replace the subscriber's old
+  // one. The switch is one step of the user's thread: the new queue and the
+  // old one's closing are handed over under one lock, so that apply_changes
+  // sees both or neither. (Handed over apart, a publish() between the two
+  // wrote both queues: the subscriber, which reads the new queue only once
+  // the old one is closed and drained, got those samples twice.) The
+  // replacement gets no history: the old queue had it, and every sample
+  // published since.
+  const std::optional<Leaving> replaced = replaced_queue(m);
+  if (replaced) added->history_next = kNoHistory;
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
+    if (replaced) leaving_.push_back(*replaced);
   }
-  const bool replaces = replaces_old_queue(m);  // its leaving goes with this announcement
+  const bool replaces = replaced.has_value();
   announce_change();
   if (!replaces) {
     // Observers are not the publisher's subscribers: counted apart.
@@ -223,7 +234,7 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     // finds the change (LaneGuard's acquire) and delivers to the queue.
     (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_release);
   }
-  if (history_.enabled()) {
+  if (history_.enabled() && !replaces) {
     // A late joiner gets the history now, even if we never publish again.
     // Claimed first, so that a publish() that picks the queue up meanwhile
     // waits for us (apply_changes) instead of writing the queue alongside,

@@ -35,7 +35,7 @@
 //   -               Handed   on_matched()              serving  incoming_ (mutex_), handed_
 //   Handed          Active   apply_changes()           user     active_
 //   Handed, Active  Leaving  on_unmatched(),           serving  leaving_ (mutex_); out of handed_
-//                            retire_old()                       (a push blocked on it is released
+//                            old_queue_leaving()                (a push blocked on it is released
 //                                                               first when its reader is gone)
 //   Leaving         freed    apply_changes()           user     out of active_: emptied if its port
 //                                                               was destroyed, closed if replaced
@@ -123,6 +123,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -264,6 +265,9 @@ class PortState {
 
 // ---- publisher ---------------------------------------------------------------
 
+// PublisherConnection::history_next of a queue that gets no history.
+inline constexpr std::uint64_t kNoHistory = std::numeric_limits<std::uint64_t>::max();
+
 struct PublisherConnection {
   std::uint64_t peer = 0;
   transport::OwnerId peer_owner = 0;  // the subscriber's node, receiver of pool references
@@ -271,7 +275,8 @@ struct PublisherConnection {
   transport::Segment bell_segment;  // the subscriber's doorbell
   transport::RingProducer producer;
   // The first history entry not handed to this queue yet (its producer's
-  // thread: the serving thread until the queue is applied, then the user's).
+  // thread: the serving thread until the queue is applied, then the user's);
+  // kNoHistory for a queue that replaces an old one after a ferryd restart.
   std::uint64_t history_next = 0;
   // The subscriber is an observer: its queue overwrites (whatever the
   // topic's policy), and its outcome is not the publisher's result.
@@ -326,9 +331,11 @@ class PublisherState final : public PortState {
  private:
   void apply_changes();
   void age_queues() override;
-  // Serving thread, in on_matched: whether the new queue replaces a previous
-  // daemon's (then that one is retired, and the peer was counted already).
-  bool replaces_old_queue(const discovery::Matched& matched);
+  struct Leaving;
+  // Serving thread, in on_matched: when the new queue replaces a previous
+  // daemon's, that one's leaving (handed over with the new queue, under one
+  // lock; the peer was counted already); nullopt for a new peer.
+  std::optional<Leaving> replaced_queue(const discovery::Matched& matched);
   // User's thread, after applying changes: the shortcut, if it applies.
   void rebuild_lane() noexcept;
   // Pushes the history entries c has not had yet, oldest first, as far as
@@ -348,8 +355,9 @@ class PublisherState final : public PortState {
     transport::OwnerId dead_owner = 0;
   };
   // Serving thread: a previous-daemon queue is done (replaced, or its peer
-  // `owner` is gone: then a push waiting on it gives up).
-  void retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
+  // `owner` is gone: then a push waiting on it gives up); its leaving, for
+  // the caller to hand over.
+  Leaving old_queue_leaving(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
   // The exact re-reclaim of a dead subscriber (see apply_changes).
   void revoke_given_to_dead(transport::OwnerId dead_owner) noexcept;
   OldPeers old_peers_;                      // serving thread: previous-daemon queues

@@ -5,6 +5,7 @@
 #include "restart_epoch.hpp"
 
 #include <mutex>
+#include <optional>
 
 #include "port_state.hpp"
 
@@ -35,25 +36,25 @@ void PublisherState::age_queues() {
   observer_peers_.clear();
 }
 
-bool PublisherState::replaces_old_queue(const discovery::Matched& m) {
+std::optional<PublisherState::Leaving> PublisherState::replaced_queue(const discovery::Matched& m) {
   const OldPeer* old = old_peers_.adopt(m.peer_previous_port_id);
-  if (old == nullptr) return false;
+  if (old == nullptr) return std::nullopt;
   // The same subscriber, re-registered with the new ferryd: the new queue
   // takes over from the old one (closed once we stop writing it), and the
   // subscriber count stays.
-  retire_old(m.peer_previous_port_id, old->owner, false);
-  return true;
+  return old_queue_leaving(m.peer_previous_port_id, old->owner, false);
 }
 
-void PublisherState::retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone) {
+PublisherState::Leaving PublisherState::old_queue_leaving(std::uint64_t peer,
+                                                          transport::OwnerId owner,
+                                                          bool peer_gone) {
   if (auto h = handed_.find(peer); h != handed_.end()) {
     // A replaced queue is still read (its subscriber drains it first): a
     // push waiting for room there will get it. A dead reader's will not.
     if (peer_gone) abandon(*h->second);
     handed_.erase(h);
   }
-  std::lock_guard lock(mutex_);
-  leaving_.push_back(Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}});
+  return Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}};
 }
 
 void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
@@ -61,7 +62,11 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
     if (old.replaced) return;  // counted and retired when its replacement came
     // SYNC: relaxed; a count for the user.
     (old.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
-    retire_old(peer, old.owner, true);
+    const Leaving leaving = old_queue_leaving(peer, old.owner, true);
+    {
+      std::lock_guard lock(mutex_);
+      leaving_.push_back(leaving);
+    }
     announce_change();
   });
 }

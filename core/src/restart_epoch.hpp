@@ -16,12 +16,29 @@
 //   Replaced gone        (heartbeat slot, then node lock)         check_old_peers()
 //
 // What each side does with a replaced queue keeps the publisher's order: the
-// publisher stops writing the old ring and closes it (retire_old); the
+// publisher stops writing the old ring and closes it (old_queue_leaving); the
 // subscriber reads the new queue only once the old one is finished and
 // drained (SubscriberConnection::waits_for), then removes the old ring's
 // name, which the new daemon does not know. A dead peer's old queue is
 // retired as an Unmatched would (counts down, and a push waiting on it gives
 // up); a replaced one was counted once, by its replacement's Matched.
+//
+// Why a subscriber never sees a publisher's sample twice or out of order
+// across the switch (old queue A, its replacement B):
+//  1. The publisher's serving thread hands B and A's leaving (close_ring) to
+//     the user's thread under one lock (PublisherState::on_matched), so
+//     apply_changes takes both in one step: every publish() before it writes
+//     A (never B), every one after it writes B (never A). Handed over apart,
+//     a publish() in between wrote A and B: samples twice.
+//  2. apply_changes closes A (RingProducer::close: release store of
+//     `closed`) after A's last push (program order) and before B's first.
+//  3. The subscriber reads B only once A has left its active list
+//     (must_wait), which happens only when A is finished (acquire load of
+//     `closed`, pairing with 2: A's tail as of the close is visible) and
+//     drained. So every sample of A is taken before any of B, and B holds
+//     only samples published after A's last.
+//  4. B gets no history (history_next = kNoHistory): A had the history when
+//     it was matched, and every sample published since.
 
 #include <cstdint>
 #include <functional>
