@@ -391,14 +391,15 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
       }
     }
     // Every port again, under the same identity: peers match their old
-    // queues to the new ones by our previous port ids.
+    // queues to the new ones by our ports' first ids (PortState::identity),
+    // which stay the same however many daemons come and go.
     for (auto& port : ports) {
       port->begin_epoch();
       discovery::PortRequest request = port->request;
       request.resume_doorbell = port->resume_doorbell();
       std::lock_guard send_lock(send_mutex_);
       std::lock_guard lock(mutex_);
-      request.resume_port_id = port->port_id;
+      request.resume_port_id = port->identity;
       discovery::Message message;
       if (request.resume_doorbell.empty()) {
         message = discovery::CreatePublisher{request};

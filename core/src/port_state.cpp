@@ -36,6 +36,12 @@ transport::DoorbellWord* doorbell_in(transport::Segment& segment) {
   return reinterpret_cast<transport::DoorbellWord*>(segment.payload());
 }
 
+// The peer port's identity (PortState::identity): the first id it had,
+// which a re-registered port sends as its previous one.
+std::uint64_t peer_identity(const discovery::Matched& m) {
+  return m.peer_previous_port_id != 0 ? m.peer_previous_port_id : m.peer_port_id;
+}
+
 template <class Connection>
 void remove_peer(std::vector<std::unique_ptr<Connection>>& list, std::uint64_t peer) {
   std::erase_if(list, [peer](const auto& c) { return c->peer == peer; });
@@ -53,6 +59,7 @@ PortState::PortState(std::string domain_name, std::string topic_name,
                      std::shared_ptr<DomainPoolView> pool_view)
     : domain(std::move(domain_name)),
       topic(std::move(topic_name)),
+      identity(created.port_id),
       port_id(created.port_id),
       request(),
       config(created.topic),
@@ -206,7 +213,8 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   spdlog::debug("publisher on '{}' matched {} '{}' (pid {})", topic,
                 m.peer_observer ? "observer" : "subscriber", m.peer_node, m.peer_pid);
   PublisherConnection* const added = connection.get();
-  peer_owners_[m.peer_port_id] = m.peer_owner;
+  const std::uint64_t subscriber = peer_identity(m);
+  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, subscriber};
   if (m.peer_observer) observer_peers_.insert(m.peer_port_id);
   handed_[m.peer_port_id] = added;
   // After a ferryd restart the new queue may replace the subscriber's old
@@ -217,14 +225,14 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   // the old one is closed and drained, got those samples twice.) The
   // replacement gets no history: the old queue had it, and every sample
   // published since.
-  const std::optional<Leaving> replaced = replaced_queue(m);
-  if (replaced) added->history_next = kNoHistory;
+  const std::vector<Leaving> replaced = replaced_queues(subscriber);
+  const bool replaces = !replaced.empty();
+  if (replaces) added->history_next = kNoHistory;
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
-    if (replaced) leaving_.push_back(*replaced);
+    leaving_.insert(leaving_.end(), replaced.begin(), replaced.end());
   }
-  const bool replaces = replaced.has_value();
   announce_change();
   if (!replaces) {
     // Observers are not the publisher's subscribers: counted apart.
@@ -250,7 +258,7 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   const auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
   const bool peer_dead = u.reason != discovery::UnmatchReason::port_destroyed;
-  const transport::OwnerId dead_owner = peer_dead ? owner->second : transport::OwnerId{0};
+  const transport::OwnerId dead_owner = peer_dead ? owner->second.owner : transport::OwnerId{0};
   peer_owners_.erase(owner);
   // SYNC: relaxed; a count for the user, not a hand-over. Counted down
   // first, so that a publish() released below already sees the new count.
@@ -413,6 +421,8 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
     }
     connection.reset(new SubscriberConnection{m.peer_port_id, m.peer_owner, std::move(ring),
                                               std::move(*consumer), false});
+    connection->peer_identity = peer_identity(m);
+    connection->match_order = ++matched_so_far_;
   } catch (const std::exception& e) {
     spdlog::error("subscriber on '{}': cannot reach publisher '{}' (pid {}): {}", topic,
                   m.peer_node, m.peer_pid, e.what());
@@ -421,8 +431,8 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
   spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node,
                 m.peer_pid);
   pool->queue_opened(m.peer_owner);
-  peer_owners_[m.peer_port_id] = m.peer_owner;
-  const bool replaces = replaces_old_queue(m, *connection);
+  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, connection->peer_identity};
+  const bool replaces = replaces_old_queue(*connection);
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
@@ -437,7 +447,7 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
 void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
   auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
-  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second);
+  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second.owner);
   peer_owners_.erase(owner);
   {
     std::lock_guard lock(mutex_);

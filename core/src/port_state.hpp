@@ -82,6 +82,7 @@
 //   guard_.seen, dead_seen user                -        user only
 //   guard_.node_state      ferryd (the word)   -        relaxed; lane.hpp's node_state_says_dead
 //   peer_owners_           serving             -        serving only
+//   matched_so_far_
 // PublisherState
 //   incoming_, leaving_    serving appends,    mutex_   the mutex (and `changes`, above)
 //                          user drains
@@ -185,6 +186,10 @@ class PortState {
 
   const std::string domain;
   const std::string topic;
+  // The port's first id, kept when it re-registers with a restarted ferryd
+  // (PortRequest::resume_port_id): peers know the port by it whatever id
+  // each daemon gave it since (ids are never reused in a domain).
+  const std::uint64_t identity;
   // Written by the serving thread under the runtime's mutex when the port
   // is re-registered with a restarted ferryd; read under that mutex.
   std::uint64_t port_id;
@@ -252,9 +257,9 @@ class PortState {
   virtual void age_queues() = 0;
 
   RankedMutex<LockRank::PortQueues> mutex_;  // guards the hand-over lists of the subclasses
-  // Peer port -> its node's owner id, for the queues we mapped (serving
-  // thread only). An Unmatched for a queue we could not map changes nothing.
-  std::map<std::uint64_t, transport::OwnerId> peer_owners_;
+  // Peer port -> its node's owner id and identity, for the queues we mapped
+  // (serving thread only). An Unmatched for a queue we could not map changes nothing.
+  std::map<std::uint64_t, PeerOf> peer_owners_;
   // The change counter and our node's state word, read by the lanes.
   LaneGuard guard_;
 
@@ -332,10 +337,11 @@ class PublisherState final : public PortState {
   void apply_changes();
   void age_queues() override;
   struct Leaving;
-  // Serving thread, in on_matched: when the new queue replaces a previous
-  // daemon's, that one's leaving (handed over with the new queue, under one
-  // lock; the peer was counted already); nullopt for a new peer.
-  std::optional<Leaving> replaced_queue(const discovery::Matched& matched);
+  // Serving thread, in on_matched: when the new queue replaces previous
+  // daemons' queues to the subscriber port `peer_identity`, their leavings
+  // (handed over with the new queue, under one lock; the peer was counted
+  // already); empty for a new peer.
+  std::vector<Leaving> replaced_queues(std::uint64_t peer_identity);
   // User's thread, after applying changes: the shortcut, if it applies.
   void rebuild_lane() noexcept;
   // Pushes the history entries c has not had yet, oldest first, as far as
@@ -390,8 +396,13 @@ struct SubscriberConnection {
   // Set up by a previous ferryd: done (and its ring's name removed) once the
   // publisher closed it and it is drained.
   bool old_epoch = false;
-  // Replaces the previous-daemon queue from peer port `waits_for`: read
-  // only once that one is gone, so the publisher's order holds.
+  // The publisher port's identity (PeerOf::identity).
+  std::uint64_t peer_identity = 0;
+  // Queues of this port in the order they were matched (1, 2, ...).
+  std::uint64_t match_order = 0;
+  // Replaces previous-daemon queues of the publisher port with identity
+  // `waits_for` (0: none): read only once every queue of that publisher
+  // matched before this one is gone, so the publisher's order holds.
   std::uint64_t waits_for = 0;
 };
 
@@ -435,8 +446,9 @@ class SubscriberState final : public PortState {
   void apply_changes();
   void age_queues() override;
   // Serving thread, in on_matched: whether the new queue replaces a previous
-  // daemon's (then it waits for that one to be drained).
-  bool replaces_old_queue(const discovery::Matched& matched, SubscriberConnection& added);
+  // daemon's (then it waits for those of the same publisher to be drained).
+  bool replaces_old_queue(SubscriberConnection& added);
+  std::uint64_t matched_so_far_ = 0;  // serving thread: SubscriberConnection::match_order
   // User's thread, in apply_changes: the queues begin_epoch() aged are Old.
   void apply_aging() noexcept;
   // User's thread, whenever active_ changed: the shortcut, if it applies.

@@ -5,7 +5,7 @@
 #include "restart_epoch.hpp"
 
 #include <mutex>
-#include <optional>
+#include <vector>
 
 #include "port_state.hpp"
 
@@ -13,19 +13,11 @@ namespace ferry::detail {
 
 // ---- the old peers -------------------------------------------------------------
 
-void OldPeers::begin(const std::map<std::uint64_t, transport::OwnerId>& current,
+void OldPeers::begin(const std::map<std::uint64_t, PeerOf>& current,
                      const std::set<std::uint64_t>& observers) {
-  for (const auto& [peer, owner] : current) {
-    peers_[peer] = OldPeer{owner, false, observers.contains(peer)};
+  for (const auto& [peer, of] : current) {
+    peers_[peer] = OldPeer{of.owner, of.identity, false, observers.contains(peer)};
   }
-}
-
-const OldPeer* OldPeers::adopt(std::uint64_t previous_port_id) {
-  if (previous_port_id == 0) return nullptr;  // a peer that did not re-register
-  auto old = peers_.find(previous_port_id);
-  if (old == peers_.end() || old->second.replaced) return nullptr;
-  old->second.replaced = true;
-  return &old->second;
 }
 
 // ---- publisher -------------------------------------------------------------------
@@ -36,13 +28,15 @@ void PublisherState::age_queues() {
   observer_peers_.clear();
 }
 
-std::optional<PublisherState::Leaving> PublisherState::replaced_queue(const discovery::Matched& m) {
-  const OldPeer* old = old_peers_.adopt(m.peer_previous_port_id);
-  if (old == nullptr) return std::nullopt;
+std::vector<PublisherState::Leaving> PublisherState::replaced_queues(std::uint64_t peer_identity) {
   // The same subscriber, re-registered with the new ferryd: the new queue
   // takes over from the old one (closed once we stop writing it), and the
   // subscriber count stays.
-  return old_queue_leaving(m.peer_previous_port_id, old->owner, false);
+  std::vector<Leaving> replaced;
+  old_peers_.adopt(peer_identity, [&](std::uint64_t peer, const OldPeer& old) {
+    replaced.push_back(old_queue_leaving(peer, old.owner, false));
+  });
+  return replaced;
 }
 
 PublisherState::Leaving PublisherState::old_queue_leaving(std::uint64_t peer,
@@ -76,16 +70,16 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
 void SubscriberState::age_queues() {
   std::lock_guard lock(mutex_);
   old_peers_.begin(peer_owners_, {});
-  for (const auto& [peer, owner] : peer_owners_) aging_.push_back(peer);
+  for (const auto& [peer, of] : peer_owners_) aging_.push_back(peer);
   peer_owners_.clear();
   announce_change();
 }
 
-bool SubscriberState::replaces_old_queue(const discovery::Matched& m, SubscriberConnection& added) {
-  if (old_peers_.adopt(m.peer_previous_port_id) == nullptr) return false;
+bool SubscriberState::replaces_old_queue(SubscriberConnection& added) {
+  if (!old_peers_.adopt(added.peer_identity, [](std::uint64_t, const OldPeer&) {})) return false;
   // The same publisher, re-registered with the new ferryd: read this queue
-  // only after the old one, which it closes when it switches.
-  added.waits_for = m.peer_previous_port_id;
+  // only after the old ones, which it closes when it switches.
+  added.waits_for = added.peer_identity;
   return true;
 }
 

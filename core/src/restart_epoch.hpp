@@ -11,7 +11,7 @@
 //   from     to        when                                    function (serving thread)
 //   (queue)  Old       ferryd restarted, port re-registers     begin_epoch()
 //   Old      Replaced  the peer's re-registered port's queue   OldPeers::adopt(), from on_matched
-//                      arrives (Matched::peer_previous_port_id)
+//                      arrives (Matched::peer_previous_port_id: the peer's identity)
 //   Old      gone      the peer's node is found dead            OldPeers::forget_gone(), from
 //   Replaced gone        (heartbeat slot, then node lock)         check_old_peers()
 //
@@ -49,25 +49,48 @@
 
 namespace ferry::detail {
 
+// A matched peer port, as the serving thread knows it.
+struct PeerOf {
+  transport::OwnerId owner = 0;  // its node
+  // Its port's first id, kept across ferryd restarts (PortState::identity):
+  // the same peer whatever id each daemon gave it since.
+  std::uint64_t identity = 0;
+};
+
 // A queue set up by a previous ferryd.
 struct OldPeer {
   transport::OwnerId owner = 0;
-  bool replaced = false;  // the peer's re-registered port brought the queue that replaces it
-  bool observer = false;  // the peer is an observer (not counted in `matched`)
+  std::uint64_t identity = 0;  // the peer port's PeerOf::identity
+  bool replaced = false;       // the peer's re-registered port brought the queue that replaces it
+  bool observer = false;       // the peer is an observer (not counted in `matched`)
 };
 
-// The old peers of one port, by peer port id. Serving thread only.
+// The old peers of one port, by the peer port id their queue was matched
+// with. Serving thread only.
 class OldPeers {
  public:
-  // begin_epoch(): `current` (peer port -> its node's owner id) are now the
-  // previous daemon's queues; peers in `observers` are observers.
-  void begin(const std::map<std::uint64_t, transport::OwnerId>& current,
+  // begin_epoch(): `current` (peer port -> its node and identity) are now
+  // the previous daemon's queues; peers in `observers` are observers.
+  void begin(const std::map<std::uint64_t, PeerOf>& current,
              const std::set<std::uint64_t>& observers);
 
-  // A Matched whose peer was `previous_port_id` under the previous daemon:
-  // that peer's old queue, now Replaced, if one waits for it; null if none
-  // (a new peer, or one replaced already).
-  const OldPeer* adopt(std::uint64_t previous_port_id);
+  // A Matched whose peer has `identity`: every old queue of that peer not
+  // replaced yet is Replaced now, and adopted(peer port, old) called for
+  // each. False if none (a new peer, or one replaced already). Keyed by
+  // identity, not by the id the peer had under the previous daemon: a
+  // ferryd killed while the nodes re-registered may have given the peer an
+  // id we never heard of (its Matched to us never sent).
+  template <class Adopted>
+  bool adopt(std::uint64_t identity, Adopted&& adopted) {
+    bool any = false;
+    for (auto& [peer, old] : peers_) {
+      if (old.identity != identity || old.replaced) continue;
+      old.replaced = true;
+      adopted(peer, old);
+      any = true;
+    }
+    return any;
+  }
 
   // Calls gone(peer, old) for each old peer whose node `alive` says is gone,
   // and forgets it.
