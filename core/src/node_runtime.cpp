@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -19,6 +20,7 @@
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/error.hpp"
+#include "fork_guard.hpp"
 #include "port_state.hpp"
 
 namespace ferry::detail {
@@ -110,9 +112,32 @@ NodeRuntime::NodeRuntime(std::string name, std::string domain,
     : name_(std::move(name)),
       domain_(std::move(domain)),
       request_timeout_(request_timeout),
+      pid_(::getpid()),
+      fork_generation_(fork_generation()),
       session_(std::move(session)) {}
 
+bool NodeRuntime::inherited() const noexcept { return fork_generation() != fork_generation_; }
+
+void NodeRuntime::refuse_if_inherited(std::string_view what) const {
+  if (!inherited()) return;
+  throw Error(fmt::format(
+      "cannot {} with node '{}': it belongs to process {}, from which this process was forked; "
+      "a forked child cannot use its parent's nodes, create a new ferry::Node in the child",
+      what, name_, pid_));
+}
+
 NodeRuntime::~NodeRuntime() {
+  if (inherited()) {
+    // A forked child's copy: the socket is the parent's connection (a
+    // shutdown() would cut it for the parent too) and the serving thread
+    // does not exist here, so there is nothing to stop or join. The thread
+    // object is kept, reachable, for good: destroying it unjoined would
+    // terminate the child, and detaching a thread of the parent is not ours
+    // to do. Closing our descriptor of the socket (with session_) is.
+    static auto* kept = new std::vector<std::thread>;
+    kept->push_back(std::move(thread_));
+    return;
+  }
   stopping_.store(true, std::memory_order_relaxed);  // SYNC: relaxed; join() orders the rest
   {
     // Wakes the serving thread's recv at once (the descriptor stays valid
@@ -126,6 +151,12 @@ NodeRuntime::~NodeRuntime() {
 }
 
 std::string NodeRuntime::declared_dead() const {
+  if (inherited()) {
+    return fmt::format(
+        "node '{}' belongs to process {}, from which this process was forked; a forked child "
+        "cannot use its parent's nodes",
+        name_, pid_);
+  }
   std::lock_guard lock(mutex_);
   if (dead_reason_.empty() && session_.pool->declared_dead()) {
     // Our ports saw the sentence before the serving thread read ferryd's words.
@@ -178,6 +209,8 @@ std::shared_ptr<SubscriberState> NodeRuntime::create_subscriber(std::string_view
 
 std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string_view topic,
                                                      const TypeInfo& type, bool observer) {
+  refuse_if_inherited(
+      fmt::format("create a {} on '{}'", publisher ? "publisher" : "subscriber", topic));
   discovery::PortRequest request;
   request.topic = std::string(topic);
   request.type_name = std::string(type.name);
@@ -253,6 +286,9 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
 }
 
 void NodeRuntime::destroy_port(const PortState& port) noexcept {
+  // A forked child's copy of a parent's port: the port is the parent's,
+  // and so is the socket.
+  if (inherited()) return;
   std::lock_guard send_lock(send_mutex_);
   {
     std::lock_guard lock(mutex_);

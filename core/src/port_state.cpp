@@ -289,6 +289,19 @@ void PublisherState::mark_dead() noexcept {
 }
 
 void PublisherState::apply_changes() {
+  if (pool->is_inherited()) [[unlikely]] {
+    // A forked child's copy of its parent's port (fork_guard.hpp): the
+    // queues are the parent's to write. No lock (a thread of the parent may
+    // have held it at the fork; the child has no serving thread to share
+    // these lists with), nothing touched: they are set aside until the port
+    // goes.
+    for (auto& c : active_) graveyard_.push_back(std::move(c));
+    active_.clear();
+    subscriber_queues_ = 0;
+    drop_for_good();
+    rebuild_lane();
+    return;
+  }
   std::lock_guard lock(mutex_);
   mark_changes_seen();
   if (session_over()) {
@@ -460,6 +473,15 @@ void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
 }
 
 void SubscriberState::apply_changes() {
+  if (pool->is_inherited()) [[unlikely]] {
+    // A forked child's copy of its parent's port, as in PublisherState::
+    // apply_changes: no lock, and the queues (the parent's to read) are
+    // only unmapped here.
+    active_.clear();
+    drop_for_good();
+    rebuild_lane();
+    return;
+  }
   std::lock_guard lock(mutex_);
   mark_changes_seen();
   if (session_over()) {

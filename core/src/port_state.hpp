@@ -138,6 +138,7 @@
 #include "ferry/detail/held_samples.hpp"
 #include "ferry/detail/lane.hpp"
 #include "ferry/discovery/messages.hpp"
+#include "ferry/error.hpp"
 #include "ferry/transport/doorbell.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
@@ -225,6 +226,11 @@ class PortState {
   // User's thread: true once the queues were dropped for good (the user's
   // side of the session, set by drop_for_good()).
   bool dead_seen = false;
+  // What a port whose queues were dropped for good reports: its node was
+  // declared dead, or it is its parent's in a forked child (fork_guard.hpp).
+  [[nodiscard]] ErrorCode dead_error() const noexcept {
+    return pool->is_inherited() ? ErrorCode::InheritedNode : ErrorCode::NodeDeclaredDead;
+  }
   // How many changes the serving thread announced so far (a WaitSet asks
   // whether any came since it last looked).
   [[nodiscard]] std::uint32_t changes_announced() const noexcept {
