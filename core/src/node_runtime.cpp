@@ -209,8 +209,8 @@ std::shared_ptr<SubscriberState> NodeRuntime::create_subscriber(std::string_view
 
 std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string_view topic,
                                                      const TypeInfo& type, bool observer) {
-  refuse_if_inherited(
-      fmt::format("create a {} on '{}'", publisher ? "publisher" : "subscriber", topic));
+  const char* const kind = publisher ? "publisher" : "subscriber";
+  refuse_if_inherited(fmt::format("create a {} on '{}'", kind, topic));
   discovery::PortRequest request;
   request.topic = std::string(topic);
   request.type_name = std::string(type.name);
@@ -225,64 +225,95 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     message = discovery::CreateSubscriber{request};
   }
 
-  bool dead = false;
-  {
-    std::unique_lock lock(mutex_);
-    // ferryd went away: the serving thread is reconnecting; give it time.
-    replied_.wait_for(lock, request_timeout_, [&] { return connected_ || !dead_reason_.empty(); });
-    dead = !dead_reason_.empty() || session_.pool->declared_dead();
-  }
-  // Declared dead (or our state was lost with a daemon restart): a new port
-  // joins the domain again, with a new identity.
-  if (dead) rejoin();
-  std::uint32_t id = 0;
-  std::uint64_t session = 0;
-  {
-    // The pending entry must exist before the reply can arrive.
-    std::lock_guard send_lock(send_mutex_);
-    std::lock_guard lock(mutex_);
-    session = session_number_;
-    if (!connected_) {
-      throw Error(
-          fmt::format("cannot create a {} on '{}': the connection to ferryd of domain '{}' "
-                      "is lost",
-                      publisher ? "publisher" : "subscriber", topic, domain_));
+  // A node declared dead while its request was on the way (it was slow:
+  // stopped, starved) joins again and asks once more; a second death in a
+  // row is an error naming it.
+  for (int attempt = 0;; ++attempt) {
+    bool dead = false;
+    {
+      std::unique_lock lock(mutex_);
+      // ferryd went away: the serving thread is reconnecting; give it time.
+      replied_.wait_for(lock, request_timeout_,
+                        [&] { return connected_ || !dead_reason_.empty(); });
+      dead = !dead_reason_.empty() || session_.pool->declared_dead();
     }
-    auto sent = session_.client.send(message);
-    if (!sent) throw Error(sent.error());
-    id = *sent;
-    pending_[id] = PendingPort{publisher, std::string(topic), request};
-  }
+    // Declared dead (or our state was lost with a daemon restart): a new port
+    // joins the domain again, with a new identity.
+    if (dead) rejoin();
+    std::uint32_t id = 0;
+    std::uint64_t session = 0;
+    {
+      // The pending entry must exist before the reply can arrive: it is made
+      // first, with the id this send will get (ids are given only under
+      // send_mutex_). mutex_ is not held across the send, which may wait up
+      // to a second for room in a busy ferryd's socket: the serving thread
+      // takes mutex_ every turn, and it is the thread that beats. (Holding
+      // it starved our heartbeat: declared dead after 1064 ms under load.)
+      std::lock_guard send_lock(send_mutex_);
+      {
+        std::lock_guard lock(mutex_);
+        session = session_number_;
+        if (!connected_) {
+          throw Error(
+              fmt::format("cannot create a {} on '{}': the connection to ferryd of domain '{}' "
+                          "is lost",
+                          kind, topic, domain_));
+        }
+        id = session_.client.next_request_id();
+        pending_[id] = PendingPort{publisher, std::string(topic), request};
+      }
+      auto sent = session_.client.send(message);
+      if (!sent || *sent != id) {
+        std::lock_guard lock(mutex_);
+        pending_.erase(id);
+        throw Error(sent ? fmt::format("request {} went out as {}", id, *sent) : sent.error());
+      }
+    }
 
-  std::unique_lock lock(mutex_);
-  // A new connection restarts request ids: a request of the old one is lost.
-  const bool answered = replied_.wait_for(lock, request_timeout_, [&] {
-    return session_number_ != session || replies_.contains(id) || !connected_;
-  });
-  if (session_number_ != session) {
-    throw Error(
-        fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
-                    "{} on '{}'; try again",
-                    domain_, publisher ? "publisher" : "subscriber", topic));
-  }
-  auto node = replies_.extract(id);
-  pending_.erase(id);
-  if (!answered || node.empty()) {
-    throw Error(fmt::format(
-        "ferryd of domain '{}' did not answer the {} request for '{}' within "
-        "{} ms",
-        domain_, publisher ? "publisher" : "subscriber", topic, request_timeout_.count()));
-  }
-  Reply& reply = node.mapped();
-  if (reply.port) return reply.port;
-  if (reply.message) {
-    if (const auto* error = std::get_if<discovery::Error>(&*reply.message)) {
-      throw Error(error->message);
+    std::unique_lock lock(mutex_);
+    // A new connection restarts request ids: a request of the old one is lost.
+    const bool answered = replied_.wait_for(lock, request_timeout_, [&] {
+      return session_number_ != session || replies_.contains(id) || !connected_;
+    });
+    auto node = replies_.extract(id);
+    pending_.erase(id);
+    if (session_number_ != session && node.empty()) {
+      throw Error(
+          fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
+                      "{} on '{}'; try again",
+                      domain_, kind, topic));
     }
+    if (node.empty()) {
+      if (!dead_reason_.empty() || session_.pool->declared_dead()) {
+        if (attempt == 0) continue;  // joins again above
+        throw Error(fmt::format(
+            "node '{}' was declared dead by ferryd while it asked for a {} on '{}' ({}); it was "
+            "declared dead again after joining anew: it misses its heartbeats (timeout_ms)",
+            name_, kind, topic,
+            dead_reason_.empty() ? std::string("its heartbeat slot says so") : dead_reason_));
+      }
+      if (!connected_) {
+        throw Error(
+            fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
+                        "{} on '{}'; try again",
+                        domain_, kind, topic));
+      }
+      throw Error(
+          fmt::format("ferryd of domain '{}' did not answer the {} request for '{}' within {} ms",
+                      domain_, kind, topic, request_timeout_.count()));
+    }
+    (void)answered;
+    Reply& reply = node.mapped();
+    if (reply.port) return reply.port;
+    if (reply.message) {
+      if (const auto* error = std::get_if<discovery::Error>(&*reply.message)) {
+        throw Error(error->message);
+      }
+    }
+    throw Error(reply.failure.empty()
+                    ? fmt::format("unexpected reply to the port request for '{}'", topic)
+                    : reply.failure);
   }
-  throw Error(reply.failure.empty()
-                  ? fmt::format("unexpected reply to the port request for '{}'", topic)
-                  : reply.failure);
 }
 
 void NodeRuntime::destroy_port(const PortState& port) noexcept {
