@@ -91,6 +91,9 @@ PublisherState::PublisherState(std::string domain_name, std::string topic_name,
 }
 
 PublisherState::~PublisherState() {
+  // A forked child's copy of its parent's port: the history's chunks and
+  // the leavings are the parent's, and mutex_ may have been held at the fork.
+  if (pool->is_inherited()) return;
   // Nobody else uses the history now: the chunks it kept go back.
   history_.for_each_pooled([this](std::uint64_t ref) {
     (void)pool->pool.release(transport::ChunkRef::unpack(ref), pool->owner);
@@ -416,6 +419,9 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
 
 SubscriberState::~SubscriberState() {
   if (held_ != nullptr) held_->close();
+  // A forked child's copy of its parent's port: its queues are the parent's
+  // (and the pool view's lock may have been held at the fork).
+  if (pool->is_inherited()) return;
   // Queues nobody will read again: a dead publisher's phantom references
   // can be settled once no queue from it is left.
   for (const auto& c : active_) pool->queue_closed(c->peer_owner);

@@ -75,6 +75,8 @@ TEST_CASE_FIXTURE(Served,
   extra.emplace("extra");
   std::optional<ferry::Publisher<Seq>> extra_pub;
   extra_pub.emplace(extra->publisher<Seq>("f_child"));
+  std::optional<ferry::Subscriber<Seq>> extra_sub;
+  extra_sub.emplace(extra->subscriber<Seq>("f_parent"));
   REQUIRE(watching.wait());
   // Stopped and joined however the test ends.
   std::jthread busy([&](const std::stop_token& stop) {
@@ -99,7 +101,9 @@ TEST_CASE_FIXTURE(Served,
         return int{kInheritedLoaned};
       }
       if (parent.declared_dead().find("forked") == std::string::npos) return int{kInheritedAlive};
-      extra_pub.reset();  // neither unregisters the parent's port nor cuts its connection
+      // Neither unregisters the parent's ports nor cuts its connection.
+      extra_pub.reset();
+      extra_sub.reset();
       extra.reset();
       try {
         (void)parent.publisher<Seq>("f_child");
@@ -127,6 +131,7 @@ TEST_CASE_FIXTURE(Served,
   // The node the children destroyed is alive and registered in the parent.
   CHECK(extra->declared_dead().empty());
   CHECK(eventually([&] { return from_children.publisher_count() == 1; }, 5s));
+  CHECK(extra_sub->publisher_count() == 1);
   CHECK_NOTHROW((void)extra->subscriber<Seq>("f_parent"));
   // The parent's node was never disturbed by its children.
   CHECK(flow.publish(make_seq(1, 0)).error == std::nullopt);
