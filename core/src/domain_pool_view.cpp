@@ -6,8 +6,17 @@
 #include <stdexcept>
 
 #include "ferry/discovery/objects.hpp"
+#include "fork_guard.hpp"
 
 namespace ferry::detail {
+
+DomainPoolView::DomainPoolView(transport::Segment segment_, transport::Pool pool_,
+                               transport::OwnerId owner_)
+    : segment(std::move(segment_)), pool(std::move(pool_)), owner(owner_) {
+  watch_across_fork(*this);
+}
+
+DomainPoolView::~DomainPoolView() { unwatch_across_fork(*this); }
 
 std::shared_ptr<DomainPoolView> DomainPoolView::open(const std::string& domain,
                                                      transport::OwnerId owner,

@@ -21,8 +21,10 @@
 namespace ferry::detail {
 
 struct DomainPoolView {
-  DomainPoolView(transport::Segment segment_, transport::Pool pool_, transport::OwnerId owner_)
-      : segment(std::move(segment_)), pool(std::move(pool_)), owner(owner_) {}
+  DomainPoolView(transport::Segment segment_, transport::Pool pool_, transport::OwnerId owner_);
+  ~DomainPoolView();
+  DomainPoolView(const DomainPoolView&) = delete;
+  DomainPoolView& operator=(const DomainPoolView&) = delete;
 
   transport::Segment segment;
   transport::Pool pool;
@@ -41,6 +43,15 @@ struct DomainPoolView {
   std::optional<transport::Segment> beats_segment;
   const std::atomic<std::uint32_t>* node_state = nullptr;
   [[nodiscard]] bool declared_dead() const noexcept { return node_state_says_dead(node_state); }
+
+  // Set in a forked child (fork_guard.hpp): the node is the parent's; its
+  // mappings are private copies and its ports refuse with InheritedNode.
+  // SYNC: relaxed; written only by the child's fork handler, before the
+  // child has other threads.
+  std::atomic<bool> inherited{false};
+  [[nodiscard]] bool is_inherited() const noexcept {
+    return inherited.load(std::memory_order_relaxed);
+  }
 
   // Throws std::runtime_error naming the object when it cannot be opened.
   static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner,

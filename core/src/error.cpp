@@ -18,6 +18,9 @@ const char* to_string(ErrorCode code) noexcept {
       return "ferryd declared this node dead after it missed its heartbeats";
     case ErrorCode::CorruptData:
       return "a peer wrote invalid data into shared memory";
+    case ErrorCode::InheritedNode:
+      return "the node belongs to the process this one was forked from; create a new node in "
+             "the child";
   }
   return "unknown error";
 }

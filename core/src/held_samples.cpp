@@ -1,5 +1,7 @@
 #include "ferry/detail/held_samples.hpp"
 
+#include <pthread.h>
+
 #include <mutex>
 #include <new>
 #include <vector>
@@ -45,7 +47,15 @@ struct ClosedHeldSamples {
   static ClosedHeldSamples& instance() {
     // Never destroyed: a Sample released by a static destructor at exit may
     // still look here. What waits at exit is still reachable (not a leak).
-    static auto* list = new ClosedHeldSamples;
+    static auto* list = [] {
+      auto* made = new ClosedHeldSamples;
+      // Held across fork(): a thread of the parent sweeping at that moment
+      // would leave it locked for good in the child, whose first subscriber
+      // would then hang (fork_guard.hpp).
+      ::pthread_atfork([] { instance().mutex.lock(); }, [] { instance().mutex.unlock(); },
+                       [] { instance().mutex.unlock(); });
+      return made;
+    }();
     return *list;
   }
 };

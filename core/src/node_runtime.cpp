@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -19,6 +20,7 @@
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/error.hpp"
+#include "fork_guard.hpp"
 #include "port_state.hpp"
 
 namespace ferry::detail {
@@ -119,9 +121,32 @@ NodeRuntime::NodeRuntime(std::string name, std::string domain,
     : name_(std::move(name)),
       domain_(std::move(domain)),
       request_timeout_(request_timeout),
+      pid_(::getpid()),
+      fork_generation_(fork_generation()),
       session_(std::move(session)) {}
 
+bool NodeRuntime::inherited() const noexcept { return fork_generation() != fork_generation_; }
+
+void NodeRuntime::refuse_if_inherited(std::string_view what) const {
+  if (!inherited()) return;
+  throw Error(fmt::format(
+      "cannot {} with node '{}': it belongs to process {}, from which this process was forked; "
+      "a forked child cannot use its parent's nodes, create a new ferry::Node in the child",
+      what, name_, pid_));
+}
+
 NodeRuntime::~NodeRuntime() {
+  if (inherited()) {
+    // A forked child's copy: the socket is the parent's connection (a
+    // shutdown() would cut it for the parent too) and the serving thread
+    // does not exist here, so there is nothing to stop or join. The thread
+    // object is kept, reachable, for good: destroying it unjoined would
+    // terminate the child, and detaching a thread of the parent is not ours
+    // to do. Closing our descriptor of the socket (with session_) is.
+    static auto* kept = new std::vector<std::thread>;
+    kept->push_back(std::move(thread_));
+    return;
+  }
   stopping_.store(true, std::memory_order_relaxed);  // SYNC: relaxed; join() orders the rest
   {
     // Wakes the serving thread's recv at once (the descriptor stays valid
@@ -135,6 +160,12 @@ NodeRuntime::~NodeRuntime() {
 }
 
 std::string NodeRuntime::declared_dead() const {
+  if (inherited()) {
+    return fmt::format(
+        "node '{}' belongs to process {}, from which this process was forked; a forked child "
+        "cannot use its parent's nodes",
+        name_, pid_);
+  }
   std::lock_guard lock(mutex_);
   if (dead_reason_.empty() && session_.pool->declared_dead()) {
     // Our ports saw the sentence before the serving thread read ferryd's words.
@@ -187,6 +218,8 @@ std::shared_ptr<SubscriberState> NodeRuntime::create_subscriber(std::string_view
 
 std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string_view topic,
                                                      const TypeInfo& type, bool observer) {
+  const char* const kind = publisher ? "publisher" : "subscriber";
+  refuse_if_inherited(fmt::format("create a {} on '{}'", kind, topic));
   discovery::PortRequest request;
   request.topic = std::string(topic);
   request.type_name = std::string(type.name);
@@ -201,67 +234,101 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     message = discovery::CreateSubscriber{request};
   }
 
-  bool dead = false;
-  {
-    std::unique_lock lock(mutex_);
-    // ferryd went away: the serving thread is reconnecting; give it time.
-    replied_.wait_for(lock, request_timeout_, [&] { return connected_ || !dead_reason_.empty(); });
-    dead = !dead_reason_.empty() || session_.pool->declared_dead();
-  }
-  // Declared dead (or our state was lost with a daemon restart): a new port
-  // joins the domain again, with a new identity.
-  if (dead) rejoin();
-  std::uint32_t id = 0;
-  std::uint64_t session = 0;
-  {
-    // The pending entry must exist before the reply can arrive.
-    std::lock_guard send_lock(send_mutex_);
-    std::lock_guard lock(mutex_);
-    session = session_number_;
-    if (!connected_) {
-      throw Error(
-          fmt::format("cannot create a {} on '{}': the connection to ferryd of domain '{}' "
-                      "is lost",
-                      publisher ? "publisher" : "subscriber", topic, domain_));
+  // A node declared dead while its request was on the way (it was slow:
+  // stopped, starved) joins again and asks once more; a second death in a
+  // row is an error naming it.
+  for (int attempt = 0;; ++attempt) {
+    bool dead = false;
+    {
+      std::unique_lock lock(mutex_);
+      // ferryd went away: the serving thread is reconnecting; give it time.
+      replied_.wait_for(lock, request_timeout_,
+                        [&] { return connected_ || !dead_reason_.empty(); });
+      dead = !dead_reason_.empty() || session_.pool->declared_dead();
     }
-    auto sent = session_.client.send(message);
-    if (!sent) throw Error(sent.error());
-    id = *sent;
-    pending_[id] = PendingPort{publisher, std::string(topic), request};
-  }
+    // Declared dead (or our state was lost with a daemon restart): a new port
+    // joins the domain again, with a new identity.
+    if (dead) rejoin();
+    std::uint32_t id = 0;
+    std::uint64_t session = 0;
+    {
+      // The pending entry must exist before the reply can arrive: it is made
+      // first, with the id this send will get (ids are given only under
+      // send_mutex_). mutex_ is not held across the send, which may wait up
+      // to a second for room in a busy ferryd's socket: the serving thread
+      // takes mutex_ every turn, and it is the thread that beats. (Holding
+      // it starved our heartbeat: declared dead after 1064 ms under load.)
+      std::lock_guard send_lock(send_mutex_);
+      {
+        std::lock_guard lock(mutex_);
+        session = session_number_;
+        if (!connected_) {
+          throw Error(
+              fmt::format("cannot create a {} on '{}': the connection to ferryd of domain '{}' "
+                          "is lost",
+                          kind, topic, domain_));
+        }
+        id = session_.client.next_request_id();
+        pending_[id] = PendingPort{publisher, std::string(topic), request};
+      }
+      auto sent = session_.client.send(message);
+      if (!sent || *sent != id) {
+        std::lock_guard lock(mutex_);
+        pending_.erase(id);
+        throw Error(sent ? fmt::format("request {} went out as {}", id, *sent) : sent.error());
+      }
+    }
 
-  std::unique_lock lock(mutex_);
-  // A new connection restarts request ids: a request of the old one is lost.
-  const bool answered = replied_.wait_for(lock, request_timeout_, [&] {
-    return session_number_ != session || replies_.contains(id) || !connected_;
-  });
-  if (session_number_ != session) {
-    throw Error(
-        fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
-                    "{} on '{}'; try again",
-                    domain_, publisher ? "publisher" : "subscriber", topic));
-  }
-  auto node = replies_.extract(id);
-  pending_.erase(id);
-  if (!answered || node.empty()) {
-    throw Error(fmt::format(
-        "ferryd of domain '{}' did not answer the {} request for '{}' within "
-        "{} ms",
-        domain_, publisher ? "publisher" : "subscriber", topic, request_timeout_.count()));
-  }
-  Reply& reply = node.mapped();
-  if (reply.port) return reply.port;
-  if (reply.message) {
-    if (const auto* error = std::get_if<discovery::Error>(&*reply.message)) {
-      throw Error(error->message);
+    std::unique_lock lock(mutex_);
+    // A new connection restarts request ids: a request of the old one is lost.
+    const bool answered = replied_.wait_for(lock, request_timeout_, [&] {
+      return session_number_ != session || replies_.contains(id) || !connected_;
+    });
+    auto node = replies_.extract(id);
+    pending_.erase(id);
+    if (session_number_ != session && node.empty()) {
+      throw Error(
+          fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
+                      "{} on '{}'; try again",
+                      domain_, kind, topic));
     }
+    if (node.empty()) {
+      if (!dead_reason_.empty() || session_.pool->declared_dead()) {
+        if (attempt == 0) continue;  // joins again above
+        throw Error(fmt::format(
+            "node '{}' was declared dead by ferryd while it asked for a {} on '{}' ({}); it was "
+            "declared dead again after joining anew: it misses its heartbeats (timeout_ms)",
+            name_, kind, topic,
+            dead_reason_.empty() ? std::string("its heartbeat slot says so") : dead_reason_));
+      }
+      if (!connected_) {
+        throw Error(
+            fmt::format("the connection to ferryd of domain '{}' was lost while creating a "
+                        "{} on '{}'; try again",
+                        domain_, kind, topic));
+      }
+      throw Error(
+          fmt::format("ferryd of domain '{}' did not answer the {} request for '{}' within {} ms",
+                      domain_, kind, topic, request_timeout_.count()));
+    }
+    (void)answered;
+    Reply& reply = node.mapped();
+    if (reply.port) return reply.port;
+    if (reply.message) {
+      if (const auto* error = std::get_if<discovery::Error>(&*reply.message)) {
+        throw Error(error->message);
+      }
+    }
+    throw Error(reply.failure.empty()
+                    ? fmt::format("unexpected reply to the port request for '{}'", topic)
+                    : reply.failure);
   }
-  throw Error(reply.failure.empty()
-                  ? fmt::format("unexpected reply to the port request for '{}'", topic)
-                  : reply.failure);
 }
 
 void NodeRuntime::destroy_port(const PortState& port) noexcept {
+  // A forked child's copy of a parent's port: the port is the parent's,
+  // and so is the socket.
+  if (inherited()) return;
   std::lock_guard send_lock(send_mutex_);
   {
     std::lock_guard lock(mutex_);
@@ -400,14 +467,15 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
       }
     }
     // Every port again, under the same identity: peers match their old
-    // queues to the new ones by our previous port ids.
+    // queues to the new ones by our ports' first ids (PortState::identity),
+    // which stay the same however many daemons come and go.
     for (auto& port : ports) {
       port->begin_epoch();
       discovery::PortRequest request = port->request;
       request.resume_doorbell = port->resume_doorbell();
       std::lock_guard send_lock(send_mutex_);
       std::lock_guard lock(mutex_);
-      request.resume_port_id = port->port_id;
+      request.resume_port_id = port->identity;
       discovery::Message message;
       if (request.resume_doorbell.empty()) {
         message = discovery::CreatePublisher{request};

@@ -51,7 +51,11 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] const std::string& domain() const noexcept { return domain_; }
   // ferryd's sentence when it declared this node dead; empty while alive.
+  // In a child forked after the node was made, the sentence saying so.
   [[nodiscard]] std::string declared_dead() const;
+  // Whether this process is a child forked after the node was made: the
+  // node is its parent's (fork_guard.hpp) and every request is refused.
+  [[nodiscard]] bool inherited() const noexcept;
 
  private:
   // One connection to ferryd: the node's identity in the domain while it lasts.
@@ -93,9 +97,14 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   void on_message(std::uint32_t request_id, discovery::Message message);
   void on_port_created(std::uint32_t request_id, const discovery::PortCreated& created);
 
+  // Throws ferry::Error in a forked child: the node is its parent's.
+  void refuse_if_inherited(std::string_view what) const;
+
   const std::string name_;
   const std::string domain_;
   const std::chrono::milliseconds request_timeout_;
+  const pid_t pid_;                      // the process that made the node
+  const std::uint64_t fork_generation_;  // fork_generation() when it was made
   // Three mutexes, taken in this order (lock_order.hpp, ranks 1 to 3).
   RankedMutex<LockRank::NodeRejoin> rejoin_mutex_;  // one rejoin at a time (user threads)
   // Replaced only by rejoin(), with the serving thread joined and both

@@ -36,6 +36,12 @@ transport::DoorbellWord* doorbell_in(transport::Segment& segment) {
   return reinterpret_cast<transport::DoorbellWord*>(segment.payload());
 }
 
+// The peer port's identity (PortState::identity): the first id it had,
+// which a re-registered port sends as its previous one.
+std::uint64_t peer_identity(const discovery::Matched& m) {
+  return m.peer_previous_port_id != 0 ? m.peer_previous_port_id : m.peer_port_id;
+}
+
 template <class Connection>
 void remove_peer(std::vector<std::unique_ptr<Connection>>& list, std::uint64_t peer) {
   std::erase_if(list, [peer](const auto& c) { return c->peer == peer; });
@@ -53,6 +59,7 @@ PortState::PortState(std::string domain_name, std::string topic_name,
                      std::shared_ptr<DomainPoolView> pool_view)
     : domain(std::move(domain_name)),
       topic(std::move(topic_name)),
+      identity(created.port_id),
       port_id(created.port_id),
       request(),
       config(created.topic),
@@ -84,6 +91,9 @@ PublisherState::PublisherState(std::string domain_name, std::string topic_name,
 }
 
 PublisherState::~PublisherState() {
+  // A forked child's copy of its parent's port: the history's chunks and
+  // the leavings are the parent's, and mutex_ may have been held at the fork.
+  if (pool->is_inherited()) return;
   // Nobody else uses the history now: the chunks it kept go back.
   history_.for_each_pooled([this](std::uint64_t ref) {
     (void)pool->pool.release(transport::ChunkRef::unpack(ref), pool->owner);
@@ -206,14 +216,26 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   spdlog::debug("publisher on '{}' matched {} '{}' (pid {})", topic,
                 m.peer_observer ? "observer" : "subscriber", m.peer_node, m.peer_pid);
   PublisherConnection* const added = connection.get();
-  peer_owners_[m.peer_port_id] = m.peer_owner;
+  const std::uint64_t subscriber = peer_identity(m);
+  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, subscriber};
   if (m.peer_observer) observer_peers_.insert(m.peer_port_id);
   handed_[m.peer_port_id] = added;
+  // After a ferryd restart the new queue may replace the subscriber's old
+  // one. The switch is one step of the user's thread: the new queue and the
+  // old one's closing are handed over under one lock, so that apply_changes
+  // sees both or neither. (Handed over apart, a publish() between the two
+  // wrote both queues: the subscriber, which reads the new queue only once
+  // the old one is closed and drained, got those samples twice.) The
+  // replacement gets no history: the old queue had it, and every sample
+  // published since.
+  const std::vector<Leaving> replaced = replaced_queues(subscriber);
+  const bool replaces = !replaced.empty();
+  if (replaces) added->history_next = kNoHistory;
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
+    leaving_.insert(leaving_.end(), replaced.begin(), replaced.end());
   }
-  const bool replaces = replaces_old_queue(m);  // its leaving goes with this announcement
   announce_change();
   if (!replaces) {
     // Observers are not the publisher's subscribers: counted apart.
@@ -223,7 +245,7 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     // finds the change (LaneGuard's acquire) and delivers to the queue.
     (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_release);
   }
-  if (history_.enabled()) {
+  if (history_.enabled() && !replaces) {
     // A late joiner gets the history now, even if we never publish again.
     // Claimed first, so that a publish() that picks the queue up meanwhile
     // waits for us (apply_changes) instead of writing the queue alongside,
@@ -239,7 +261,7 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   const auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
   const bool peer_dead = u.reason != discovery::UnmatchReason::port_destroyed;
-  const transport::OwnerId dead_owner = peer_dead ? owner->second : transport::OwnerId{0};
+  const transport::OwnerId dead_owner = peer_dead ? owner->second.owner : transport::OwnerId{0};
   peer_owners_.erase(owner);
   // SYNC: relaxed; a count for the user, not a hand-over. Counted down
   // first, so that a publish() released below already sees the new count.
@@ -270,6 +292,19 @@ void PublisherState::mark_dead() noexcept {
 }
 
 void PublisherState::apply_changes() {
+  if (pool->is_inherited()) [[unlikely]] {
+    // A forked child's copy of its parent's port (fork_guard.hpp): the
+    // queues are the parent's to write. No lock (a thread of the parent may
+    // have held it at the fork; the child has no serving thread to share
+    // these lists with), nothing touched: they are set aside until the port
+    // goes.
+    for (auto& c : active_) graveyard_.push_back(std::move(c));
+    active_.clear();
+    subscriber_queues_ = 0;
+    drop_for_good();
+    rebuild_lane();
+    return;
+  }
   std::lock_guard lock(mutex_);
   mark_changes_seen();
   if (session_over()) {
@@ -384,6 +419,9 @@ SubscriberState::SubscriberState(std::string domain_name, std::string topic_name
 
 SubscriberState::~SubscriberState() {
   if (held_ != nullptr) held_->close();
+  // A forked child's copy of its parent's port: its queues are the parent's
+  // (and the pool view's lock may have been held at the fork).
+  if (pool->is_inherited()) return;
   // Queues nobody will read again: a dead publisher's phantom references
   // can be settled once no queue from it is left.
   for (const auto& c : active_) pool->queue_closed(c->peer_owner);
@@ -402,6 +440,8 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
     }
     connection.reset(new SubscriberConnection{m.peer_port_id, m.peer_owner, std::move(ring),
                                               std::move(*consumer), false});
+    connection->peer_identity = peer_identity(m);
+    connection->match_order = ++matched_so_far_;
   } catch (const std::exception& e) {
     spdlog::error("subscriber on '{}': cannot reach publisher '{}' (pid {}): {}", topic,
                   m.peer_node, m.peer_pid, e.what());
@@ -410,8 +450,8 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
   spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node,
                 m.peer_pid);
   pool->queue_opened(m.peer_owner);
-  peer_owners_[m.peer_port_id] = m.peer_owner;
-  const bool replaces = replaces_old_queue(m, *connection);
+  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, connection->peer_identity};
+  const bool replaces = replaces_old_queue(*connection);
   {
     std::lock_guard lock(mutex_);
     incoming_.push_back(std::move(connection));
@@ -426,7 +466,7 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
 void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
   auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
-  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second);
+  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second.owner);
   peer_owners_.erase(owner);
   {
     std::lock_guard lock(mutex_);
@@ -439,6 +479,15 @@ void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
 }
 
 void SubscriberState::apply_changes() {
+  if (pool->is_inherited()) [[unlikely]] {
+    // A forked child's copy of its parent's port, as in PublisherState::
+    // apply_changes: no lock, and the queues (the parent's to read) are
+    // only unmapped here.
+    active_.clear();
+    drop_for_good();
+    rebuild_lane();
+    return;
+  }
   std::lock_guard lock(mutex_);
   mark_changes_seen();
   if (session_over()) {

@@ -35,7 +35,7 @@
 //   -               Handed   on_matched()              serving  incoming_ (mutex_), handed_
 //   Handed          Active   apply_changes()           user     active_
 //   Handed, Active  Leaving  on_unmatched(),           serving  leaving_ (mutex_); out of handed_
-//                            retire_old()                       (a push blocked on it is released
+//                            old_queue_leaving()                (a push blocked on it is released
 //                                                               first when its reader is gone)
 //   Leaving         freed    apply_changes()           user     out of active_: emptied if its port
 //                                                               was destroyed, closed if replaced
@@ -82,6 +82,7 @@
 //   guard_.seen, dead_seen user                -        user only
 //   guard_.node_state      ferryd (the word)   -        relaxed; lane.hpp's node_state_says_dead
 //   peer_owners_           serving             -        serving only
+//   matched_so_far_
 // PublisherState
 //   incoming_, leaving_    serving appends,    mutex_   the mutex (and `changes`, above)
 //                          user drains
@@ -123,6 +124,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -136,6 +138,7 @@
 #include "ferry/detail/held_samples.hpp"
 #include "ferry/detail/lane.hpp"
 #include "ferry/discovery/messages.hpp"
+#include "ferry/error.hpp"
 #include "ferry/transport/doorbell.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
@@ -184,6 +187,10 @@ class PortState {
 
   const std::string domain;
   const std::string topic;
+  // The port's first id, kept when it re-registers with a restarted ferryd
+  // (PortRequest::resume_port_id): peers know the port by it whatever id
+  // each daemon gave it since (ids are never reused in a domain).
+  const std::uint64_t identity;
   // Written by the serving thread under the runtime's mutex when the port
   // is re-registered with a restarted ferryd; read under that mutex.
   std::uint64_t port_id;
@@ -219,6 +226,11 @@ class PortState {
   // User's thread: true once the queues were dropped for good (the user's
   // side of the session, set by drop_for_good()).
   bool dead_seen = false;
+  // What a port whose queues were dropped for good reports: its node was
+  // declared dead, or it is its parent's in a forked child (fork_guard.hpp).
+  [[nodiscard]] ErrorCode dead_error() const noexcept {
+    return pool->is_inherited() ? ErrorCode::InheritedNode : ErrorCode::NodeDeclaredDead;
+  }
   // How many changes the serving thread announced so far (a WaitSet asks
   // whether any came since it last looked).
   [[nodiscard]] std::uint32_t changes_announced() const noexcept {
@@ -251,9 +263,9 @@ class PortState {
   virtual void age_queues() = 0;
 
   RankedMutex<LockRank::PortQueues> mutex_;  // guards the hand-over lists of the subclasses
-  // Peer port -> its node's owner id, for the queues we mapped (serving
-  // thread only). An Unmatched for a queue we could not map changes nothing.
-  std::map<std::uint64_t, transport::OwnerId> peer_owners_;
+  // Peer port -> its node's owner id and identity, for the queues we mapped
+  // (serving thread only). An Unmatched for a queue we could not map changes nothing.
+  std::map<std::uint64_t, PeerOf> peer_owners_;
   // The change counter and our node's state word, read by the lanes.
   LaneGuard guard_;
 
@@ -264,6 +276,9 @@ class PortState {
 
 // ---- publisher ---------------------------------------------------------------
 
+// PublisherConnection::history_next of a queue that gets no history.
+inline constexpr std::uint64_t kNoHistory = std::numeric_limits<std::uint64_t>::max();
+
 struct PublisherConnection {
   std::uint64_t peer = 0;
   transport::OwnerId peer_owner = 0;  // the subscriber's node, receiver of pool references
@@ -271,7 +286,8 @@ struct PublisherConnection {
   transport::Segment bell_segment;  // the subscriber's doorbell
   transport::RingProducer producer;
   // The first history entry not handed to this queue yet (its producer's
-  // thread: the serving thread until the queue is applied, then the user's).
+  // thread: the serving thread until the queue is applied, then the user's);
+  // kNoHistory for a queue that replaces an old one after a ferryd restart.
   std::uint64_t history_next = 0;
   // The subscriber is an observer: its queue overwrites (whatever the
   // topic's policy), and its outcome is not the publisher's result.
@@ -326,9 +342,12 @@ class PublisherState final : public PortState {
  private:
   void apply_changes();
   void age_queues() override;
-  // Serving thread, in on_matched: whether the new queue replaces a previous
-  // daemon's (then that one is retired, and the peer was counted already).
-  bool replaces_old_queue(const discovery::Matched& matched);
+  struct Leaving;
+  // Serving thread, in on_matched: when the new queue replaces previous
+  // daemons' queues to the subscriber port `peer_identity`, their leavings
+  // (handed over with the new queue, under one lock; the peer was counted
+  // already); empty for a new peer.
+  std::vector<Leaving> replaced_queues(std::uint64_t peer_identity);
   // User's thread, after applying changes: the shortcut, if it applies.
   void rebuild_lane() noexcept;
   // Pushes the history entries c has not had yet, oldest first, as far as
@@ -348,8 +367,9 @@ class PublisherState final : public PortState {
     transport::OwnerId dead_owner = 0;
   };
   // Serving thread: a previous-daemon queue is done (replaced, or its peer
-  // `owner` is gone: then a push waiting on it gives up).
-  void retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
+  // `owner` is gone: then a push waiting on it gives up); its leaving, for
+  // the caller to hand over.
+  Leaving old_queue_leaving(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
   // The exact re-reclaim of a dead subscriber (see apply_changes).
   void revoke_given_to_dead(transport::OwnerId dead_owner) noexcept;
   OldPeers old_peers_;                      // serving thread: previous-daemon queues
@@ -382,8 +402,13 @@ struct SubscriberConnection {
   // Set up by a previous ferryd: done (and its ring's name removed) once the
   // publisher closed it and it is drained.
   bool old_epoch = false;
-  // Replaces the previous-daemon queue from peer port `waits_for`: read
-  // only once that one is gone, so the publisher's order holds.
+  // The publisher port's identity (PeerOf::identity).
+  std::uint64_t peer_identity = 0;
+  // Queues of this port in the order they were matched (1, 2, ...).
+  std::uint64_t match_order = 0;
+  // Replaces previous-daemon queues of the publisher port with identity
+  // `waits_for` (0: none): read only once every queue of that publisher
+  // matched before this one is gone, so the publisher's order holds.
   std::uint64_t waits_for = 0;
 };
 
@@ -427,8 +452,9 @@ class SubscriberState final : public PortState {
   void apply_changes();
   void age_queues() override;
   // Serving thread, in on_matched: whether the new queue replaces a previous
-  // daemon's (then it waits for that one to be drained).
-  bool replaces_old_queue(const discovery::Matched& matched, SubscriberConnection& added);
+  // daemon's (then it waits for those of the same publisher to be drained).
+  bool replaces_old_queue(SubscriberConnection& added);
+  std::uint64_t matched_so_far_ = 0;  // serving thread: SubscriberConnection::match_order
   // User's thread, in apply_changes: the queues begin_epoch() aged are Old.
   void apply_aging() noexcept;
   // User's thread, whenever active_ changed: the shortcut, if it applies.

@@ -162,7 +162,7 @@ void block(PublisherState& state, std::span<std::unique_ptr<PublisherConnection>
 void deliver_batch(PublisherState& state, const Batch& b, PublishResult& r) noexcept {
   auto& connections = state.connections();  // one acquire load: applies changes
   if (state.dead_seen) [[unlikely]] {
-    r.error = ErrorCode::NodeDeclaredDead;
+    r.error = state.dead_error();
     return;
   }
   const std::span<std::unique_ptr<PublisherConnection>> all(connections);

@@ -156,7 +156,7 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
   PublishResult result;
   auto& connections = state.connections();
   if (state.dead_seen) [[unlikely]] {
-    result.error = ErrorCode::NodeDeclaredDead;
+    result.error = state.dead_error();
     return result;
   }
   const bool hand_over = msg.handed != nullptr && connections.size() == 1;
@@ -251,7 +251,7 @@ std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noex
   PublisherState& s = *state_;
   (void)s.connections();  // one acquire load: picks up a death sentence
   if (s.dead_seen) [[unlikely]]
-    return std::unexpected(ErrorCode::NodeDeclaredDead);
+    return std::unexpected(s.dead_error());
   if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);
   auto ref = s.pool->pool.allocate(size, s.pool->owner);
   if (!ref) {

@@ -5,6 +5,7 @@
 #include "restart_epoch.hpp"
 
 #include <mutex>
+#include <vector>
 
 #include "port_state.hpp"
 
@@ -12,19 +13,11 @@ namespace ferry::detail {
 
 // ---- the old peers -------------------------------------------------------------
 
-void OldPeers::begin(const std::map<std::uint64_t, transport::OwnerId>& current,
+void OldPeers::begin(const std::map<std::uint64_t, PeerOf>& current,
                      const std::set<std::uint64_t>& observers) {
-  for (const auto& [peer, owner] : current) {
-    peers_[peer] = OldPeer{owner, false, observers.contains(peer)};
+  for (const auto& [peer, of] : current) {
+    peers_[peer] = OldPeer{of.owner, of.identity, false, observers.contains(peer)};
   }
-}
-
-const OldPeer* OldPeers::adopt(std::uint64_t previous_port_id) {
-  if (previous_port_id == 0) return nullptr;  // a peer that did not re-register
-  auto old = peers_.find(previous_port_id);
-  if (old == peers_.end() || old->second.replaced) return nullptr;
-  old->second.replaced = true;
-  return &old->second;
 }
 
 // ---- publisher -------------------------------------------------------------------
@@ -35,25 +28,27 @@ void PublisherState::age_queues() {
   observer_peers_.clear();
 }
 
-bool PublisherState::replaces_old_queue(const discovery::Matched& m) {
-  const OldPeer* old = old_peers_.adopt(m.peer_previous_port_id);
-  if (old == nullptr) return false;
+std::vector<PublisherState::Leaving> PublisherState::replaced_queues(std::uint64_t peer_identity) {
   // The same subscriber, re-registered with the new ferryd: the new queue
   // takes over from the old one (closed once we stop writing it), and the
   // subscriber count stays.
-  retire_old(m.peer_previous_port_id, old->owner, false);
-  return true;
+  std::vector<Leaving> replaced;
+  old_peers_.adopt(peer_identity, [&](std::uint64_t peer, const OldPeer& old) {
+    replaced.push_back(old_queue_leaving(peer, old.owner, false));
+  });
+  return replaced;
 }
 
-void PublisherState::retire_old(std::uint64_t peer, transport::OwnerId owner, bool peer_gone) {
+PublisherState::Leaving PublisherState::old_queue_leaving(std::uint64_t peer,
+                                                          transport::OwnerId owner,
+                                                          bool peer_gone) {
   if (auto h = handed_.find(peer); h != handed_.end()) {
     // A replaced queue is still read (its subscriber drains it first): a
     // push waiting for room there will get it. A dead reader's will not.
     if (peer_gone) abandon(*h->second);
     handed_.erase(h);
   }
-  std::lock_guard lock(mutex_);
-  leaving_.push_back(Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}});
+  return Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}};
 }
 
 void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
@@ -61,7 +56,11 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
     if (old.replaced) return;  // counted and retired when its replacement came
     // SYNC: relaxed; a count for the user.
     (old.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
-    retire_old(peer, old.owner, true);
+    const Leaving leaving = old_queue_leaving(peer, old.owner, true);
+    {
+      std::lock_guard lock(mutex_);
+      leaving_.push_back(leaving);
+    }
     announce_change();
   });
 }
@@ -71,16 +70,16 @@ void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId
 void SubscriberState::age_queues() {
   std::lock_guard lock(mutex_);
   old_peers_.begin(peer_owners_, {});
-  for (const auto& [peer, owner] : peer_owners_) aging_.push_back(peer);
+  for (const auto& [peer, of] : peer_owners_) aging_.push_back(peer);
   peer_owners_.clear();
   announce_change();
 }
 
-bool SubscriberState::replaces_old_queue(const discovery::Matched& m, SubscriberConnection& added) {
-  if (old_peers_.adopt(m.peer_previous_port_id) == nullptr) return false;
+bool SubscriberState::replaces_old_queue(SubscriberConnection& added) {
+  if (!old_peers_.adopt(added.peer_identity, [](std::uint64_t, const OldPeer&) {})) return false;
   // The same publisher, re-registered with the new ferryd: read this queue
-  // only after the old one, which it closes when it switches.
-  added.waits_for = m.peer_previous_port_id;
+  // only after the old ones, which it closes when it switches.
+  added.waits_for = added.peer_identity;
   return true;
 }
 

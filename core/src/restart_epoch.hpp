@@ -11,17 +11,34 @@
 //   from     to        when                                    function (serving thread)
 //   (queue)  Old       ferryd restarted, port re-registers     begin_epoch()
 //   Old      Replaced  the peer's re-registered port's queue   OldPeers::adopt(), from on_matched
-//                      arrives (Matched::peer_previous_port_id)
+//                      arrives (Matched::peer_previous_port_id: the peer's identity)
 //   Old      gone      the peer's node is found dead            OldPeers::forget_gone(), from
 //   Replaced gone        (heartbeat slot, then node lock)         check_old_peers()
 //
 // What each side does with a replaced queue keeps the publisher's order: the
-// publisher stops writing the old ring and closes it (retire_old); the
+// publisher stops writing the old ring and closes it (old_queue_leaving); the
 // subscriber reads the new queue only once the old one is finished and
 // drained (SubscriberConnection::waits_for), then removes the old ring's
 // name, which the new daemon does not know. A dead peer's old queue is
 // retired as an Unmatched would (counts down, and a push waiting on it gives
 // up); a replaced one was counted once, by its replacement's Matched.
+//
+// Why a subscriber never sees a publisher's sample twice or out of order
+// across the switch (old queue A, its replacement B):
+//  1. The publisher's serving thread hands B and A's leaving (close_ring) to
+//     the user's thread under one lock (PublisherState::on_matched), so
+//     apply_changes takes both in one step: every publish() before it writes
+//     A (never B), every one after it writes B (never A). Handed over apart,
+//     a publish() in between wrote A and B: samples twice.
+//  2. apply_changes closes A (RingProducer::close: release store of
+//     `closed`) after A's last push (program order) and before B's first.
+//  3. The subscriber reads B only once A has left its active list
+//     (must_wait), which happens only when A is finished (acquire load of
+//     `closed`, pairing with 2: A's tail as of the close is visible) and
+//     drained. So every sample of A is taken before any of B, and B holds
+//     only samples published after A's last.
+//  4. B gets no history (history_next = kNoHistory): A had the history when
+//     it was matched, and every sample published since.
 
 #include <cstdint>
 #include <functional>
@@ -32,25 +49,48 @@
 
 namespace ferry::detail {
 
+// A matched peer port, as the serving thread knows it.
+struct PeerOf {
+  transport::OwnerId owner = 0;  // its node
+  // Its port's first id, kept across ferryd restarts (PortState::identity):
+  // the same peer whatever id each daemon gave it since.
+  std::uint64_t identity = 0;
+};
+
 // A queue set up by a previous ferryd.
 struct OldPeer {
   transport::OwnerId owner = 0;
-  bool replaced = false;  // the peer's re-registered port brought the queue that replaces it
-  bool observer = false;  // the peer is an observer (not counted in `matched`)
+  std::uint64_t identity = 0;  // the peer port's PeerOf::identity
+  bool replaced = false;       // the peer's re-registered port brought the queue that replaces it
+  bool observer = false;       // the peer is an observer (not counted in `matched`)
 };
 
-// The old peers of one port, by peer port id. Serving thread only.
+// The old peers of one port, by the peer port id their queue was matched
+// with. Serving thread only.
 class OldPeers {
  public:
-  // begin_epoch(): `current` (peer port -> its node's owner id) are now the
-  // previous daemon's queues; peers in `observers` are observers.
-  void begin(const std::map<std::uint64_t, transport::OwnerId>& current,
+  // begin_epoch(): `current` (peer port -> its node and identity) are now
+  // the previous daemon's queues; peers in `observers` are observers.
+  void begin(const std::map<std::uint64_t, PeerOf>& current,
              const std::set<std::uint64_t>& observers);
 
-  // A Matched whose peer was `previous_port_id` under the previous daemon:
-  // that peer's old queue, now Replaced, if one waits for it; null if none
-  // (a new peer, or one replaced already).
-  const OldPeer* adopt(std::uint64_t previous_port_id);
+  // A Matched whose peer has `identity`: every old queue of that peer not
+  // replaced yet is Replaced now, and adopted(peer port, old) called for
+  // each. False if none (a new peer, or one replaced already). Keyed by
+  // identity, not by the id the peer had under the previous daemon: a
+  // ferryd killed while the nodes re-registered may have given the peer an
+  // id we never heard of (its Matched to us never sent).
+  template <class Adopted>
+  bool adopt(std::uint64_t identity, Adopted&& adopted) {
+    bool any = false;
+    for (auto& [peer, old] : peers_) {
+      if (old.identity != identity || old.replaced) continue;
+      old.replaced = true;
+      adopted(peer, old);
+      any = true;
+    }
+    return any;
+  }
 
   // Calls gone(peer, old) for each old peer whose node `alive` says is gone,
   // and forgets it.

@@ -130,7 +130,7 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
   SubscriberState& state = *state_;
   auto& queues = state.connections();  // one acquire load: also picks up a death sentence
   if (state.dead_seen) [[unlikely]] {
-    error = ErrorCode::NodeDeclaredDead;
+    error = state.dead_error();
     return TakeStatus::Failed;
   }
   if (timeout.count() <= 0) {
@@ -199,7 +199,7 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
   if (!got) {
     state.held().unacquire(token);
     if (state.dead_seen) {
-      error = ErrorCode::NodeDeclaredDead;
+      error = state.dead_error();
       return TakeStatus::Failed;
     }
     return TakeStatus::Empty;

@@ -15,15 +15,15 @@ inline bool plausible_size(const SubscriberState& state, std::uint64_t size) noe
   return size <= state.config.max_size;
 }
 
-// After a daemon restart: whether q must wait for the queue it replaces
-// (the publisher's old one) to be drained first. Clears the wait once that
-// queue is gone.
+// After a daemon restart: whether q must wait for the queues it replaces
+// (the same publisher's older ones) to be drained first. Clears the wait
+// once they are gone.
 inline bool must_wait(const std::vector<std::unique_ptr<SubscriberConnection>>& queues,
                       SubscriberConnection& q) noexcept {
   if (q.waits_for == 0) [[likely]]
     return false;
   for (const auto& other : queues) {
-    if (other->peer == q.waits_for) return true;
+    if (other->peer_identity == q.waits_for && other->match_order < q.match_order) return true;
   }
   q.waits_for = 0;
   return false;

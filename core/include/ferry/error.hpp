@@ -22,6 +22,7 @@ enum class ErrorCode : std::uint8_t {
   PortClosed,        // the port was destroyed or its node left the domain
   NodeDeclaredDead,  // ferryd declared this node dead (missed heartbeats)
   CorruptData,       // a peer wrote invalid data into shared memory
+  InheritedNode,     // the node belongs to the process this one was forked from
 };
 
 [[nodiscard]] const char* to_string(ErrorCode code) noexcept;

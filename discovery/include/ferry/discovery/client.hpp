@@ -34,6 +34,8 @@ class Client {
   // Sends without waiting; returns the request id used (0 for a
   // notification such as QueueReleased).
   [[nodiscard]] std::expected<std::uint32_t, std::string> send(const Message& message);
+  // The id the next request sent will get (the caller serializes sends).
+  [[nodiscard]] std::uint32_t next_request_id() const noexcept { return next_request_id_; }
 
   [[nodiscard]] const Welcome& welcome() const noexcept { return welcome_; }
   // The node lock ferryd sent with the Welcome (see NodeLock), once: not

@@ -114,9 +114,10 @@ struct PortRequest {
   std::string type_name;  // <= kMaxTypeName
   std::uint64_t type_size = 0;
   std::uint32_t type_align = 0;
-  // Re-registering a port after ferryd restarted: its id under the previous
-  // daemon (peers match their old queue to the new one with it) and, for a
-  // subscriber, the doorbell it keeps (its publishers ring it already).
+  // Re-registering a port after ferryd restarted: the first id it was ever
+  // given, its identity across daemons (peers match their old queues to the
+  // new one with it) and, for a subscriber, the doorbell it keeps (its
+  // publishers ring it already).
   std::uint64_t resume_port_id = 0;
   std::string resume_doorbell;  // <= kMaxShmName
   // A generated type's layout fingerprint (ferry/config/layout_fingerprint.hpp;
@@ -200,8 +201,9 @@ struct Matched {
   std::string ring_shm;          // <= kMaxShmName
   std::string doorbell_shm;      // <= kMaxShmName
   std::uint64_t doorbell_offset = 0;
-  // The peer port's id under the previous ferryd (0: none): the queue
-  // that this one replaces after a daemon restart.
+  // The peer port's resume_port_id, its first id (0: not re-registered, its
+  // first id is peer_port_id): identifies the queues this one replaces
+  // after a daemon restart.
   std::uint64_t peer_previous_port_id = 0;
   // To a publisher: the peer is an observer subscriber (PortRequest::observer).
   bool peer_observer = false;

@@ -1,0 +1,139 @@
+// fork() after a node exists: a child may create and use nodes of its own
+// (they beat, publish and take as any), while the nodes it inherited from
+// its parent are its parent's: using them in the child is a clear error and
+// never touches the parent's queues.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <optional>
+#include <stop_token>
+#include <thread>
+
+#include "daemon_fixture.hpp"
+#include "pubsub_util.hpp"
+#include "signal_pipe.hpp"
+#include "test_domain.hpp"
+
+using namespace std::chrono_literals;
+using ferry::test::Child;
+using ferry::test::Signal;
+
+namespace {
+
+// A short timeout: a child whose node cannot beat is declared dead quickly.
+const std::string kConfig = seq_config(
+    "  - { name: f_parent, type: Seq, capacity: 64, policy: drop_oldest }\n"
+    "  - { name: f_child, type: Seq, capacity: 64, policy: drop_oldest }\n",
+    "liveness: { heartbeat_ms: 20, timeout_ms: 300 }\n");
+
+using Served = ferry::test::ServedDomain<kConfig>;
+
+// Exit codes of a forked child.
+enum ChildVerdict : int {
+  kChildFine = 0,
+  kInheritedPublished = 20,  // the parent's publisher took a sample in the child
+  kInheritedNoError = 21,    // ... or said nothing about why it did not
+  kInheritedTook = 22,
+  kInheritedPortMade = 23,
+  kInheritedLoaned = 27,
+  kInheritedAlive = 28,  // declared_dead() did not say the node is the parent's
+  kNoSubscriber = 24,
+  kChildDeclaredDead = 25,  // the child's own node could not beat
+  kNotDelivered = 26,
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Served,
+                  "a child forked from a busy node makes a node of its own that works, and its "
+                  "use of the inherited node is an error that leaves the parent's flow intact") {
+  const int children = static_cast<int>(scaled(12, 3));
+  // Watches the parent's flow from a process forked before any node exists.
+  Signal watching;
+  Child watcher([&] {
+    ferry::Node node{"watcher"};
+    auto sub = node.subscriber<Seq>("f_parent");
+    if (!eventually([&] { return sub.publisher_count() == 1; }, 10s)) return 1;
+    watching.raise();
+    std::uint64_t next = 0;
+    std::uint64_t taken = 0;
+    while (true) {
+      auto s = sub.take(5s);
+      if (!s) return taken > 100 ? 0 : 2;  // the parent stopped
+      if (!intact(**s) || (*s)->publisher != 1 || (taken > 0 && (*s)->seq < next)) return 3;
+      next = (*s)->seq + 1;
+      ++taken;
+    }
+  });
+
+  ferry::Node parent{"parent"};
+  auto flow = parent.publisher<Seq>("f_parent");
+  auto inherited_sub = parent.subscriber<Seq>("f_parent");  // a port of each kind to inherit
+  auto from_children = parent.subscriber<Seq>("f_child");
+  // A second node of ours, which each child destroys (its copy of it).
+  std::optional<ferry::Node> extra;
+  extra.emplace("extra");
+  std::optional<ferry::Publisher<Seq>> extra_pub;
+  extra_pub.emplace(extra->publisher<Seq>("f_child"));
+  std::optional<ferry::Subscriber<Seq>> extra_sub;
+  extra_sub.emplace(extra->subscriber<Seq>("f_parent"));
+  REQUIRE(watching.wait());
+  // Stopped and joined however the test ends.
+  std::jthread busy([&](const std::stop_token& stop) {
+    for (std::uint64_t seq = 0; !stop.stop_requested(); ++seq) {
+      (void)flow.publish(make_seq(1, seq));
+      if (seq % 64 == 63) std::this_thread::sleep_for(50us);
+    }
+  });
+
+  for (int i = 0; i < children; ++i) {
+    CAPTURE(i);
+    Child child([&, i] {
+      // The parent's ports are not ours: each use says so and writes nothing.
+      const ferry::PublishResult r = flow.publish(make_seq(2, 0));
+      if (r.delivered != 0) return int{kInheritedPublished};
+      if (r.error != ferry::ErrorCode::InheritedNode) return int{kInheritedNoError};
+      if (auto taken = inherited_sub.try_take();
+          taken.has_value() || taken.error() != ferry::ErrorCode::InheritedNode) {
+        return int{kInheritedTook};
+      }
+      if (auto loan = flow.loan(); loan || loan.error() != ferry::ErrorCode::InheritedNode) {
+        return int{kInheritedLoaned};
+      }
+      if (parent.declared_dead().find("forked") == std::string::npos) return int{kInheritedAlive};
+      // Neither unregisters the parent's ports nor cuts its connection.
+      extra_pub.reset();
+      extra_sub.reset();
+      extra.reset();
+      try {
+        (void)parent.publisher<Seq>("f_child");
+        return int{kInheritedPortMade};
+      } catch (const ferry::Error&) {
+      }
+      // A node of its own works: it beats past timeout_ms and publishes.
+      ferry::Node node{"child"};
+      auto pub = node.publisher<Seq>("f_child");
+      if (!eventually([&] { return pub.subscriber_count() == 1; }, 5s)) return int{kNoSubscriber};
+      std::this_thread::sleep_for(700ms);  // more than twice timeout_ms
+      const ferry::PublishResult sent = pub.publish(make_seq(100 + i, 7));
+      if (sent.error) return int{kChildDeclaredDead};
+      return sent.delivered == 1 ? int{kChildFine} : int{kNotDelivered};
+    });
+    auto s = from_children.take(5s);
+    CHECK(child.wait(10s) == kChildFine);
+    REQUIRE(s);
+    CHECK((*s)->publisher == static_cast<std::uint64_t>(100 + i));
+    CHECK(intact(**s));
+  }
+  busy.request_stop();
+  busy.join();
+  CHECK(watcher.wait(15s) == 0);
+  // The node the children destroyed is alive and registered in the parent.
+  CHECK(extra->declared_dead().empty());
+  CHECK(eventually([&] { return from_children.publisher_count() == 1; }, 5s));
+  CHECK(extra_sub->publisher_count() == 1);
+  CHECK_NOTHROW((void)extra->subscriber<Seq>("f_parent"));
+  // The parent's node was never disturbed by its children.
+  CHECK(flow.publish(make_seq(1, 0)).error == std::nullopt);
+  CHECK(parent.declared_dead().empty());
+}
