@@ -77,7 +77,9 @@ TEST_CASE(
   auto listener = UnixSeqpacketSocket::listen(sock);
   REQUIRE(listener.has_value());
   std::uint64_t now = 1'000'000;
-  DaemonOptions options{.domain = domain.name(), .socket_path = sock.string()};
+  DaemonOptions options;
+  options.domain = domain.name();
+  options.socket_path = sock.string();
   options.clock = [&now] { return now; };
   Daemon daemon(options, config, std::move(*listener));
 
