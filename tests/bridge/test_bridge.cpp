@@ -100,6 +100,19 @@ void expect_all(ferry::Subscriber<All>& sub, std::uint32_t n) {
   }
 }
 
+// On side B, in this process: subscribes to bridge/all, waits until the
+// importing bridge reaches the subscriber, lets the publisher go (the file
+// `go`) and checks the `n` samples it sends (expect_all).
+void receive_all_on_b(World& w, const Background& bridge_b, std::uint32_t n,
+                      const std::filesystem::path& go) {
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  auto sub = node.subscriber<All>("bridge/all");
+  REQUIRE(imports_reach(bridge_b, "bridge/all", 1));
+  std::ofstream{go}.put('1');
+  expect_all(sub, n);
+}
+
 // 2 x n samples from two publishers, interleaved as they came: each one's
 // all_value(0 .. n-1), in order.
 void expect_from_two_publishers(ferry::Subscriber<All>& sub, std::uint32_t n) {
@@ -139,12 +152,7 @@ TEST_CASE(
 
   const auto go = w.a.runtime_dir() / "go";
   auto pub = publish_all(w.a, kCount, go);
-  ferry::test::use_domain_env(w.b);
-  ferry::Node node{"test-sub"};
-  auto sub = node.subscriber<All>("bridge/all");
-  REQUIRE(imports_reach(*bridge_b, "bridge/all", 1));
-  std::ofstream{go}.put('1');
-  expect_all(sub, kCount);
+  receive_all_on_b(w, *bridge_b, kCount, go);
   CHECK(pub.wait(5s) == 0);
 
   REQUIRE(peer->wait(8s) == 0);
@@ -196,12 +204,7 @@ TEST_CASE("an exporter with --export-spin-us carries spaced samples in order, th
     std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
     return 0;
   });
-  ferry::test::use_domain_env(w.b);
-  ferry::Node node{"test-sub"};
-  auto sub = node.subscriber<All>("bridge/all");
-  REQUIRE(imports_reach(*bridge_b, "bridge/all", 1));
-  std::ofstream{go}.put('1');
-  expect_all(sub, kCount);
+  receive_all_on_b(w, *bridge_b, kCount, go);
   CHECK(pub.wait(5s) == 0);
 
   // Nothing left to export: after 50 ms of polling the exporter sleeps, and
