@@ -77,6 +77,14 @@ std::string as_user(uid_t uid, gid_t gid, const std::vector<gid_t>& groups,
   return said;
 }
 
+// A domain whose ferryd admits the group `users` (one topic `t`), and this
+// process's environment pointing at it.
+struct GroupDomain {
+  GroupDomain() { ferry::test::use_domain_env(domain); }
+  TestDomain domain;
+  Daemon daemon{domain, seq_config("  - { name: t, type: Seq }\n"), {"--group", "users"}};
+};
+
 }  // namespace
 
 TEST_CASE("allow: admits the listed user and refuses another uid, naming topic and user" *
@@ -130,11 +138,10 @@ TEST_CASE("allow: admits the listed user and refuses another uid, naming topic a
         "'allow:')");
 }
 
-TEST_CASE("ferryd --group refuses a uid outside the group even when it can reach the socket" *
-          doctest::skip(kNotRoot)) {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"), {"--group", "users"});
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(
+    GroupDomain,
+    "ferryd --group refuses a uid outside the group even when it can reach the socket" *
+        doctest::skip(kNotRoot)) {
   const gid_t users = gid_of("users");
   const gid_t nogroup = gid_of("nogroup");
   const auto join = [] {
@@ -159,16 +166,14 @@ TEST_CASE("ferryd --group refuses a uid outside the group even when it can reach
   CHECK(pub.subscriber_count() == 0);
 }
 
-TEST_CASE("a --group member's node is watched by its lock, which ferryd made for it" *
-          doctest::skip(kNotRoot)) {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"), {"--group", "users"});
-  ferry::test::use_domain_env(domain);
+TEST_CASE_FIXTURE(GroupDomain,
+                  "a --group member's node is watched by its lock, which ferryd made for it" *
+                      doctest::skip(kNotRoot)) {
   const gid_t users = gid_of("users");
   const std::string prefix = domain.name() + ".node-";
   // The domain's node lock files in the runtime directory, and how many of
   // them a live process holds, as a process sees them.
-  const auto locks = [&domain, &prefix] {
+  const auto locks = [this, &prefix] {
     int files = 0, held = 0;
     for (const auto& entry : std::filesystem::directory_iterator(domain.runtime_dir())) {
       const std::string name = entry.path().filename().string();
