@@ -1,4 +1,4 @@
-// `import ferry`: the Python module (DESIGN.md 1.8). The classes live in
+// `import ferry`: the Python module (docs/python.md). The classes live in
 // ports.hpp; this file only says how Python sees them.
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
@@ -67,7 +67,7 @@ PYBIND11_MODULE(ferry, m) {
       .def("__repr__", &result_repr);
 
   py::class_<ferry::SampleInfo>(m, "SampleInfo",
-                                "What a sample carries besides its bytes (DESIGN 1.7).")
+                                "What a sample carries besides its bytes (docs/cpp-api.md).")
       .def_readonly("sequence", &ferry::SampleInfo::sequence,
                     "Per publisher, 0, 1, 2, ...: a gap is samples this subscriber did not get.")
       .def_readonly("publisher_id", &ferry::SampleInfo::publisher_id,

@@ -1,4 +1,4 @@
-// `ferry bench` run as a user would: the JSON shape of DESIGN 1.5, sane
+// `ferry bench` run as a user would: the JSON shape of docs/cli/index.md, sane
 // numbers from every transport, and nothing left behind (no shared-memory
 // object of its private domain, no runtime directory, no process).
 #include <doctest/doctest.h>

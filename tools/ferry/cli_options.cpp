@@ -577,7 +577,7 @@ int run_command_line(int argc, char** argv) {
     return app.exit(e);  // --help or --version: CLI11 prints them to stdout
   } catch (const CLI::ParseError& e) {
     // Not app.exit(): CLI11 prints two lines without our prefix and, for an
-    // unknown verb, does not name it (README: one sentence, "ferry: ").
+    // unknown verb, does not name it (docs/cli/index.md: one sentence, "ferry: ").
     std::fprintf(stderr, "ferry: %s\n",
                  usage_error(parsed_chain(app), kind_of(e), e.what()).c_str());
     return kExitUsage;

@@ -1,5 +1,5 @@
 // ferry gen cpp FILE [-o HEADER] and ferry gen msg FILE [TYPE]: the YAML's
-// types as C++ structs (DESIGN 1.9) or as ROS 2 .msg text.
+// types as C++ structs (docs/types.md) or as ROS 2 .msg text.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>

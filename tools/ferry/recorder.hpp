@@ -1,6 +1,6 @@
 #pragma once
 // ferry record's engine: a raw subscriber per topic, each sample written as
-// CDR into the MCAP writer's chunk buffer (DESIGN 1.10), missed sequences
+// CDR into the MCAP writer's chunk buffer (docs/record-replay.md), missed sequences
 // counted per topic.
 //
 // Two threads, so that a stalled write() (page-cache writeback, a slow disk,

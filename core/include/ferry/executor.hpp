@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// A single-threaded executor (DESIGN.md 1.6): callbacks for every sample of
+/// A single-threaded executor (docs/waiting.md): callbacks for every sample of
 /// its subscribers, in order, and timers with absolute deadlines, run on the
 /// thread that calls spin(). It sleeps in one WaitSet between them.
 

@@ -29,7 +29,7 @@ class Publisher {
     return port_->publish(&sample, static_cast<std::uint32_t>(sizeof(T)));
   }
 
-  /// Publishes every sample of `samples`, in order (DESIGN 1.4a): the
+  /// Publishes every sample of `samples`, in order (docs/batches.md): the
   /// topic's policy applies per sample (block: what fits, then waits for room
   /// for the rest up to block_timeout_ms in total; drop_new: the first that
   /// fit; drop_oldest: the newest `capacity` stay), with one index store and

@@ -40,7 +40,7 @@ class Sample {
   [[nodiscard]] const T* operator->() const noexcept { return value_; }
   [[nodiscard]] const T* get() const noexcept { return value_; }
   ///@}
-  /// Sequence, publisher and publish time (DESIGN 1.7); valid while this
+  /// Sequence, publisher and publish time (docs/cpp-api.md); valid while this
   /// handle holds the sample (not on a moved-from handle).
   [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
 

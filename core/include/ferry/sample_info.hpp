@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// What a subscriber learns about each sample besides its bytes (DESIGN 1.7).
+/// What a subscriber learns about each sample besides its bytes (docs/cpp-api.md).
 /// It travels in the ring slot next to {length, flags} (and in a publisher's
 /// history), so the struct is the transport's slot metadata itself: taking a
 /// sample copies it once, into the subscriber's held-sample bookkeeping.

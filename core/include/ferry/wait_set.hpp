@@ -1,6 +1,6 @@
 #pragma once
 /// @file
-/// Waiting on many inputs (DESIGN.md 1.6): one sleep for up to 64 subscribers
+/// Waiting on many inputs (docs/waiting.md): one sleep for up to 64 subscribers
 /// of any sample types, woken by any of their publishers, by notify(), or by
 /// a change that try_take() has to report (the node declared dead, a
 /// publisher gone); and a file descriptor for event loops.

@@ -1,6 +1,6 @@
 #pragma once
 // Results as tables for people and as JSON (one object per line per size,
-// the DESIGN 1.5 shape plus extra keys).
+// the docs/cli/index.md shape plus extra keys).
 
 #include <cstdint>
 #include <cstdio>

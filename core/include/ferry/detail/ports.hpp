@@ -56,7 +56,7 @@ class PublisherPort {
     return publish_general(data, size, info);
   }
   // Publishes `count` samples of `size` bytes each, back to back at `data`,
-  // in order (DESIGN 1.4a): the topic's policy per sample, one tail store
+  // in order (docs/batches.md): the topic's policy per sample, one tail store
   // and at most one wake-up per queue and batch where they fit a slot;
   // larger samples go one by one through the pool. Counts are samples x
   // queues. Sequences are one per sample; publish_time_ns is read once per
