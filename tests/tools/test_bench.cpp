@@ -137,9 +137,9 @@ TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
   r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--batch", "0"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--batch") != std::string::npos);
-  // --cpus: malformed, out of range (no such CPU), the same CPU twice; each
-  // one sentence naming the option.
-  for (const char* cpus : {"zero,1", "0,4096", "0,-1", "0,0"}) {
+  // --cpus: malformed, out of range (no such CPU), the same CPU twice, one
+  // CPU for two sides; each one sentence naming the option.
+  for (const char* cpus : {"zero,1", "0,4096", "0,-1", "0,0", "0"}) {
     CAPTURE(cpus);
     r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--cpus", cpus});
     CHECK(r.exit_code == 2);

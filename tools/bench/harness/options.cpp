@@ -48,6 +48,11 @@ void finalize_common(CommonOptions& o, std::size_t processes) {
     o.cpus.assign(processes, -1);
     return;
   }
+  if (o.cpus.size() < 2) {
+    throw UsageError(
+        "--cpus needs a CPU for each side, the sending one first, then the receiving one(s): "
+        "e.g. --cpus 0,1");
+  }
   o.pinned = true;
   while (o.cpus.size() < processes) {
     // Fewer CPUs than processes: the receivers go round the ones given after the first.

@@ -137,12 +137,10 @@ bool cyclone_write(dds_entity_t writer, std::vector<std::uint8_t>& bytes, std::u
   return true;
 }
 
-CycloneTaker::CycloneTaker(dds_entity_t reader, Wait wait) : reader_(reader), wait_(wait) {
-  if (wait_ == Wait::Sleep) {
-    waitset_ = dds_create_waitset(DDS_CYCLONEDDS_HANDLE);
-    condition_ = dds_create_readcondition(reader_, DDS_ANY_STATE);
-    if (waitset_ > 0 && condition_ > 0) (void)dds_waitset_attach(waitset_, condition_, 0);
-  }
+CycloneTaker::CycloneTaker(dds_entity_t reader) : reader_(reader) {
+  waitset_ = dds_create_waitset(DDS_CYCLONEDDS_HANDLE);
+  condition_ = dds_create_readcondition(reader_, DDS_ANY_STATE);
+  if (waitset_ > 0 && condition_ > 0) (void)dds_waitset_attach(waitset_, condition_, 0);
 }
 
 CycloneTaker::~CycloneTaker() {
@@ -159,7 +157,7 @@ void CycloneTaker::give_back() noexcept {
 
 const ferry_bench_Payload* CycloneTaker::next(RunControl& control, const char* who) {
   const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
-  for (std::uint64_t polls = 1;; ++polls) {
+  for (;;) {
     while (at_ < count_) {
       const std::int32_t i = at_++;
       if (infos_[i].valid_data) return static_cast<const ferry_bench_Payload*>(samples_[i]);
@@ -172,25 +170,19 @@ const ferry_bench_Payload* CycloneTaker::next(RunControl& control, const char* w
     }
     count_ = n;
     if (n > 0) continue;
-    if (wait_ == Wait::Sleep) {
-      const std::int64_t left = deadline - now_ns();
-      if (left > 0) {
-        // Woken by data (or at the deadline): take again.
-        (void)dds_waitset_wait(waitset_, nullptr, 0, left);
-        continue;
-      }
-    } else {
-      // Polling, but yielding: the samples arrive through Cyclone's own
-      // threads in this process, which a side spinning on its CPU would
-      // starve on a busy machine.
-      std::this_thread::yield();
-      if ((polls & 0x3ff) != 0) continue;  // the clock is read every 1024 empty polls
+    const std::int64_t left = deadline - now_ns();
+    if (left > 0 && waitset_ > 0) {
+      // Woken by data (or at the deadline): take again.
+      (void)dds_waitset_wait(waitset_, nullptr, 0, left);
+      continue;
     }
-    if (now_ns() > deadline) {
-      report_error(control,
-                   fmt::format("{}: no sample within {} s", who, kPeerTimeoutNs / 1'000'000'000));
+    if (left > 0) {
+      report_error(control, fmt::format("{}: cannot make a WaitSet on the reader", who));
       return nullptr;
     }
+    report_error(control,
+                 fmt::format("{}: no sample within {} s", who, kPeerTimeoutNs / 1'000'000'000));
+    return nullptr;
   }
 }
 

@@ -65,10 +65,12 @@ class CycloneNode {
                                  std::uint64_t seq, RunControl& control, const char* who);
 
 // Takes a reader's samples, loaned, up to 64 at a time, and hands them out
-// one by one; waits by polling (spin) or in a WaitSet (sleep).
+// one by one; waits in a WaitSet at every --wait: Cyclone delivers through
+// its own receive threads, from which a polling side would only take CPU
+// (docs/benchmarks.md).
 class CycloneTaker {
  public:
-  CycloneTaker(dds_entity_t reader, Wait wait);
+  explicit CycloneTaker(dds_entity_t reader);
   ~CycloneTaker();
   CycloneTaker(const CycloneTaker&) = delete;
   CycloneTaker& operator=(const CycloneTaker&) = delete;
@@ -80,7 +82,6 @@ class CycloneTaker {
   void give_back() noexcept;
   static constexpr std::int32_t kBatch = 64;
   dds_entity_t reader_;
-  Wait wait_;
   dds_entity_t waitset_ = 0;
   dds_entity_t condition_ = 0;
   void* samples_[kBatch]{};

@@ -9,6 +9,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <optional>
+
+#include "ferry/bench/machine.hpp"
 #include "latency/latency_transport.hpp"
 #include "latency/ping_loop.hpp"
 #include "transports/cyclonedds/cyclonedds_side.hpp"
@@ -22,11 +25,11 @@ constexpr std::int32_t kDepth = 16;  // one sample in flight; room for a stray r
 class CycloneLatency final : public LatencyTransport {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return kCycloneDds; }
-  [[nodiscard]] std::string describe(Wait wait) const override {
+  [[nodiscard]] std::string describe(Wait /*wait*/) const override {
     return fmt::format(
         "Cyclone DDS {} write / take (loaned), reliable keep-last, over loopback UDP in a domain "
         "of its own ({}): serialized and copied at every size",
-        DDS_VERSION, wait == Wait::Spin ? "take() polled, yielding" : "a WaitSet wait when empty");
+        DDS_VERSION, "a WaitSet wait when empty, at every --wait");
   }
 
   void prepare(const LatencyPlan& plan) override {
@@ -37,15 +40,18 @@ class CycloneLatency final : public LatencyTransport {
   int ping(const LatencyPlan& plan, RunControl& control) override {
     const char* who = "cyclonedds ping";
     std::string error;
+    // Cyclone's threads, made now, may run on any CPU (machine.hpp).
+    std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = CycloneNode::join(cyclone_domain_for(orchestrator_), error);
     if (!node) return fail(control, error);
     const dds_entity_t w = node->writer(ping_topic_, false, kDepth, error);
     const dds_entity_t r = w < 0 ? w : node->reader(pong_topic_, false, kDepth, error);
     if (r < 0) return fail(control, error);
-    CycloneTaker taker(r, plan.wait);
+    CycloneTaker taker(r);
     if (!cyclone_matched(w, 1, kDdsMatchTimeoutNs) || !cyclone_matched(r, 1, kDdsMatchTimeoutNs)) {
       return fail(control, "cyclonedds ping: did not discover the echo side within 10 s");
     }
+    free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
       return fail(control, "cyclonedds ping: the echo side did not start");
     }
@@ -69,15 +75,18 @@ class CycloneLatency final : public LatencyTransport {
   int echo(const LatencyPlan& plan, RunControl& control) override {
     const char* who = "cyclonedds echo";
     std::string error;
+    // Cyclone's threads, made now, may run on any CPU (machine.hpp).
+    std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = CycloneNode::join(cyclone_domain_for(orchestrator_), error);
     if (!node) return fail(control, error);
     const dds_entity_t r = node->reader(ping_topic_, false, kDepth, error);
     const dds_entity_t w = r < 0 ? r : node->writer(pong_topic_, false, kDepth, error);
     if (w < 0) return fail(control, error);
-    CycloneTaker taker(r, plan.wait);
+    CycloneTaker taker(r);
     if (!cyclone_matched(w, 1, kDdsMatchTimeoutNs) || !cyclone_matched(r, 1, kDdsMatchTimeoutNs)) {
       return fail(control, "cyclonedds echo: did not discover the ping side within 10 s");
     }
+    free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
       return fail(control, "cyclonedds echo: the ping side did not start");
     }

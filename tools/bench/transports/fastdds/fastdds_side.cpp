@@ -224,7 +224,7 @@ void FastTaker::give_back() noexcept {
 
 const std::byte* FastTaker::next(RunControl& control, const char* who) {
   const std::int64_t deadline = now_ns() + kPeerTimeoutNs;
-  for (std::uint64_t polls = 1;; ++polls) {
+  for (;;) {
     if (loaned_) {
       while (at_ < data_.length()) {
         const std::int32_t i = at_++;
@@ -241,24 +241,14 @@ const std::byte* FastTaker::next(RunControl& control, const char* who) {
       report_error(control, fmt::format("{}: take failed (ReturnCode {})", who, rc()));
       return nullptr;
     }
-    if (wait_ == Wait::Sleep) {
-      const std::int64_t left = deadline - now_ns();
-      if (left > 0) {
-        (void)reader_->wait_for_unread_message(fastdds_duration(left));
-        continue;
-      }
-    } else {
-      // Polling, but yielding: the samples arrive through Fast DDS's own
-      // threads in this process, which a side spinning on its CPU would
-      // starve on a busy machine.
-      std::this_thread::yield();
-      if ((polls & 0x3ff) != 0) continue;  // the clock is read every 1024 empty polls
+    const std::int64_t left = deadline - now_ns();
+    if (left > 0) {
+      (void)reader_->wait_for_unread_message(fastdds_duration(left));
+      continue;
     }
-    if (now_ns() > deadline) {
-      report_error(control,
-                   fmt::format("{}: no sample within {} s", who, kPeerTimeoutNs / 1'000'000'000));
-      return nullptr;
-    }
+    report_error(control,
+                 fmt::format("{}: no sample within {} s", who, kPeerTimeoutNs / 1'000'000'000));
+    return nullptr;
   }
 }
 

@@ -81,10 +81,12 @@ class FastNode {
                                  RunControl& control, const char* who);
 
 // Takes a reader's samples, loaned, up to 64 at a time, and hands them out
-// one by one; waits by polling (spin) or in wait_for_unread_message (sleep).
+// one by one; waits in wait_for_unread_message at every --wait: Fast DDS
+// delivers through its own threads, from which a polling side would only
+// take CPU (docs/benchmarks.md).
 class FastTaker {
  public:
-  FastTaker(eprosima::fastdds::dds::DataReader* reader, Wait wait) : reader_(reader), wait_(wait) {}
+  explicit FastTaker(eprosima::fastdds::dds::DataReader* reader) : reader_(reader) {}
   ~FastTaker();
   FastTaker(const FastTaker&) = delete;
   FastTaker& operator=(const FastTaker&) = delete;
@@ -98,7 +100,6 @@ class FastTaker {
   };
   void give_back() noexcept;
   eprosima::fastdds::dds::DataReader* reader_;
-  Wait wait_;
   eprosima::fastdds::dds::LoanableSequence<Head> data_;
   eprosima::fastdds::dds::SampleInfoSeq infos_;
   bool loaned_ = false;

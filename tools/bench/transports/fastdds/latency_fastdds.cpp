@@ -8,6 +8,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <optional>
+
+#include "ferry/bench/machine.hpp"
 #include "harness/seq.hpp"
 #include "latency/latency_transport.hpp"
 #include "latency/ping_loop.hpp"
@@ -20,11 +23,11 @@ namespace {
 class FastLatency final : public LatencyTransport {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return kFastDds; }
-  [[nodiscard]] std::string describe(Wait wait) const override {
+  [[nodiscard]] std::string describe(Wait /*wait*/) const override {
     return fmt::format(
         "Fast DDS 2 loan_sample / write / take (loaned), plain fixed-size type, reliable "
         "keep-last, data-sharing on, built-in shared-memory and UDPv4 transports ({}): zero copy",
-        wait == Wait::Spin ? "take() polled, yielding" : "wait_for_unread_message when empty");
+        "wait_for_unread_message when empty, at every --wait");
   }
 
   void prepare(const LatencyPlan& plan) override {
@@ -35,6 +38,8 @@ class FastLatency final : public LatencyTransport {
   int ping(const LatencyPlan& plan, RunControl& control) override {
     const char* who = "fastdds ping";
     std::string error;
+    // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
+    std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
     if (!node) return fail(control, error);
     auto* w = node->writer(ping_topic_, false, error);
@@ -43,12 +48,13 @@ class FastLatency final : public LatencyTransport {
     if (!fastdds_matched(w, 1, kDdsMatchTimeoutNs) || !fastdds_matched(r, 1, kDdsMatchTimeoutNs)) {
       return fail(control, "fastdds ping: did not discover the echo side within 10 s");
     }
+    free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
       return fail(control, "fastdds ping: the echo side did not start");
     }
     int code = 0;
     {
-      FastTaker taker(r, plan.wait);  // returns its loans before the node goes
+      FastTaker taker(r);  // returns its loans before the node goes
       const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
         if (!fastdds_write(w, seq, control, who)) return false;
         const std::byte* p = taker.next(control, who);
@@ -69,6 +75,8 @@ class FastLatency final : public LatencyTransport {
   int echo(const LatencyPlan& plan, RunControl& control) override {
     const char* who = "fastdds echo";
     std::string error;
+    // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
+    std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
     if (!node) return fail(control, error);
     auto* r = node->reader(ping_topic_, false, error);
@@ -77,10 +85,11 @@ class FastLatency final : public LatencyTransport {
     if (!fastdds_matched(w, 1, kDdsMatchTimeoutNs) || !fastdds_matched(r, 1, kDdsMatchTimeoutNs)) {
       return fail(control, "fastdds echo: did not discover the ping side within 10 s");
     }
+    free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
       return fail(control, "fastdds echo: the ping side did not start");
     }
-    FastTaker taker(r, plan.wait);
+    FastTaker taker(r);
     for (;;) {
       const std::byte* p = taker.next(control, who);
       if (p == nullptr) return 3;

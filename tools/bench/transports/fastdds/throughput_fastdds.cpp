@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <optional>
+
+#include "ferry/bench/machine.hpp"
 #include "harness/seq.hpp"
 #include "throughput/stream_loops.hpp"
 #include "throughput/throughput_transport.hpp"
@@ -19,12 +22,12 @@ namespace {
 class FastThroughput final : public ThroughputTransport {
  public:
   [[nodiscard]] std::string_view name() const noexcept override { return kFastDds; }
-  [[nodiscard]] std::string describe(Wait wait) const override {
+  [[nodiscard]] std::string describe(Wait /*wait*/) const override {
     return fmt::format(
         "Fast DDS 2 loan_sample / write / take (loaned, up to 64 at a time), plain fixed-size "
         "type, reliable keep-all, its shared-memory transport (data-sharing off: a keep-all "
         "data-sharing writer stalls) ({}): copied into the transport's segment",
-        wait == Wait::Spin ? "take() polled, yielding" : "wait_for_unread_message when empty");
+        "wait_for_unread_message when empty, at every --wait");
   }
 
   void prepare(const ThroughputPlan& plan) override {
@@ -34,6 +37,8 @@ class FastThroughput final : public ThroughputTransport {
   int send(const ThroughputPlan& plan, RunControl& control) override {
     const char* who = "fastdds sender";
     std::string error;
+    // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
+    std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
     if (!node) return fail(control, error);
     auto* w = node->writer(topic_, true, error);
@@ -41,6 +46,7 @@ class FastThroughput final : public ThroughputTransport {
     if (!fastdds_matched(w, plan.receivers, kDdsMatchTimeoutNs)) {
       return fail(control, "fastdds sender: did not discover every receiver within 10 s");
     }
+    free_threads.reset();  // this side pinned again (with --cpus)
     const bool ok = send_loop(
         plan, control, [&](std::uint64_t seq) { return fastdds_write(w, seq, control, who); });
     return ok ? 0 : 3;
@@ -49,6 +55,8 @@ class FastThroughput final : public ThroughputTransport {
   int receive(const ThroughputPlan& plan, RunControl& control, std::uint32_t index) override {
     const char* who = "fastdds receiver";
     std::string error;
+    // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
+    std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
     if (!node) return fail(control, error);
     auto* r = node->reader(topic_, true, error);
@@ -56,7 +64,8 @@ class FastThroughput final : public ThroughputTransport {
     if (!fastdds_matched(r, 1, kDdsMatchTimeoutNs)) {
       return fail(control, "fastdds receiver: did not discover the sender within 10 s");
     }
-    FastTaker taker(r, plan.wait);
+    FastTaker taker(r);
+    free_threads.reset();  // this side pinned again (with --cpus)
     const bool ok = receive_loop(plan, control, index, [&](std::uint64_t& seq) {
       const std::byte* p = taker.next(control, who);
       if (p == nullptr) return false;
