@@ -69,8 +69,9 @@ std::string bench_transports_help() {
       "sleep; cacheline (latency only) is one cache line passed between the two sides, the "
       "floor of a cross-core hand-off that latency reports compare every transport with; "
       "iceoryx is iceoryx 2.x loan / publish "
-      "through a RouDi of its own ({1}); fastdds is Fast DDS over its shared-memory transport "
-      "with data-sharing and loans ({2}); cyclonedds is Cyclone DDS over loopback ({3})",
+      "through a RouDi of its own ({1}); fastdds is Fast DDS with loans, data-sharing for "
+      "latency and its shared-memory transport for throughput ({2}); cyclonedds is Cyclone "
+      "DDS over loopback ({3}); see docs/benchmarks.md",
       inline_max,
       bench::iceoryx_built() ? "built in" : "not built in: install libiceoryx-posh-dev and rebuild",
       bench::fastdds_built() ? "built in" : "left out: install libfastrtps-dev and rebuild",
