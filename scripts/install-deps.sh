@@ -32,9 +32,13 @@ case "$purpose" in
   # python3-dev, python3-pybind11, python3-numpy: the Python module `import
   # ferry` (core/python/, built when they are present); python3-pytest: its
   # tests (tests/python/).
+  # libfastrtps-dev: Fast DDS, the optional `ferry bench --transports fastdds`
+  # comparator (cyclonedds-tools' idlc builds the cyclonedds one);
+  # python3-matplotlib: scripts/plot-bench.py and its test.
   test)
     packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs cyclonedds-tools
-               iproute2 python3-dev python3-pybind11 python3-numpy python3-pytest)
+               iproute2 python3-dev python3-pybind11 python3-numpy python3-pytest libfastrtps-dev
+               python3-matplotlib)
     command -v npm >/dev/null || packages+=(npm)
     ;;
   # mkdocs, mkdocs-material: the site (docs/, mkdocs.yml); doxygen: the API
