@@ -127,8 +127,10 @@ PYBIND11_MODULE(ferry, m) {
 
   py::class_<Subscriber>(m, "Subscriber")
       .def("take", &Subscriber::take, py::arg("timeout") = py::none(),
-           "The next sample, or None. Waits up to `timeout` seconds (with the GIL released); "
-           "never blocks without one.")
+           "The next sample, or None when none came. Waits up to `timeout` seconds (with the "
+           "GIL released); never blocks without one. Raises ferry.Error when it cannot take: "
+           "max_held samples are held, the node was declared dead, or the node belongs to the "
+           "process this one was forked from.")
       .def("take_many", &Subscriber::take_many, py::arg("n"), py::arg("timeout") = py::none(),
            "Up to n samples as a numpy structured array (a copy, possibly shorter, empty when "
            "nothing came). Waits up to `timeout` seconds for the first only (GIL released).")

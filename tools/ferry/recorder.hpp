@@ -88,8 +88,10 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   // Subscribes; the writer adds the topic's schema (once per type) and
-  // channel before its first sample. Throws Failure past kMaxTopics,
-  // ferry::Error when the port is refused.
+  // channel before its first sample. Waits while the writer's queue is
+  // full (copied samples fill it while the writer is behind). Throws Failure
+  // past kMaxTopics, ferry::Error when the port is refused, and rethrows the
+  // writer's error as take() does.
   void add(const discovery::TopicInfo& topic);
   [[nodiscard]] bool has(const std::string& topic) const;
 

@@ -193,6 +193,25 @@ class RawSubscriber {
         port_->held(), taken.token,
         std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
   }
+  /// Like take(), but says why nothing came back when it is an error
+  /// (Subscriber<T>::try_take): TooManyHeld, NodeDeclaredDead,
+  /// InheritedNode, ... An empty optional means nothing is queued.
+  FERRY_HOT std::expected<std::optional<RawSample>, ErrorCode> try_take(
+      std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
+    detail::TakenSample taken;
+    ErrorCode error{};
+    switch (port_->take(taken, error, timeout)) {
+      case detail::TakeStatus::Taken:
+        return std::optional<RawSample>(RawSample(
+            port_->held(), taken.token,
+            std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size)));
+      case detail::TakeStatus::Failed:
+        return std::unexpected(error);
+      case detail::TakeStatus::Empty:
+        break;
+    }
+    return std::optional<RawSample>();
+  }
   /// take_many for raw ports (Subscriber<T>::take_many): copies whole
   /// samples of sample_size() bytes into `out`, as many as fit; waits up to
   /// `timeout` for the first only. Returns how many samples (0 on a bytes topic).

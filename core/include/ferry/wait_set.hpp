@@ -85,7 +85,11 @@ class Ready {
 /// attach/detach on the thread that uses the attached subscribers; notify()
 /// from any thread or a signal handler. A subscriber destroyed while attached
 /// (on any thread) detaches itself and wakes wait(), which reports its index
-/// once. Not movable: signal handlers may hold it.
+/// once. Not movable: signal handlers may hold it. A process forked after
+/// the WaitSet was made has a copy that belongs to the parent, as its nodes
+/// do: there wait(), fd() and attach() throw ferry::Error, notify() does
+/// nothing, and destroying the copy (or an attached subscriber's) touches
+/// nothing the parent uses.
 class WaitSet {
  public:
   /// The most subscribers attached at once.

@@ -158,6 +158,8 @@ class SubscriberPort {
   std::size_t wait_index = 0;
   // At attach: changes announced so far are not news to the WaitSet.
   void forget_changes() noexcept;
+  // Whether the port's node belongs to the process this one was forked from.
+  [[nodiscard]] bool inherited() const noexcept;
   // Where taken samples are released (fixed for the port's life; inline:
   // every take that returns a sample asks).
   [[nodiscard]] HeldSamples* held() const noexcept { return held_; }
