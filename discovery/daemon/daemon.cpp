@@ -227,7 +227,11 @@ std::optional<int> Daemon::poll_once(std::chrono::milliseconds timeout) {
       continue;
     }
     auto it = clients_.find(tag);
-    if (it != clients_.end() && !serve(it->second)) drop(tag, "");
+    if (it != clients_.end()) {
+      const std::uint32_t ready = events[static_cast<std::size_t>(i)].events;
+      if ((ready & EPOLLOUT) != 0) flush_outbox(it->second);
+      if ((ready & ~static_cast<std::uint32_t>(EPOLLOUT)) != 0 && !serve(it->second)) drop(tag, "");
+    }
     drop_broken();
   }
   return std::nullopt;
@@ -251,7 +255,8 @@ void Daemon::accept_clients() {
     }
     UnixSeqpacketSocket socket = std::move(*accepted);
     const int fd = socket.fd();
-    Client client{std::move(socket), 0, 0, 0, 0, 0, {}, false, std::chrono::steady_clock::now()};
+    Client client{
+        std::move(socket), 0, 0, 0, 0, 0, {}, false, std::chrono::steady_clock::now(), {}};
     auto cred = client.socket.peer_credentials();
     if (!cred) {
       // Without credentials the client cannot be told from root: refuse it.
@@ -444,15 +449,44 @@ void Daemon::send_to(Client& client, std::uint32_t request_id, const Message& me
                   bytes.error().message);
     return;
   }
-  if (auto sent = client.socket.send(*bytes, UnixSeqpacketSocket::Millis{0}, attached_fd); !sent) {
-    // A client that does not read its socket is dropped rather than allowed
-    // to stall the daemon or silently miss a notification.
+  // A client that is not reading just now gets it later, in order: the loop
+  // never waits for one, and a live node never misses a notification.
+  auto sent = client.outbox.send(client.socket, *bytes, attached_fd);
+  if (!sent) {
     if (sent.error().code != SocketErrorCode::closed) {
       spdlog::warn("dropping node '{}' (pid {}): {}", client.name, client.pid,
                    sent.error().message);
     }
     client.broken = true;
+    return;
   }
+  if (*sent == ClientOutbox::Sent::queued && client.outbox.size() == 1) {
+    spdlog::debug("node '{}' (pid {}) is not reading: ferryd keeps its messages until it does",
+                  client.name, client.pid);
+    watch_writable(client.socket.fd(), true);
+  }
+}
+
+void Daemon::flush_outbox(Client& client) {
+  auto done = client.outbox.flush(client.socket);
+  if (!done) {
+    if (done.error().code != SocketErrorCode::closed) {
+      spdlog::warn("dropping node '{}' (pid {}): {}", client.name, client.pid,
+                   done.error().message);
+    }
+    client.broken = true;
+    return;
+  }
+  if (*done) watch_writable(client.socket.fd(), false);
+}
+
+void Daemon::watch_writable(int fd, bool writable) {
+  // A refused connection (not in clients_, not polled) gets no second chance.
+  if (clients_.find(fd) == clients_.end()) return;
+  epoll_event ev{};
+  ev.events = writable ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
+  ev.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
 }
 
 void Daemon::deliver(const Outbox& out) {

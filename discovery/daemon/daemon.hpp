@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "client_access.hpp"
+#include "client_outbox.hpp"
 #include "domain_pool.hpp"
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/heartbeats.hpp"
@@ -89,6 +90,7 @@ class Daemon {
     std::string name;
     bool broken = false;  // a send failed: drop it after this event
     std::chrono::steady_clock::time_point connected_at{};  // for the Hello deadline
+    ClientOutbox outbox;  // what its socket did not take yet (client_outbox.hpp)
   };
 
   // Start: takes over a previous ferryd's pool and heartbeat table when
@@ -130,6 +132,10 @@ class Daemon {
   void send_to(Client& client, std::uint32_t request_id, const Message& message,
                int attached_fd = -1);
   void deliver(const Outbox& out);
+  // EPOLLOUT: sends what the client's outbox holds, as far as it goes.
+  void flush_outbox(Client& client);
+  // Polls the client's socket for EPOLLOUT too while its outbox is not empty.
+  void watch_writable(int fd, bool writable);
   [[nodiscard]] NodeList node_list(std::uint32_t start) const;
   [[nodiscard]] ConfigText config_page(std::uint32_t offset) const;
   void shutdown();
