@@ -17,7 +17,9 @@
 #include <stdexcept>
 
 #include "ferry/discovery/node_lock.hpp"
+#include "ferry/discovery/objects.hpp"
 #include "ferry/discovery/protocol.hpp"
+#include "ferry/transport/domain_lock.hpp"
 #include "ferry/transport/names.hpp"
 #include "ferry/transport/object_trust.hpp"
 #include "served_topics.hpp"
@@ -85,11 +87,13 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
   // Otherwise whatever is left under the domain's prefix is stale.
   // Objects another uid made or opened wide under the domain's names are
   // neither adopted nor silently replaced: the operator must look at them.
-  if (auto foreign = transport::first_untrusted_domain_object(options_.domain, object_owner())) {
-    throw std::runtime_error(fmt::format("refusing domain '{}': {}", options_.domain, *foreign));
-  }
+  // One at a name this daemon needs (its heartbeat table, pool or lock)
+  // stops it; others (per-port names, which ferryd makes unguessable,
+  // object_names.hpp) cannot be in its way and are only reported.
+  refuse_foreign_objects();
   if (!adopt_live_state()) {
-    if (const std::size_t stale = transport::remove_domain_objects(options_.domain, true);
+    if (const std::size_t stale =
+            transport::remove_trusted_domain_objects(options_.domain, object_owner());
         stale > 0) {
       spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
                    options_.domain);
@@ -110,6 +114,25 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);
+}
+
+void Daemon::refuse_foreign_objects() {
+  const auto foreign = transport::untrusted_domain_objects(options_.domain, object_owner());
+  const std::string needed[] = {registry_object_name(options_.domain),
+                                pool_object_name(options_.domain),
+                                transport::domain_lock_name(options_.domain)};
+  for (const auto& [name, why] : foreign) {
+    if (std::ranges::find(needed, name) != std::end(needed)) {
+      throw std::runtime_error(fmt::format("refusing domain '{}': {}", options_.domain, why));
+    }
+  }
+  for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) {
+    spdlog::warn("leaving another user's object alone: {}", foreign[i].second);
+  }
+  if (foreign.size() > 5) {
+    spdlog::warn("{} more objects of domain '{}' in /dev/shm are another user's: left alone",
+                 foreign.size() - 5, options_.domain);
+  }
 }
 
 void Daemon::create_heartbeat_table() {
@@ -312,6 +335,14 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
               make_error(ErrorCode::unsupported_version,
                          fmt::format("protocol version {} is not supported; ferryd speaks {}",
                                      hello->protocol_version, kProtocolVersion)));
+      return false;
+    }
+    if (std::ranges::any_of(hello->node_name, [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+        })) {
+      send_to(client, request_id,
+              make_error(ErrorCode::invalid_argument,
+                         "a node name may not hold control characters (newlines, escapes)"));
       return false;
     }
     client.name = hello->node_name;
@@ -632,7 +663,8 @@ void Daemon::shutdown() {
         options_.domain, live);
     return;
   }
-  const std::size_t removed = transport::remove_domain_objects(options_.domain, true);
+  const std::size_t removed =
+      transport::remove_trusted_domain_objects(options_.domain, object_owner());
   reaper_.remove_all_locks();
   domain_removed_ = true;
   spdlog::info("ferryd stopped; removed {} shared-memory object(s) of domain '{}'", removed,

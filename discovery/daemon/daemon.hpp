@@ -97,6 +97,9 @@ class Daemon {
   // nodes it served still live (they reconnect); false when there is
   // nothing to adopt (the caller then starts clean).
   bool adopt_live_state();
+  // Throws when another user's object holds a name this daemon needs; logs
+  // the others, which stay where they are.
+  void refuse_foreign_objects();
   void create_heartbeat_table();
   // Remembers the id counters in the table, for the next ferryd.
   void save_counters();

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -123,6 +124,17 @@ Daemon::Daemon(const TestDomain& domain, const std::string& yaml,
   start();
 }
 
+Daemon::Daemon(const TestDomain& domain, const std::string& yaml,
+               std::vector<std::string> extra_args, RunAs user)
+    : domain_(domain),
+      config_path_((domain.runtime_dir() / "ferry.yaml").string()),
+      extra_args_(std::move(extra_args)),
+      log_path_(next_log_path(domain)),
+      user_(user) {
+  std::ofstream(config_path_) << yaml;
+  start();
+}
+
 Daemon::~Daemon() {
   const int code = pid_ > 0 ? stop() : 0;
   const std::string text = log();
@@ -149,6 +161,11 @@ void Daemon::start() {
     if (log_fd >= 0) {
       ::dup2(log_fd, 1);
       ::dup2(log_fd, 2);
+    }
+    if (user_ &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(user_->gid) != 0 || ::setuid(user_->uid) != 0)) {
+      std::fprintf(stderr, "cannot become uid %u to run ferryd\n", user_->uid);
+      std::_Exit(126);
     }
     std::vector<std::string> argv{bin_path("ferryd"), "--config",     config_path_,
                                   "--domain",         domain_.name(), "--foreground"};

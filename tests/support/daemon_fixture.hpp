@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,11 +32,20 @@ struct RunResult {
 RunResult run_program(const TestDomain& domain, const std::vector<std::string>& argv,
                       std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// Another user for ferryd (root tests): its uid and primary group, no
+// supplementary groups. The runtime directory must be that user's.
+struct RunAs {
+  uid_t uid;
+  gid_t gid;
+};
+
 class Daemon {
  public:
   Daemon(const TestDomain& domain, const std::string& yaml);
   // With more ferryd arguments after the usual ones (e.g. {"--group", "users"}).
   Daemon(const TestDomain& domain, const std::string& yaml, std::vector<std::string> extra_args);
+  Daemon(const TestDomain& domain, const std::string& yaml, std::vector<std::string> extra_args,
+         RunAs user);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -57,6 +67,7 @@ class Daemon {
   std::string config_path_;
   std::vector<std::string> extra_args_;
   std::string log_path_;
+  std::optional<RunAs> user_;
   pid_t pid_ = -1;
 };
 
