@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,6 +31,7 @@ namespace {
 
 constexpr int kListenerTag = -1;
 constexpr int kSignalTag = -2;
+constexpr int kReloadTag = -3;
 
 void add_to_epoll(int epoll_fd, int fd, int tag) {
   epoll_event ev{};
@@ -114,6 +116,9 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);
+  reload_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (reload_fd_ < 0) throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(errno)));
+  add_to_epoll(epoll_fd_, reload_fd_, kReloadTag);
 }
 
 void Daemon::refuse_foreign_objects() {
@@ -200,6 +205,8 @@ void Daemon::save_counters() {
 }
 
 Daemon::~Daemon() {
+  reload_job_.reset();  // joins a reading thread
+  if (reload_fd_ >= 0) ::close(reload_fd_);
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
@@ -247,6 +254,10 @@ std::optional<int> Daemon::poll_once(std::chrono::milliseconds timeout) {
     }
     if (tag == kListenerTag) {
       accept_clients();
+      continue;
+    }
+    if (tag == kReloadTag) {
+      finish_reload();
       continue;
     }
     auto it = clients_.find(tag);

@@ -17,6 +17,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <variant>
 #include <vector>
 
 #include "client_access.hpp"
@@ -57,6 +59,21 @@ struct DaemonOptions {
 // they stay pending until a Daemon's signalfd reads them, so a signal sent
 // as soon as the socket is reachable still stops the daemon cleanly.
 sigset_t block_stop_signals();
+
+// A configuration file as SIGHUP reads it: the text is kept for GetConfig.
+struct LoadedConfig {
+  config::Config config;
+  std::string text;
+};
+
+// SIGHUP's reading thread and what it read: a configuration, or why not.
+struct ReloadJob {
+  std::variant<std::monostate, LoadedConfig, std::string> result;
+  std::thread thread;
+  ~ReloadJob() {
+    if (thread.joinable()) thread.join();
+  }
+};
 
 class Daemon {
  public:
@@ -142,8 +159,14 @@ class Daemon {
   [[nodiscard]] NodeList node_list(std::uint32_t start) const;
   [[nodiscard]] ConfigText config_page(std::uint32_t offset) const;
   void shutdown();
-  // SIGHUP: re-reads the YAML (daemon_reload.cpp).
+  // SIGHUP: re-reads the YAML (daemon_reload.cpp) on a thread of its own,
+  // so that the loop goes on serving while a large file is parsed; the
+  // result is applied on the loop when the thread says it is done.
   void reload();
+  void finish_reload();
+  std::unique_ptr<ReloadJob> reload_job_;
+  bool reload_again_ = false;  // a SIGHUP came while a reload was reading
+  int reload_fd_ = -1;         // eventfd: the reading thread is done
   // Whose objects this daemon trusts: its uid, its configured mode at most.
   [[nodiscard]] transport::ObjectOwner object_owner() const;
   bool domain_removed_ = false;
