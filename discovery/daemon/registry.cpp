@@ -130,7 +130,8 @@ std::string escaped_name(std::string_view text) {
 std::optional<Error> Registry::check_request(const PortRequest& request) const {
   // A declared topic's name is valid (the configuration checked it); any
   // other name is checked here, before it can become an undeclared topic.
-  if (!topics_.contains(request.topic) && !config::is_valid_topic_name(request.topic)) {
+  const bool fresh = !topics_.contains(request.topic);
+  if (fresh && !config::is_valid_topic_name(request.topic)) {
     return make_error(
         ErrorCode::invalid_argument,
         fmt::format("'{}' is not a valid topic name: use letters, digits and _ / . - (at most {} "
@@ -157,7 +158,9 @@ std::optional<Error> Registry::check_request(const PortRequest& request) const {
                     request.type_name, size, align, config::kMaxSampleSize, config::kMaxAlign));
   }
   // A type name means one layout in the domain: a declared topic's type
-  // cannot be reused with another size on an undeclared topic.
+  // cannot be reused with another size on a new undeclared topic (on a
+  // topic that exists, check_type compares with its own type).
+  if (!fresh) return std::nullopt;
   for (const auto& [name, topic] : topics_) {
     const ServedTopic& s = topic.settings;
     if (!s.declared || s.type_name != request.type_name) continue;
