@@ -99,6 +99,12 @@ void read_pool(Reader& r, const Entry& e, Config& config) {
                                     " (expected one class per chunk size: add up the counts)");
       continue;
     }
+    if (classes.size() == kMaxPoolClasses) {
+      r.error(pos, what + " is one too many: the pool has at most " +
+                       std::to_string(kMaxPoolClasses) +
+                       " size classes; expected fewer classes (merge near sizes into one)");
+      continue;
+    }
     classes.emplace_back(PoolClass{*size, *n}, chunk->value_pos);
   }
   if (index == 0)

@@ -51,6 +51,10 @@ inline constexpr std::uint64_t kMinChunkSize = 64;
 // `--config /dev/zero`-like mistakes from growing the reader without end.
 inline constexpr std::uint64_t kMaxConfigFileSize = std::uint64_t{4} << 20;  // 4 MiB
 
+// Size classes of the loaned-memory pool (its shared header has room for
+// this many; discovery/daemon/domain_pool.cpp asserts they agree).
+inline constexpr std::size_t kMaxPoolClasses = 32;
+
 // YAML nodes of the configuration as its readers see them, an alias counted
 // as a copy of its anchor's node: without it a 0.5 MiB file of aliases reads
 // as 100 million nodes (minutes and gigabytes). Real files have thousands.
