@@ -19,6 +19,7 @@
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
 #include "queue_probe.hpp"
+#include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -78,18 +79,33 @@ int publish_all(double seconds) {
   return 0;
 }
 
-int take_all(double seconds) {
+// Takes from every topic for `seconds`; raises `flowing` once a sample of
+// each has come (the flow the scribbling then disturbs).
+int take_all(double seconds, const ferry::test::Signal& flowing) {
   ferry::Node node{"sub"};
   auto oldest = node.subscriber<Seq>("oldest");
   auto blocked = node.subscriber<Seq>("blocked");
   auto blobs = node.subscriber<ferry::Bytes>("blobs");
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::uint64_t sink = 0;
+  bool got[3] = {false, false, false};
+  bool raised = false;
   while (std::chrono::steady_clock::now() < end) {
+    if (!raised && got[0] && got[1] && got[2]) {
+      flowing.raise();
+      raised = true;
+    }
     // Samples may be garbage now; reading them must still be safe.
-    if (auto s = oldest.take(1ms)) sink += (*s)->seq;
-    if (auto s = blocked.take()) sink += (*s)->seq;
+    if (auto s = oldest.take(1ms)) {
+      got[0] = true;
+      sink += (*s)->seq;
+    }
+    if (auto s = blocked.take()) {
+      got[1] = true;
+      sink += (*s)->seq;
+    }
     if (auto s = blobs.take()) {
+      got[2] = true;
       const auto* p = (*s)->data();
       for (std::size_t k = 0; k < (*s)->size(); ++k) sink += static_cast<std::uint64_t>(p[k]);
     }
@@ -101,12 +117,15 @@ int take_all(double seconds) {
 
 TEST_CASE_FIXTURE(
     Served, "scribbling over every shared object while samples flow crashes and hangs nobody") {
+  ferry::test::Signal flowing;
   Child pub([] { return publish_all(4.0); });
-  Child sub([] { return take_all(4.5); });
-  std::this_thread::sleep_for(500ms);  // matched and flowing
+  Child sub([&] { return take_all(4.5, flowing); });
+  REQUIRE(flowing.wait());  // matched, and a sample of each topic came
   REQUIRE(ferry::test::pool_count(domain.name()).total > 0);
 
-  std::mt19937_64 random(20261130);
+  const std::uint64_t seed = 20261130;
+  MESSAGE("scribbling with seed " << seed);
+  std::mt19937_64 random(seed);
   const auto end = std::chrono::steady_clock::now() + 2s;
   std::uint64_t writes = 0;
   while (std::chrono::steady_clock::now() < end) {

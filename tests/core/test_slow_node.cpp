@@ -13,6 +13,7 @@
 
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
+#include "seed.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
@@ -67,7 +68,7 @@ TEST_CASE_FIXTURE(Served,
     return unanswered == 0 ? 0 : 1;
   });
   REQUIRE(started.wait());
-  std::mt19937 random(std::random_device{}());
+  std::mt19937 random(static_cast<std::mt19937::result_type>(ferry::test::test_seed()));
   std::uniform_int_distribution<int> stopped_ms(100, 400);  // often past timeout_ms
   std::uniform_int_distribution<int> running_ms(0, 60);
   std::uint64_t slowest = 0;
