@@ -61,3 +61,15 @@ def test_errors_name_the_problem(domain):
         ferry.Node("py-errors", domain="nosuchdomain")
     with pytest.raises(ferry.Error, match="domain"):
         ferry.Node("py-errors", domain="bad domain!")
+
+
+def test_import_without_numpy_names_the_interpreter():
+    """An interpreter that cannot import numpy is told so when it imports ferry."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['numpy'] = None; import ferry"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert "ImportError: the ferry module needs numpy" in r.stderr, r.stderr
+    assert sys.executable in r.stderr
