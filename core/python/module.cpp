@@ -60,12 +60,13 @@ PYBIND11_MODULE(ferry, m) {
     (void)py::module_::import("numpy");
   } catch (py::error_already_set& e) {
     const py::module_ sys = py::module_::import("sys");
+    const std::string version = py::str(sys.attr("version")).cast<std::string>();
     throw py::import_error(fmt::format(
         "the ferry module needs numpy, which this Python ({}, version {}) cannot import ({}); "
         "install numpy for this interpreter (Debian: apt-get install python3-numpy; a venv: pip "
         "install numpy)",
-        py::str(sys.attr("executable")).cast<std::string>(),
-        py::str(sys.attr("version")).cast<std::string>().substr(0, 7), e.what()));
+        py::str(sys.attr("executable")).cast<std::string>(), version.substr(0, version.find(' ')),
+        e.what()));
   }
   m.doc() = "ferry: shared-memory publish/subscribe; samples as zero-copy numpy views";
   py::register_exception<ferry::Error>(m, "Error");
