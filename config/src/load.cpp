@@ -140,6 +140,10 @@ void parse(std::string_view text, Config& config, std::vector<Diagnostic>& out) 
   Reader r(config.source, out);
   const auto parsed = detail::parse_yaml(text);
   if (!parsed) {
+    if (parsed.error().too_large) {
+      r.error(parsed.error().pos, parsed.error().what + "; expected fewer aliases of large nodes");
+      return;
+    }
     r.error(parsed.error().pos,
             "YAML syntax error: " + parsed.error().what +
                 "; expected well-formed YAML (check brackets, quotes, colons and indentation)");

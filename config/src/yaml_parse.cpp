@@ -129,7 +129,8 @@ std::expected<ParsedYaml, YamlSyntaxError> parse_yaml(std::string_view text) {
             to_pos(*starts.too_large),
             "with its aliases expanded the file holds more than " + std::to_string(kMaxYamlNodes) +
                 " YAML nodes, the most a configuration may have (an alias copies its anchor's "
-                "whole node each time it is used)"});
+                "whole node each time it is used)",
+            true});
       }
       const int first_pos = starts.start.pos;
       if (parser.HandleNextDocument(starts)) {
