@@ -54,6 +54,20 @@ std::string result_repr(const ferry::PublishResult& r) {
 }  // namespace
 
 PYBIND11_MODULE(ferry, m) {
+  // Every sample is a numpy view: an interpreter without numpy (a venv, a
+  // pyenv build) must hear it now, not at its first publisher.
+  try {
+    (void)py::module_::import("numpy");
+  } catch (py::error_already_set& e) {
+    const py::module_ sys = py::module_::import("sys");
+    const std::string version = py::str(sys.attr("version")).cast<std::string>();
+    throw py::import_error(fmt::format(
+        "the ferry module needs numpy, which this Python ({}, version {}) cannot import ({}); "
+        "install numpy for this interpreter (Debian: apt-get install python3-numpy; a venv: pip "
+        "install numpy)",
+        py::str(sys.attr("executable")).cast<std::string>(), version.substr(0, version.find(' ')),
+        e.what()));
+  }
   m.doc() = "ferry: shared-memory publish/subscribe; samples as zero-copy numpy views";
   py::register_exception<ferry::Error>(m, "Error");
 

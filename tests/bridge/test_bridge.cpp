@@ -569,7 +569,7 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
     return n;
   };
   REQUIRE(sub.take(5s).has_value());
-  w.da.stop();  // the exporting side's ferryd
+  CHECK(w.da.stop() == 0);  // the exporting side's ferryd
   w.da.start();
   REQUIRE(bridge_a->wait_for("counts", 3s));
   const auto before = bridge_a->out().size();

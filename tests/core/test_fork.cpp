@@ -52,6 +52,7 @@ TEST_CASE_FIXTURE(Served,
   const int children = static_cast<int>(scaled(12, 3));
   // Watches the parent's flow from a process forked before any node exists.
   Signal watching;
+  Signal stopped;  // the parent stopped publishing: the flow may run dry from then on
   Child watcher([&] {
     ferry::Node node{"watcher"};
     auto sub = node.subscriber<Seq>("f_parent");
@@ -61,7 +62,7 @@ TEST_CASE_FIXTURE(Served,
     std::uint64_t taken = 0;
     while (true) {
       auto s = sub.take(5s);
-      if (!s) return taken > 100 ? 0 : 2;  // the parent stopped
+      if (!s) return stopped.wait(0ms) && taken > 100 ? 0 : 2;  // the parent stopped, or it broke
       if (!intact(**s) || (*s)->publisher != 1 || (taken > 0 && (*s)->seq < next)) return 3;
       next = (*s)->seq + 1;
       ++taken;
@@ -129,6 +130,7 @@ TEST_CASE_FIXTURE(Served,
   }
   busy.request_stop();
   busy.join();
+  stopped.raise();
   CHECK(watcher.wait(15s) == 0);
   // The node the children destroyed is alive and registered in the parent.
   CHECK(extra->declared_dead().empty());

@@ -143,3 +143,15 @@ def test_take_raises_once_the_node_is_declared_dead(domain):
             os.waitpid(pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+def test_import_without_numpy_names_the_interpreter():
+    """An interpreter that cannot import numpy is told so when it imports ferry."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['numpy'] = None; import ferry"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert "ImportError: the ferry module needs numpy" in r.stderr, r.stderr
+    assert sys.executable in r.stderr

@@ -503,6 +503,11 @@ void add_play_command(CLI::App& app, PlayOptions& o, Run& run) {
   cmd->add_option("--topics", o.topics, "Only these topics (comma-separated)")->delimiter(',');
   cmd->add_option("--start-offset,-s", o.start_offset, "Skip the first S seconds of the recording")
       ->check(zero_or_more());
+  cmd->add_option("--max-gap", o.max_gap,
+                  "Longest wait between two messages, in seconds of recording: a longer gap "
+                  "(a clock jump, a bad timestamp) is cut to it and said on stderr; 0: no limit")
+      ->check(zero_or_more())
+      ->capture_default_str();
   cmd->footer(
       "Each channel's type must match the domain's topic (same ferry type, same fields), or\n"
       "nothing is played. Waits up to 2 s for each topic to have a subscriber.\n"

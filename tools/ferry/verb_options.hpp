@@ -151,6 +151,7 @@ struct PlayOptions {
   bool loop = false;
   std::vector<std::string> topics;  // empty: all
   double start_offset = 0;          // seconds
+  double max_gap = 10;              // seconds of recording between two messages at most; 0: any
 };
 
 }  // namespace ferry::cli
