@@ -96,9 +96,13 @@ class RawLoan {
 class RawPublisher {
  public:
   // `sample` must be exactly sample_size() bytes; anything else is refused
-  // (nothing delivered) without touching the queues.
+  // (TooLarge, nothing delivered) without touching the queues.
   FERRY_HOT PublishResult publish(std::span<const std::byte> sample) noexcept {
-    if (sample.size() != sample_size_) return PublishResult{};
+    if (sample.size() != sample_size_) [[unlikely]] {
+      PublishResult refused;
+      refused.error = ErrorCode::TooLarge;
+      return refused;
+    }
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
   // publish_many for raw ports (Publisher<T>::publish_many): `samples` holds
@@ -173,6 +177,25 @@ class RawSubscriber {
         port_->held(), taken.token,
         std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
   }
+  // As Subscriber<T>::try_take(): an empty optional means nothing is
+  // queued; an error says why nothing came back (TooManyHeld,
+  // NodeDeclaredDead, ...).
+  FERRY_HOT std::expected<std::optional<RawSample>, ErrorCode> try_take(
+      std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
+    detail::TakenSample taken;
+    ErrorCode error{};
+    switch (port_->take(taken, error, timeout)) {
+      case detail::TakeStatus::Taken:
+        return std::optional<RawSample>(RawSample(
+            port_->held(), taken.token,
+            std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size)));
+      case detail::TakeStatus::Failed:
+        return std::unexpected(error);
+      case detail::TakeStatus::Empty:
+        break;
+    }
+    return std::optional<RawSample>();
+  }
   // take_many for raw ports (Subscriber<T>::take_many): copies whole
   // samples of sample_size() bytes into `out`, as many as fit; waits up to
   // `timeout` for the first only. Returns how many samples (0 on a bytes topic).
@@ -186,6 +209,8 @@ class RawSubscriber {
   [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
+  // As Subscriber<T>::set_take_spin().
+  void set_take_spin(std::uint32_t polls) noexcept { port_->set_take_spin(polls); }
 
  private:
   friend class Node;
