@@ -24,8 +24,10 @@ static long parse(const char* text, const char* what, long lo, long hi) {
   errno = 0;
   const long v = strtol(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-    fprintf(stderr, "c_publisher: %s must be a whole number from %ld to %ld, not '%s'\n", what,
-            lo, hi, text);
+    fprintf(stderr,
+            "c_publisher: %s must be a whole number from %ld to %ld, not '%s' (usage: "
+            "c_publisher [count] [rate_hz])\n",
+            what, lo, hi, text);
     exit(2);
   }
   return v;

@@ -24,7 +24,9 @@ int main(int argc, char** argv) {
     errno = 0;
     count = strtol(argv[1], &end, 10);
     if (errno != 0 || end == argv[1] || *end != '\0' || count < 0 || count > 1000000) {
-      fprintf(stderr, "c_subscriber: count must be a whole number from 0 to 1000000, not '%s'\n",
+      fprintf(stderr,
+              "c_subscriber: count must be a whole number from 0 to 1000000, not '%s' (usage: "
+              "c_subscriber [count])\n",
               argv[1]);
       return 2;
     }
