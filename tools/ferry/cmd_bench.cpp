@@ -58,16 +58,17 @@ std::string bench_transports_help() {
   const std::string inline_max = config::format_size(config::kMaxInlineSample);
   return fmt::format(
       "Transports to measure, in a list: ferry, ferry-copy, ferry-loan, ferry-waitset, "
-      "ferry-fd, raw-ring, unix-socket, pipe, iceoryx (default all but ferry-copy, "
+      "ferry-fd, ferry-c, raw-ring, unix-socket, pipe, iceoryx (default all but ferry-copy, "
       "ferry-loan, "
-      "ferry-waitset and ferry-fd). ferry is "
+      "ferry-waitset, ferry-fd and ferry-c). ferry is "
       "what the full API gives at each size: publish(const T&) / take() up to {0} (copied "
       "into the ring slot and out), loan / publish / take above (zero copy); ferry-copy "
       "is publish(const T&) at every size (above {0} copied once into a pool chunk), "
       "ferry-loan the loan path at every size; ferry-waitset and ferry-fd (latency only) "
       "are "
       "ferry-copy waiting in WaitSet::wait() or in poll() on WaitSet::fd() with --wait "
-      "sleep; iceoryx is iceoryx 2.x loan / publish "
+      "sleep; ferry-c (latency only) is ferry-copy with the ping side through the C API; "
+      "iceoryx is iceoryx 2.x loan / publish "
       "through a RouDi of its own ({1})",
       inline_max,
       bench::iceoryx_built() ? "built in"

@@ -74,10 +74,10 @@ bool iceoryx_built() noexcept {
 
 const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{std::string(kFerry),      std::string(kFerryCopy),
-                               std::string(kFerryLoan),  std::string(kFerryWaitSet),
-                               std::string(kFerryFd),    std::string(kRawRing),
-                               std::string(kUnixSocket), std::string(kPipe)};
+    std::vector<std::string> n{
+        std::string(kFerry),        std::string(kFerryCopy),  std::string(kFerryLoan),
+        std::string(kFerryWaitSet), std::string(kFerryFd),    std::string(kFerryC),
+        std::string(kRawRing),      std::string(kUnixSocket), std::string(kPipe)};
     if (iceoryx_built()) n.emplace_back(kIceoryx);
     return n;
   }();
@@ -123,7 +123,7 @@ std::vector<std::string> parse_transports(const std::vector<std::string>& values
         known_transports().end()) {
       throw UsageError(
           fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
-                      "ferry-waitset, ferry-fd, raw-ring, unix-socket, pipe or iceoryx",
+                      "ferry-waitset, ferry-fd, ferry-c, raw-ring, unix-socket, pipe or iceoryx",
                       w));
     }
   }
