@@ -206,6 +206,43 @@ static void outliving(ferry_node_t* node, ferry_publisher_t* pub) {
   }
 }
 
+/* A bytes topic: any size up to max_size (100) by copy; no loans or batches. */
+static void bytes_topic(ferry_node_t* node) {
+  ferry_publisher_t* pub = NULL;
+  ferry_subscriber_t* sub = NULL;
+  EXPECT(ferry_subscriber_create(node, "c/bytes", FERRY_BYTES_TYPE, 0, 1, &sub) == FERRY_OK);
+  EXPECT(ferry_publisher_create(node, "c/bytes", FERRY_BYTES_TYPE, 0, 1, &pub) == FERRY_OK);
+  if (pub == NULL || sub == NULL) return;
+  wait_matched(pub);
+  const char text[] = "hello from C";
+  ferry_publish_result_t r;
+  EXPECT(ferry_publish(pub, text, sizeof text, &r) == FERRY_OK && r.delivered == 1);
+  EXPECT(ferry_publish(pub, NULL, 0, &r) == FERRY_OK && r.delivered == 1);
+  char big[101];
+  memset(big, 'x', sizeof big);
+  EXPECT_ERROR(ferry_publish(pub, big, sizeof big, &r), FERRY_ERROR_TOO_LARGE, "max_size of 100");
+  ferry_loan_t* loan = NULL;
+  void* data = NULL;
+  EXPECT_ERROR(ferry_loan(pub, &loan, &data), INVALID, "bytes topic");
+  EXPECT_ERROR(ferry_publish_many(pub, big, 1, 10, &r), INVALID, "bytes topic");
+  size_t got = 0;
+  EXPECT_ERROR(ferry_take_many(sub, big, 1, 10, 0, &got), INVALID, "bytes topic");
+  ferry_sample_t* s = NULL;
+  EXPECT(ferry_take(sub, 1000000000u, &s) == FERRY_OK && s != NULL);
+  if (s != NULL) {
+    EXPECT(ferry_sample_size(s) == sizeof text);
+    EXPECT(memcmp(ferry_sample_data(s), text, sizeof text) == 0);
+    EXPECT(ferry_sample_release(s) == FERRY_OK);
+  }
+  EXPECT(ferry_take(sub, 1000000000u, &s) == FERRY_OK && s != NULL);
+  if (s != NULL) {
+    EXPECT(ferry_sample_size(s) == 0);
+    EXPECT(ferry_sample_release(s) == FERRY_OK);
+  }
+  ferry_publisher_destroy(pub);
+  ferry_subscriber_destroy(sub);
+}
+
 static void names(void) {
   EXPECT(strcmp(ferry_error_name(FERRY_OK), "OK") == 0);
   EXPECT(strcmp(ferry_error_name(FERRY_ERROR_POOL_EXHAUSTED), "POOL_EXHAUSTED") == 0);
@@ -239,6 +276,7 @@ int main(void) {
   waitsets(sub, idle);
   ferry_subscriber_destroy(idle);
   outliving(node, other);
+  bytes_topic(node);
   ferry_publisher_destroy(pub); /* with two loans out: they go back to the pool */
   ferry_publisher_destroy(other);
   ferry_subscriber_destroy(sub);

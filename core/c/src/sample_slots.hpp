@@ -38,10 +38,14 @@ class SampleSlots {
  public:
   static constexpr std::uint32_t kSlots = 63;  // config::kMaxHeld (HeldSamples::kMaxBuffers)
 
-  // A slot for `taken` (owner thread). Never fails: the subscriber holds at
-  // most kSlots samples, and a slot is released before its sample is.
+  // A slot for `taken` (owner thread). Null never happens while the
+  // subscriber holds at most kSlots samples and each slot is released before
+  // its sample is (then `taken` is released when the caller drops it).
   FERRY_HOT ferry_sample_t* hold(RawSample&& taken) noexcept {
-    if (free_ == 0) collect();
+    if (free_ == 0) [[unlikely]] {
+      collect();
+      if (free_ == 0) return nullptr;
+    }
     const auto index = static_cast<std::uint32_t>(std::countr_zero(free_));
     free_ &= free_ - 1;
     ferry_sample_t& slot = slots_[index];

@@ -47,7 +47,12 @@ ferry_error_t ferry_take(ferry_subscriber_t* subscriber, uint64_t timeout_ns,
   auto taken = subscriber->port.try_take(to_timeout(timeout_ns));
   if (!taken) [[unlikely]]
     return ferry::c::fail_code(taken.error(), kCall, subscriber->port.topic().c_str());
-  if (*taken) *sample = subscriber->slots->hold(std::move(**taken));
+  if (*taken) {
+    *sample = subscriber->slots->hold(std::move(**taken));
+    if (*sample == nullptr) [[unlikely]]
+      return fail(FERRY_ERROR_INTERNAL, "%s on topic '%s': no free sample handle", kCall,
+                  subscriber->port.topic().c_str());
+  }
   return FERRY_OK;
 }
 

@@ -125,22 +125,30 @@ typedef struct ferry_sample_info_t {
 
 /// This thread's sentence about its last failed call ("" before any). It
 /// stays valid until this thread's next failing call.
+/// @return A sentence, never NULL.
 FERRY_C_API const char* ferry_last_error(void);
 
 /// The enumerator's name without its prefix, e.g. "POOL_EXHAUSTED"; "UNKNOWN"
 /// for a value that is none of them. A static string.
+/// @param error A value a call returned.
+/// @return A static string, never NULL.
 FERRY_C_API const char* ferry_error_name(ferry_error_t error);
 
 /// Joins a domain: connects to its ferryd. `name` names the node in
 /// `ferry node list`; `domain` NULL or "" means $FERRY_DOMAIN, else
 /// "default". FERRY_ERROR_REFUSED when ferryd cannot be reached (the
 /// sentence names the socket and how to start ferryd).
+/// @param name The node's name (shown by `ferry node list`).
+/// @param domain The domain to join; NULL or "" for $FERRY_DOMAIN, else "default".
+/// @param node Receives the node (NULL on failure).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_node_create(const char* name, const char* domain,
                                             ferry_node_t** node);
 
 /// Leaves the domain once the node's publishers and subscribers are
 /// destroyed too (they keep the connection while they live). NULL: nothing
 /// happens.
+/// @param node The node, or NULL.
 FERRY_C_API void ferry_node_destroy(ferry_node_t* node);
 
 /// Creates a publisher on `topic` for samples of the named type, `size`
@@ -148,18 +156,31 @@ FERRY_C_API void ferry_node_destroy(ferry_node_t* node);
 /// topic's declared type must have that name, size and alignment, else
 /// FERRY_ERROR_REFUSED with both sides in the sentence; an undeclared topic
 /// (when the domain is not strict) is created with this type.
+/// @param node The node the port belongs to.
+/// @param topic The topic name, e.g. "robot/pose".
+/// @param type_name The type's name as the YAML declares it (FERRY_BYTES_TYPE for a bytes topic).
+/// @param size The sample size in bytes: sizeof your struct (0 for a bytes topic).
+/// @param alignment The alignment of the struct: _Alignof (1 for a bytes topic).
+/// @param publisher Receives the publisher (NULL on failure).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_publisher_create(ferry_node_t* node, const char* topic,
                                                  const char* type_name, size_t size,
                                                  size_t alignment, ferry_publisher_t** publisher);
 
 /// Destroys a publisher; its unpublished loans go back to the pool and
 /// their handles become invalid. NULL: nothing happens.
+/// @param publisher The publisher, or NULL.
 FERRY_C_API void ferry_publisher_destroy(ferry_publisher_t* publisher);
 
 /// Copies one sample of `size` bytes (the topic's sample size; a bytes
 /// topic: up to its max_size) into every matched subscriber's queue,
 /// applying the topic's full-queue policy. `result` may be NULL. A wrong
 /// size is FERRY_ERROR_INVALID_ARGUMENT and sends nothing.
+/// @param publisher The publisher.
+/// @param data The sample.
+/// @param size Its size in bytes.
+/// @param result Receives what became of the sample (may be NULL).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_publish(ferry_publisher_t* publisher, const void* data, size_t size,
                                         ferry_publish_result_t* result);
 
@@ -168,6 +189,12 @@ FERRY_C_API ferry_error_t ferry_publish(ferry_publisher_t* publisher, const void
 /// and batch. `sample_size` must be the topic's sample size (no bytes
 /// topics); `count` 0 does nothing. `result` (may be NULL) counts samples
 /// times queues.
+/// @param publisher The publisher.
+/// @param samples The samples, back to back.
+/// @param count How many samples.
+/// @param sample_size Each sample's size: the topic's sample size.
+/// @param result Receives what became of the sample (may be NULL).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_publish_many(ferry_publisher_t* publisher, const void* samples,
                                              size_t count, size_t sample_size,
                                              ferry_publish_result_t* result);
@@ -176,6 +203,10 @@ FERRY_C_API ferry_error_t ferry_publish_many(ferry_publisher_t* publisher, const
 /// sample at `*data` (aligned for the type), then ferry_publish_loan().
 /// FERRY_ERROR_TOO_MANY_LOANS, FERRY_ERROR_POOL_EXHAUSTED when none is
 /// free. Not for bytes topics (use ferry_publish()).
+/// @param publisher The publisher.
+/// @param loan Receives the loan handle (NULL on failure).
+/// @param data Receives where to write the sample (NULL on failure).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_loan(ferry_publisher_t* publisher, ferry_loan_t** loan,
                                      void** data);
 
@@ -183,21 +214,39 @@ FERRY_C_API ferry_error_t ferry_loan(ferry_publisher_t* publisher, ferry_loan_t*
 /// consumed, also when the call fails. `result` may be NULL. A loan
 /// published or returned already, or of another publisher, is
 /// FERRY_ERROR_INVALID_ARGUMENT.
+/// @param publisher The publisher.
+/// @param loan The loan.
+/// @param result Receives what became of the sample (may be NULL).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_publish_loan(ferry_publisher_t* publisher, ferry_loan_t* loan,
                                              ferry_publish_result_t* result);
 
 /// Gives an unpublished loan back to the pool, unsent.
+/// @param publisher The publisher.
+/// @param loan The loan.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_loan_return(ferry_publisher_t* publisher, ferry_loan_t* loan);
 
 /// Subscribers whose queues this publisher has attached: a publish after
 /// this returned N reaches those N. 0 for NULL (and an error sentence).
+/// @param publisher The publisher.
+/// @return The number of subscribers.
 FERRY_C_API size_t ferry_publisher_subscriber_count(const ferry_publisher_t* publisher);
 
 /// The publisher_id of every sample this publisher sends; 0 for NULL.
+/// @param publisher The publisher.
+/// @return The publisher id.
 FERRY_C_API uint64_t ferry_publisher_id(const ferry_publisher_t* publisher);
 
 /// Creates a subscriber on `topic` for samples of the named type, `size`
 /// bytes aligned to `alignment`, checked as ferry_publisher_create() does.
+/// @param node The node the port belongs to.
+/// @param topic The topic name, e.g. "robot/pose".
+/// @param type_name The type's name as the YAML declares it (FERRY_BYTES_TYPE for a bytes topic).
+/// @param size The sample size in bytes: sizeof your struct (0 for a bytes topic).
+/// @param alignment The alignment of the struct: _Alignof (1 for a bytes topic).
+/// @param subscriber Receives the subscriber (NULL on failure).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_subscriber_create(ferry_node_t* node, const char* topic,
                                                   const char* type_name, size_t size,
                                                   size_t alignment,
@@ -206,6 +255,7 @@ FERRY_C_API ferry_error_t ferry_subscriber_create(ferry_node_t* node, const char
 /// Destroys a subscriber: it leaves its waitset, its unread samples are
 /// dropped. Samples it handed out stay valid until each is released. NULL:
 /// nothing happens.
+/// @param subscriber The subscriber, or NULL.
 FERRY_C_API void ferry_subscriber_destroy(ferry_subscriber_t* subscriber);
 
 /// Takes the next sample, waiting up to `timeout_ns` nanoseconds (0: never
@@ -213,6 +263,10 @@ FERRY_C_API void ferry_subscriber_destroy(ferry_subscriber_t* subscriber);
 /// nothing came. FERRY_ERROR_TOO_MANY_HELD: a sample is queued but max_held
 /// are still held; FERRY_ERROR_NODE_DECLARED_DEAD: ferryd declared this
 /// node dead. Release every sample with ferry_sample_release().
+/// @param subscriber The subscriber.
+/// @param timeout_ns How long to wait, in nanoseconds (0: never waits).
+/// @param sample Receives the sample, or NULL when nothing came.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_take(ferry_subscriber_t* subscriber, uint64_t timeout_ns,
                                      ferry_sample_t** sample);
 
@@ -221,49 +275,79 @@ FERRY_C_API ferry_error_t ferry_take(ferry_subscriber_t* subscriber, uint64_t ti
 /// one's order; waits up to `timeout_ns` for the first one only. `*taken`
 /// says how many (0: none came). Holds no sample, so max_held does not
 /// limit it; sample info is not kept (ferry_take() gives it).
+/// @param subscriber The subscriber.
+/// @param out Where the samples are copied.
+/// @param max_count How many samples `out` has room for.
+/// @param sample_size Each sample's size: the topic's sample size.
+/// @param timeout_ns How long to wait, in nanoseconds (0: never waits).
+/// @param taken Receives how many samples were copied.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_take_many(ferry_subscriber_t* subscriber, void* out,
                                           size_t max_count, size_t sample_size, uint64_t timeout_ns,
                                           size_t* taken);
 
 /// Publishers ferryd matched with this subscriber; 0 for NULL.
+/// @param subscriber The subscriber.
+/// @return The number of publishers.
 FERRY_C_API size_t ferry_subscriber_publisher_count(const ferry_subscriber_t* subscriber);
 
 /// How many times ferry_take() with a timeout polls its queues before it
 /// sleeps (default 1024); 0 sleeps at once (no CPU while waiting, a
 /// wake-up's microseconds per sample).
+/// @param subscriber The subscriber.
+/// @param polls Polls before sleeping; 0 sleeps at once.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_subscriber_set_take_spin(ferry_subscriber_t* subscriber,
                                                          uint32_t polls);
 
 /// The sample's bytes; NULL for a NULL or released sample.
+/// @param sample The sample.
+/// @return The bytes, valid until the sample is released.
 FERRY_C_API const void* ferry_sample_data(const ferry_sample_t* sample);
 
 /// The sample's size in bytes; 0 for a NULL or released sample.
+/// @param sample The sample.
+/// @return The size in bytes.
 FERRY_C_API size_t ferry_sample_size(const ferry_sample_t* sample);
 
 /// The sample's sequence, publisher and publish time; all zero for a NULL
 /// or released sample.
+/// @param sample The sample.
+/// @return The metadata.
 FERRY_C_API ferry_sample_info_t ferry_sample_info(const ferry_sample_t* sample);
 
 /// Gives a sample back (any thread, also after its subscriber was
 /// destroyed); the handle is invalid afterwards. NULL: nothing happens. A
 /// second release of the same handle is FERRY_ERROR_INVALID_ARGUMENT while
 /// the subscriber has not handed that slot out again.
+/// @param sample The sample, or NULL.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_sample_release(ferry_sample_t* sample);
 
 /// Creates an empty waitset.
+/// @param waitset Receives the waitset (NULL on failure).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_waitset_create(ferry_waitset_t** waitset);
 
 /// Destroys a waitset (its subscribers stay). NULL: nothing happens.
+/// @param waitset The waitset, or NULL.
 FERRY_C_API void ferry_waitset_destroy(ferry_waitset_t* waitset);
 
 /// Attaches a subscriber; `*index` (may be NULL) is its bit in
 /// ferry_waitset_wait()'s mask: the lowest free one, 0, 1, ... in attach
 /// order. FERRY_ERROR_REFUSED past FERRY_WAITSET_CAPACITY or for a
 /// subscriber attached already (here or elsewhere).
+/// @param waitset The waitset.
+/// @param subscriber The subscriber.
+/// @param index Receives the attachment index (may be NULL).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_waitset_attach(ferry_waitset_t* waitset,
                                                ferry_subscriber_t* subscriber, size_t* index);
 
 /// Detaches a subscriber; FERRY_ERROR_REFUSED if it is not attached here.
+/// @param waitset The waitset.
+/// @param subscriber The subscriber.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_waitset_detach(ferry_waitset_t* waitset,
                                                ferry_subscriber_t* subscriber);
 
@@ -271,11 +355,17 @@ FERRY_C_API ferry_error_t ferry_waitset_detach(ferry_waitset_t* waitset,
 /// ready, ferry_waitset_notify() is called, or `timeout_ns` passes.
 /// `*ready` (may be NULL) gets bit i set for attachment i with a queued
 /// sample (0 on a timeout). Level-triggered; allocates nothing.
+/// @param waitset The waitset.
+/// @param timeout_ns How long to wait, in nanoseconds (0: never waits).
+/// @param ready Receives the ready mask (may be NULL).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_waitset_wait(ferry_waitset_t* waitset, uint64_t timeout_ns,
                                              uint64_t* ready);
 
 /// Wakes ferry_waitset_wait() and makes the descriptor readable: any
 /// thread, async-signal-safe.
+/// @param waitset The waitset.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_waitset_notify(ferry_waitset_t* waitset);
 
 /// A descriptor for poll/epoll (owned by the waitset: do not close it),
@@ -283,6 +373,8 @@ FERRY_C_API ferry_error_t ferry_waitset_notify(ferry_waitset_t* waitset);
 /// since, or after notify. After it polls readable, call
 /// ferry_waitset_wait() with timeout 0: it reads it clear and re-arms it.
 /// -1 on failure (see ferry_last_error()).
+/// @param waitset The waitset.
+/// @return The descriptor, or -1.
 FERRY_C_API int ferry_waitset_fd(ferry_waitset_t* waitset);
 
 #ifdef __cplusplus
