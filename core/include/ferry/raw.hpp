@@ -173,9 +173,7 @@ class RawSubscriber {
     detail::TakenSample taken;
     ErrorCode error{};
     if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;
-    return RawSample(
-        port_->held(), taken.token,
-        std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
+    return make_sample(taken);
   }
   // As Subscriber<T>::try_take(): an empty optional means nothing is
   // queued; an error says why nothing came back (TooManyHeld,
@@ -186,9 +184,7 @@ class RawSubscriber {
     ErrorCode error{};
     switch (port_->take(taken, error, timeout)) {
       case detail::TakeStatus::Taken:
-        return std::optional<RawSample>(RawSample(
-            port_->held(), taken.token,
-            std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size)));
+        return std::optional<RawSample>(make_sample(taken));
       case detail::TakeStatus::Failed:
         return std::unexpected(error);
       case detail::TakeStatus::Empty:
@@ -216,6 +212,11 @@ class RawSubscriber {
   friend class Node;
   friend class WaitSet;
   explicit RawSubscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
+  FERRY_HOT RawSample make_sample(const detail::TakenSample& taken) const noexcept {
+    return RawSample(
+        port_->held(), taken.token,
+        std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
+  }
   std::unique_ptr<detail::SubscriberPort> port_;
 };
 
