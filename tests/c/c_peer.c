@@ -2,7 +2,8 @@
      c_peer publish|publish-loan|publish-many TOPIC N   sends readings 0..N-1
      c_peer take|take-many|poll TOPIC N                 takes readings 0..N-1 in order
      c_peer waitset TOPIC1 TOPIC2 N                     N from each, through one waitset
-     c_peer dead TOPIC                                  waits to be declared dead
+     c_peer dead TOPIC READY_FILE                       creates READY_FILE once subscribed,
+                                                        then waits to be declared dead
      c_peer hot-loop TOPIC                              publish/loan/take/release between
                                                         two getppid() markers (strace)
    Exit 0 when everything held; else a sentence on stderr and exit 1. */
@@ -211,10 +212,15 @@ static int poll_fd(const char* topic, uint64_t n) {
   return 0;
 }
 
-/* The test stops us past the liveness timeout: a take then says why. */
-static int dead(const char* topic) {
+/* The test stops us past the liveness timeout once READY_FILE exists (our
+   subscriber is made: stopped inside its creation, it would join again): a
+   take then says why. */
+static int dead(const char* topic, const char* ready_file) {
   ferry_subscriber_t* sub = NULL;
   if (make_sub(topic, &sub) != 0) return 1;
+  FILE* ready = fopen(ready_file, "w");
+  EXPECT(ready != NULL);
+  fclose(ready);
   for (int i = 0; i < 300; ++i) {
     ferry_sample_t* s = NULL;
     const ferry_error_t e = ferry_take(sub, SECOND / 10, &s);
@@ -296,7 +302,7 @@ static int run(int argc, char** argv) {
   if (strcmp(mode, "take-many") == 0) return take_many(topic, n);
   if (strcmp(mode, "poll") == 0) return poll_fd(topic, n);
   if (strcmp(mode, "waitset") == 0 && argc == 5) return waitset(topic, argv[3], n);
-  if (strcmp(mode, "dead") == 0) return dead(topic);
+  if (strcmp(mode, "dead") == 0 && argc == 4) return dead(topic, argv[3]);
   if (strcmp(mode, "hot-loop") == 0) return hot_loop(topic);
   fprintf(stderr, "c_peer: unknown mode '%s'\n", mode);
   return 2;

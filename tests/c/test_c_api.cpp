@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -158,7 +159,9 @@ TEST_CASE_FIXTURE(CDomain, "a C waitset over two topics, and its descriptor in p
 TEST_CASE_FIXTURE(CDomain, "a C subscriber declared dead gets NODE_DECLARED_DEAD from ferry_take") {
   ferry::Node node{"cpp"};
   auto pub = node.publisher<Reading>("c/in");
-  Child sleepy = run({FERRY_TEST_C_PEER, "dead", "c/in"});
+  const auto ready = domain.runtime_dir() / "c_peer.ready";
+  Child sleepy = run({FERRY_TEST_C_PEER, "dead", "c/in", ready.string()});
+  REQUIRE(eventually([&] { return std::filesystem::exists(ready); }));
   REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
   sleepy.kill(SIGSTOP);
   // ferryd declares it dead after timeout_ms (400) without a heartbeat.
