@@ -36,6 +36,8 @@ struct ferry_publisher_s {
   static constexpr std::size_t kLoanBlock = 64;
   std::vector<std::unique_ptr<ferry_loan_t[]>> loan_blocks;
   ferry_loan_t* free_loans = nullptr;
+  // Adds kLoanBlock free slots (loan.cpp); throws std::bad_alloc.
+  void add_loan_block();
 };
 
 struct ferry_subscriber_s {

@@ -13,13 +13,7 @@ namespace {
 ferry_loan_t* free_slot(ferry_publisher_t* pub) noexcept {
   if (pub->free_loans == nullptr) [[unlikely]] {
     try {
-      auto block = std::make_unique<ferry_loan_t[]>(ferry_publisher_t::kLoanBlock);
-      for (std::size_t i = 0; i < ferry_publisher_t::kLoanBlock; ++i) {
-        block[i].owner = pub;
-        block[i].next_free = i + 1 < ferry_publisher_t::kLoanBlock ? &block[i + 1] : nullptr;
-      }
-      pub->loan_blocks.push_back(std::move(block));
-      pub->free_loans = pub->loan_blocks.back().get();
+      pub->add_loan_block();
     } catch (...) {
       return nullptr;
     }
@@ -50,6 +44,16 @@ ferry_error_t check_loan(const char* call, ferry_publisher_t* pub, ferry_loan_t*
 }
 
 }  // namespace
+
+void ferry_publisher_s::add_loan_block() {
+  auto block = std::make_unique<ferry_loan_t[]>(kLoanBlock);
+  for (std::size_t i = 0; i < kLoanBlock; ++i) {
+    block[i].owner = this;
+    block[i].next_free = i + 1 < kLoanBlock ? &block[i + 1] : free_loans;
+  }
+  loan_blocks.push_back(std::move(block));  // before free_loans changes: it may throw
+  free_loans = loan_blocks.back().get();
+}
 
 extern "C" {
 

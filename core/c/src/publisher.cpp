@@ -43,13 +43,7 @@ ferry_error_t ferry_publisher_create(ferry_node_t* node, const char* topic, cons
     auto pub = std::make_unique<ferry_publisher_t>(
         node->node.raw_publisher(topic, type_name, size, alignment));
     pub->loan_blocks.reserve(4);
-    auto block = std::make_unique<ferry_loan_t[]>(ferry_publisher_t::kLoanBlock);
-    for (std::size_t i = 0; i < ferry_publisher_t::kLoanBlock; ++i) {
-      block[i].owner = pub.get();
-      block[i].next_free = i + 1 < ferry_publisher_t::kLoanBlock ? &block[i + 1] : nullptr;
-    }
-    pub->free_loans = block.get();
-    pub->loan_blocks.push_back(std::move(block));
+    pub->add_loan_block();
     *publisher = pub.release();
     return FERRY_OK;
   });
