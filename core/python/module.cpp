@@ -1,4 +1,4 @@
-// `import ferry`: the Python module (DESIGN.md 1.8). The classes live in
+// `import ferry`: the Python module (docs/python.md). The classes live in
 // ports.hpp; this file only says how Python sees them.
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
@@ -67,7 +67,7 @@ PYBIND11_MODULE(ferry, m) {
       .def("__repr__", &result_repr);
 
   py::class_<ferry::SampleInfo>(m, "SampleInfo",
-                                "What a sample carries besides its bytes (DESIGN 1.7).")
+                                "What a sample carries besides its bytes (docs/cpp-api.md).")
       .def_readonly("sequence", &ferry::SampleInfo::sequence,
                     "Per publisher, 0, 1, 2, ...: a gap is samples this subscriber did not get.")
       .def_readonly("publisher_id", &ferry::SampleInfo::publisher_id,
@@ -127,8 +127,10 @@ PYBIND11_MODULE(ferry, m) {
 
   py::class_<Subscriber>(m, "Subscriber")
       .def("take", &Subscriber::take, py::arg("timeout") = py::none(),
-           "The next sample, or None. Waits up to `timeout` seconds (with the GIL released); "
-           "never blocks without one.")
+           "The next sample, or None when none came. Waits up to `timeout` seconds (with the "
+           "GIL released); never blocks without one. Raises ferry.Error when it cannot take: "
+           "max_held samples are held, the node was declared dead, or the node belongs to the "
+           "process this one was forked from.")
       .def("take_many", &Subscriber::take_many, py::arg("n"), py::arg("timeout") = py::none(),
            "Up to n samples as a numpy structured array (a copy, possibly shorter, empty when "
            "nothing came). Waits up to `timeout` seconds for the first only (GIL released).")

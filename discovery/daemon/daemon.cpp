@@ -20,6 +20,7 @@
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/transport/names.hpp"
 #include "ferry/transport/object_trust.hpp"
+#include "resumed_ids.hpp"
 #include "served_topics.hpp"
 
 namespace ferry::discovery {
@@ -158,7 +159,19 @@ bool Daemon::adopt_live_state() {
   // SYNC: relaxed; only ferryd writes the counters.
   owner_ids_.continue_from(
       std::max(beats_.header().next_owner.load(std::memory_order_relaxed), highest + 1));
-  registry_.continue_ids_from(beats_.header().next_id.load(std::memory_order_relaxed));
+  // SYNC: relaxed, as above. Shared memory: checked against the domain's
+  // objects before it is trusted (resumed_ids.hpp).
+  const std::uint64_t stored_id = beats_.header().next_id.load(std::memory_order_relaxed);
+  const ResumedIds ids = resume_ids(
+      stored_id,
+      highest_id_in_names(options_.domain, transport::list_domain_objects(options_.domain)));
+  if (!ids.recovered_because.empty()) {
+    spdlog::warn(
+        "the shared registry of domain '{}' says port ids go on from {}, which cannot be ({}); "
+        "going on from {}, past every id its queues and doorbells name",
+        options_.domain, stored_id, ids.recovered_because, ids.next);
+  }
+  registry_.continue_ids_from(ids.next);
   beats_.header().heartbeat_ms = liveness_config_.heartbeat_ms;
   beats_.header().timeout_ms = liveness_config_.timeout_ms;
   heartbeat_segment_.emplace(std::move(*beats));

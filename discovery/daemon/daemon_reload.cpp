@@ -1,4 +1,4 @@
-// Daemon: SIGHUP re-reads the YAML (DESIGN 1.12). New types and topics are
+// Daemon: SIGHUP re-reads the YAML (docs/operations/ferryd.md). New types and topics are
 // added and new limits apply to new ports; a change that conflicts with
 // live ports, or a file that does not load, is refused with file:line:col
 // in the log, and the old configuration stays whole.

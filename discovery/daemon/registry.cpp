@@ -131,7 +131,7 @@ std::optional<Error> Registry::check_type(const TopicEntry& topic,
                     s.name, request.type_name, request.type_size, request.type_align, s.type_name,
                     s.type_size, s.type_align));
   }
-  // A generated type is checked field by field (DESIGN 1.9): two fields of
+  // A generated type is checked field by field (docs/types.md): two fields of
   // one size swapped pass the size check but not this one.
   if (request.type_layout.empty() || s.type_layout.empty()) return std::nullopt;
   if (auto difference = config::first_layout_difference(request.type_layout, s.type_layout)) {

@@ -1,4 +1,4 @@
-// The layout fingerprint check (DESIGN 1.9) against a real ferryd: a
+// The layout fingerprint check (docs/types.md) against a real ferryd: a
 // generated type whose fields differ from the topic's declared type is
 // refused with a sentence naming the field, even when name, size and
 // alignment agree; hand-written structs keep the name/size/alignment check.

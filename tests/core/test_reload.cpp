@@ -1,4 +1,4 @@
-// DESIGN 1.12: SIGHUP re-reads the YAML. New types and topics are added and
+// docs/operations/ferryd.md: SIGHUP re-reads the YAML. New types and topics are added and
 // new limits apply to new ports; a change that conflicts with live ports,
 // and a file that does not load, are refused with file:line:col in the log,
 // and the old configuration stays.

@@ -1,4 +1,4 @@
-// DESIGN 1.12: ferryd stopped (SIGTERM) while nodes live leaves the domain to
+// docs/operations/ferryd.md: ferryd stopped (SIGTERM) while nodes live leaves the domain to
 // them: flows go on, the objects stay, the next ferryd adopts the domain;
 // with no node left, stopping removes every object of the domain.
 #include <doctest/doctest.h>

@@ -27,7 +27,7 @@ using ferry::test::TestDomain;
 
 namespace {
 
-// examples/NAME/NAME.yaml, as the README has ferryd load it.
+// examples/NAME/NAME.yaml, as docs/examples.md has ferryd load it.
 std::string example_yaml(const std::string& name) {
   std::ifstream in(std::string(FERRY_EXAMPLES_DIR) + "/" + name + "/" + name + ".yaml");
   REQUIRE(in);

@@ -1,4 +1,4 @@
-// DESIGN 1.4: `cmake --install` gives a CMake package. This installs the
+// docs/cpp-api.md: `cmake --install` gives a CMake package. This installs the
 // build tree into a temporary prefix, configures and builds a separate
 // project with find_package(ferry CONFIG), ferry::ferry and ferry::ferry_c
 // (a C11 program), and runs both against the installed ferryd.

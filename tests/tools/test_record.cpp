@@ -1,4 +1,4 @@
-// ferry record and ferry play end to end (DESIGN 1.10), with a real ferryd
+// ferry record and ferry play end to end (docs/record-replay.md), with a real ferryd
 // and publishers in their own processes: three topics recorded while they
 // publish, bag info's counts, the file's bytes, play into a fresh domain
 // (every sample, in order, identical, spaced as recorded), Ctrl-C and

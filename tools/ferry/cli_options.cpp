@@ -264,14 +264,16 @@ void add_bench_common(CLI::App& cmd, BenchCommonOptions& a, const char* size_hel
   cmd.add_option("--size", a.sizes, size_help)->delimiter(',');
   cmd.add_option("--transports", a.transports, bench_transports_help())->delimiter(',');
   cmd.add_option("--cpus", a.cpus,
-                 "CPUs to pin to: the sending side first, then the receiving side(s) "
-                 "(default: two different CPUs of the ones we may use)")
+                 "CPUs to pin to, each side its own: the sending side first, then the "
+                 "receiving side(s) (default: not pinned; the spread of the repeats is "
+                 "reported)")
       ->delimiter(',');
   cmd.add_option("--wait", a.wait,
                  "spin (busy-poll) or sleep (every side blocks: take(timeout), futex, read)")
       ->capture_default_str();
   cmd.add_option("--repeat", a.repeat,
-                 "Interleaved repetitions (A B C A B C ...); medians are reported")
+                 "Interleaved repetitions (A B C A B C ...); medians are reported, with "
+                 "their range")
       ->capture_default_str();
   cmd.add_flag("--json", a.json, "One JSON object per line, one line per size");
 }
@@ -279,12 +281,14 @@ void add_bench_common(CLI::App& cmd, BenchCommonOptions& a, const char* size_hel
 void add_bench_commands(CLI::App& app, Verbs& v, Run& run) {
   auto* bench = app.add_subcommand(
       "bench",
-      "Measure ferry against the transport ring alone, a Unix socket and a pipe, on this machine");
+      "Measure ferry against the transport ring alone, a Unix socket, a pipe, iceoryx, Fast DDS, "
+      "Cyclone DDS and the cache-line floor, on this machine");
   bench->require_subcommand(1);
   bench->footer(
       "Each verb starts its own ferryd (the one next to this program) in a private domain and "
       "runtime\n"
-      "directory, forks the sides it measures (pinned to CPUs), and removes everything when it "
+      "directory, forks the sides it measures (pinned to CPUs with --cpus), and removes everything "
+      "when it "
       "ends;\n"
       "so it refuses --domain (exit 2) and ignores FERRY_DOMAIN.\n"
       "Examples:\n"
@@ -588,7 +592,7 @@ int run_command_line(int argc, char** argv) {
     return app.exit(e);  // --help or --version: CLI11 prints them to stdout
   } catch (const CLI::ParseError& e) {
     // Not app.exit(): CLI11 prints two lines without our prefix and, for an
-    // unknown verb, does not name it (README: one sentence, "ferry: ").
+    // unknown verb, does not name it (docs/cli/index.md: one sentence, "ferry: ").
     std::fprintf(stderr, "ferry: %s\n",
                  usage_error(parsed_chain(app), kind_of(e), e.what()).c_str());
     return kExitUsage;

@@ -1,5 +1,5 @@
 // ferry gen cpp|c FILE [-o HEADER] and ferry gen msg FILE [TYPE]: the YAML's
-// types as C++ structs (DESIGN 1.9), C structs (docs/c-api.md) or ROS 2
+// types as C++ structs (docs/types.md), C structs (docs/c-api.md) or ROS 2
 // .msg text.
 #include <cerrno>
 #include <cstdio>

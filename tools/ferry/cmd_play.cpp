@@ -1,4 +1,4 @@
-// ferry play FILE.mcap: publishes a recording again (DESIGN 1.10), in the
+// ferry play FILE.mcap: publishes a recording again (docs/record-replay.md), in the
 // recorded order with the recorded spacing scaled by --rate, after checking
 // every channel's type against the running domain.
 #include <fmt/format.h>

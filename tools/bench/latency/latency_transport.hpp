@@ -61,8 +61,13 @@ enum class FerryWake : std::uint8_t { Take, WaitSet, Fd };
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_unix_socket_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_pipe_latency();
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_cacheline_latency();
 // Defined only when iceoryx was built (FERRY_BENCH_HAVE_ICEORYX).
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_iceoryx_latency();
+// Defined only when Fast DDS / Cyclone DDS were built (FERRY_BENCH_HAVE_FASTDDS,
+// FERRY_BENCH_HAVE_CYCLONEDDS).
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_fastdds_latency();
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_cyclonedds_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name);
 
 }  // namespace ferry::bench

@@ -12,8 +12,15 @@ std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name) 
   if (name == kRawRing) return make_raw_ring_latency();
   if (name == kUnixSocket) return make_unix_socket_latency();
   if (name == kPipe) return make_pipe_latency();
+  if (name == kCacheline) return make_cacheline_latency();
 #ifdef FERRY_BENCH_HAVE_ICEORYX
   if (name == kIceoryx) return make_iceoryx_latency();
+#endif
+#ifdef FERRY_BENCH_HAVE_FASTDDS
+  if (name == kFastDds) return make_fastdds_latency();
+#endif
+#ifdef FERRY_BENCH_HAVE_CYCLONEDDS
+  if (name == kCycloneDds) return make_cyclonedds_latency();
 #endif
   return nullptr;
 }
