@@ -86,6 +86,19 @@ void publish_all(ferry::Publisher<Reading>& pub, bool by_loan) {
   }
 }
 
+// c_api.yaml with a short liveness timeout (400 ms), only for the case that
+// waits for a death: elsewhere a loaded machine must not starve a heartbeat
+// into one.
+struct ShortLiveness : CDomain {
+  ShortLiveness() : CDomain(short_liveness()) {}
+  static std::string short_liveness() {
+    std::string yaml = c_api_yaml();
+    const std::string from = "timeout_ms: 5000";
+    yaml.replace(yaml.find(from), from.size(), "timeout_ms: 400");
+    return yaml;
+  }
+};
+
 }  // namespace
 
 TEST_CASE_FIXTURE(CDomain, "a C publisher to a C++ subscriber, inline and by loan") {
@@ -157,19 +170,6 @@ TEST_CASE_FIXTURE(CDomain, "a C waitset over two topics, and its descriptor in p
   }
   CHECK(poller.wait() == 0);
 }
-
-// c_api.yaml with a short liveness timeout (400 ms), only for the case that
-// waits for a death: elsewhere a loaded machine must not starve a heartbeat
-// into one.
-struct ShortLiveness : CDomain {
-  ShortLiveness() : CDomain(short_liveness()) {}
-  static std::string short_liveness() {
-    std::string yaml = c_api_yaml();
-    const std::string from = "timeout_ms: 5000";
-    yaml.replace(yaml.find(from), from.size(), "timeout_ms: 400");
-    return yaml;
-  }
-};
 
 TEST_CASE_FIXTURE(ShortLiveness,
                   "a C subscriber declared dead gets NODE_DECLARED_DEAD from ferry_take") {
