@@ -123,6 +123,28 @@ TEST_CASE("bench_measures_ferry_copy_and_ferry_loan_on_request") {
   }
 }
 
+TEST_CASE("bench_measures_ferry_c_beside_ferry_and_only_for_latency") {
+  // ferry-c: the ping side through the C API (libferry_c), the echo side C++;
+  // the copy path at every size, in both wait modes.
+  for (const char* wait : {"spin", "sleep"}) {
+    CAPTURE(wait);
+    const auto lines =
+        run_bench({"latency", "--rounds", "300", "--repeat", "1", "--size", "64", "--size", "8KiB",
+                   "--wait", wait, "--transports", "ferry-c,ferry", "--json"});
+    REQUIRE(lines.size() == 2);
+    for (const auto& line : lines) {
+      CAPTURE(line.dump());
+      CHECK(transports_of(line) == std::vector<std::string>{"ferry", "ferry-c"});
+      for (const auto& r : line.at("results")) CHECK(r.at("p50_ns").get<std::int64_t>() > 0);
+    }
+  }
+  TestDomain domain;
+  const auto throughput =
+      run_program(domain, {bin_path("ferry"), "bench", "throughput", "--transports", "ferry-c"});
+  CHECK(throughput.exit_code == 2);
+  CHECK(throughput.err.find("transport 'ferry-c' measures latency only") != std::string::npos);
+}
+
 TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
   TestDomain domain;
   auto r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--size", "4KB"});

@@ -42,6 +42,7 @@ struct Verbs {
   CleanOptions clean;
   BagInfoOptions bag_info;
   GenCppOptions gen_cpp;
+  GenCOptions gen_c;
   GenMsgOptions gen_msg;
   BridgeCliOptions bridge;
   RecordOptions record;
@@ -431,6 +432,15 @@ void add_gen_commands(CLI::App& app, Verbs& v, Run& run) {
   cpp->footer("Example:\n  ferry gen cpp examples/hello/hello.yaml -o hello_types.hpp");
   cpp->callback([&c, &run] { run.code = run_gen_cpp(c, run.context); });
 
+  GenCOptions& cc = v.gen_c;
+  auto* c11 = gen->add_subcommand(
+      "c", "Write the YAML's types as C11 typedef structs with layout checks (the C API)");
+  c11->add_option("FILE", cc.file, "The YAML file")->required();
+  c11->add_option("-o,--output", cc.output, "The header to write (default: standard output)");
+  add_domain_option(*c11, run.context, "Accepted for uniformity, not used: gen reads FILE only");
+  c11->footer("Example:\n  ferry gen c examples/hello/hello.yaml -o hello_types.h");
+  c11->callback([&cc, &run] { run.code = run_gen_c(cc, run.context); });
+
   GenMsgOptions& m = v.gen_msg;
   auto* msg = gen->add_subcommand("msg", "Print the ROS 2 .msg definition of the YAML's types");
   msg->add_option("FILE", m.file, "The YAML file")->required();
@@ -557,6 +567,7 @@ int run_command_line(int argc, char** argv) {
       "  ferry top\n"
       "  ferry config check topics.yaml\n"
       "  ferry gen cpp topics.yaml -o topics.hpp\n"
+      "  ferry gen c topics.yaml -o topics.h\n"
       "  ferry clean                      # after a ferryd was killed\n"
       "  ferry record --all -o run.mcap   # Ctrl-C to stop\n"
       "  ferry bag info run.mcap\n"

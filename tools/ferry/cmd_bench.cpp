@@ -58,7 +58,8 @@ std::string bench_transports_help() {
   const std::string inline_max = config::format_size(config::kMaxInlineSample);
   return fmt::format(
       "Transports to measure, in a list: ferry, ferry-copy, ferry-loan, ferry-waitset, "
-      "ferry-fd, raw-ring, cacheline, unix-socket, pipe, iceoryx, fastdds, cyclonedds (default "
+      "ferry-fd, ferry-c, raw-ring, cacheline, unix-socket, pipe, iceoryx, fastdds, cyclonedds "
+      "(default "
       "ferry, raw-ring, unix-socket, pipe and iceoryx; latency adds cacheline). ferry is "
       "what the full API gives at each size: publish(const T&) / take() up to {0} (copied "
       "into the ring slot and out), loan / publish / take above (zero copy); ferry-copy "
@@ -66,7 +67,8 @@ std::string bench_transports_help() {
       "ferry-loan the loan path at every size; ferry-waitset and ferry-fd (latency only) "
       "are "
       "ferry-copy waiting in WaitSet::wait() or in poll() on WaitSet::fd() with --wait "
-      "sleep; cacheline (latency only) is one cache line passed between the two sides, the "
+      "sleep; ferry-c (latency only) is ferry-copy with the ping side through the C API; "
+      "cacheline (latency only) is one cache line passed between the two sides, the "
       "floor of a cross-core hand-off that latency reports compare every transport with; "
       "iceoryx is iceoryx 2.x loan / publish "
       "through a RouDi of its own ({1}); fastdds is Fast DDS with loans, data-sharing for "

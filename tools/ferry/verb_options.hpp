@@ -123,6 +123,11 @@ struct GenCppOptions {
   std::string output;  // empty: standard output
 };
 
+struct GenCOptions {
+  std::string file;
+  std::string output;  // empty: standard output
+};
+
 struct GenMsgOptions {
   std::string file;
   std::string type;  // empty: every type

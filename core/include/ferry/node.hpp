@@ -91,6 +91,20 @@ class Node {
     return RawSubscriber(make_subscriber(topic, detail::TypeInfo{"", 0, 0}, options));
   }
   ///@}
+  /// Untyped ports of a type named at run time (the C API, core/c): checked
+  /// against the topic as publisher<T>() and subscriber<T>() check a T of
+  /// this name, size and alignment. Throw ferry::Error as those do.
+  ///@{
+  RawPublisher raw_publisher(std::string_view topic, std::string_view type_name, std::size_t size,
+                             std::size_t alignment) {
+    return RawPublisher(make_publisher(topic, detail::TypeInfo{type_name, size, alignment}));
+  }
+  RawSubscriber raw_subscriber(std::string_view topic, std::string_view type_name, std::size_t size,
+                               std::size_t alignment, const SubscriberOptions& options = {}) {
+    return RawSubscriber(
+        make_subscriber(topic, detail::TypeInfo{type_name, size, alignment}, options));
+  }
+  ///@}
 
   /// The node's name.
   [[nodiscard]] const std::string& name() const noexcept;

@@ -112,9 +112,14 @@ class RawLoan {
 class RawPublisher {
  public:
   /// Publishes one sample: `sample` must be exactly sample_size() bytes;
-  /// anything else is refused (nothing delivered) without touching the queues.
+  /// anything else is refused (TooLarge, nothing delivered) without touching
+  /// the queues.
   FERRY_HOT PublishResult publish(std::span<const std::byte> sample) noexcept {
-    if (sample.size() != sample_size_) return PublishResult{};
+    if (sample.size() != sample_size_) [[unlikely]] {
+      PublishResult refused;
+      refused.error = ErrorCode::TooLarge;
+      return refused;
+    }
     return port_->publish(sample.data(), static_cast<std::uint32_t>(sample.size()));
   }
   /// publish_many for raw ports (Publisher<T>::publish_many): `samples` holds
@@ -189,9 +194,7 @@ class RawSubscriber {
     detail::TakenSample taken;
     ErrorCode error{};
     if (port_->take(taken, error, timeout) != detail::TakeStatus::Taken) return std::nullopt;
-    return RawSample(
-        port_->held(), taken.token,
-        std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
+    return make_sample(taken);
   }
   /// Like take(), but says why nothing came back when it is an error
   /// (Subscriber<T>::try_take): TooManyHeld, NodeDeclaredDead,
@@ -202,9 +205,7 @@ class RawSubscriber {
     ErrorCode error{};
     switch (port_->take(taken, error, timeout)) {
       case detail::TakeStatus::Taken:
-        return std::optional<RawSample>(RawSample(
-            port_->held(), taken.token,
-            std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size)));
+        return std::optional<RawSample>(make_sample(taken));
       case detail::TakeStatus::Failed:
         return std::unexpected(error);
       case detail::TakeStatus::Empty:
@@ -228,11 +229,19 @@ class RawSubscriber {
   [[nodiscard]] std::uint32_t publisher_count() const noexcept { return port_->publisher_count(); }
   /// The topic's name.
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
+  /// As Subscriber<T>::set_take_spin(): how many times take(timeout)
+  /// polls before it sleeps; 0 sleeps at once.
+  void set_take_spin(std::uint32_t polls) noexcept { port_->set_take_spin(polls); }
 
  private:
   friend class Node;
   friend class WaitSet;
   explicit RawSubscriber(std::unique_ptr<detail::SubscriberPort> port) : port_(std::move(port)) {}
+  FERRY_HOT RawSample make_sample(const detail::TakenSample& taken) const noexcept {
+    return RawSample(
+        port_->held(), taken.token,
+        std::span<const std::byte>(static_cast<const std::byte*>(taken.data), taken.size));
+  }
   std::unique_ptr<detail::SubscriberPort> port_;
 };
 

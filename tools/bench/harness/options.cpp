@@ -92,10 +92,11 @@ bool cyclonedds_built() noexcept {
 
 const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{
-        std::string(kFerry),        std::string(kFerryCopy),  std::string(kFerryLoan),
-        std::string(kFerryWaitSet), std::string(kFerryFd),    std::string(kRawRing),
-        std::string(kCacheline),    std::string(kUnixSocket), std::string(kPipe)};
+    std::vector<std::string> n{std::string(kFerry),      std::string(kFerryCopy),
+                               std::string(kFerryLoan),  std::string(kFerryWaitSet),
+                               std::string(kFerryFd),    std::string(kFerryC),
+                               std::string(kRawRing),    std::string(kCacheline),
+                               std::string(kUnixSocket), std::string(kPipe)};
     if (iceoryx_built()) n.emplace_back(kIceoryx);
     if (fastdds_built()) n.emplace_back(kFastDds);
     if (cyclonedds_built()) n.emplace_back(kCycloneDds);
@@ -151,11 +152,11 @@ std::vector<std::string> parse_transports(const std::vector<std::string>& values
     }
     if (std::find(known_transports().begin(), known_transports().end(), w) ==
         known_transports().end()) {
-      throw UsageError(
-          fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
-                      "ferry-waitset, ferry-fd, raw-ring, cacheline, unix-socket, pipe, iceoryx, "
-                      "fastdds or cyclonedds",
-                      w));
+      throw UsageError(fmt::format(
+          "unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
+          "ferry-waitset, ferry-fd, ferry-c, raw-ring, cacheline, unix-socket, pipe, iceoryx, "
+          "fastdds or cyclonedds",
+          w));
     }
   }
   std::vector<std::string> out;

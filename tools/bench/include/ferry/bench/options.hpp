@@ -31,6 +31,9 @@ inline constexpr std::string_view kFerryLoan = "ferry-loan";  // loan / publish 
 // in poll() on its fd() (then wait(0)), instead of take(timeout).
 inline constexpr std::string_view kFerryWaitSet = "ferry-waitset";
 inline constexpr std::string_view kFerryFd = "ferry-fd";
+// Latency only: ferry-copy with the pinging side written against the C API
+// (libferry_c), the echo side in C++: what the C binding adds.
+inline constexpr std::string_view kFerryC = "ferry-c";
 inline constexpr std::string_view kRawRing = "raw-ring";
 inline constexpr std::string_view kUnixSocket = "unix-socket";
 inline constexpr std::string_view kPipe = "pipe";
@@ -52,7 +55,7 @@ inline constexpr std::string_view kCacheline = "cacheline";
 // ferry, ferry-copy or ferry-loan: measured through the private ferryd.
 [[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
   return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan ||
-         transport == kFerryWaitSet || transport == kFerryFd;
+         transport == kFerryWaitSet || transport == kFerryFd || transport == kFerryC;
 }
 // Every transport, in canonical order.
 [[nodiscard]] const std::vector<std::string>& known_transports();
