@@ -124,7 +124,7 @@ TEST_CASE("attach refuses memory that is not a pool of this layout") {
   header.holder_nodes = 0;
   CHECK(Pool::attach(buf.ptr, n).error() == PoolError::BadLayout);
   fresh();
-  header.holder_nodes += 1;  // the node area no longer ends where the payloads start
+  header.holder_nodes += 1;  // its hints no longer start where the stored offset says
   CHECK(Pool::attach(buf.ptr, n).error() == PoolError::BadLayout);
   fresh();
   header.node_hint_offset += 64;
@@ -1458,5 +1458,51 @@ TEST_CASE("allocate plus release costs tens of nanoseconds uncontended") {
                                << " ns; baseline of the same 6 locked instructions alone: " << floor
                                << " ns (one thread, " << n << " iterations each)");
   if (!kSanitized) CHECK(pair < 1000);  // loose: a shared CI machine; tens of ns expected
+  check_all_free(pool);
+}
+
+TEST_CASE("a sample to 64 readers costs each reader a give, an accept and a release, not more") {
+  // The chain of a chunk with 65 holders has 5 overflow nodes: a give past
+  // the 12th reader walks the chain to its end, an accept or release to its
+  // reader's holder. Printed next to the one-reader cost from the same run.
+  TestDomain domain;
+  Segment seg = create_pool_segment(domain, "pool", PoolGeometry{{{64, 64}}, 512});
+  Pool pool = *Pool::attach(seg.payload(), seg.payload_size());
+  const std::uint64_t n = scaled(20'000, 20);
+  auto cpu_ns = [] {
+    timespec ts{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+  };
+  auto per_reader_ns = [&](OwnerId readers) {
+    double best = 1e300;
+    for (int round = 0; round < 3; ++round) {
+      const double t0 = cpu_ns();
+      for (std::uint64_t i = 0; i < n / readers; ++i) {
+        auto r = pool.allocate(64, kPub);
+        if (!r) std::abort();
+        for (OwnerId o = 0; o < readers; ++o) {
+          if (!pool.give(*r, kPub, static_cast<OwnerId>(100 + o))) std::abort();
+        }
+        if (!pool.release(*r, kPub)) std::abort();
+        for (OwnerId o = 0; o < readers; ++o) {
+          if (!pool.accept(*r, static_cast<OwnerId>(100 + o), kPub) ||
+              !pool.release(*r, static_cast<OwnerId>(100 + o))) {
+            std::abort();
+          }
+        }
+      }
+      best = std::min(best, (cpu_ns() - t0) / static_cast<double>(n / readers * readers));
+    }
+    return best;
+  };
+  const double one = per_reader_ns(1);
+  const double twelve = per_reader_ns(12);
+  const double wide = per_reader_ns(64);
+  MESSAGE("per reader of a sample: 1 reader " << one << " ns, 12 readers " << twelve
+                                               << " ns, 64 readers " << wide << " ns");
+  // Loose (a shared CI machine): the walk over 5 nodes must not be quadratic
+  // in practice.
+  if (!kSanitized) CHECK(wide < 20 * twelve + 1000);
   check_all_free(pool);
 }

@@ -33,8 +33,6 @@ std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes, st
   std::uint64_t off = kClassTableOffset + std::uint64_t{n} * sizeof(ClassEntry);
   const std::uint64_t counters_at = off;
   off += std::uint64_t{n} * sizeof(ClassCounters);
-  l.node_counters_offset = off;
-  off += sizeof(NodeCounters);
   std::uint64_t prev = 0;
   for (std::uint32_t c = 0; c < n; ++c) {
     const std::uint64_t size = classes[c].chunk_size;
@@ -57,17 +55,22 @@ std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes, st
     off += round_up(std::uint64_t{e.hint_words} * sizeof(std::uint64_t), kCacheLine);
     l.total_chunks += count;
   }
-  l.holder_nodes = holder_nodes;
-  l.node_hint_words = (holder_nodes + 63) / 64;
-  l.node_meta_offset = off;
-  off += std::uint64_t{holder_nodes} * sizeof(ChunkMeta);
-  l.node_hint_offset = off;
-  off += round_up(std::uint64_t{l.node_hint_words} * sizeof(std::uint64_t), kCacheLine);
   for (std::uint32_t c = 0; c < n; ++c) {
     ClassEntry& e = l.entries[c];
     e.payload_offset = off;
     off += e.chunk_size * e.count;  // <= 2^30 * 2^24: no overflow, and 32 of them neither
   }
+  // The overflow-node area last: the chunks' metadata and payloads sit where
+  // they would without it, so their offsets (and which of their lines alias
+  // in the caches) do not depend on the node area's size.
+  l.holder_nodes = holder_nodes;
+  l.node_hint_words = (holder_nodes + 63) / 64;
+  l.node_counters_offset = off;
+  off += sizeof(NodeCounters);
+  l.node_meta_offset = off;
+  off += std::uint64_t{holder_nodes} * sizeof(ChunkMeta);
+  l.node_hint_offset = off;
+  off += round_up(std::uint64_t{l.node_hint_words} * sizeof(std::uint64_t), kCacheLine);
   l.total_bytes = off;
   return l;
 }

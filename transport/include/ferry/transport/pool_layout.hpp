@@ -1,8 +1,8 @@
 #pragma once
 // The loaned-memory pool's shared-memory layout and the encodings of its
-// atomic words (state, holder and link words). No pointers: offsets and indices only, so every
-// process can map the pool at any address. docs/design/pool.md explains the
-// protocol.
+// atomic words (state, holder and link words). No pointers: offsets and
+// indices only, so every process can map the pool at any address.
+// docs/design/pool.md explains the protocol.
 //
 //   line 0      PoolHeader: magic, version, class count, sizes (read-only after format)
 //   line 1      PoolCounters: pool-wide event counters (many writers, fetch_add)
@@ -10,13 +10,13 @@
 //   17n lines   ClassCounters[n]: each class's counters (many writers): a
 //               shared line, then one line of running counts per owner
 //               id modulo kOwnerCountLines
-//   line        NodeCounters: the overflow-node area's counters
 //   per class   ChunkMeta[count] (128 bytes each), then the free hints
 //               (one bit per chunk, 64-byte padded)
-//   node area   ChunkMeta[holder_nodes]: overflow holder nodes (a chunk's
-//               holders beyond the 13 its own metadata has room for), then
-//               their free hints (one bit per node, 64-byte padded)
 //   per class   payloads: count x chunk_size bytes, each 64-byte aligned
+//   node area   NodeCounters (a line), then ChunkMeta[holder_nodes]: the
+//               overflow holder nodes (a chunk's holders beyond the 13 its
+//               own metadata has room for), then their free hints (one bit
+//               per node, 64-byte padded)
 //
 // Metadata and payloads are apart: a scan of the metadata (reclaim, stats)
 // never touches a payload page, and a payload write never dirties a line
@@ -44,9 +44,9 @@ inline constexpr std::uint64_t kMinPoolChunkSize = kCacheLine;
 inline constexpr std::uint64_t kMaxPoolChunkSize = std::uint64_t{1}
                                                    << 30;  // 1 GiB, the largest sample
 // Slots of one holder node (a chunk's own metadata, or an overflow node): a
-// node's state word has two bits per slot (docs/design/pool.md). Slots 0..12 hold
-// holders ((owner, giver) pairs); slot 13 links the next node of the chunk's
-// chain, so a chunk has any number of holders (docs/design/pool.md).
+// node's state word has two bits per slot. Slots 0..12 hold holders ((owner,
+// giver) pairs); slot 13 links the next node of the chunk's chain, so a
+// chunk has any number of holders (docs/design/pool.md, "Holder nodes").
 inline constexpr std::uint32_t kSlotsPerNode = 14;
 inline constexpr std::uint32_t kHolderSlotsPerNode = 13;
 inline constexpr unsigned kLinkSlot = 13;
@@ -113,8 +113,8 @@ struct alignas(kCacheLine) OwnerCounts {
 
 // Per class counters (many writers, relaxed). in_use = sum(allocated) -
 // sum(freed) is a running count, exact unless a process died inside
-// allocate/release (docs/design/pool.md, crash table); the exact free count comes from
-// a scan (read_pool_stats). The high-water mark is raised by allocations
+// allocate/release (docs/design/pool.md, crash table); the exact free count
+// comes from a scan (read_pool_stats). The high-water mark is raised by allocations
 // that search the hints (the class grows into chunks nobody just freed),
 // and a reader reports at least the in_use it adds up; an allocation that
 // recycles a chunk its handle just freed or allocated does not add up the
