@@ -1500,7 +1500,7 @@ TEST_CASE("a sample to 64 readers costs each reader a give, an accept and a rele
   const double twelve = per_reader_ns(12);
   const double wide = per_reader_ns(64);
   MESSAGE("per reader of a sample: 1 reader " << one << " ns, 12 readers " << twelve
-                                               << " ns, 64 readers " << wide << " ns");
+                                              << " ns, 64 readers " << wide << " ns");
   // Loose (a shared CI machine): the walk over 5 nodes must not be quadratic
   // in practice.
   if (!kSanitized) CHECK(wide < 20 * twelve + 1000);

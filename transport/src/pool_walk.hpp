@@ -76,8 +76,8 @@ struct HolderRead {
   // (the chain ends in the CAS of the chunk's state word that frees it,
   // which the next claimer acquires). Acquire: pairs with the previous link.
   // Relaxed on failure: the caller reads the word again, with acquire.
-  return h.m->holders[h.slot].compare_exchange_strong(
-      expected, next, std::memory_order_acq_rel, std::memory_order_relaxed);
+  return h.m->holders[h.slot].compare_exchange_strong(expected, next, std::memory_order_acq_rel,
+                                                      std::memory_order_relaxed);
 }
 
 // The holder word of `f` closed by `closer` (who will vacate the slot): its
