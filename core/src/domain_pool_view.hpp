@@ -61,7 +61,7 @@ struct DomainPoolView {
   // publisher killed between giving a reference and pushing it (or just
   // after drop_oldest discarded one) leaves a pending reference no ring
   // names; only this node can tell, once it has drained every queue that
-  // dead node fed it, and then settles them (pool.hpp's protocol). Not on
+  // dead node fed it, and then settles them (docs/design/pool.md). Not on
   // the hot path: called when queues come and go.
   void queue_opened(transport::OwnerId peer);  // a subscriber queue from `peer` is mapped
   void queue_closed(transport::OwnerId peer);  // ... is drained and dropped, or abandoned

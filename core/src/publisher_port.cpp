@@ -4,7 +4,7 @@
 //
 // A sample travels inline (copied into each queue's slot) when it fits a
 // slot, else as a pool reference: one chunk, one reference given to each
-// subscriber's node before the push (pool.hpp's protocol), taken back when
+// subscriber's node before the push (docs/design/pool.md), taken back when
 // the push fails or drop_oldest discards it.
 #include <chrono>
 #include <cstring>

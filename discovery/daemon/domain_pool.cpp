@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "ferry/config/limits.hpp"
@@ -19,6 +20,18 @@ namespace {
 
 constexpr std::uint64_t kDefaultChunkSize = 4096;
 constexpr std::uint64_t kDefaultChunkCount = 256;
+// Observers (`ferry topic echo`, `record`, `foxglove`) a chunk's fan-out
+// counts beside its topic's max_subscribers.
+constexpr std::uint64_t kObserverAllowance = 4;
+
+std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {
+  std::uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
 
 transport::PoolGeometry geometry_of(const config::PoolPlan& plan) {
   transport::PoolGeometry geometry;
@@ -36,6 +49,34 @@ transport::PoolGeometry geometry_of(const config::PoolPlan& plan) {
 
 }  // namespace
 
+std::uint32_t holder_nodes_for(const config::Config& config, std::uint64_t chunks) {
+  std::uint64_t readers = config.defaults.max_subscribers;  // undeclared topics get these
+  std::uint64_t refs = 0;
+  for (const config::Topic& t : config.topics) {
+    const config::TopicSettings& s = t.settings;
+    readers = std::max<std::uint64_t>(readers, s.max_subscribers);
+    const std::uint64_t per_publisher =
+        add_sat(add_sat(s.max_loans, s.history), mul_sat(s.max_subscribers, s.capacity));
+    refs = add_sat(refs, add_sat(mul_sat(s.max_publishers, per_publisher),
+                                 mul_sat(s.max_subscribers, s.max_held)));
+  }
+  // Every chunk at the largest fan-out (a publisher, its readers, observers).
+  const std::uint64_t by_fanout =
+      transport::holder_nodes_for(chunks, add_sat(readers, kObserverAllowance + 1));
+  // Every reference the declared topics can hold at once in a holder of its
+  // own: a chain's nodes are full but for its last, so 13 holders a node,
+  // plus one part-filled node per chunk with more than 13 holders (at most
+  // refs / 14 such chunks).
+  const std::uint64_t by_refs = add_sat(refs / 13, refs / 14) + 1;
+  // Undeclared topics (not strict): every chunk at their fan-out.
+  const std::uint64_t undeclared =
+      config.strict ? 0
+                    : transport::holder_nodes_for(
+                          chunks, add_sat(config.defaults.max_subscribers, kObserverAllowance + 1));
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(
+      std::min(by_fanout, std::max(by_refs, undeclared)), 64, transport::kMaxHolderNodes));
+}
+
 DomainPool::DomainPool(const std::string& domain, const config::Config& config, mode_t mode,
                        gid_t group)
     : name_(pool_object_name(domain)) {
@@ -50,7 +91,10 @@ DomainPool::DomainPool(const std::string& domain, const config::Config& config, 
       throw std::runtime_error(fits.error().message);
     }
   }
-  const transport::PoolGeometry geometry = geometry_of(plan);
+  transport::PoolGeometry geometry = geometry_of(plan);
+  std::uint64_t chunks = 0;
+  for (const auto& c : geometry.classes) chunks += c.count;
+  geometry.holder_nodes = holder_nodes_for(config, chunks);
   const std::size_t bytes = transport::pool_bytes(geometry);
   if (bytes == 0) throw std::runtime_error("the pool's size classes are invalid");
   auto segment = transport::Segment::create(name_, kPoolKind, transport::kPoolLayoutVersion, bytes,
@@ -77,6 +121,10 @@ DomainPool::DomainPool(const std::string& domain, const config::Config& config, 
   for (const auto& c : plan.classes) {
     spdlog::info("pool class: {} chunks of {} bytes", c.count, c.chunk_size);
   }
+  spdlog::info(
+      "pool: {} overflow holder nodes (13 more readers each, for chunks held by more "
+      "than 13 nodes at once)",
+      geometry.holder_nodes);
 }
 
 DomainPool::DomainPool(const std::string& domain, const Adopt& adopt)

@@ -13,6 +13,15 @@
 
 namespace ferry::discovery {
 
+// Overflow holder nodes for a pool of `chunks` chunks serving `config`'s
+// topics (docs/design/pool.md, "Sizing the node area"): enough for every
+// chunk to reach the largest fan-out of any topic (its max_subscribers, a
+// few observers and the publisher), or, if that is smaller, for every
+// reference the declared topics can hold at once (loans, history, queue
+// slots, held samples) to have a holder of its own and every chunk to reach
+// the fan-out of undeclared topics (`defaults:`, unless strict); at least 64.
+[[nodiscard]] std::uint32_t holder_nodes_for(const config::Config& config, std::uint64_t chunks);
+
 class DomainPool {
  public:
   // Throws std::runtime_error with one sentence (which topic needs how much

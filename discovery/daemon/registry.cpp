@@ -230,40 +230,13 @@ std::optional<Error> Registry::check_allowed(const TopicEntry& topic, const Peer
                   publisher ? "publish on" : "subscribe to", topic.settings.name));
 }
 
-std::optional<Error> Registry::check_pooled_readers(const TopicEntry& topic,
-                                                    std::uint64_t node_id) const {
-  const TopicConfig& config = topic.settings.config;
-  if (config.max_size == 0 && config.sample_size <= config::kMaxInlineSample) return std::nullopt;
-  // A pool chunk names each node holding it in one of kHoldersPerChunk
-  // slots, one of them the publisher's: a sample handed to more reader
-  // nodes would reach only some of them (the rest counted as dropped).
-  constexpr std::size_t kMaxReaderNodes = transport::kHoldersPerChunk - 1;
-  std::vector<std::uint64_t> reader_nodes;
-  for (const std::uint64_t id : topic.subscribers) {
-    const std::uint64_t node = ports_.at(id).node_id;
-    if (node == node_id) return std::nullopt;  // this node holds the topic's chunks already
-    if (std::find(reader_nodes.begin(), reader_nodes.end(), node) == reader_nodes.end())
-      reader_nodes.push_back(node);
-  }
-  if (reader_nodes.size() < kMaxReaderNodes) return std::nullopt;
-  return make_error(
-      ErrorCode::limit_exceeded,
-      fmt::format("topic '{}' carries its samples in the loaned-memory pool, where a sample can be "
-                  "held by at most {} subscribing nodes at once, and {} subscribe already",
-                  topic.settings.name, kMaxReaderNodes, reader_nodes.size()));
-}
-
 std::optional<Error> Registry::check_port_limit(const TopicEntry& topic, bool publisher,
-                                                const PortRequest& request,
-                                                std::uint64_t peer_node) const {
+                                                const PortRequest& request) const {
   if (publisher && request.observer) {
     return make_error(ErrorCode::invalid_argument,
                       fmt::format("a publisher on topic '{}' cannot be an observer; only "
                                   "subscribers observe",
                                   request.topic));
-  }
-  if (!publisher) {
-    if (auto e = check_pooled_readers(topic, peer_node)) return e;
   }
   if (request.observer) return std::nullopt;  // observers never take a subscriber's place
   const auto& ports = publisher ? topic.publishers : topic.subscribers;
@@ -296,8 +269,7 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   if (auto e = check_type(*topic, request)) return std::unexpected(*e);
   if (auto e = check_allowed(*topic, peer, publisher)) return std::unexpected(*e);
 
-  if (auto e = check_port_limit(*topic, publisher, request, peer.node_id))
-    return std::unexpected(*e);
+  if (auto e = check_port_limit(*topic, publisher, request)) return std::unexpected(*e);
 
   const std::uint64_t port_id = next_id_;
   PortEntry entry{peer.node_id,           publisher,       request.topic, {},

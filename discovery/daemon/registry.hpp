@@ -155,13 +155,10 @@ class Registry {
   // nothing is until every check passed); nullptr with `error` when refused.
   TopicEntry* topic_for(const std::string& name, std::optional<TopicEntry>& fresh, Error& error);
   std::optional<Error> check_node_limit(const NodeEntry& node) const;
-  // max_publishers / max_subscribers (observers are not counted), and for
-  // readers check_pooled_readers; `peer_node` asks.
+  // max_publishers / max_subscribers (observers are not counted). A pooled
+  // sample reaches any number of reader nodes (docs/design/pool.md).
   std::optional<Error> check_port_limit(const TopicEntry& topic, bool publisher,
-                                        const PortRequest& request, std::uint64_t peer_node) const;
-  // A topic whose samples may travel through the pool: at most
-  // kHoldersPerChunk - 1 distinct reader nodes (subscribers and observers).
-  std::optional<Error> check_pooled_readers(const TopicEntry& topic, std::uint64_t node_id) const;
+                                        const PortRequest& request) const;
   // The topic's name (when not declared), the type's name, size and
   // alignment: what a client may not send whatever the topic.
   std::optional<Error> check_request(const PortRequest& request) const;

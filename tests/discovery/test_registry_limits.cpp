@@ -1,11 +1,14 @@
 // The registry against a client that asks too much: refused requests leave
 // nothing behind, the topic and per-node port limits, and topic lists that
-// stay inside one datagram however many ports a topic has.
+// stay inside one datagram however many ports a topic has; and the pool's
+// overflow holder nodes, sized for the topics' fan-out.
 #include <doctest/doctest.h>
 
 #include <set>
 #include <string>
 
+#include "domain_pool.hpp"
+#include "ferry/config/load.hpp"
 #include "ferry/discovery/protocol.hpp"
 #include "registry.hpp"
 
@@ -184,4 +187,33 @@ TEST_CASE("a departed node's owner id awaits every survivor's QueueReleased befo
   // A survivor that goes without releasing settles its share too.
   registry.remove_node(pub_b, UnmatchReason::peer_closed, out);
   CHECK_FALSE(registry.awaits_release(5));
+}
+
+TEST_CASE(
+    "ferryd sizes the pool's overflow holder nodes for the largest fan-out, or for every "
+    "reference the topics can hold, whichever is smaller") {
+  using ferry::config::load_string;
+  // 13 holders fit a chunk's own metadata; each overflow node holds 13 more.
+  // Few subscribers: one node per chunk (the floor), at least 64.
+  CHECK(holder_nodes_for(load_string("topics:\n  - { name: a, type: bytes, max_size: 64 }\n"),
+                         10) == 64);
+  CHECK(holder_nodes_for(load_string("topics:\n  - { name: a, type: bytes, max_size: 64 }\n"),
+                         1000) == 1000);
+  // 64 subscribers: 64 + 4 observers + the publisher = 69 holders, 5 nodes
+  // a chunk; few chunks, so the fan-out bound is the smaller one.
+  const auto wide = load_string(
+      "topics:\n  - { name: a, type: bytes, max_size: 64, max_subscribers: 64, capacity: 64 }\n");
+  CHECK(holder_nodes_for(wide, 100) == 500);
+  // Many chunks: bounded by the references the topic can hold at once
+  // (8 x (4 + 0 + 64 x 64) + 64 x 4 = 33056: 33056 / 13 + 33056 / 14 + 1),
+  // and by every chunk at the default fan-out of undeclared topics (one node).
+  constexpr std::uint32_t kByRefs = 33056 / 13 + 33056 / 14 + 1;
+  CHECK(holder_nodes_for(wide, 2000) == kByRefs);
+  CHECK(holder_nodes_for(wide, 100'000) == 100'000);
+  const auto strict = load_string(
+      "strict: true\n"
+      "topics:\n  - { name: a, type: bytes, max_size: 64, max_subscribers: 64, capacity: 64 }\n");
+  CHECK(holder_nodes_for(strict, 100'000) == kByRefs);
+  // The fan-out of undeclared topics counts: 200 + 5 holders, 15 nodes a chunk.
+  CHECK(holder_nodes_for(load_string("defaults: { max_subscribers: 200 }\n"), 100) == 1500);
 }

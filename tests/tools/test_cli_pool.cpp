@@ -201,12 +201,17 @@ TEST_CASE_FIXTURE(
   CHECK(class_of(pool, kBig)["low_water"] == 7);  // the one frame was out once
   CHECK(pool["topics"] == json::array());
   CHECK(pool["holders"] == json::array());
+  // The overflow holder nodes (a chunk held by more than 13 nodes): all free.
+  CHECK(pool["holder_nodes"]["total"].get<std::uint64_t>() >= 64);
+  CHECK(pool["holder_nodes"]["free"] == pool["holder_nodes"]["total"]);
+  CHECK(pool["holder_nodes"]["refused_holders"] == 0);
 
   const auto text = run_program(domain, {bin_path("ferry"), "pool"});
   CHECK(text.exit_code == 0);
   CAPTURE(text.out);
   CHECK(text.out.find("TOTAL  FREE  LOANED  IN_FLIGHT  LOW_WATER  EXHAUSTED\n") !=
         std::string::npos);
+  CHECK(text.out.find("\nholder nodes: ") != std::string::npos);
   CHECK(text.out.find("\nno topic holds a chunk: nothing is queued or held\n") !=
         std::string::npos);
   CHECK(text.out.find("TOPIC") == std::string::npos);

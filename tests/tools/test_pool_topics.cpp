@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pool_topics.hpp"
@@ -39,7 +40,8 @@ transport::LiveChunk chunk(std::uint32_t index, transport::OwnerId origin,
   c.ref = transport::ChunkRef{0, index, 1};
   c.chunk_size = size;
   c.origin = origin;
-  for (const auto& h : holders) c.holders[c.holder_count++] = h;
+  c.holder_count = static_cast<std::uint32_t>(holders.size());
+  c.holders = std::move(holders);
   return c;
 }
 

@@ -4,10 +4,12 @@
 
 #include <doctest/doctest.h>
 #include <signal.h>
+#include <sys/mman.h>
 
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -18,6 +20,7 @@
 #include "ferry/transport/pool.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
+#include "pool_test_hooks.hpp"  // transport/src: tests only
 #include "pool_test_util.hpp"
 
 using namespace ferry::transport;
@@ -441,4 +444,210 @@ TEST_CASE(
                  << " claims, repaired " << total.hints_repaired << " hints; settle dropped "
                  << settled << "; parent took " << taken << " samples; " << dropped_with_victim
                  << " queued to victims died with them; pool ops meanwhile " << shared.ops.load());
+}
+
+namespace {
+
+// A pool in an anonymous shared mapping that forked children inherit.
+struct SharedPool {
+  explicit SharedPool(const PoolGeometry& g) : bytes(pool_bytes(g)) {
+    mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    REQUIRE(mem != MAP_FAILED);
+    REQUIRE(format_pool(mem, bytes, g).has_value());
+    pool.emplace(*Pool::attach(mem, bytes));
+  }
+  ~SharedPool() { ::munmap(mem, bytes); }
+  SharedPool(const SharedPool&) = delete;
+  SharedPool& operator=(const SharedPool&) = delete;
+  std::size_t bytes;
+  void* mem = nullptr;
+  std::optional<Pool> pool;
+};
+
+// One kill: `victim_ops` runs in a forked child on its own handle of the
+// pool, which then SIGKILLs itself (shared memory stays exactly as the
+// instruction before left it); the parent then does ferryd's part
+// (reclaim_owner) and the survivors' (`after`).
+struct KillCase {
+  std::string name;
+  std::function<void(Pool&, std::vector<ChunkRef>&)> before;  // the parent, first
+  std::function<void(Pool&, std::vector<ChunkRef>&)> victim_ops;
+  std::function<void(Pool&, std::vector<ChunkRef>&)> after;
+};
+
+constexpr OwnerId kVictim = 5;
+constexpr OwnerId kPublisher = 1;
+// Readers beside the victim: 100..111 fill a chunk's own holder slots (with
+// its publisher), 113..125 an overflow node; 112 or the victim the next.
+constexpr OwnerId kFirstReader = 100;
+constexpr OwnerId kEndReaders = 126;
+
+void give_all(Pool& p, ChunkRef ref, OwnerId from, OwnerId skip = 0) {
+  for (OwnerId o = kFirstReader; o < kEndReaders; ++o) {
+    if (o != 112 && o != skip) REQUIRE(p.give(ref, from, o).has_value());
+  }
+}
+
+}  // namespace
+
+TEST_CASE(
+    "processes: a publisher or a reader of a chunk with 26 readers, SIGKILLed right after each "
+    "step of an operation on the chunk's holder chain, is reclaimed exactly and the pool is "
+    "whole") {
+  using Hooks = detail::PoolTestHooks;
+  using enum detail::PoolCrashStep;
+  const PoolGeometry g{{{64, 4}, {4096, 2}}, 12};  // 2 overflow nodes per chunk
+  std::vector<KillCase> cases;
+
+  // The publisher dies giving to the reader that needs a second overflow node.
+  for (auto step :
+       {node_hint_cleared, node_claimed, slot_reserving, slot_holder_written, node_linked, none}) {
+    cases.push_back({"publisher killed in the give that links a node, step " +
+                         std::to_string(static_cast<int>(step)),
+                     [](Pool&, std::vector<ChunkRef>&) {},
+                     [step](Pool& p, std::vector<ChunkRef>&) {
+                       const ChunkRef ref = *p.allocate(64, kVictim);
+                       fill_payload(*p.resolve(ref), 1);
+                       give_all(p, ref, kVictim);
+                       (void)Hooks::give(p, ref, kVictim, 112, 1, step);
+                     },
+                     [step](Pool& p, std::vector<ChunkRef>&) {
+                       // Every reader drains the dead publisher's queue (nothing was
+                       // pushed: phantoms) and settles.
+                       for (OwnerId o = kFirstReader; o < kEndReaders; ++o) {
+                         const bool given = o != 112 || step == none || step == node_linked;
+                         CHECK(p.settle_pending(o, kVictim) == (given ? 1U : 0U));
+                       }
+                     }});
+  }
+  // The publisher dies revoking the last reader of the chain: two nodes and
+  // the chunk freed in a cascade.
+  const std::vector<std::pair<detail::PoolCrashStep, unsigned>> cascade = {
+      {holder_closed, 0}, {node_freed, 0},  {link_closed, 0}, {node_freed, 1},
+      {link_closed, 1},   {chunk_freed, 0}, {none, 0}};
+  for (auto [step, occurrence] : cascade) {
+    cases.push_back(
+        {"publisher killed revoking the chain's last reader, step " +
+             std::to_string(static_cast<int>(step)) + "#" + std::to_string(occurrence),
+         [](Pool&, std::vector<ChunkRef>&) {},
+         [step, occurrence](Pool& p, std::vector<ChunkRef>&) {
+           const ChunkRef ref = *p.allocate(64, kVictim);
+           give_all(p, ref, kVictim);
+           REQUIRE(p.give(ref, kVictim, 112).has_value());  // a second node
+           for (OwnerId o = kFirstReader; o < kEndReaders; ++o) {
+             if (o != 112) REQUIRE(p.revoke(ref, kVictim, o).has_value());
+           }
+           REQUIRE(p.release(ref, kVictim).has_value());  // only links and 112 left
+           (void)Hooks::revoke(p, ref, kVictim, 112, step, occurrence);
+         },
+         [](Pool& p, std::vector<ChunkRef>&) { CHECK(p.settle_pending(112, kVictim) == 0); }});
+  }
+  // A reader dies releasing the one holder of the chain's second node.
+  for (auto step : {holder_closed, node_freed, link_closed, none}) {
+    cases.push_back({"reader killed releasing in the chain's last node, step " +
+                         std::to_string(static_cast<int>(step)),
+                     [](Pool& p, std::vector<ChunkRef>& refs) {
+                       refs.push_back(*p.allocate(64, kPublisher));
+                       fill_payload(*p.resolve(refs[0]), 3);
+                       give_all(p, refs[0], kPublisher);
+                       REQUIRE(p.give(refs[0], kPublisher, kVictim).has_value());
+                     },
+                     [step](Pool& p, std::vector<ChunkRef>& refs) {
+                       REQUIRE(p.accept(refs[0], kVictim, kPublisher).has_value());
+                       (void)Hooks::release(p, refs[0], kVictim, step);
+                     },
+                     [](Pool& p, std::vector<ChunkRef>& refs) {
+                       for (OwnerId o = kFirstReader; o < kEndReaders; ++o) {
+                         if (o == 112) continue;
+                         REQUIRE(p.accept(refs[0], o, kPublisher).has_value());
+                         CHECK(check_payload(*p.resolve(refs[0])) == 3);
+                         REQUIRE(p.release(refs[0], o).has_value());
+                       }
+                       REQUIRE(p.release(refs[0], kPublisher).has_value());
+                     }});
+  }
+  // A reader dies settling what its dead publisher gave it (its queue drained).
+  for (auto step : {holder_closed, node_freed, link_closed, none}) {
+    cases.push_back({"reader killed settling in the chain's last node, step " +
+                         std::to_string(static_cast<int>(step)),
+                     [](Pool& p, std::vector<ChunkRef>& refs) {
+                       refs.push_back(*p.allocate(64, kPublisher));
+                       give_all(p, refs[0], kPublisher);
+                       REQUIRE(p.give(refs[0], kPublisher, kVictim).has_value());
+                       REQUIRE(p.release(refs[0], kPublisher).has_value());  // then it "died"
+                     },
+                     [step](Pool& p, std::vector<ChunkRef>&) {
+                       (void)Hooks::settle_pending(p, kVictim, kPublisher, step);
+                     },
+                     [](Pool& p, std::vector<ChunkRef>&) {
+                       for (OwnerId o = kFirstReader; o < kEndReaders; ++o) {
+                         if (o != 112) CHECK(p.settle_pending(o, kPublisher) == 1);
+                       }
+                     }});
+  }
+  // A reader killed holding a taken sample and a queued one, in overflow nodes.
+  cases.push_back({"reader killed holding samples in overflow nodes",
+                   [](Pool& p, std::vector<ChunkRef>& refs) {
+                     for (int k = 0; k < 2; ++k) {
+                       refs.push_back(*p.allocate(64, kPublisher));
+                       give_all(p, refs.back(), kPublisher);
+                       REQUIRE(p.give(refs.back(), kPublisher, kVictim).has_value());
+                     }
+                   },
+                   [](Pool& p, std::vector<ChunkRef>& refs) {
+                     REQUIRE(p.accept(refs[0], kVictim, kPublisher).has_value());
+                   },
+                   [](Pool& p, std::vector<ChunkRef>& refs) {
+                     for (ChunkRef ref : refs) {
+                       for (OwnerId o = kFirstReader; o < kEndReaders; ++o) {
+                         if (o == 112) continue;
+                         REQUIRE(p.accept(ref, o, kPublisher).has_value());
+                         REQUIRE(p.release(ref, o).has_value());
+                       }
+                       // The dead reader's queue, discarded by the publisher (drop_oldest):
+                       // reclaim dropped it already, nothing is freed twice.
+                       CHECK_FALSE(p.revoke(ref, kPublisher, kVictim).has_value());
+                       REQUIRE(p.release(ref, kPublisher).has_value());
+                     }
+                   }});
+
+  for (const KillCase& kc : cases) {
+    CAPTURE(kc.name);
+    SharedPool sp(g);
+    Pool& pool = *sp.pool;
+    std::vector<ChunkRef> refs;
+    kc.before(pool, refs);
+    Child victim([&] {
+      auto p = Pool::attach(sp.mem, sp.bytes);  // this process's own handle
+      if (!p) return kAttachFailed;
+      kc.victim_ops(*p, refs);
+      ::raise(SIGKILL);
+      return kOk;
+    });
+    REQUIRE(victim.wait(10s) == 128 + SIGKILL);
+    const ReclaimReport r = pool.reclaim_owner(kVictim);
+    (void)r;
+    kc.after(pool, refs);
+    const OwnerHoldings h = pool.holdings(kVictim);
+    CHECK(h.held == 0);
+    CHECK(h.pending == 0);
+    CHECK(h.given == 0);
+    check_all_free(pool, false);
+    const AccountingReport acc = pool.check_accounting();
+    CHECK(acc.nodes_free == acc.nodes_total);
+    // Whole: every chunk can be allocated again, and given to 26 readers.
+    std::vector<ChunkRef> all;
+    for (auto a = pool.allocate(1, kPublisher); a; a = pool.allocate(1, kPublisher)) {
+      all.push_back(*a);
+    }
+    CHECK(all.size() == 6);
+    for (ChunkRef a : all) {
+      for (OwnerId o = kFirstReader; o < kEndReaders; ++o) CHECK(pool.give(a, kPublisher, o));
+    }
+    for (ChunkRef a : all) {
+      for (OwnerId o = kFirstReader; o < kEndReaders; ++o) CHECK(pool.revoke(a, kPublisher, o));
+      CHECK(pool.release(a, kPublisher).has_value());
+    }
+    check_all_free(pool, false);
+  }
 }

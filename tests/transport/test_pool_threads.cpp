@@ -440,3 +440,106 @@ TEST_CASE(
   check_all_free(pool, false);
   CHECK(pool.stats().corrupt == 0);
 }
+
+TEST_CASE(
+    "threads: a publisher fans every chunk out to 30 reader owners (chains of overflow nodes "
+    "growing and shrinking under them), every reader gets every sample intact and every chunk "
+    "and node comes back") {
+  // Few chunks, so that chains are built, emptied, unlinked and their nodes
+  // reused by other chunks all the time, while readers release out of order.
+  HeapPool hp(PoolGeometry{{{64, 24}, {4096, 8}}, 64});  // 2 nodes for each chunk's 30
+  Pool& pool = hp.pool;
+  constexpr OwnerId kP = 1;
+  constexpr int kReaders = 30;
+  constexpr int kReaderThreads = 3;
+  const std::uint64_t n = scaled(6'000, 3);
+  std::vector<Queue> queues(kReaders);
+  std::atomic<std::uint64_t> errors{0};
+  std::atomic<std::uint64_t> bad_payload{0};
+  std::atomic<std::uint64_t> out_of_order{0};
+  std::atomic<std::uint64_t> taken{0};
+  std::atomic<bool> done{false};
+  auto owner_of = [](int r) { return static_cast<OwnerId>(10 + r); };
+
+  std::thread pub([&] {
+    std::mt19937_64 rng(17);
+    for (std::uint64_t seq = 1; seq <= n; ++seq) {
+      std::expected<ChunkRef, PoolError> ref;
+      while (!(ref = pool.allocate(rng() % 4 == 0 ? 4000 : 64, kP))) {
+        if (ref.error() != PoolError::Exhausted) errors.fetch_add(1);
+        std::this_thread::yield();
+      }
+      fill_payload(*pool.resolve(*ref), seq);
+      // One give and one push per reader, as core delivers: early readers
+      // take and release while the chain still grows for later ones.
+      for (int r = 0; r < kReaders; ++r) {
+        if (!pool.give(*ref, kP, owner_of(r))) {
+          errors.fetch_add(1);
+          continue;
+        }
+        queues[static_cast<std::size_t>(r)].push({ref->pack(), kP, seq});
+      }
+      if (!pool.release(*ref, kP)) errors.fetch_add(1);
+    }
+    done.store(true);
+  });
+
+  std::vector<std::thread> readers;
+  for (int t = 0; t < kReaderThreads; ++t) {
+    readers.emplace_back([&, t] {
+      std::mt19937_64 rng(static_cast<std::uint64_t>(t) + 100);
+      std::vector<std::uint64_t> last(kReaders, 0);
+      std::vector<std::vector<ChunkRef>> held(kReaders);
+      auto drain = [&] {
+        bool any = false;
+        for (int r = t; r < kReaders; r += kReaderThreads) {
+          Message m;
+          auto& mine = held[static_cast<std::size_t>(r)];
+          while (queues[static_cast<std::size_t>(r)].pop(m)) {
+            any = true;
+            const ChunkRef ref = ChunkRef::unpack(m.ref);
+            if (!pool.accept(ref, owner_of(r), m.from)) {
+              errors.fetch_add(1);
+              continue;
+            }
+            if (check_payload(*pool.resolve(ref)) != m.stamp) bad_payload.fetch_add(1);
+            if (m.stamp <= last[static_cast<std::size_t>(r)]) out_of_order.fetch_add(1);
+            last[static_cast<std::size_t>(r)] = m.stamp;
+            taken.fetch_add(1, std::memory_order_relaxed);
+            mine.push_back(ref);
+            // Keep up to 3, release a random one of them.
+            while (mine.size() > rng() % 4) {
+              const std::size_t k = rng() % mine.size();
+              if (!pool.release(mine[k], owner_of(r))) errors.fetch_add(1);
+              mine.erase(mine.begin() + static_cast<std::ptrdiff_t>(k));
+            }
+          }
+        }
+        return any;
+      };
+      while (!done.load()) {
+        if (!drain()) std::this_thread::yield();
+      }
+      drain();
+      for (int r = t; r < kReaders; r += kReaderThreads) {
+        for (ChunkRef ref : held[static_cast<std::size_t>(r)]) {
+          if (!pool.release(ref, owner_of(r))) errors.fetch_add(1);
+        }
+      }
+    });
+  }
+  pub.join();
+  for (auto& r : readers) r.join();
+  CHECK(errors.load() == 0);
+  CHECK(bad_payload.load() == 0);
+  CHECK(out_of_order.load() == 0);
+  CHECK(taken.load() == n * kReaders);
+  const PoolStats s = pool.stats();
+  CHECK(s.holder_overflow == 0);
+  CHECK(s.holder_nodes_linked > 0);
+  MESSAGE(n << " samples to " << kReaders << " readers; " << s.holder_nodes_linked
+            << " overflow nodes linked");
+  check_all_free(pool);
+  const AccountingReport r = pool.check_accounting();
+  CHECK(r.nodes_free == r.nodes_total);
+}

@@ -157,7 +157,13 @@ void pool(const Context& context, bool json) {
                    {"topics", topics_json(topics)},
                    {"holders", std::move(top)},
                    {"rejected_refs", stats.invalid_refs + stats.stale_refs + stats.not_held},
-                   {"reclaimed_refs", stats.reclaimed_refs}};
+                   {"reclaimed_refs", stats.reclaimed_refs},
+                   // Holders of chunks held by more than 13 nodes (docs/design/pool.md).
+                   {"holder_nodes",
+                    {{"total", stats.holder_nodes},
+                     {"free", stats.holder_nodes_free},
+                     {"exhausted", stats.holder_nodes_exhausted},
+                     {"refused_holders", stats.holder_overflow}}}};
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -171,6 +177,13 @@ void pool(const Context& context, bool json) {
                std::to_string(k.low_water), std::to_string(k.exhausted)});
   }
   std::fputs(table.render().c_str(), stdout);
+  // A chunk held by more than 13 nodes keeps the rest in overflow holder nodes.
+  std::printf("holder nodes: %u free of %u", stats.holder_nodes_free, stats.holder_nodes);
+  if (stats.holder_overflow > 0) {
+    std::printf("; %llu holder(s) refused: a sample missed that many readers",
+                static_cast<unsigned long long>(stats.holder_overflow));
+  }
+  std::printf("\n");
   print_topics(topics);
 }
 

@@ -4,6 +4,7 @@
 
 #include "ferry/transport/pool.hpp"
 #include "pool_counters.hpp"
+#include "pool_hints.hpp"
 #include "pool_prefetch.hpp"
 #include "pool_test_hooks.hpp"
 
@@ -38,35 +39,9 @@ std::expected<ChunkRef, PoolError> Pool::allocate_impl(std::size_t size, OwnerId
   return std::unexpected(PoolError::Exhausted);
 }
 
-// Claims chunk `m` for `owner` if it is Free and makes it Live with one
-// holder (owner, held 1). Returns the generation, or 0 when the chunk was not
-// free (a stale hint) or another claimer got it.
 template <class Stop>
-std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, OwnerId owner,
-                                                    Stop& stop, std::uint64_t guess) noexcept {
-  // SYNC: relaxed; the CAS below re-checks it (with acquire). With a guess
-  // (the Free word we expect) the CAS goes first: one transfer of the line
-  // from the core that freed the chunk instead of a load and then a CAS.
-  std::uint64_t s = guess != 0 ? guess : m.state.load(std::memory_order_relaxed);
-  std::uint32_t gen = 0;
-  for (std::uint32_t attempt = 0;; ++attempt) {
-    if (!st::well_formed(s)) {
-      bump(counters_->corrupt);
-      return 0;
-    }
-    if (st::mode(s) != st::kModeFree || attempt == 8) return 0;
-    gen = st::generation(s);
-    // SYNC: acq_rel on success: acquire pairs with the release CAS that
-    // freed the chunk (every former holder is done with the payload before
-    // we hand it out). On failure `s` is reloaded: if the chunk is still
-    // Free (our first load was an older Free), try again. seq_cst both ways
-    // (free on x86): a scanner's claim, success or failure, is in the total
-    // order with the hint bit it cleared before (see after_free).
-    if (m.state.compare_exchange_strong(s, st::make_claimed(gen, owner), std::memory_order_seq_cst,
-                                        std::memory_order_seq_cst)) {
-      break;
-    }
-  }
+std::expected<std::uint32_t, PoolError> Pool::make_loan(pool_layout::ChunkMeta& m, OwnerId owner,
+                                                        std::uint32_t gen, Stop& stop) noexcept {
   if (stop(PoolCrashStep::allocate_claimed)) return std::unexpected(PoolError::Aborted);
   // While Claimed(gen, owner) nobody else writes this chunk's words: other
   // claimers skip it, references to this generation are refused until it is
@@ -85,13 +60,16 @@ std::expected<std::uint32_t, PoolError> Pool::claim(pool_layout::ChunkMeta& m, O
   if (stop(PoolCrashStep::allocate_holder_written)) return std::unexpected(PoolError::Aborted);
   // SYNC: release, pairs with the acquire loads of the state word in every
   // operation that then reads holders[0].
-  m.state.store(st::with_slot(st::make_live(gen), 0, st::kSlotLive), std::memory_order_release);
+  m.state.store(st::make_live_one(gen), std::memory_order_release);
   return gen;
 }
 
 void Pool::count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
                             std::uint32_t generation, OwnerId owner, bool searched) noexcept {
-  // SYNC: relaxed; a counter, on the allocator's own line.
+  // SYNC: relaxed; a counter, on the allocator's own line. It happens
+  // before the free of this chunk (every later change of the chunk is an
+  // acq_rel CAS of ours or of someone we handed the reference to), which is
+  // what in_use_of's ordering needs (pool_counters.hpp).
   cv.counters->by_owner[owner % kOwnerCountLines].allocated.fetch_add(1, std::memory_order_relaxed);
   if (searched) {
     // The class grew into a chunk found through the hints: raise the
@@ -127,9 +105,11 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   // The loan's first write goes to the payload the last reader may have in
   // its cache: fetch it for writing while the claim's CAS fetches the metadata.
   prefetch_line(cv.payload + static_cast<std::size_t>(index) * cv.chunk_size, true);
-  auto claimed = claim(m, owner, stop, st::make_free(static_cast<std::uint32_t>(known)));
+  auto claimed = claim(m, owner, st::make_free(static_cast<std::uint32_t>(known)));
   if (!claimed) return std::unexpected(claimed.error());
   if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // in use: try another
+  auto live = make_loan(m, owner, *claimed, stop);
+  if (!live) return std::unexpected(live.error());
   if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
   count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed, owner, false);
   return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
@@ -157,62 +137,18 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
       return r;
   }
   const ClassView& cv = classes_[c];
-  std::atomic_ref<std::uint32_t> cursor(cursor_[c]);
-  // SYNC: relaxed; a private search hint of this handle.
-  std::uint32_t start = cursor.load(std::memory_order_relaxed);
-  if (start >= cv.hint_words) start = 0;
-  for (std::uint32_t k = 0; k < cv.hint_words; ++k) {
-    std::uint32_t w = start + k;
-    if (w >= cv.hint_words) w -= cv.hint_words;
-    std::atomic<std::uint64_t>& word = cv.hints[w];
-    // SYNC: relaxed: hints are candidates only; the claim CAS on the chunk's
-    // state word is what orders (and decides) anything.
-    std::uint64_t bits = word.load(std::memory_order_relaxed);
-    // Bounded: each round clears one bit of `bits` or of the shared word;
-    // freers setting bits meanwhile cannot keep us here beyond 128 rounds.
-    for (std::uint32_t round = 0; bits != 0 && round < 128; ++round) {
-      const unsigned b = static_cast<unsigned>(std::countr_zero(bits));
-      const std::uint64_t bit = std::uint64_t{1} << b;
-      // SYNC: seq_cst, see after_free. Clearing the bit first makes us (almost
-      // always) the only candidate for this chunk. Only the old value of
-      // this one bit is used, so x86 does it with one `lock btr` instead of a
-      // CAS loop (seq_cst is the same instruction).
-      const bool was_set = (word.fetch_and(~bit, std::memory_order_seq_cst) & bit) != 0;
-      if (!was_set) {
-        // Someone else took it: look at what is there now.
-        // SYNC: relaxed, a hint as above.
-        bits = word.load(std::memory_order_relaxed) & ~bit;
-        continue;
-      }
-      bits &= ~bit;
-      const std::uint32_t i = w * 64 + b;
-      if (i >= cv.count) {
-        bump(counters_->corrupt);  // a hint beyond the class
-        continue;
-      }
-      if (stop(PoolCrashStep::allocate_hint_cleared)) return std::unexpected(PoolError::Aborted);
-      ChunkMeta& m = cv.meta[i];
-      auto claimed = claim(m, owner, stop, 0);
-      if (!claimed) return std::unexpected(claimed.error());
-      if (*claimed == 0) {
-        // Not free (a stale hint), or lost to another claimer. If it is Free
-        // after all (we gave up racing for it), put its hint back.
-        // SYNC: relaxed: a hint (see after_free).
-        const std::uint64_t now = m.state.load(std::memory_order_relaxed);
-        if (st::well_formed(now) && st::mode(now) == st::kModeFree) {
-          word.fetch_or(bit, std::memory_order_relaxed);
-        }
-        continue;
-      }
-      const std::uint32_t gen = *claimed;
-      if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
-      count_allocation(cv, c, i, gen, owner, true);
-      // SYNC: relaxed; the search hint again (see its load above): orders nothing.
-      if (w != start) cursor.store(w, std::memory_order_relaxed);
-      return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
-    }
-  }
-  return std::unexpected(PoolError::Exhausted);
+  auto found = claim_hinted(cv.hints, cv.hint_words, cv.count, cursor_[c], cv.meta,
+                            PoolCrashStep::allocate_hint_cleared, stop,
+                            [&](std::uint32_t i) -> std::expected<std::uint32_t, PoolError> {
+                              auto gen = claim(cv.meta[i], owner, 0);
+                              if (!gen || *gen == 0) return gen;
+                              return make_loan(cv.meta[i], owner, *gen, stop);
+                            });
+  if (!found) return std::unexpected(found.error());
+  const auto [i, gen] = *found;
+  if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
+  count_allocation(cv, c, i, gen, owner, true);
+  return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
 }
 
 std::expected<ChunkRef, PoolError> Pool::allocate(std::size_t size, OwnerId owner) noexcept {

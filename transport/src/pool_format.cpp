@@ -21,10 +21,13 @@ constexpr std::uint64_t round_up(std::uint64_t v, std::uint64_t a) noexcept {
   return (v + a - 1) / a * a;
 }
 
-// The layout of classes sorted by ascending chunk size (multiples of 64).
-std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes,
-                                                std::uint32_t n) noexcept {
+// The layout of classes sorted by ascending chunk size (multiples of 64),
+// with `holder_nodes` overflow nodes.
+std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes, std::uint32_t n,
+                                                std::uint32_t holder_nodes) noexcept {
   if (n == 0 || n > kMaxPoolClasses) return std::unexpected(PoolError::InvalidGeometry);
+  if (holder_nodes == 0 || holder_nodes > kMaxHolderNodes)
+    return std::unexpected(PoolError::InvalidGeometry);
   Layout l;
   l.class_count = n;
   std::uint64_t off = kClassTableOffset + std::uint64_t{n} * sizeof(ClassEntry);
@@ -57,8 +60,41 @@ std::expected<Layout, PoolError> compute_layout(const PoolClassSpec* classes,
     e.payload_offset = off;
     off += e.chunk_size * e.count;  // <= 2^30 * 2^24: no overflow, and 32 of them neither
   }
+  // The overflow-node area last: the chunks' metadata and payloads sit where
+  // they would without it, so their offsets (and which of their lines alias
+  // in the caches) do not depend on the node area's size.
+  l.holder_nodes = holder_nodes;
+  l.node_hint_words = (holder_nodes + 63) / 64;
+  l.node_counters_offset = off;
+  off += sizeof(NodeCounters);
+  l.node_meta_offset = off;
+  off += std::uint64_t{holder_nodes} * sizeof(ChunkMeta);
+  l.node_hint_offset = off;
+  off += round_up(std::uint64_t{l.node_hint_words} * sizeof(std::uint64_t), kCacheLine);
   l.total_bytes = off;
   return l;
+}
+
+// `count` nodes, every one Free at generation 1 with its hint bit set.
+void format_free(ChunkMeta* meta, std::atomic<std::uint64_t>* hints, std::uint32_t count,
+                 std::uint32_t hint_words) noexcept {
+  for (std::uint32_t i = 0; i < count; ++i) {
+    auto* m = new (&meta[i]) ChunkMeta{};
+    // SYNC: relaxed throughout: nothing runs concurrently with format_pool;
+    // the release store of the magic (and Segment::seal) publishes it all.
+    m->state.store(st::make_free(1), std::memory_order_relaxed);
+  }
+  const std::uint32_t padded = static_cast<std::uint32_t>(round_up(hint_words, kCacheLine / 8));
+  for (std::uint32_t w = 0; w < padded; ++w) {
+    std::uint64_t bits = 0;
+    if (w + 1 < hint_words) {
+      bits = ~std::uint64_t{0};
+    } else if (w + 1 == hint_words) {
+      const std::uint32_t rest = count - w * 64;  // 1..64
+      bits = rest == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << rest) - 1;
+    }
+    new (&hints[w]) std::atomic<std::uint64_t>(bits);
+  }
 }
 
 }  // namespace
@@ -77,7 +113,10 @@ std::expected<Layout, PoolError> layout_of(const PoolGeometry& g) noexcept {
   std::sort(
       sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(n),
       [](const PoolClassSpec& a, const PoolClassSpec& b) { return a.chunk_size < b.chunk_size; });
-  return compute_layout(sorted.data(), static_cast<std::uint32_t>(n));
+  std::uint64_t chunks = 0;
+  for (std::size_t c = 0; c < n; ++c) chunks += sorted[c].count;
+  const std::uint32_t nodes = g.holder_nodes != 0 ? g.holder_nodes : default_holder_nodes(chunks);
+  return compute_layout(sorted.data(), static_cast<std::uint32_t>(n), nodes);
 }
 
 std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes) noexcept {
@@ -94,13 +133,15 @@ std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes)
   // Each field read once, into locals, then checked.
   const std::uint32_t version = header->layout_version;
   const std::uint32_t n = header->class_count;
-  const std::uint32_t holders = header->holders_per_chunk;
+  const std::uint32_t slots = header->slots_per_node;
   const std::uint32_t meta_size = header->meta_size;
   const std::uint64_t table_offset = header->class_table_offset;
   const std::uint64_t total = header->total_bytes;
-  if (version != kPoolLayoutVersion || holders != kHoldersPerChunk ||
-      meta_size != sizeof(ChunkMeta) || table_offset != kClassTableOffset || n == 0 ||
-      n > kMaxPoolClasses) {
+  const std::uint32_t holder_nodes = header->holder_nodes;
+  const std::uint64_t node_meta_offset = header->node_meta_offset;
+  const std::uint64_t node_hint_offset = header->node_hint_offset;
+  if (version != kPoolLayoutVersion || slots != kSlotsPerNode || meta_size != sizeof(ChunkMeta) ||
+      table_offset != kClassTableOffset || n == 0 || n > kMaxPoolClasses) {
     return std::unexpected(PoolError::BadLayout);
   }
   if (bytes < kClassTableOffset + std::uint64_t{n} * sizeof(ClassEntry))
@@ -109,8 +150,10 @@ std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes)
   std::memcpy(stored.data(), base + kClassTableOffset, n * sizeof(ClassEntry));
   std::array<PoolClassSpec, kMaxPoolClasses> specs{};
   for (std::uint32_t c = 0; c < n; ++c) specs[c] = {stored[c].chunk_size, stored[c].count};
-  auto layout = compute_layout(specs.data(), n);
+  auto layout = compute_layout(specs.data(), n, holder_nodes);
   if (!layout) return std::unexpected(PoolError::BadLayout);
+  if (layout->node_meta_offset != node_meta_offset || layout->node_hint_offset != node_hint_offset)
+    return std::unexpected(PoolError::BadLayout);
   for (std::uint32_t c = 0; c < n; ++c) {
     const ClassEntry& want = layout->entries[c];
     const ClassEntry& got = stored[c];
@@ -129,6 +172,22 @@ std::expected<Layout, PoolError> read_layout(const void* mem, std::size_t bytes)
 
 using detail::layout_of;
 using detail::read_layout;
+
+std::uint32_t default_holder_nodes(std::uint64_t total_chunks) noexcept {
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(total_chunks, 64, kMaxHolderNodes));
+}
+
+std::uint32_t holder_nodes_for(std::uint64_t chunks, std::uint64_t holders) noexcept {
+  // A chain of k nodes has 13 + 13 (k - 1) holder slots: the chunk's own 13
+  // and 13 per overflow node.
+  const std::uint64_t per_chunk =
+      holders <= kHolderSlotsPerNode
+          ? 0
+          : (holders - kHolderSlotsPerNode + kHolderSlotsPerNode - 1) / kHolderSlotsPerNode;
+  std::uint64_t nodes = 0;
+  if (per_chunk != 0 && __builtin_mul_overflow(chunks, per_chunk, &nodes)) nodes = kMaxHolderNodes;
+  return static_cast<std::uint32_t>(std::clamp<std::uint64_t>(nodes, 64, kMaxHolderNodes));
+}
 
 std::size_t pool_bytes(const PoolGeometry& geometry) noexcept {
   auto l = layout_of(geometry);
@@ -156,29 +215,20 @@ std::expected<void, PoolError> format_pool(void* mem, std::size_t bytes,
     const ClassEntry& e = l->entries[c];
     std::memcpy(base + kClassTableOffset + c * sizeof(ClassEntry), &e, sizeof e);
     new (base + e.counters_offset) ClassCounters{};
-    auto* meta = reinterpret_cast<ChunkMeta*>(base + e.meta_offset);
-    for (std::uint32_t i = 0; i < e.count; ++i) {
-      auto* m = new (&meta[i]) ChunkMeta{};
-      // SYNC: relaxed throughout: nothing runs concurrently with format_pool;
-      // the release store of the magic (and Segment::seal) publishes it all.
-      m->state.store(st::make_free(1), std::memory_order_relaxed);
-    }
-    auto* hints = reinterpret_cast<std::atomic<std::uint64_t>*>(base + e.hint_offset);
-    const std::uint32_t padded = static_cast<std::uint32_t>(round_up(e.hint_words, kCacheLine / 8));
-    for (std::uint32_t w = 0; w < padded; ++w) {
-      std::uint64_t bits = 0;
-      if (w + 1 < e.hint_words) {
-        bits = ~std::uint64_t{0};
-      } else if (w + 1 == e.hint_words) {
-        const std::uint32_t rest = e.count - w * 64;  // 1..64
-        bits = rest == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << rest) - 1;
-      }
-      new (&hints[w]) std::atomic<std::uint64_t>(bits);
-    }
+    format_free(reinterpret_cast<ChunkMeta*>(base + e.meta_offset),
+                reinterpret_cast<std::atomic<std::uint64_t>*>(base + e.hint_offset), e.count,
+                e.hint_words);
   }
+  new (base + l->node_counters_offset) NodeCounters{};
+  format_free(reinterpret_cast<ChunkMeta*>(base + l->node_meta_offset),
+              reinterpret_cast<std::atomic<std::uint64_t>*>(base + l->node_hint_offset),
+              l->holder_nodes, l->node_hint_words);
   header->layout_version = kPoolLayoutVersion;
   header->class_count = l->class_count;
-  header->holders_per_chunk = kHoldersPerChunk;
+  header->slots_per_node = kSlotsPerNode;
+  header->holder_nodes = l->holder_nodes;
+  header->node_meta_offset = l->node_meta_offset;
+  header->node_hint_offset = l->node_hint_offset;
   header->total_bytes = l->total_bytes;
   header->meta_size = sizeof(ChunkMeta);
   header->class_table_offset = kClassTableOffset;
@@ -215,6 +265,12 @@ std::expected<Pool, PoolError> Pool::attach(void* mem, std::size_t bytes) noexce
     v.counters = reinterpret_cast<ClassCounters*>(base + e.counters_offset);
     p.cursor_[c] = (spread >> 8) % e.hint_words;
   }
+  p.nodes_.count = l->holder_nodes;
+  p.nodes_.hint_words = l->node_hint_words;
+  p.nodes_.meta = reinterpret_cast<ChunkMeta*>(base + l->node_meta_offset);
+  p.nodes_.hints = reinterpret_cast<std::atomic<std::uint64_t>*>(base + l->node_hint_offset);
+  p.nodes_.counters = reinterpret_cast<NodeCounters*>(base + l->node_counters_offset);
+  p.node_cursor_ = (spread >> 8) % l->node_hint_words;
   return p;
 }
 

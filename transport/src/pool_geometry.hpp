@@ -18,6 +18,12 @@ struct Layout {
   std::array<pool_layout::ClassEntry, kMaxPoolClasses> entries{};
   std::uint64_t total_bytes = 0;
   std::uint64_t total_chunks = 0;
+  // The overflow-node area.
+  std::uint32_t holder_nodes = 0;
+  std::uint32_t node_hint_words = 0;
+  std::uint64_t node_counters_offset = 0;
+  std::uint64_t node_meta_offset = 0;
+  std::uint64_t node_hint_offset = 0;
 };
 
 // The layout of a geometry, rounded and sorted; InvalidGeometry when it has

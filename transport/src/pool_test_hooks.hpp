@@ -2,7 +2,7 @@
 // Tests only (a private header: tests reach it through transport/src): the
 // pool's operations stopped right after one of their steps, leaving shared
 // memory exactly as a kill -9 of the caller at that point would. The steps
-// are the crash table's (pool.hpp); the production entry points run the same
+// are the crash table's (docs/design/pool.md); the production entry points run the same
 // code with a hook that never stops.
 
 #include <cstddef>
@@ -13,7 +13,7 @@
 
 namespace ferry::transport::detail {
 
-// The rows of pool.hpp's crash table, by operation.
+// The rows of the crash table (docs/design/pool.md), by operation.
 enum class PoolCrashStep : std::uint8_t {
   none,  // run to the end
   // allocate
@@ -27,6 +27,14 @@ enum class PoolCrashStep : std::uint8_t {
   // release, revoke, settle_pending (when a count reaches 0)
   holder_closed,  // 1 holder closed, naming D as closer, slot still Live
   chunk_freed,    // 2 chunk Free(g+1), hint not set
+  // add_ref, give when the chain has no Empty holder slot: a new overflow
+  // node (then slot_reserving, slot_holder_written for the link slot)
+  node_hint_cleared,  // 1 the node's hint cleared
+  node_claimed,       // 2 node Claimed(D), its holder and origin written, not linked
+  node_linked,        // 3 link slot Live, the node still Claimed(D)
+  // a close that empties an overflow node
+  node_freed,   // 1 node Free(g+1), hint not set, the link to it still open
+  link_closed,  // 2 the link closed naming D, slot still Live
 };
 
 // The crash-point hook of the production entry points: never stops (the
@@ -34,14 +42,17 @@ enum class PoolCrashStep : std::uint8_t {
 struct NeverStop {
   constexpr bool operator()(PoolCrashStep /*step*/) const noexcept { return false; }
 };
-// PoolTestHooks': stops right after `step`.
+// PoolTestHooks': stops right after occurrence `skip` (0: the first) of
+// `step` (a close can free several nodes of a chain, one after the other).
 struct StopAt {
   PoolCrashStep step;
-  bool operator()(PoolCrashStep k) const noexcept { return k == step; }
+  unsigned skip = 0;
+  bool operator()(PoolCrashStep k) noexcept { return k == step && skip-- == 0; }
 };
 
 // Each is defined beside the operation it stops (pool_allocate.cpp,
 // pool_holders.cpp, pool_recovery.cpp).
+// `occurrence`: which time the operation reaches the step (0: the first).
 struct PoolTestHooks {
   static std::expected<ChunkRef, PoolError> allocate(Pool& pool, std::size_t size, OwnerId owner,
                                                      PoolCrashStep stop_after) noexcept;
@@ -50,11 +61,13 @@ struct PoolTestHooks {
   static std::expected<void, PoolError> give(Pool& pool, ChunkRef ref, OwnerId from, OwnerId to,
                                              std::uint32_t n, PoolCrashStep stop_after) noexcept;
   static std::expected<void, PoolError> release(Pool& pool, ChunkRef ref, OwnerId owner,
-                                                PoolCrashStep stop_after) noexcept;
+                                                PoolCrashStep stop_after,
+                                                unsigned occurrence = 0) noexcept;
   static std::expected<void, PoolError> revoke(Pool& pool, ChunkRef ref, OwnerId from, OwnerId to,
-                                               PoolCrashStep stop_after) noexcept;
+                                               PoolCrashStep stop_after,
+                                               unsigned occurrence = 0) noexcept;
   static std::uint64_t settle_pending(Pool& pool, OwnerId to, OwnerId from,
-                                      PoolCrashStep stop_after) noexcept;
+                                      PoolCrashStep stop_after, unsigned occurrence = 0) noexcept;
 };
 
 }  // namespace ferry::transport::detail

@@ -1,8 +1,8 @@
 #pragma once
-// Private to the pool: the one way to walk its chunks and to read, walk and
-// change a chunk's holder words. Every operation and scan goes through
-// these, so the memory ordering of those reads and CASes is stated here
-// once (pool.hpp, "Memory ordering").
+// Private to the pool: the one way to walk its chunks, a chunk's chain of
+// holder nodes, and to read, walk and change holder words. Every operation
+// and scan goes through these, so the memory ordering of those reads and
+// CASes is stated here once (docs/design/pool.md, "Memory ordering").
 
 #include <atomic>
 #include <bit>
@@ -14,8 +14,23 @@
 
 namespace ferry::transport::detail {
 
-// Holder slot j of a chunk as one load read it.
+// The node id of a chunk's own metadata (the first node of its chain);
+// overflow nodes are named by their index in the node area.
+inline constexpr std::uint32_t kChunkNode = 0xFFFF'FFFFU;
+
+// One node of a chunk's holder chain, and its state word as one acquire
+// load read it (Live; for an overflow node, with the generation its link
+// names).
+struct NodeView {
+  pool_layout::ChunkMeta* m = nullptr;
+  std::uint64_t s = 0;
+  std::uint32_t id = kChunkNode;
+};
+
+// Holder slot `slot` of node `m` as one load read it. (The walk that read
+// it knows the node's state and id: OpenHolders::node().)
 struct HolderRead {
+  pool_layout::ChunkMeta* m = nullptr;
   unsigned slot = 0;
   std::uint64_t word = 0;  // what a change of this slot expects (write_holder)
   pool_layout::holder::Fields fields;
@@ -26,28 +41,43 @@ struct HolderRead {
   }
 };
 
-[[nodiscard]] inline HolderRead read_holder(const pool_layout::ChunkMeta& m, unsigned j) noexcept {
-  // SYNC: acquire, pairs with the acq_rel CASes on this holder word
-  // (write_holder) and, through the caller's acquire load of the state word
-  // that showed slot j Live, with the release that made it Live (claim's
-  // store, reserve's commit CAS): the word read is theirs or newer.
-  const std::uint64_t w = m.holders[j].load(std::memory_order_acquire);
-  return HolderRead{j, w, pool_layout::holder::decode(w)};
+// Whether node n is still the incarnation a walk entered: its state word
+// still Live with the generation read then. A slot word read between that
+// read and this check belongs to that incarnation (generations only grow),
+// and a CAS of it later succeeds only while the slot is still that Live
+// one. Overflow nodes need it (one can be freed and serve another chunk
+// while a walk is in it); a chunk's own node, for an operation, is kept
+// by the caller's reference.
+[[nodiscard]] inline bool still_entered(const NodeView& n) noexcept {
+  // SYNC: acquire, after the acquire load of the slot word (so that load
+  // is not satisfied after this one).
+  const std::uint64_t now = n.m->state.load(std::memory_order_acquire);
+  return pool_layout::state::mode(now) == pool_layout::state::kModeLive &&
+         pool_layout::state::generation(now) == pool_layout::state::generation(n.s);
 }
 
-// Changes slot h.slot from h.word to `next` in ONE CAS: every change of a
-// Live slot's holder word (its counts, transfer's new owner, its close) is
-// this instruction. False: it raced (the slot changed since h was read).
-[[nodiscard]] inline bool write_holder(pool_layout::ChunkMeta& m, const HolderRead& h,
-                                       std::uint64_t next) noexcept {
+[[nodiscard]] inline HolderRead read_holder(const NodeView& n, unsigned j) noexcept {
+  // SYNC: acquire, pairs with the acq_rel CASes on this holder word
+  // (write_holder) and, through the caller's acquire load of the node's
+  // state word that showed slot j Live, with the release that made it Live
+  // (claim's store, reserve's commit CAS): the word read is theirs or newer.
+  const std::uint64_t w = n.m->holders[j].load(std::memory_order_acquire);
+  return HolderRead{n.m, j, w, pool_layout::holder::decode(w)};
+}
+
+// Changes slot h.slot of node h.m from h.word to `next` in ONE CAS: every
+// change of a Live slot's holder word (its counts, transfer's new owner, its
+// close) is this instruction. False: it raced (the slot changed since h was
+// read).
+[[nodiscard]] inline bool write_holder(const HolderRead& h, std::uint64_t next) noexcept {
   std::uint64_t expected = h.word;
   // SYNC: acq_rel: a link in the chain of count changes on this word.
   // Release: the caller's accesses to the payload precede the eventual free
-  // (the chain ends in the CAS of the state word that frees the chunk, which
-  // the next claimer acquires). Acquire: pairs with the previous link.
+  // (the chain ends in the CAS of the chunk's state word that frees it,
+  // which the next claimer acquires). Acquire: pairs with the previous link.
   // Relaxed on failure: the caller reads the word again, with acquire.
-  return m.holders[h.slot].compare_exchange_strong(expected, next, std::memory_order_acq_rel,
-                                                   std::memory_order_relaxed);
+  return h.m->holders[h.slot].compare_exchange_strong(expected, next, std::memory_order_acq_rel,
+                                                      std::memory_order_relaxed);
 }
 
 // The holder word of `f` closed by `closer` (who will vacate the slot): its
@@ -61,10 +91,12 @@ struct HolderRead {
   return pool_layout::holder::encode(f);
 }
 
-// The Live slots of a state word, in slot order.
+// The Live holder slots (0..12) of a state word, in slot order.
 class LiveSlots {
  public:
-  explicit LiveSlots(std::uint64_t s) noexcept : live_(pool_layout::state::live_pairs(s)) {}
+  LiveSlots() noexcept = default;
+  explicit LiveSlots(std::uint64_t s) noexcept
+      : live_(pool_layout::state::live_pairs(s) & pool_layout::state::kHolderPairLowBits) {}
   bool next(unsigned& j) noexcept {
     if (live_ == 0) return false;
     j = static_cast<unsigned>(std::countr_zero(live_) / 2);
@@ -73,7 +105,115 @@ class LiveSlots {
   }
 
  private:
-  std::uint64_t live_;
+  std::uint64_t live_ = 0;
+};
+
+// How a chain walk ended (at the last node's link slot).
+enum class ChainEnd : std::uint8_t {
+  open,     // the link slot is Empty: the chain can grow here
+  growing,  // the link slot is Reserving: someone is linking a node
+  pending,  // a Live link to a node still Claimed: its linker is finishing
+  closing,  // a closed link: its node is Free, the slot is being vacated
+  stale,    // an open link to a node that is Free or reused: its closer has
+            // not closed it yet (or died first): close_link repairs it
+  corrupt,  // a malformed link, a node of another chunk, or a loop
+};
+
+// Moves `cur` to the node its Live link slot names, if that node is Live
+// with the link's generation and extends `chunk`; else sets `end` to how the
+// chain ends there. `link`: the link word read; `steps`: nodes entered so far
+// (a walk never enters more than the node area has: a loop is corrupt).
+// Out of line: only chunks with more than 13 holders get here.
+[[gnu::noinline]] inline bool follow_link(const NodeArea& area, NodeView& cur, std::uint64_t chunk,
+                                          std::uint64_t& link, std::uint32_t& steps,
+                                          ChainEnd& end) noexcept {
+  namespace st = pool_layout::state;
+  const unsigned link_state = st::slot(cur.s, kLinkSlot);
+  if (link_state == st::kSlotEmpty) {
+    end = ChainEnd::open;
+    return false;
+  }
+  if (link_state == st::kSlotReserving) {
+    end = ChainEnd::growing;
+    return false;
+  }
+  // SYNC: acquire, pairs with the release of the commit CAS that made the
+  // link slot Live (reserve) and with the acq_rel CAS that closed it.
+  link = cur.m->holders[kLinkSlot].load(std::memory_order_acquire);
+  if (pool_layout::link::closed(link)) {
+    end = ChainEnd::closing;
+    return false;
+  }
+  const std::uint32_t index = pool_layout::link::index(link);
+  const std::uint32_t gen = pool_layout::link::generation(link);
+  if (gen == 0 || index >= area.count || ++steps > area.count) {
+    end = ChainEnd::corrupt;
+    return false;
+  }
+  pool_layout::ChunkMeta& next = area.meta[index];
+  // SYNC: acquire, pairs with the release store that made the node Live
+  // (extend) and the acq_rel CASes of its slots: its holder words and
+  // origin, read next, are those or newer.
+  const std::uint64_t s = next.state.load(std::memory_order_acquire);
+  if (!st::well_formed(s) || st::generation(s) != gen) {
+    end = st::well_formed(s) ? ChainEnd::stale : ChainEnd::corrupt;
+    return false;
+  }
+  if (st::mode(s) == st::kModeClaimed) {
+    end = ChainEnd::pending;
+    return false;
+  }
+  if (st::mode(s) != st::kModeLive) {
+    end = ChainEnd::stale;
+    return false;
+  }
+  // SYNC: relaxed; written while the node was Claimed, published by the
+  // release store of Live that the acquire load above read.
+  if (next.origin.load(std::memory_order_relaxed) != chunk) {
+    end = ChainEnd::corrupt;
+    return false;
+  }
+  cur = NodeView{&next, s, index};
+  return true;
+}
+
+// The nodes of a Live chunk's holder chain: the chunk's own metadata, then
+// each overflow node a Live link names while that node is Live with the
+// link's generation and extends this chunk. A snapshot: operations re-check
+// with their CASes.
+//   Chain chain(nodes, m, s, ref.pack());
+//   for (NodeView n; chain.next(n);) { ... }
+//   chain.end(), chain.last(), chain.link_word(): where and how it ended
+class Chain {
+ public:
+  Chain(const NodeArea& area, pool_layout::ChunkMeta& m, std::uint64_t s,
+        std::uint64_t chunk) noexcept
+      : area_(&area), cur_{&m, s, kChunkNode}, chunk_(chunk) {}
+
+  // The next node into n; false at the end.
+  bool next(NodeView& n) noexcept {
+    if (!started_) {
+      started_ = true;
+    } else if (!follow_link(*area_, cur_, chunk_, link_, steps_, end_)) {
+      return false;
+    }
+    n = cur_;
+    return true;
+  }
+  [[nodiscard]] ChainEnd end() const noexcept { return end_; }
+  // The last node walked (where the chain ended), and its link word as read
+  // (ChainEnd::pending, closing, stale).
+  [[nodiscard]] const NodeView& last() const noexcept { return cur_; }
+  [[nodiscard]] std::uint64_t link_word() const noexcept { return link_; }
+
+ private:
+  const NodeArea* area_;
+  NodeView cur_;
+  std::uint64_t chunk_;
+  std::uint64_t link_ = 0;
+  std::uint32_t steps_ = 0;
+  bool started_ = false;
+  ChainEnd end_ = ChainEnd::open;
 };
 
 // What a walk over open holders does with a malformed open holder word.
@@ -82,43 +222,70 @@ enum class Malformed : std::uint8_t {
   skip,  // pass over it (scans: a snapshot of what can be trusted)
 };
 
-// The open holders of a Live chunk whose state word was `s`: one read_holder
-// per Live slot, closed ones passed over.
-//   OpenHolders walk(m, s);
-//   for (HolderRead h; walk.next(h);) { ... write_holder(m, h, ...) ... }
+// The open holders of a Live chunk whose state word was `s`, over its whole
+// chain: one read_holder per Live holder slot, closed ones passed over.
+//   OpenHolders walk(nodes, m, s, ref.pack());
+//   for (HolderRead h; walk.next(h);) { ... write_holder(h, ...) ... }
 //   if (walk.corrupt()) return corrupt();
+// Every holder read in an overflow node is checked with still_entered (a
+// walk that finds its node freed ends there); in the chunk's own node too
+// for a scan (Malformed::skip: no reference keeps the chunk). A chunk with no
+// Live link (up to 12 readers) is walked as one node, inline: the chain is
+// followed out of line (follow_link).
 class OpenHolders {
  public:
-  OpenHolders(const pool_layout::ChunkMeta& m, std::uint64_t s,
+  OpenHolders(const NodeArea& area, pool_layout::ChunkMeta& m, std::uint64_t s, std::uint64_t chunk,
               Malformed on_malformed = Malformed::stop) noexcept
-      : m_(&m), slots_(s), skip_malformed_(on_malformed == Malformed::skip) {}
+      : area_(&area),
+        node_{&m, s, kChunkNode},
+        slots_(s),
+        chunk_(chunk),
+        skip_malformed_(on_malformed == Malformed::skip),
+        check_(skip_malformed_) {}
 
   // The next open holder into h; false at the end (or at a malformed word).
-  bool next(HolderRead& h) noexcept {
-    for (unsigned j = 0; slots_.next(j);) {
-      h = read_holder(*m_, j);
-      if (h.fields.closed) continue;
-      if (pool_layout::holder::open_well_formed(h.fields)) return true;
-      if (skip_malformed_) continue;
-      corrupt_ = true;
-      return false;
+  // Always inline: it is every hot operation's loop (out of line it cost the
+  // loan path a fifth, measured by the test "allocate plus release costs...").
+  [[gnu::always_inline]] bool next(HolderRead& h) noexcept {
+    for (;;) {
+      for (unsigned j = 0; slots_.next(j);) {
+        h = read_holder(node_, j);
+        if (check_ && !still_entered(node_)) return false;
+        if (h.fields.closed) continue;
+        if (pool_layout::holder::open_well_formed(h.fields)) return true;
+        if (skip_malformed_) continue;
+        corrupt_ = true;
+        return false;
+      }
+      if (pool_layout::state::slot(node_.s, kLinkSlot) != pool_layout::state::kSlotLive)
+        return false;
+      if (!follow_link(*area_, node_, chunk_, link_, steps_, end_)) return false;
+      slots_ = LiveSlots(node_.s);
+      check_ = true;
     }
-    return false;
   }
-  // The walk ended at a malformed holder word (Malformed::stop).
-  [[nodiscard]] bool corrupt() const noexcept { return corrupt_; }
+  // The walk ended at a malformed holder word (Malformed::stop) or link.
+  [[nodiscard]] bool corrupt() const noexcept { return corrupt_ || end_ == ChainEnd::corrupt; }
+  // The node of the holder next() gave last.
+  [[nodiscard]] const NodeView& node() const noexcept { return node_; }
 
  private:
-  const pool_layout::ChunkMeta* m_;
+  const NodeArea* area_;
+  NodeView node_;
   LiveSlots slots_;
+  std::uint64_t chunk_;
+  std::uint64_t link_ = 0;
+  std::uint32_t steps_ = 0;
+  ChainEnd end_ = ChainEnd::open;
   bool skip_malformed_;
+  bool check_;
   bool corrupt_ = false;
 };
 
-// Empties holder slot j, whose holder word we closed into `closed`. Frees
-// the chunk when no other slot is Live (the CAS that empties the last Live
-// slot is the one that makes the chunk Free, with the next generation).
-// Returns true if it freed the chunk; false also when someone else already
+// Empties slot j of node m, whose slot word we closed into `closed`. Frees
+// the node when no other slot is Live (the CAS that empties the last Live
+// slot is the one that makes the node Free, with the next generation).
+// Returns true if it freed the node; false also when someone else already
 // emptied the slot (only a node that was declared dead and woke up, or a
 // second reclaim, can find that). (pool_holders.cpp)
 [[nodiscard]] std::expected<bool, PoolError> vacate(pool_layout::ChunkMeta& m, unsigned j,
@@ -151,15 +318,80 @@ void Pool::for_each_live_chunk(Visit visit) const noexcept {
 // Shared by release/revoke (pool_holders.cpp) and the recovery scans.
 template <class Stop>
 std::expected<bool, PoolError> Pool::finish_close(const ClassView& cv, std::uint32_t index,
-                                                  unsigned j, std::uint64_t closed, OwnerId closer,
+                                                  const detail::NodeView& node, unsigned j,
+                                                  std::uint64_t closed, OwnerId closer,
                                                   Stop& stop) noexcept {
   using detail::PoolCrashStep;
   if (stop(PoolCrashStep::holder_closed)) return std::unexpected(PoolError::Aborted);
-  auto freed = detail::vacate(cv.meta[index], j, closed, *counters_);
+  auto freed = detail::vacate(*node.m, j, closed, *counters_);
   if (!freed || !*freed) return freed;
-  if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
-  after_free(cv, index, closer);
-  return true;
+  if (node.id == detail::kChunkNode) {
+    if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
+    after_free(cv, index, closer);
+    return true;
+  }
+  // An overflow node emptied: it is Free; now its hint and the link that
+  // names it.
+  if (stop(PoolCrashStep::node_freed)) return std::unexpected(PoolError::Aborted);
+  after_free_node(node.id);
+  return unlink(cv, index, node.id, pool_layout::state::generation(node.s), closer, stop);
+}
+
+template <class Stop>
+std::expected<bool, PoolError> Pool::close_link(const ClassView& cv, std::uint32_t index,
+                                                const detail::NodeView& node, std::uint64_t word,
+                                                OwnerId closer, Stop& stop) noexcept {
+  using detail::PoolCrashStep;
+  const std::uint64_t closed = pool_layout::link::close(word, closer);
+  std::uint64_t expected = word;
+  // SYNC: acq_rel, a link in the chain that ends in the chunk's free (as
+  // write_holder): the freed node's last closer precedes us (we read the
+  // node Free or reused through the acquire loads of the chain walk).
+  if (!node.m->holders[kLinkSlot].compare_exchange_strong(
+          expected, closed, std::memory_order_acq_rel, std::memory_order_relaxed)) {
+    return false;  // closed by someone else (a live closer, or a repair)
+  }
+  if (stop(PoolCrashStep::link_closed)) return std::unexpected(PoolError::Aborted);
+  auto freed = detail::vacate(*node.m, kLinkSlot, closed, *counters_);
+  if (!freed || !*freed) return freed;
+  if (node.id == detail::kChunkNode) {
+    if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
+    after_free(cv, index, closer);
+    return true;
+  }
+  if (stop(PoolCrashStep::node_freed)) return std::unexpected(PoolError::Aborted);
+  after_free_node(node.id);
+  return unlink(cv, index, node.id, pool_layout::state::generation(node.s), closer, stop);
+}
+
+template <class Stop>
+std::expected<bool, PoolError> Pool::unlink(const ClassView& cv, std::uint32_t index,
+                                            std::uint32_t node, std::uint32_t gen, OwnerId closer,
+                                            Stop& stop) noexcept {
+  pool_layout::ChunkMeta& m = cv.meta[index];
+  {
+    // SYNC: acquire, as in for_each_live_chunk.
+    const std::uint64_t s = m.state.load(std::memory_order_acquire);
+    if (!pool_layout::state::well_formed(s) ||
+        pool_layout::state::mode(s) != pool_layout::state::kModeLive) {
+      return false;  // someone else closed the link and freed the chunk
+    }
+    const ChunkRef ref{static_cast<std::uint16_t>(&cv - classes_.data()), index,
+                       pool_layout::state::generation(s)};
+    // A freed node has no link of its own (a Live link slot would have kept
+    // it), so it was the chain's last: the walk ends at the link to it.
+    detail::Chain chain(nodes_, m, s, ref.pack());
+    for (detail::NodeView n; chain.next(n);) {
+    }
+    const std::uint64_t w = chain.link_word();
+    if (chain.end() != detail::ChainEnd::stale || pool_layout::link::index(w) != node ||
+        pool_layout::link::generation(w) != gen) {
+      return false;  // already closed (by a repair), or not there
+    }
+    // If the close CAS loses, whoever won it (a live closer, a repair)
+    // vacates the slot.
+    return close_link(cv, index, chain.last(), w, closer, stop);
+  }
 }
 
 }  // namespace ferry::transport

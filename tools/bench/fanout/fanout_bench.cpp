@@ -58,9 +58,6 @@ FanoutRun summarize(const FanoutShared& shared) {
 
 }  // namespace
 
-// A pool chunk's holder slots, less the publisher's (ferryd's limit).
-constexpr std::uint32_t kMaxPooledReaderNodes = transport::kHoldersPerChunk - 1;
-
 int run_fanout(FanoutOptions o, std::FILE* out) {
   finalize(o);
   SignalScope signals;
@@ -96,12 +93,6 @@ int run_fanout(FanoutOptions o, std::FILE* out) {
         FanoutTransport& tr = *transports[t];
         progress.show(fmt::format("  repeat {}/{}: {} to {} subscriber(s)", r + 1, o.repeat,
                                   tr.name(), o.subscribers[i]));
-        if (tr.name() == kFerryLoan && o.subscribers[i] > kMaxPooledReaderNodes) {
-          // ferryd refuses the 14th reader node of a pooled topic (a chunk's
-          // holder slots): nothing to measure.
-          report.cells[i][t].not_applicable = true;
-          continue;
-        }
         if (tr.name() == kFerry || tr.name() == kFerryLoan) domain.check_daemon();
         FanoutPlan plan;
         plan.subscribers = o.subscribers[i];

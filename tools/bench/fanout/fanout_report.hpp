@@ -22,7 +22,6 @@ struct FanoutRun {
 struct FanoutCell {
   std::vector<FanoutRun> runs;
   Failures failed;
-  bool not_applicable = false;  // ferry-loan past the pool's reader nodes: not run
 };
 struct FanoutReport {
   FanoutOptions options;

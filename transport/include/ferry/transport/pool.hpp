@@ -2,29 +2,38 @@
 // The loaned-memory pool: fixed-size chunks in size classes, in ONE shared
 // memory region (a Segment of kind Pool made by ferryd, or a heap buffer in
 // tests), used by many processes and threads at once with no lock, no system
-// call and no heap allocation on the hot path.
+// call and no heap allocation on the hot path. docs/design/pool.md is the
+// design (how a chunk's holders are counted and reclaimed, the crash table,
+// the memory ordering); this is the summary the code needs at hand.
 //
-// ## References and owners
+// ## References, owners, holders
 // A chunk is named by a ChunkRef {class, index, generation} packed into a
 // u64 (fits a ring slot; copied atomically); never a pointer. The chunk's
 // generation moves on when it is freed, so a stale reference is recognised
 // and refused (counted), never dereferenced.
 //
-// Every reference to a chunk (one unit of its reference count) belongs to an
-// OWNER: a small integer (1..65535) that ferryd gives each node (0 = none).
-// A chunk's state word holds up to kHoldersPerChunk (14) holder SLOTS; a
-// slot belongs to one owner and counts that owner's references:
+// Every reference to a chunk belongs to an OWNER: a small integer
+// (1..65535) that ferryd gives each node (0 = none). References are counted
+// in HOLDERS: a holder word names one owner and counts its references:
 //   held     the owner has them: its loan, history it keeps, samples it took
-//   pending  someone (the slot's giver, `aux`) gave them to the owner and the
-//            owner has not accepted them yet: they sit in its queue, or are
-//            being pushed there
-// The chunk is live while one slot is; the close of the last slot frees it.
-// Because the counts live in a slot that names their owner, and every change
-// of a count is ONE atomic instruction on that slot, a process killed at any
-// instruction leaves every reference attributed to exactly one owner: this is
-// what makes reclaim exact (below). A plain shared counter cannot be: after
-// a kill between "count changed" and "I recorded it", nobody can tell whether
-// the dead process's fetch_add landed.
+//   pending  someone (the holder's giver, `aux`) gave them to the owner and
+//            the owner has not accepted them yet: they sit in its queue, or
+//            are being pushed there
+// Every change of a count is ONE atomic instruction on the word that names
+// its owner: a process killed at any instruction leaves every reference
+// attributed to exactly one owner, which is what makes reclaim exact.
+//
+// ## Holder nodes and chains (docs/design/pool.md, "Holder nodes")
+// A holder node is a state word (generation, mode Free/Claimed/Live, two
+// bits per slot: Empty/Reserving/Live) and 14 slot words: slots 0..12 hold
+// holders, slot 13 links the next node. A chunk's metadata is its first
+// node; past its 13 holders, overflow nodes from the pool's node area are
+// linked into the chunk's CHAIN, so a chunk has any number of holders. The
+// CAS that empties a node's last Live slot frees it (the chunk's own node:
+// the chunk); whoever frees an overflow node then closes the link to it and
+// empties that slot, and so on up the chain. A chain grows at its end: claim
+// a free node, write its holder, reserve and write the link slot, make the
+// link Live, then the node.
 //
 // ## The protocol (what core does; every step is one call here)
 //   publish:  ref = allocate(size, P)            P: held 1 (the loan)
@@ -40,143 +49,43 @@
 //   take:     pop a packed ref from q; accept(ref, S, P)   S: pending -1, held +1
 //             resolve(ref) -> the payload; the user reads it
 //             release(ref, S)
-//   S leaves a queue of a DEAD publisher P: drain it (accept + release, or
-//             hand the samples out), then settle_pending(S, P): drops the
-//             pending references P gave S that never reached the queue or
-//             were discarded by P just before it died (the ring, not the
-//             pool, witnesses those; S is the one that read the ring).
+//   S leaves a queue of a DEAD publisher P: drain it, then settle_pending(S, P).
 //   ferryd, when node D is dead: reclaim_owner(D) (idempotent), with
-//             dead_receiver: what D gave to nodes dead before it goes too.
-//             A publisher P still giving to D after that (stalled, or not
-//             told yet): once P's publishing thread has dropped D's queue,
-//             revoke_given(P, D) drops what it gave since. Run reclaim_owner
-//             again once D's process is gone (its half-done claims), and
-//             never give D's id to a new node.
+//             dead_receiver; revoke_given(P, D) by a publisher still giving
+//             to D after that. Run reclaim_owner again once D's process is
+//             gone, and never give D's id to a new node.
+// Queued references are the SUBSCRIBER's (pending in its holder) from the
+// moment give() returns.
 //
-// Queued references are the SUBSCRIBER's (pending in its slot) from the
-// moment give() returns: a publisher that dies after enqueueing does not take
-// them away; a subscriber that dies gets them reclaimed with the rest.
-//
-// ## The state machine of a chunk (state word, pool_layout.hpp)
-//   Free(g) --claim CAS--> Claimed(g, owner) --store--> Live(g, slot 0 = owner held 1)
-//   Live: slot j  Empty --CAS--> Reserving --CAS holder word, CAS--> Live
-//                 Live: holder word changes by CAS (counts +-); when its counts
-//                 would reach 0 it is CLOSED instead (one CAS, naming the
-//                 closer), then the closer CASes the slot Live -> Empty
-//   the CAS that empties the last Live slot makes the chunk Free(g+1)
-//   (Reserving slots left by a dead reserver are wiped then; they never
-//   counted a reference), then sets the chunk's free hint bit.
-//   Fast path: the owner releasing the last reference of the chunk's only
-//   slot frees the chunk with ONE CAS of the state word (nobody else can
-//   touch that chunk then: that would take holding a reference).
-// Free chunks are found through a per-class bitmap of HINTS (bit = "maybe
-// free"). A handle first tries the chunk it freed last (its metadata line is
-// still in the handle's cache: a ping-pong reuses it), then the one it
-// allocated last (a one-way stream reuses it), by CAS from the Free word it
-// expects, and leaves that chunk's hint bit set: a stale hint, which the next
-// scanner clears after one failed claim. A freer sets a hint bit only when
-// it is clear, so in a steady stream the hint word is never written. The state word is the truth; a
-// hint is only a candidate: a claimer clears the bit, then CASes Free -> Claimed, and skips a chunk
-// that is not Free. Setting a hint is idempotent, so anybody (reclaim) can repair lost hints at any
-// time while others run. (A Treiber stack cannot be repaired that way: a pop killed between its
-// head CAS and marking the chunk would lose it for good, and a re-push of a chunk still in the
-// stack would corrupt it. The hint scan is bounded by the class size; a corrupted hint costs one
-// failed claim and is cleared.)
-//
-// ## Memory ordering, in one paragraph
-// Holder words and the state word change by acq_rel CASes (and, while a chunk
-// or slot is exclusively claimed, relaxed writes published by a release
-// store/CAS of the state word); readers load the state word with acquire,
-// then the holder words. Every holder's last access to a payload precedes its
-// own closing CAS; those CASes form one chain of read-modify-writes through
-// the holder words and the state word, ending in the CAS that frees the
-// chunk, which the next claimer's CAS acquires: the next owner never races a
-// former one on the payload. Hints and counters are relaxed (they order
-// nothing). Payload contents travel publisher -> subscriber through the ring
-// (tail release / acquire), not through the pool.
-//
-// ## Crash table: kill -9 of process D between two steps, and the repair
-// (reclaim_owner(D) by ferryd; settle_pending by a subscriber; "any reclaim"
-// = reclaim_owner of any owner, which also repairs hints). The test
-// "a kill -9 after any step of any operation..." (tests/transport/test_pool.cpp)
-// stops each operation after each of these steps (transport/src/pool_test_hooks.hpp).
-//   allocate  1 hint cleared | Free chunk without hint: any reclaim re-hints it
-//             2 Claimed(D)   | reclaim(D): back to Free(g+1), hint set
-//             3 holder written, still Claimed | as 2
-//             4 Live, D's count line not updated (one fetch_add; with a
-//               hint search, then the high-water CAS) | reclaim(D) releases
-//               D's held 1; in_use counter off by one (the scanned free
-//               count is exact); a missed high-water raise is made up by
-//               the next reader, which reports at least the in_use it sees
-//   add_ref   one CAS on D's own slot (or a new slot: see give 1..2)
-//   give      one CAS on the receiver's slot (pending +n): after it the
-//             references are the receiver's (its queue or a phantom, below)
-//             1 slot Reserving | not a reference; wiped when the chunk is freed
-//             2 holder word written, still Reserving | as 1
-//   push      (ring) given but not pushed: a phantom pending reference of S,
-//             given by D: S's settle_pending(S, D) drops it; or reclaim(S)
-//   transfer  one CAS on D's own slot: before it D holds the loan (reclaim(D)
-//             frees it), after it the reference is S's pending one, as after
-//             give + release (a phantom until pushed: settle_pending(S, D))
-//   accept    one CAS (pending -1, held +1): before it S has a pending one,
-//             after it a held one; reclaim(S) drops either
-//   release of the chunk's last reference: one CAS frees it
-//             2 chunk Free(g+1), hint not set, freer's count line not
-//               updated | any reclaim re-hints it; in_use counter off by one
-//   revoke, release, settle (a slot's count reaching 0, other slots live)
-//             1 holder closed, naming D as closer, slot still Live |
-//               reclaim(D) finishes the close (slot -> Empty, maybe Free)
-//             2 chunk Free(g+1), hint not set | as above
-//   drop_oldest: D won the ring's discard CAS, killed before revoke: S's
-//             pending reference stays; S's settle_pending(S, D) drops it.
-//   reclaim   (ferryd killed) every step is one CAS; run it again.
-// Nothing above is ever freed twice: a reference is dropped only by a CAS on
-// the one slot that counts it, and a slot is emptied only by its closer (or
-// reclaim of a dead closer), after checking its holder word is still the one
-// it closed.
-//
-// ## A node declared dead that was only stopped (SIGSTOP) and wakes up
-// ferryd reclaims it while it is stopped, possibly in the middle of an
-// operation. What it does when it resumes cannot corrupt anyone: its CASes
-// expect words that reclaim (or the reuse of the chunk) changed, so they
-// fail; a slot reservation's holder write is a CAS retried only while the
-// state word still shows that reservation; emptying a slot checks the holder
-// word first. The one exception, a claim (Claimed -> Live is written with
-// plain stores, to keep allocate cheap), is covered by reclaim_owner's
-// `process_gone`: false leaves a possibly-stopped owner's claims alone.
-//
-// ## Limits (documented choices)
-//   - 14 distinct holders per chunk at once (an owner that received from two
-//     givers at once uses two slots): a fan-out beyond that gives
-//     TooManyHolders (counted) for the extra subscribers.
-//   - 4095 references per holder slot; 2^24 chunks per class; 32 classes;
-//     64-byte payload alignment; 128 bytes of metadata per chunk.
-//   - An OwnerId must not be reused while references it gave are pending
-//     (holdings(id).given) or while anything is attributed to it.
-//
-// ## Cost
-// allocate + release of a loan: 4 locked instructions in a steady stream
-// (claim CAS, allocated add; free CAS, freed add, each count on the
-// caller's own line; a scan adds the hint btr and the high-water CAS, a
-// free whose hint bit was clear the hint or) and a few plain stores, no
-// loop in the common case. See the test "allocate plus release costs..."
-// for the measured figure.
+// ## Crash table, ordering, free hints, sizing, limits, cost
+// docs/design/pool.md. The crash-point hooks (transport/src/
+// pool_test_hooks.hpp) stop each operation after each step of that table.
+// In short: a chunk or node that is Claimed is undone or finished by
+// reclaim(claimer) (only once its process is gone); a closed slot is
+// finished by reclaim(closer); a free node or chunk without its hint, and a
+// link to a freed node, are repaired by any reclaim; a phantom pending
+// reference by its receiver's settle_pending. Nothing is freed twice: a
+// reference is dropped only by a CAS on the one word that counts it, and a
+// slot is emptied only after checking its word is still the one its closer
+// closed.
 //
 // ## Never trusting shared memory
-// attach() checks magic, version, class table and every offset against the
-// memory size ONCE and keeps the geometry privately (later writes to the
-// shared header change nothing). Every reference is checked (class, index,
-// generation) before use; every state and holder word read is checked for
-// impossible values (PoolError::Corrupt, counted); hint bits beyond a class
-// are ignored; every loop is bounded (hint scan by the class size, CAS
-// retries by kPoolMaxRetries).
+// attach() checks magic, version, class table, node area and every offset
+// against the memory size ONCE and keeps the geometry privately (later
+// writes to the shared header change nothing). Every reference is checked
+// (class, index, generation) before use; every state, holder and link word
+// read is checked for impossible values (PoolError::Corrupt, counted); a
+// chain is followed only into a node that is Live with the link's generation
+// and names this chunk as its origin, and never further than the node area
+// has nodes; hint bits beyond a class are ignored; every loop is bounded
+// (hint scan by the class size, CAS retries by kPoolMaxRetries).
 //
 // ## Where the code is (transport/src)
 // pool_format.cpp (format, attach), pool_allocate.cpp, pool_holders.cpp
-// (add_ref .. revoke, freeing), pool_recovery.cpp (settle, reclaim),
+// (add_ref .. revoke, chains, freeing), pool_recovery.cpp (settle, reclaim),
 // pool_observe.cpp (stats, scans), pool_error.cpp. pool_walk.hpp is the one
-// way to read, walk and change holder words; pool_test_hooks.hpp the crash
-// points.
+// way to walk chains and read and change slot words; pool_hints.hpp the
+// free hints; pool_test_hooks.hpp the crash points.
 
 #include <array>
 #include <atomic>
@@ -186,6 +95,7 @@
 #include <functional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ferry/transport/platform.hpp"
@@ -224,7 +134,7 @@ enum class PoolError : std::uint8_t {
   InvalidReference,  // class, index or generation 0 out of range: forged or corrupted (counted)
   StaleReference,    // the chunk was freed since (generation) or is not live (counted)
   NotHeld,           // the owner holds no such reference (no pending one from that giver) (counted)
-  TooManyHolders,    // the chunk already has kHoldersPerChunk holders (counted)
+  TooManyHolders,    // the chunk's holder chain cannot grow: no free overflow node (counted)
   InvalidOwner,      // owner id 0, or a count of 0 or above kMaxRefsPerHolder
   Corrupt,           // an impossible value in the pool's shared memory (counted)
   Contended,         // gave up after kPoolMaxRetries lost races (counted)
@@ -247,7 +157,18 @@ struct PoolClassSpec {
 
 struct PoolGeometry {
   std::vector<PoolClassSpec> classes;  // any order; sorted by chunk size in the pool
+  // Overflow holder nodes (13 holders each) for chunks with more than 13
+  // holders at once; 0: default_holder_nodes(total chunks).
+  std::uint32_t holder_nodes = 0;
 };
+
+// The overflow nodes of a pool of `total_chunks` chunks when the geometry
+// does not say: one per chunk (a fan-out of 25 readers on every chunk at
+// once), at least 64.
+[[nodiscard]] std::uint32_t default_holder_nodes(std::uint64_t total_chunks) noexcept;
+// Overflow nodes that let each of `chunks` chunks have `holders` holders at
+// once (a publisher and its readers), at least 64, at most kMaxHolderNodes.
+[[nodiscard]] std::uint32_t holder_nodes_for(std::uint64_t chunks, std::uint64_t holders) noexcept;
 
 // Bytes a pool of this geometry needs (0 when the geometry is invalid).
 [[nodiscard]] std::size_t pool_bytes(const PoolGeometry& geometry) noexcept;
@@ -294,6 +215,11 @@ struct PoolStats {
   std::uint64_t contended = 0;
   std::uint64_t reclaims = 0;
   std::uint64_t reclaimed_refs = 0;
+  // The overflow-node area (holders beyond a chunk's own 13).
+  std::uint32_t holder_nodes = 0;            // total
+  std::uint32_t holder_nodes_free = 0;       // from the scan (0 when not scanned)
+  std::uint64_t holder_nodes_exhausted = 0;  // a chain could not grow (TooManyHolders)
+  std::uint64_t holder_nodes_linked = 0;     // overflow nodes linked into chains, ever
 };
 
 // A snapshot of a pool's counters from any mapping, read-only included. It
@@ -325,8 +251,8 @@ struct LiveChunk {
   std::uint64_t chunk_size = 0;
   OwnerId origin =
       kNoOwner;  // the owner that allocated it (kNoOwner: not recorded for this generation)
-  std::uint32_t holder_count = 0;
-  std::array<ChunkHolder, kHoldersPerChunk> holders{};
+  std::uint32_t holder_count = 0;    // holders.size()
+  std::vector<ChunkHolder> holders;  // every open holder, the chunk's chain in order
 };
 
 // Invariants checked by a scan; meant for tests and `ferry` when nothing runs.
@@ -344,21 +270,41 @@ struct AccountingReport {
       0;  // free chunks whose hint bit is clear (unreachable until repaired)
   std::uint64_t ownerless_live = 0;  // live chunks without an open holder
   std::uint64_t corrupt = 0;         // malformed words
+  // The overflow-node area.
+  std::uint64_t nodes_total = 0;
+  std::uint64_t nodes_free = 0;
+  std::uint64_t nodes_linked = 0;    // Live nodes reached through some chunk's chain
+  std::uint64_t nodes_claimed = 0;   // half-done extensions
+  std::uint64_t nodes_orphaned = 0;  // Live nodes no chain reaches (never in a correct pool)
+  std::uint64_t nodes_unhinted = 0;  // free nodes whose hint bit is clear
+  std::uint64_t stale_links = 0;     // links to a freed node, not yet closed
 };
 
 struct ReclaimReport {
-  std::uint64_t claims_undone = 0;  // chunks the owner was allocating
+  std::uint64_t claims_undone = 0;  // chunks and overflow nodes the owner was allocating or linking
   std::uint64_t claims_left = 0;   // ... left alone: its process may still run (process_gone false)
   std::uint64_t refs_dropped = 0;  // held + pending references it had
   std::uint64_t closes_finished = 0;  // closes it had started
   std::uint64_t chunks_freed = 0;
   std::uint64_t hints_repaired = 0;  // free chunks made findable again (any owner's crash)
   std::uint64_t given_dropped = 0;   // pending references it gave to dead receivers
+  std::uint64_t links_repaired = 0;  // links to freed overflow nodes closed (any owner's crash)
 };
 
 namespace detail {
 struct PoolTestHooks;  // simulated crash points (tests only)
-}
+enum class PoolCrashStep : std::uint8_t;
+struct NodeView;  // one node of a chunk's holder chain (pool_walk.hpp)
+struct HolderRead;
+// What attach learned (and checked) about the overflow-node area.
+struct NodeArea {
+  std::uint32_t count = 0;
+  std::uint32_t hint_words = 0;
+  pool_layout::ChunkMeta* meta = nullptr;
+  std::atomic<std::uint64_t>* hints = nullptr;
+  pool_layout::NodeCounters* counters = nullptr;
+};
+}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // A handle on a formatted pool. Cheap to use from many threads at once.
@@ -453,6 +399,8 @@ class Pool {
   [[nodiscard]] std::uint32_t chunk_count(std::uint32_t size_class) const noexcept {
     return size_class < class_count_ ? classes_[size_class].count : 0;
   }
+  // Overflow holder nodes (docs/design/pool.md): 13 holders each.
+  [[nodiscard]] std::uint32_t holder_nodes() const noexcept { return nodes_.count; }
   [[nodiscard]] std::uint64_t max_chunk_size() const noexcept {
     return class_count_ == 0 ? 0 : classes_[class_count_ - 1].chunk_size;
   }
@@ -487,6 +435,8 @@ class Pool {
       const pool_layout::ChunkMeta& m, std::uint32_t generation) const noexcept;
   // Chunk `index` was freed by `freer`: its hint, the freer's count.
   void after_free(const ClassView& cv, std::uint32_t index, OwnerId freer) noexcept;
+  // Overflow node `index` was freed: its hint.
+  void after_free_node(std::uint32_t index) noexcept;
   [[nodiscard]] std::unexpected<PoolError> corrupt() const noexcept;
   [[nodiscard]] std::unexpected<PoolError> not_held() const noexcept;
   [[nodiscard]] std::unexpected<PoolError> contended() const noexcept;
@@ -508,10 +458,24 @@ class Pool {
                                                     OwnerId owner, Stop stop) noexcept;
   // This handle freed `ref`: the next allocate in its class tries it first.
   void note_freed(ChunkRef ref) noexcept;
-  // `guess`: the Free state word expected (0: load it first).
-  template <class Stop>
+  // Claims node `m` (a chunk, or an overflow node) for `owner` if it is
+  // Free: the generation, or 0 when it was not free (a stale hint) or
+  // another claimer got it. `guess`: the Free state word expected (0: load it).
   std::expected<std::uint32_t, PoolError> claim(pool_layout::ChunkMeta& m, OwnerId owner,
-                                                Stop& stop, std::uint64_t guess) noexcept;
+                                                std::uint64_t guess) noexcept;
+  // Makes the chunk claimed by `owner` at generation `gen` Live with one
+  // holder (owner, held 1).
+  template <class Stop>
+  std::expected<std::uint32_t, PoolError> make_loan(pool_layout::ChunkMeta& m, OwnerId owner,
+                                                    std::uint32_t gen, Stop& stop) noexcept;
+  // Searches `hints` (`words` words, `count` bits that count) from `cursor`
+  // for a node that `try_claim(index)` claims (its generation; 0: not
+  // claimed). Exhausted when none.
+  template <class TryClaim, class Stop>
+  std::expected<std::pair<std::uint32_t, std::uint32_t>, PoolError> claim_hinted(
+      std::atomic<std::uint64_t>* hints, std::uint32_t words, std::uint32_t count,
+      std::uint32_t& cursor, pool_layout::ChunkMeta* meta, detail::PoolCrashStep hint_step,
+      Stop& stop, TryClaim try_claim) noexcept;
   // Counts an allocation by `owner` on its line; `searched`: found through
   // the hints, so it also raises the high-water mark.
   void count_allocation(const ClassView& cv, std::uint32_t c, std::uint32_t index,
@@ -525,12 +489,22 @@ class Pool {
   // s (one acquire load) is well formed and Live: the scans (pool_walk.hpp).
   template <class Visit>
   void for_each_live_chunk(Visit visit) const noexcept;
-  // Slot j of chunk `index` of cv, closed into `closed` by `closer`:
-  // vacates it and, when that freed the chunk, sets its hint. True: freed.
+  // Slot j of `node` (of chunk `index` of cv), closed into `closed` by
+  // `closer`: vacates it and, when that freed the node, finishes what
+  // freeing it leaves: a chunk's hint, or an overflow node's hint and its
+  // link (unlink). True: the chunk was freed.
   template <class Stop>
-  std::expected<bool, PoolError> finish_close(const ClassView& cv, std::uint32_t index, unsigned j,
+  std::expected<bool, PoolError> finish_close(const ClassView& cv, std::uint32_t index,
+                                              const detail::NodeView& node, unsigned j,
                                               std::uint64_t closed, OwnerId closer,
                                               Stop& stop) noexcept;
+  // Overflow node `node` (generation `gen`) of chunk `index` of cv was
+  // freed: closes the link to it (naming `closer`) and vacates that slot,
+  // and so on up the chain while that frees nodes. True: the chunk was freed.
+  template <class Stop>
+  std::expected<bool, PoolError> unlink(const ClassView& cv, std::uint32_t index,
+                                        std::uint32_t node, std::uint32_t gen, OwnerId closer,
+                                        Stop& stop) noexcept;
   template <class Stop>
   std::expected<void, PoolError> add_ref_impl(ChunkRef ref, OwnerId owner, std::uint32_t n,
                                               Stop stop) noexcept;
@@ -546,18 +520,46 @@ class Pool {
   // is_receiver(owner) holds; `closer` is named in the slots it closes.
   template <class Receiver, class Stop>
   std::uint64_t settle_impl(Receiver is_receiver, OwnerId from, OwnerId closer, Stop stop) noexcept;
+  // Reserves Empty slot j of `node` and makes it Live with slot word `word`
+  // (its tag bits are set here). Retry: the node's state word moved on.
   template <class Stop>
-  std::expected<Outcome, PoolError> reserve(pool_layout::ChunkMeta& m, std::uint64_t s,
-                                            pool_layout::holder::Fields f, Stop& stop) noexcept;
+  std::expected<Outcome, PoolError> reserve(const detail::NodeView& node, unsigned j,
+                                            std::uint64_t word, Stop& stop) noexcept;
+  // A new holder slot (fields `f`) in ref's chain, whose first node is `m`
+  // (state `s`): the first Empty holder slot, else a new overflow node linked
+  // at the end of the chain, claimed by `actor` (the caller).
+  template <class Stop>
+  std::expected<Outcome, PoolError> add_holder(ChunkRef ref, pool_layout::ChunkMeta& m,
+                                               std::uint64_t s, pool_layout::holder::Fields f,
+                                               OwnerId actor, std::uint32_t& waits,
+                                               Stop& stop) noexcept;
+  // Links a new overflow node holding `f` after `last` (whose link slot is
+  // Empty).
+  template <class Stop>
+  std::expected<Outcome, PoolError> extend(ChunkRef ref, const detail::NodeView& last,
+                                           pool_layout::holder::Fields f, OwnerId actor,
+                                           Stop& stop) noexcept;
+  // Closes the link slot of `node` whose (open) link word is `word`, naming
+  // `closer`, and vacates it: a link to a freed overflow node (stale).
+  template <class Stop>
+  std::expected<bool, PoolError> close_link(const ClassView& cv, std::uint32_t index,
+                                            const detail::NodeView& node, std::uint64_t word,
+                                            OwnerId closer, Stop& stop) noexcept;
+  // reclaim_owner's part for the overflow-node area: `dead`'s half-done
+  // extensions finished (linked) or undone (not linked), free nodes' hints.
+  void reclaim_nodes(OwnerId dead, bool process_gone, ReclaimReport& report) noexcept;
 
   pool_layout::PoolCounters* counters_ = nullptr;
   std::byte* base_ = nullptr;
   std::size_t bytes_ = 0;
   std::uint32_t class_count_ = 0;
   std::array<ClassView, kMaxPoolClasses> classes_{};
+  detail::NodeArea nodes_{};
   // Where this handle last found a free chunk, per class (a hint word
-  // index). Private to the handle; threads share it through atomic_ref.
+  // index), and a free overflow node. Private to the handle; threads share
+  // them through atomic_ref.
   std::array<std::uint32_t, kMaxPoolClasses> cursor_{};
+  std::uint32_t node_cursor_ = 0;
   // The chunk this handle allocated last, and the one it freed last, per
   // class: (index + 1) << 32 | the generation it has once Free, 0 for none.
   // Private to the handle, shared by its threads through atomic_ref.

@@ -1,7 +1,8 @@
 #pragma once
-// The loaned-memory pool's shared-memory layout and the encodings of its two
-// kinds of atomic words. No pointers: offsets and indices only, so every
-// process can map the pool at any address. pool.hpp explains the protocol.
+// The loaned-memory pool's shared-memory layout and the encodings of its
+// atomic words (state, holder and link words). No pointers: offsets and
+// indices only, so every process can map the pool at any address.
+// docs/design/pool.md explains the protocol.
 //
 //   line 0      PoolHeader: magic, version, class count, sizes (read-only after format)
 //   line 1      PoolCounters: pool-wide event counters (many writers, fetch_add)
@@ -12,10 +13,15 @@
 //   per class   ChunkMeta[count] (128 bytes each), then the free hints
 //               (one bit per chunk, 64-byte padded)
 //   per class   payloads: count x chunk_size bytes, each 64-byte aligned
+//   node area   NodeCounters (a line), then ChunkMeta[holder_nodes]: the
+//               overflow holder nodes (a chunk's holders beyond the 13 its
+//               own metadata has room for), then their free hints (one bit
+//               per node, 64-byte padded)
 //
 // Metadata and payloads are apart: a scan of the metadata (reclaim, stats)
 // never touches a payload page, and a payload write never dirties a line
-// another process reads to find chunks.
+// another process reads to find chunks. docs/design/pool.md explains the
+// holder nodes.
 
 #include <atomic>
 #include <cstddef>
@@ -27,8 +33,9 @@ namespace ferry::transport {
 
 inline constexpr std::uint32_t kPoolMagic = 0x4c4f5046;  // "FPOL"
 // 2: ClassCounters on two lines; 3: running counts on one line per owner id
-// modulo kOwnerCountLines.
-inline constexpr std::uint32_t kPoolLayoutVersion = 3;
+// modulo kOwnerCountLines; 4: the overflow-node area (a chunk's holders in a
+// chain of holder nodes, slot 13 of each node the link to the next).
+inline constexpr std::uint32_t kPoolLayoutVersion = 4;
 
 inline constexpr std::uint32_t kMaxPoolClasses = 32;
 // A ChunkRef packs the index into 24 bits and the class into 8.
@@ -36,9 +43,15 @@ inline constexpr std::uint32_t kMaxChunksPerClass = std::uint32_t{1} << 24;
 inline constexpr std::uint64_t kMinPoolChunkSize = kCacheLine;
 inline constexpr std::uint64_t kMaxPoolChunkSize = std::uint64_t{1}
                                                    << 30;  // 1 GiB, the largest sample
-// Distinct holders ((owner, giver) pairs) a chunk can have at once: the
-// chunk's state word has two bits per holder slot (see pool.hpp).
-inline constexpr std::uint32_t kHoldersPerChunk = 14;
+// Slots of one holder node (a chunk's own metadata, or an overflow node): a
+// node's state word has two bits per slot. Slots 0..12 hold holders ((owner,
+// giver) pairs); slot 13 links the next node of the chunk's chain, so a
+// chunk has any number of holders (docs/design/pool.md, "Holder nodes").
+inline constexpr std::uint32_t kSlotsPerNode = 14;
+inline constexpr std::uint32_t kHolderSlotsPerNode = 13;
+inline constexpr unsigned kLinkSlot = 13;
+// Overflow holder nodes a pool can have (a link names one in 24 bits).
+inline constexpr std::uint32_t kMaxHolderNodes = std::uint32_t{1} << 24;
 // References one holder slot can count (held + pending).
 inline constexpr std::uint32_t kMaxRefsPerHolder = 4095;
 
@@ -48,13 +61,14 @@ struct alignas(kCacheLine) PoolHeader {
   std::atomic<std::uint32_t> magic;  // kPoolMagic, stored last by format_pool (release)
   std::uint32_t layout_version;      // kPoolLayoutVersion
   std::uint32_t class_count;         // 1..kMaxPoolClasses
-  std::uint32_t holders_per_chunk;   // kHoldersPerChunk
+  std::uint32_t slots_per_node;      // kSlotsPerNode
   std::uint64_t total_bytes;         // pool_bytes(geometry)
   std::uint32_t meta_size;           // sizeof(ChunkMeta)
-  std::uint32_t reserved0;
+  std::uint32_t holder_nodes;        // overflow nodes, 1..kMaxHolderNodes
   std::uint64_t class_table_offset;  // offset of ClassEntry[0]
   std::uint64_t total_chunks;
-  std::uint8_t reserved[16];
+  std::uint64_t node_meta_offset;  // ChunkMeta[holder_nodes]
+  std::uint64_t node_hint_offset;  // std::atomic<u64>[ceil(holder_nodes / 64)]
 };
 
 // Pool-wide counters: any process adds to them (relaxed fetch_add), anyone
@@ -99,8 +113,8 @@ struct alignas(kCacheLine) OwnerCounts {
 
 // Per class counters (many writers, relaxed). in_use = sum(allocated) -
 // sum(freed) is a running count, exact unless a process died inside
-// allocate/release (pool.hpp, crash table); the exact free count comes from
-// a scan (read_pool_stats). The high-water mark is raised by allocations
+// allocate/release (docs/design/pool.md, crash table); the exact free count
+// comes from a scan (read_pool_stats). The high-water mark is raised by allocations
 // that search the hints (the class grows into chunks nobody just freed),
 // and a reader reports at least the in_use it adds up; an allocation that
 // recycles a chunk its handle just freed or allocated does not add up the
@@ -115,18 +129,30 @@ struct alignas(kCacheLine) ClassCounters {
   OwnerCounts by_owner[kOwnerCountLines];
 };
 
-// One chunk's metadata: 2 cache lines, apart from its payload.
+// The overflow-node area's counters (many writers, relaxed).
+struct alignas(kCacheLine) NodeCounters {
+  std::atomic<std::uint64_t> exhausted;  // a chain could not grow: no free overflow node
+  std::atomic<std::uint64_t> links;      // overflow nodes linked into chains, ever
+  std::uint64_t reserved[6];
+};
+
+// One holder node: a chunk's metadata (2 cache lines, apart from its
+// payload), or an overflow node of the node area (the same layout).
 struct alignas(kCacheLine) ChunkMeta {
   std::atomic<std::uint64_t> state;  // state word (encoding below)
-  std::atomic<std::uint64_t>
-      origin;  // owner (bits 0..15) that allocated generation (bits 32..63); stats only
-  std::atomic<std::uint64_t> holders[kHoldersPerChunk];  // holder words (encoding below)
+  // A chunk: the owner (bits 0..15) that allocated generation (bits 32..63);
+  // stats only. An overflow node: the packed ChunkRef of the chunk whose
+  // chain it extends (written while Claimed, checked by every walk).
+  std::atomic<std::uint64_t> origin;
+  // Slots 0..12: holder words; slot 13: the link word (encodings below).
+  std::atomic<std::uint64_t> holders[kSlotsPerNode];
 };
 
 static_assert(sizeof(PoolHeader) == kCacheLine);
 static_assert(sizeof(PoolCounters) == kCacheLine);
 static_assert(sizeof(ClassEntry) == kCacheLine);
 static_assert(sizeof(OwnerCounts) == kCacheLine);
+static_assert(sizeof(NodeCounters) == kCacheLine);
 static_assert(sizeof(ClassCounters) == (1 + kOwnerCountLines) * kCacheLine);
 static_assert(offsetof(ClassCounters, by_owner) == kCacheLine);
 static_assert(offsetof(OwnerCounts, freed) == 8);
@@ -136,7 +162,10 @@ static_assert(offsetof(PoolHeader, magic) == 0);
 static_assert(offsetof(PoolHeader, layout_version) == 4);
 static_assert(offsetof(PoolHeader, class_count) == 8);
 static_assert(offsetof(PoolHeader, total_bytes) == 16);
+static_assert(offsetof(PoolHeader, holder_nodes) == 28);
 static_assert(offsetof(PoolHeader, class_table_offset) == 32);
+static_assert(offsetof(PoolHeader, node_meta_offset) == 48);
+static_assert(offsetof(PoolHeader, node_hint_offset) == 56);
 static_assert(offsetof(ClassEntry, count) == 8);
 static_assert(offsetof(ClassEntry, meta_offset) == 16);
 static_assert(offsetof(ClassEntry, payload_offset) == 32);
@@ -153,11 +182,12 @@ inline constexpr std::size_t kCountersOffset = sizeof(PoolHeader);
 inline constexpr std::size_t kClassTableOffset = kCountersOffset + sizeof(PoolCounters);
 
 // ---------------------------------------------------------------------------
-// State word (one per chunk; every change is one CAS or, while the chunk is
-// exclusively claimed, one store):
-//   bits  0..31  generation, never 0; bumped when the chunk is freed
+// State word (one per holder node, so one per chunk and one per overflow
+// node; every change is one CAS or, while the node is exclusively claimed,
+// one store):
+//   bits  0..31  generation, never 0; bumped when the node is freed
 //   bits 32..33  mode: 0 Free, 1 Claimed, 2 Live, 3 invalid
-//   bits 34..61  Live: 14 holder slot states, 2 bits each:
+//   bits 34..61  Live: 14 slot states, 2 bits each (slot 13: the link):
 //                0 Empty, 1 Reserving, 2 Live, 3 invalid
 //                Claimed: bits 34..49 hold the claiming owner
 //                Free: all zero
@@ -170,7 +200,7 @@ inline constexpr std::uint64_t kModeClaimed = 1;
 inline constexpr std::uint64_t kModeLive = 2;
 inline constexpr std::uint64_t kModeInvalid = 3;
 inline constexpr unsigned kSlotShift = 34;
-inline constexpr std::uint64_t kSlotFieldMask = ((std::uint64_t{1} << (2 * kHoldersPerChunk)) - 1)
+inline constexpr std::uint64_t kSlotFieldMask = ((std::uint64_t{1} << (2 * kSlotsPerNode)) - 1)
                                                 << kSlotShift;
 inline constexpr std::uint64_t kTopMask = std::uint64_t{3} << 62;
 inline constexpr unsigned kSlotEmpty = 0;
@@ -178,7 +208,11 @@ inline constexpr unsigned kSlotReserving = 1;
 inline constexpr unsigned kSlotLive = 2;
 // One bit per slot pair, the low bit of each 2-bit field.
 inline constexpr std::uint64_t kPairLowBits = 0x555'5555ULL;  // 14 pairs
-static_assert(kSlotShift + 2 * kHoldersPerChunk <= 62);
+// The pairs of the holder slots 0..12 (not the link slot).
+inline constexpr std::uint64_t kHolderPairLowBits = 0x155'5555ULL;
+inline constexpr std::uint64_t kLinkPairLowBit = std::uint64_t{1} << (2 * kLinkSlot);
+static_assert(kSlotShift + 2 * kSlotsPerNode <= 62);
+static_assert((kHolderPairLowBits | kLinkPairLowBit) == kPairLowBits);
 
 [[nodiscard]] constexpr std::uint32_t generation(std::uint64_t s) noexcept {
   return static_cast<std::uint32_t>(s & kGenMask);
@@ -226,6 +260,10 @@ static_assert(kSlotShift + 2 * kHoldersPerChunk <= 62);
 }
 [[nodiscard]] constexpr std::uint64_t make_live(std::uint32_t gen) noexcept {
   return gen | (kModeLive << kModeShift);
+}
+// Live, with slot 0 Live and every other slot Empty: a claimed node made Live.
+[[nodiscard]] constexpr std::uint64_t make_live_one(std::uint32_t gen) noexcept {
+  return make_live(gen) | (std::uint64_t{kSlotLive} << kSlotShift);
 }
 // The next generation, skipping 0 (a packed reference of 0 means "none").
 [[nodiscard]] constexpr std::uint32_t next_generation(std::uint32_t gen) noexcept {
@@ -290,7 +328,48 @@ inline constexpr std::uint64_t kTagMask = 0x7F;
          (f.pending == 0 || f.aux != 0);
 }
 static_assert(kMaxRefsPerHolder <= kCountMask);
+// The tag of any slot word (holder or link): the same bits in both.
+[[nodiscard]] constexpr std::uint32_t tag_of(std::uint64_t w) noexcept {
+  return static_cast<std::uint32_t>((w >> 56) & kTagMask);
+}
+[[nodiscard]] constexpr std::uint64_t with_tag(std::uint64_t w, std::uint32_t tag) noexcept {
+  return (w & ~(kTagMask << 56)) | (std::uint64_t{tag & kTagMask} << 56);
+}
 }  // namespace holder
+
+// ---------------------------------------------------------------------------
+// Link word (slot 13 of a holder node; meaningful only while that slot is
+// Live or Reserving in the node's state word): the next node of the chain.
+//   open:    bits  0..31  the next node's generation (never 0)
+//            bits 32..55  the next node's index in the node area
+//   closed:  bits 16..31  the party finishing the close (as a holder word's aux)
+//   bits 56..62  tag: bumped each time the slot is reserved (ABA guard)
+//   bit  63      closed: the next node is Free, the slot is being vacated
+namespace link {
+[[nodiscard]] constexpr std::uint64_t make(std::uint32_t index, std::uint32_t gen,
+                                           std::uint32_t tag) noexcept {
+  return std::uint64_t{gen} | (std::uint64_t{index & 0xFF'FFFFU} << 32) |
+         (std::uint64_t{tag & holder::kTagMask} << 56);
+}
+[[nodiscard]] constexpr bool closed(std::uint64_t w) noexcept { return (w >> 63) != 0; }
+[[nodiscard]] constexpr std::uint32_t index(std::uint64_t w) noexcept {
+  return static_cast<std::uint32_t>((w >> 32) & 0xFF'FFFFU);
+}
+[[nodiscard]] constexpr std::uint32_t generation(std::uint64_t w) noexcept {
+  return static_cast<std::uint32_t>(w & 0xFFFF'FFFFU);
+}
+[[nodiscard]] constexpr std::uint16_t closer(std::uint64_t w) noexcept {
+  return static_cast<std::uint16_t>((w >> 16) & 0xFFFF);
+}
+// The link word `w` closed by `closer`: the tag stays.
+[[nodiscard]] constexpr std::uint64_t close(std::uint64_t w, std::uint16_t closer) noexcept {
+  return (w & (holder::kTagMask << 56)) | (std::uint64_t{closer} << 16) | (std::uint64_t{1} << 63);
+}
+// An open link with bits no correct process writes (generation 0).
+[[nodiscard]] constexpr bool open_well_formed(std::uint64_t w) noexcept {
+  return !closed(w) && generation(w) != 0;
+}
+}  // namespace link
 
 }  // namespace pool_layout
 }  // namespace ferry::transport
