@@ -119,7 +119,7 @@ void Daemon::finish_reload() {
       std::uint64_t chunks = 0;
       for (std::uint32_t c = 0; c < pool_->pool().class_count(); ++c)
         chunks += pool_->pool().chunk_count(c);
-      if (const std::uint32_t want = holder_nodes_for(next.config, chunks);
+      if (const std::uint32_t want = holder_nodes_for(next->config, chunks);
           want > pool_->pool().holder_nodes()) {
         spdlog::warn(
             "{}: the topics now want {} overflow holder nodes and the pool has {}: a sample "
