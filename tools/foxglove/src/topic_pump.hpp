@@ -1,0 +1,88 @@
+#pragma once
+// The taking thread: it asks ferryd for the domain's topics every
+// poll_topics (announcing channels that appear and go away), subscribes as
+// an observer to the channels that some client subscribed to, and encodes
+// each sample it takes once, straight from its pool chunk into the payload
+// every client shares (one copy), releasing the chunk at once. It sleeps on
+// the WaitSet between samples: no CPU while nothing is published.
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <ferry/ferry.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "events.hpp"
+#include "ferry/foxglove/server.hpp"
+
+namespace ferry::foxglove {
+
+class TopicPump {
+ public:
+  // WaitSet's limit: channels streamed at once.
+  static constexpr std::size_t kMaxStreamed = WaitSet::kMaxAttachments;
+
+  TopicPump(Node& node, const Options& options, const DomainQueries& queries,
+            EventHandoff& out);
+  TopicPump(const TopicPump&) = delete;
+  TopicPump& operator=(const TopicPump&) = delete;
+
+  // Asks ferryd for the topics and hands over the channels found: called
+  // once before run() so that the first clients see every topic.
+  void poll();
+  // The thread's body, until stop().
+  void run();
+  // Any thread.
+  void stop();
+  // I/O thread: the channels some client subscribes to now.
+  void want(std::set<ChannelId> channels);
+
+ private:
+  struct Known {
+    ChannelId id = 0;
+    std::shared_ptr<const TopicCoding> coding;
+    std::optional<RawSubscriber> subscriber;
+    bool failed = false;  // subscribing failed: not retried while still wanted
+    bool bad_sample_logged = false;
+  };
+
+  [[nodiscard]] bool shown(const discovery::TopicInfo& topic) const;
+  void refresh_config(const std::vector<discovery::TopicInfo>& topics);
+  ChannelId channel_id_for(const std::string& topic, const TopicCoding& coding);
+  void reconcile();
+  void unsubscribe(Known& k);
+  // Takes up to a few samples per streamed channel; false when none came.
+  bool take_round();
+  void flush();
+
+  Node& node_;
+  const Options& options_;
+  const DomainQueries& queries_;
+  EventHandoff& out_;
+  std::shared_ptr<const config::Config> config_;
+  std::set<std::string> config_refetched_for_;  // type names the config lacked
+  bool poll_failed_ = false;                    // logged once until a poll succeeds
+
+  std::map<std::string, Known> topics_;  // by topic name
+  // Channels gone, kept so that one coming back unchanged keeps its id.
+  std::map<std::string, ChannelDescription> retired_;
+  ChannelId next_id_ = 1;
+  WaitSet wait_set_;
+  std::size_t streamed_ = 0;
+
+  std::vector<PumpEvent> batch_;  // not handed over yet
+  std::size_t batch_bytes_ = 0;
+
+  std::mutex mutex_;
+  std::set<ChannelId> wanted_;  // guarded by mutex_
+  bool wanted_changed_ = false;  // guarded by mutex_
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace ferry::foxglove
