@@ -50,10 +50,9 @@ Session::Session(Server& server, asio::ip::tcp::socket socket, std::uint64_t num
 
 void Session::start() {
   beast::get_lowest_layer(ws_).expires_after(kHandshakeTimeout);
-  http::async_read(ws_.next_layer(), buffer_, request_,
-                   [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                     self->on_request(ec);
-                   });
+  http::async_read(
+      ws_.next_layer(), buffer_, request_,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
 }
 
 void Session::on_request(beast::error_code ec) {
@@ -87,7 +86,11 @@ void Session::on_request(beast::error_code ec) {
             boost::beast::string_view(kSubprotocol.data(), kSubprotocol.size()));
     res.set(http::field::server, "ferry-foxglove");
   }));
-  ws_.read_message_max(kMaxClientMessage);
+  ws_.read_message_max(0);  // on_read applies kMaxClientMessage
+  // A message is one frame, written by one gathering write: with Beast's
+  // default (fragments of its 4 KiB write buffer) a 1080p frame took 760
+  // writes and as many frames for the client to put together.
+  ws_.auto_fragment(false);
   server_.join(shared_from_this());  // takes its slot now: the check above stays true
   joined_ = true;
   ws_.async_accept(request_,
@@ -121,9 +124,11 @@ void Session::on_accept(beast::error_code ec) {
 }
 
 void Session::read_next() {
-  ws_.async_read(buffer_, [self = shared_from_this()](beast::error_code ec, std::size_t) {
-    self->on_read(ec);
-  });
+  // In parts, so that the size limit is ours to apply (see on_read).
+  constexpr std::size_t kReadPart = 64 * 1024;
+  ws_.async_read_some(
+      buffer_, kReadPart,
+      [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
 }
 
 void Session::on_read(beast::error_code ec) {
@@ -131,12 +136,23 @@ void Session::on_read(beast::error_code ec) {
     if (ec == websocket::error::closed) return finish("closed by the client");
     return finish(ec.message());
   }
+  if (closing_) return;  // the close handshake reads what is left
+  if (buffer_.size() > kMaxClientMessage) {
+    // Refused with the close handshake, which reads and discards the rest
+    // (Beast's own read_message_max resets the connection instead, and the
+    // client never learns why).
+    buffer_.clear();
+    close(websocket::close_code::too_big,
+          fmt::format("a message over {} (the server's limit)", mib(kMaxClientMessage)));
+    return;
+  }
+  if (!ws_.is_message_done()) return read_next();
   const auto data = buffer_.cdata();
   if (ws_.got_text()) {
     handle_text(std::string_view(static_cast<const char*>(data.data()), data.size()));
   } else {
-    handle_binary(std::span<const std::byte>(static_cast<const std::byte*>(data.data()),
-                                             data.size()));
+    handle_binary(
+        std::span<const std::byte>(static_cast<const std::byte*>(data.data()), data.size()));
   }
   buffer_.consume(buffer_.size());
   if (!finished_) read_next();
@@ -233,9 +249,10 @@ void Session::advertise(const ClientAdvertise& a) {
     } else if (c.encoding != "cdr") {
       refused = fmt::format("encoding '{}' is not supported; ferry foxglove takes cdr", c.encoding);
     } else if (target == nullptr) {
-      refused = fmt::format("there is no ferry topic '{}' (clientPublish publishes into the "
-                            "advertised topics only)",
-                            c.topic);
+      refused = fmt::format(
+          "there is no ferry topic '{}' (clientPublish publishes into the "
+          "advertised topics only)",
+          c.topic);
     } else if (target->description.schema_name != c.schema_name) {
       refused = fmt::format("topic '{}' has schema '{}', not '{}'", c.topic,
                             target->description.schema_name, c.schema_name);

@@ -5,6 +5,7 @@
 // the I/O thread; at most one read and one write are outstanding, and each
 // holds the session alive.
 
+#include <array>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -12,7 +13,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <array>
 #include <map>
 #include <memory>
 #include <optional>
@@ -77,7 +77,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void on_write(boost::beast::error_code ec);
   void note_drops();
   void report_drops();
-  // Unregisters from the server (once) and logs what the client got.
+  // Unregisters from the server (once), logs what the client got and
+  // closes the socket.
   void finish(std::string_view why);
 
   Server& server_;
