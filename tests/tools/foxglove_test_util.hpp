@@ -228,4 +228,3 @@ bool has_status(const json& result, int level, const std::string& part) {
 }
 
 }  // namespace fox_test
-

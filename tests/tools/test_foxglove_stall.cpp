@@ -24,7 +24,9 @@ TEST_CASE_FIXTURE(Served, "a stalled client loses its oldest frames, is told, an
   });
   const json done = {{"robot/pose", 799}, {"camera/frames", 239}};
   Client fast(domain, "watch",
-              {{"url", fox.url}, {"subscribe", {"robot/pose", "camera/frames"}}, {"done", done},
+              {{"url", fox.url},
+               {"subscribe", {"robot/pose", "camera/frames"}},
+               {"done", done},
                {"timeout_ms", 30000}});
   Client stalled(domain, "watch",
                  {{"url", fox.url},
@@ -43,7 +45,7 @@ TEST_CASE_FIXTURE(Served, "a stalled client loses its oldest frames, is told, an
       std::this_thread::sleep_for(20ms);
     }
   });
-  Child poses([] { return publish_poses(800, 10ms); });            // 100 Hz, 8 s
+  Child poses([] { return publish_poses(800, 10ms); });              // 100 Hz, 8 s
   Child frames([] { return publish_frames(240, 33333us, 200ms); });  // 30 Hz, 8 s
   CHECK(frames.wait() == 0);  // no publish waited for the stalled client
   CHECK(poses.wait() == 0);

@@ -38,7 +38,8 @@ TEST_CASE("serverInfo declares clientPublish and the cdr encoding") {
 }
 
 TEST_CASE("advertise carries cdr, the schema name, ros2msg and the schema text") {
-  const std::vector<ChannelDescription> channels = {{3, "robot/pose", "geo/msg/Pose", "float64 x\n"}};
+  const std::vector<ChannelDescription> channels = {
+      {3, "robot/pose", "geo/msg/Pose", "float64 x\n"}};
   const json j = json::parse(advertise_json(channels));
   CHECK(j["op"] == "advertise");
   REQUIRE(j["channels"].size() == 1);
@@ -49,8 +50,7 @@ TEST_CASE("advertise carries cdr, the schema name, ros2msg and the schema text")
                                  {"schema", "float64 x\n"},
                                  {"schemaEncoding", "ros2msg"}});
   const std::vector<ChannelId> gone = {3, 4};
-  CHECK(json::parse(unadvertise_json(gone)) ==
-        json{{"op", "unadvertise"}, {"channelIds", {3, 4}}});
+  CHECK(json::parse(unadvertise_json(gone)) == json{{"op", "unadvertise"}, {"channelIds", {3, 4}}});
 }
 
 TEST_CASE("a status quoting invalid UTF-8 is still valid JSON") {
@@ -84,15 +84,15 @@ TEST_CASE("client JSON messages are parsed, anything malformed is Invalid with a
       parse_client_text(R"({"op":"unadvertise","channelIds":[1]})")));
   CHECK(std::holds_alternative<Unsupported>(parse_client_text(R"({"op":"getParameters"})")));
 
-  for (const char* bad : {"", "{", "[1]", "42", R"({"op":5})", R"({"no":"op"})",
-                          R"({"op":"launch"})", R"({"op":"subscribe"})",
-                          R"({"op":"subscribe","subscriptions":[{"id":1}]})",
-                          R"({"op":"subscribe","subscriptions":[{"id":-1,"channelId":1}]})",
-                          R"({"op":"subscribe","subscriptions":[{"id":1.5,"channelId":1}]})",
-                          R"({"op":"subscribe","subscriptions":[{"id":4294967296,"channelId":1}]})",
-                          R"({"op":"subscribe","subscriptions":[7]})",
-                          R"({"op":"unsubscribe","subscriptionIds":["x"]})",
-                          R"({"op":"advertise","channels":[{"id":1,"topic":2}]})"}) {
+  for (const char* bad :
+       {"", "{", "[1]", "42", R"({"op":5})", R"({"no":"op"})", R"({"op":"launch"})",
+        R"({"op":"subscribe"})", R"({"op":"subscribe","subscriptions":[{"id":1}]})",
+        R"({"op":"subscribe","subscriptions":[{"id":-1,"channelId":1}]})",
+        R"({"op":"subscribe","subscriptions":[{"id":1.5,"channelId":1}]})",
+        R"({"op":"subscribe","subscriptions":[{"id":4294967296,"channelId":1}]})",
+        R"({"op":"subscribe","subscriptions":[7]})",
+        R"({"op":"unsubscribe","subscriptionIds":["x"]})",
+        R"({"op":"advertise","channels":[{"id":1,"topic":2}]})"}) {
     CAPTURE(bad);
     const auto parsed = parse_client_text(bad);
     REQUIRE(std::holds_alternative<Invalid>(parsed));
@@ -130,7 +130,7 @@ TEST_CASE("past its budget the queue drops the oldest of the busiest channel, ne
   SendQueue q(std::size_t{16} << 20);  // five frames
   std::uint64_t dropped = 0;
   for (std::uint64_t i = 0; i < 60; ++i) {
-    dropped += q.push(message(7, kFrame, i));       // 1080p at 30 Hz
+    dropped += q.push(message(7, kFrame, i));                                  // 1080p at 30 Hz
     for (int k = 0; k < 3; ++k) dropped += q.push(message(2, 68, i * 3 + k));  // poses
   }
   CHECK(q.bytes() <= q.budget());

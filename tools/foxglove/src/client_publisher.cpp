@@ -25,8 +25,7 @@ void ClientPublisher::close(const std::string& topic) {
   enqueue(Job{Job::Kind::Close, topic, nullptr, {}, nullptr});
 }
 
-bool ClientPublisher::publish(const std::string& topic, std::vector<std::byte> cdr,
-                              Report report) {
+bool ClientPublisher::publish(const std::string& topic, std::vector<std::byte> cdr, Report report) {
   {
     std::lock_guard lock(mutex_);
     if (job_bytes_ + cdr.size() > kQueueBytes) return false;
@@ -75,8 +74,8 @@ void ClientPublisher::perform(Job& job) {
         spdlog::info("foxglove: clientPublish opened topic '{}'", job.topic);
       } catch (const std::exception& e) {
         // The entry stays (it counts the opens); its messages are refused.
-        job.report(fmt::format("clientPublish: cannot publish on topic '{}': {}", job.topic,
-                               e.what()));
+        job.report(
+            fmt::format("clientPublish: cannot publish on topic '{}': {}", job.topic, e.what()));
       }
       return;
     }
@@ -99,9 +98,10 @@ void ClientPublisher::publish_now(Port& port, const Job& job) {
   // The same check as ferry play's: the CDR form of the topic's type, or a
   // sentence naming what is wrong; nothing is published then.
   if (port.raw && port.sample.size() != layout.sample_size) {
-    job.report(fmt::format("clientPublish on topic '{}': the topic takes {}-byte samples but "
-                           "its type '{}' is {} bytes; not published",
-                           job.topic, port.sample.size(), layout.ferry_type, layout.sample_size));
+    job.report(
+        fmt::format("clientPublish on topic '{}': the topic takes {}-byte samples but "
+                    "its type '{}' is {} bytes; not published",
+                    job.topic, port.sample.size(), layout.ferry_type, layout.sample_size));
     return;
   }
   std::span<const std::byte> sample;

@@ -14,10 +14,15 @@ namespace {
 using nlohmann::json;
 
 // Ops of the protocol that need a capability this server does not declare.
-constexpr std::array<std::string_view, 9> kUnsupportedOps = {
-    "getParameters",        "setParameters",       "subscribeParameterUpdates",
-    "unsubscribeParameterUpdates", "subscribeConnectionGraph", "unsubscribeConnectionGraph",
-    "fetchAsset",           "callService",         "serviceCallRequest"};
+constexpr std::array<std::string_view, 9> kUnsupportedOps = {"getParameters",
+                                                             "setParameters",
+                                                             "subscribeParameterUpdates",
+                                                             "unsubscribeParameterUpdates",
+                                                             "subscribeConnectionGraph",
+                                                             "unsubscribeConnectionGraph",
+                                                             "fetchAsset",
+                                                             "callService",
+                                                             "serviceCallRequest"};
 
 // A JSON text kept to a length that fits in a status message.
 std::string excerpt(std::string_view text) {
@@ -170,9 +175,11 @@ std::array<std::byte, kMessageDataHeaderSize> message_data_header(
 ClientText parse_client_text(std::string_view text) {
   const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return Invalid{fmt::format("malformed JSON: {}", excerpt(text))};
-  if (!j.is_object()) return Invalid{fmt::format("a text message must be a JSON object with an "
-                                                 "'op', got {}",
-                                                 excerpt(text))};
+  if (!j.is_object())
+    return Invalid{
+        fmt::format("a text message must be a JSON object with an "
+                    "'op', got {}",
+                    excerpt(text))};
   const auto op_it = j.find("op");
   if (op_it == j.end() || !op_it->is_string())
     return Invalid{fmt::format("a text message needs a string 'op': {}", excerpt(text))};
@@ -199,9 +206,10 @@ ClientBinary parse_client_binary(std::span<const std::byte> frame) {
   switch (std::to_integer<unsigned>(frame[0])) {
     case 0x01: {
       if (frame.size() < 5)
-        return Invalid{fmt::format("a client message data of {} bytes (at least 5: opcode and "
-                                   "channel id)",
-                                   frame.size())};
+        return Invalid{
+            fmt::format("a client message data of {} bytes (at least 5: opcode and "
+                        "channel id)",
+                        frame.size())};
       ClientMessageData m;
       std::memcpy(&m.channel, frame.data() + 1, sizeof m.channel);
       m.payload = frame.subspan(5);
@@ -210,8 +218,8 @@ ClientBinary parse_client_binary(std::span<const std::byte> frame) {
     case 0x02:
       return ServiceCallRequest{};
     default:
-      return Invalid{fmt::format("unknown binary opcode 0x{:02x}",
-                                 std::to_integer<unsigned>(frame[0]))};
+      return Invalid{
+          fmt::format("unknown binary opcode 0x{:02x}", std::to_integer<unsigned>(frame[0]))};
   }
 }
 

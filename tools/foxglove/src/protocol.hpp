@@ -80,8 +80,8 @@ struct Unsupported {
 struct Invalid {
   std::string why;
 };
-using ClientText = std::variant<Subscribe, Unsubscribe, ClientAdvertise, ClientUnadvertise,
-                                Unsupported, Invalid>;
+using ClientText =
+    std::variant<Subscribe, Unsubscribe, ClientAdvertise, ClientUnadvertise, Unsupported, Invalid>;
 
 // Parses one text frame. Never throws: anything malformed is Invalid.
 [[nodiscard]] ClientText parse_client_text(std::string_view text);

@@ -1,6 +1,8 @@
 // ferry foxglove's server: one I/O thread (this one) runs every socket on an
 // io_context; the taking thread (TopicPump) and the publishing thread
 // (ClientPublisher) talk to it through EventHandoff and posted handlers.
+#include "ferry/foxglove/server.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -10,7 +12,6 @@
 #include <ferry/ferry.hpp>
 #include <thread>
 
-#include "ferry/foxglove/server.hpp"
 #include "server_core.hpp"
 
 namespace ferry::foxglove {
@@ -34,23 +35,23 @@ Server::Server(asio::io_context& io, const Options& options, TopicPump& pump,
       publisher_(publisher),
       events_(events),
       acceptor_(io),
-      session_id_(std::to_string(
-          std::chrono::system_clock::now().time_since_epoch() / std::chrono::milliseconds(1))) {}
+      session_id_(std::to_string(std::chrono::system_clock::now().time_since_epoch() /
+                                 std::chrono::milliseconds(1))) {}
 
 std::uint16_t Server::listen() {
   boost::system::error_code ec;
   const auto address = asio::ip::make_address(options_.address, ec);
   if (ec)
-    throw FoxgloveError(fmt::format("--address '{}' is not an IP address ({})", options_.address,
-                                    ec.message()));
+    throw FoxgloveError(
+        fmt::format("--address '{}' is not an IP address ({})", options_.address, ec.message()));
   const tcp::endpoint endpoint(address, options_.port);
   acceptor_.open(endpoint.protocol(), ec);
   if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec)
-    throw FoxgloveError(fmt::format("cannot listen on {}:{}: {}", options_.address, options_.port,
-                                    ec.message()));
+    throw FoxgloveError(
+        fmt::format("cannot listen on {}:{}: {}", options_.address, options_.port, ec.message()));
   accept_next();
   return acceptor_.local_endpoint().port();
 }
@@ -89,8 +90,8 @@ void Server::join(const std::shared_ptr<Session>& session) {
   std::vector<ChannelDescription> all;
   all.reserve(channels_.size());
   for (const auto& [id, c] : channels_) all.push_back(c.description);
-  session->send_text(server_info_json(
-      fmt::format("ferry foxglove (domain '{}')", options_.domain), session_id_, options_.domain));
+  session->send_text(server_info_json(fmt::format("ferry foxglove (domain '{}')", options_.domain),
+                                      session_id_, options_.domain));
   session->send_text(advertise_json(all));
 }
 

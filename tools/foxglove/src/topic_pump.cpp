@@ -98,9 +98,10 @@ void TopicPump::poll() {
     if (std::exchange(poll_failed_, false)) spdlog::info("foxglove: ferryd answers again");
   } catch (const std::exception& e) {
     if (!std::exchange(poll_failed_, true))
-      spdlog::warn("foxglove: cannot list the domain's topics ({}); the channels stay as they "
-                   "are and the list is asked again every {} ms",
-                   e.what(), options_.poll_topics.count());
+      spdlog::warn(
+          "foxglove: cannot list the domain's topics ({}); the channels stay as they "
+          "are and the list is asked again every {} ms",
+          e.what(), options_.poll_topics.count());
     return;
   }
   std::set<std::string> present;
@@ -138,8 +139,8 @@ void TopicPump::poll() {
     }
     unsubscribe(it->second);
     const cli::ChannelLayout& layout = it->second.coding->layout;
-    retired_[it->first] = ChannelDescription{it->second.id, it->first, layout.schema_name,
-                                             layout.definition};
+    retired_[it->first] =
+        ChannelDescription{it->second.id, it->first, layout.schema_name, layout.definition};
     batch_.emplace_back(ChannelRemoved{it->second.id});
     spdlog::info("foxglove: topic '{}' went away (channel {})", it->first, it->second.id);
     it = topics_.erase(it);
@@ -188,9 +189,10 @@ void TopicPump::reconcile() {
     if (k.subscriber || k.failed) continue;
     std::string why;
     if (streamed_ >= kMaxStreamed) {
-      why = fmt::format("topic '{}' cannot be streamed: ferry foxglove streams at most {} topics "
-                        "at once",
-                        name, kMaxStreamed);
+      why = fmt::format(
+          "topic '{}' cannot be streamed: ferry foxglove streams at most {} topics "
+          "at once",
+          name, kMaxStreamed);
     } else {
       try {
         k.subscriber.emplace(node_.raw_subscriber(name, SubscriberOptions{.observer = true}));
@@ -226,9 +228,10 @@ bool TopicPump::take_round() {
         batch_.emplace_back(OutMessage{k.id, sample->info().publish_time_ns, std::move(payload)});
       } catch (const config::CdrError& e) {
         if (!std::exchange(k.bad_sample_logged, true))
-          spdlog::warn("foxglove: topic '{}': a sample could not be encoded ({}); such samples "
-                       "are skipped",
-                       name, e.what());
+          spdlog::warn(
+              "foxglove: topic '{}': a sample could not be encoded ({}); such samples "
+              "are skipped",
+              name, e.what());
       }
     }
   }

@@ -28,8 +28,7 @@ class TopicPump {
   // WaitSet's limit: channels streamed at once.
   static constexpr std::size_t kMaxStreamed = WaitSet::kMaxAttachments;
 
-  TopicPump(Node& node, const Options& options, const DomainQueries& queries,
-            EventHandoff& out);
+  TopicPump(Node& node, const Options& options, const DomainQueries& queries, EventHandoff& out);
   TopicPump(const TopicPump&) = delete;
   TopicPump& operator=(const TopicPump&) = delete;
 
@@ -80,7 +79,7 @@ class TopicPump {
   std::size_t batch_bytes_ = 0;
 
   std::mutex mutex_;
-  std::set<ChannelId> wanted_;  // guarded by mutex_
+  std::set<ChannelId> wanted_;   // guarded by mutex_
   bool wanted_changed_ = false;  // guarded by mutex_
   std::atomic<bool> stop_{false};
 };
