@@ -72,6 +72,14 @@ TEST_CASE_FIXTURE(Served,
   CHECK(logs_seen["first"]["data"] == json::array({'l', 'i', 'n', 'e', ' ', '0'}));
   CHECK(r["errors"].empty());
   CHECK(r["statuses"].empty());
+  // The client left: its subscriptions ended, and with the last one the
+  // server's observer on each topic.
+  CHECK(eventually(
+      [&] {
+        return ferry::test::ferry_json(domain, {"topic", "info", "robot/pose"})["observers"]
+            .empty();
+      },
+      10s, 20ms));
 
   // A topic that appears is advertised, and unadvertised when its program leaves.
   {
@@ -213,8 +221,8 @@ TEST_CASE_FIXTURE(Served,
   CHECK(r["oversized"]["code"] == 1009);  // message too big
   CHECK(r["alive"] == true);
   CHECK(fox.stop() == 0);
-  poses.kill(SIGKILL);
-  (void)poses.wait();
+  poses.kill(SIGKILL);  // it would publish for 15 s
+  CHECK(poses.wait() == 128 + SIGKILL);
 }
 
 TEST_CASE_FIXTURE(Served, "kill -9 of the server while clients stream leaves the pool whole") {

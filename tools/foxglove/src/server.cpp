@@ -35,6 +35,7 @@ Server::Server(asio::io_context& io, const Options& options, TopicPump& pump,
       publisher_(publisher),
       events_(events),
       acceptor_(io),
+      accept_retry_(io),
       session_id_(std::to_string(std::chrono::system_clock::now().time_since_epoch() /
                                  std::chrono::milliseconds(1))) {}
 
@@ -58,9 +59,23 @@ std::uint16_t Server::listen() {
 
 void Server::accept_next() {
   acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket socket) {
+    if (stopping_ || ec == asio::error::operation_aborted) return;
     if (ec) {
-      if (ec == asio::error::operation_aborted || stopping_) return;
-      spdlog::warn("foxglove: accept failed: {}", ec.message());
+      // E.g. EMFILE: the connection stays in the backlog and accepting
+      // again at once would fail at once, in a loop. Wait a little.
+      spdlog::warn("foxglove: accept failed: {}; trying again in {} ms", ec.message(),
+                   kAcceptRetry.count());
+      accept_retry_.expires_after(kAcceptRetry);
+      accept_retry_.async_wait([this](boost::system::error_code e) {
+        if (!e) accept_next();
+      });
+      return;
+    }
+    if (sessions_.size() >= options_.max_clients + kMaxPendingConnections) {
+      // Connections that have not upgraded yet (each has kHandshakeTimeout)
+      // are bounded too: beyond them a connection is closed at once.
+      boost::system::error_code ignored;
+      socket.close(ignored);
     } else {
       boost::system::error_code ignored;
       socket.set_option(tcp::no_delay(true), ignored);
@@ -68,8 +83,6 @@ void Server::accept_next() {
       sessions_.insert(session);
       session->start();
     }
-    // A failure such as EMFILE must not spin: the next accept waits for a
-    // connection anyway.
     accept_next();
   });
 }
@@ -79,6 +92,7 @@ void Server::stop() {
   stopping_ = true;
   boost::system::error_code ignored;
   acceptor_.close(ignored);
+  accept_retry_.cancel();
   const auto sessions = sessions_;  // close() may leave()
   for (const auto& s : sessions)
     s->close(boost::beast::websocket::close_code::going_away, "ferry foxglove is stopping");

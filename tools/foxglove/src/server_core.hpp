@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -30,6 +31,10 @@ inline constexpr std::size_t kMaxControlBytes = std::size_t{8} << 20;
 inline constexpr std::size_t kMaxQueuedStatuses = 64;
 // A connection has this long to send its HTTP upgrade request.
 inline constexpr std::chrono::seconds kHandshakeTimeout{10};
+// Connections that have not upgraded yet, beyond the clients.
+inline constexpr std::size_t kMaxPendingConnections = 64;
+// After a failed accept (EMFILE...), the pause before the next.
+inline constexpr std::chrono::milliseconds kAcceptRetry{100};
 
 struct Channel {
   ChannelDescription description;
@@ -74,6 +79,7 @@ class Server {
   ClientPublisher& publisher_;
   EventHandoff& events_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer accept_retry_;
   std::string session_id_;
   std::uint64_t next_session_ = 1;
   std::size_t joined_ = 0;

@@ -323,8 +323,13 @@ void Session::queue_text(std::string text, bool status) {
 }
 
 void Session::send_status(StatusLevel level, const std::string& message, std::string_view id) {
-  if (level == StatusLevel::Error)
-    spdlog::info("foxglove: {}: {}", name_, message);  // a client's mistake, not the server's
+  // A client's mistake, not the server's: logged at info, and only the
+  // first few (a client sending garbage in a loop must not flood the log).
+  constexpr std::uint64_t kErrorsLogged = 20;
+  if (level == StatusLevel::Error && errors_logged_ < kErrorsLogged) {
+    spdlog::info("foxglove: {}: {}{}", name_, message,
+                 ++errors_logged_ == kErrorsLogged ? " (its further errors are not logged)" : "");
+  }
   if (statuses_queued_ >= kMaxQueuedStatuses) {
     ++statuses_dropped_;
     return;

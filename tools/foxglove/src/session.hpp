@@ -102,6 +102,7 @@ class Session : public std::enable_shared_from_this<Session> {
   std::size_t control_bytes_ = 0;
   std::size_t statuses_queued_ = 0;
   std::uint64_t statuses_dropped_ = 0;
+  std::uint64_t errors_logged_ = 0;
   SendQueue queue_;
   // The write in progress: its text, or its header and payload.
   Text text_in_flight_;

@@ -107,18 +107,15 @@ void TopicPump::poll() {
   std::set<std::string> present;
   for (const auto& t : topics) {
     if (!shown(t)) continue;
-    cli::ChannelLayout layout = cli::channel_layout(*config_, t);
     auto known = topics_.find(t.name);
     if (known != topics_.end()) {
-      const cli::ChannelLayout& had = known->second.coding->layout;
-      if (had.schema_name == layout.schema_name && had.definition == layout.definition &&
-          had.ferry_type == layout.ferry_type) {
+      // Same type: the same channel. Another type (the topic went and came
+      // back between two polls): removed below, a new channel at the next poll.
+      if (known->second.type_name == t.type_name && known->second.sample_size == t.sample_size)
         present.insert(t.name);
-        continue;
-      }
-      // Same name, another type (the topic went and came back): a new channel.
-      continue;  // removed below, added at the next poll
+      continue;
     }
+    cli::ChannelLayout layout = cli::channel_layout(*config_, t);
     auto coding = std::make_shared<const TopicCoding>(TopicCoding{config_, std::move(layout)});
     const ChannelId id = channel_id_for(t.name, *coding);
     ChannelDescription description{id, t.name, coding->layout.schema_name,
@@ -128,6 +125,8 @@ void TopicPump::poll() {
     Known& k = topics_[t.name];
     k.id = id;
     k.coding = std::move(coding);
+    k.type_name = t.type_name;
+    k.sample_size = t.sample_size;
     present.insert(t.name);
     spdlog::info("foxglove: channel {} is topic '{}' ({})", id, t.name,
                  topics_.at(t.name).coding->layout.schema_name);

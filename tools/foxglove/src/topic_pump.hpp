@@ -46,6 +46,8 @@ class TopicPump {
   struct Known {
     ChannelId id = 0;
     std::shared_ptr<const TopicCoding> coding;
+    std::string type_name;  // as ferryd lists it, to see a change of type
+    std::uint64_t sample_size = 0;
     std::optional<RawSubscriber> subscriber;
     bool failed = false;  // subscribing failed: not retried while still wanted
     bool bad_sample_logged = false;
