@@ -128,15 +128,24 @@ TEST_CASE_FIXTURE(Served,
   Child frames([] { return publish_frames(90, 33333us, 500ms); });
   CHECK(poses.wait() == 0);
   CHECK(frames.wait() == 0);
+  bool dropped = false;
   for (Client* c : {&a, &b}) {
     const json r = c->result();
+    CHECK(r["topics"]["robot/pose"]["out_of_order"] == 0);
+    CHECK(r["topics"]["camera/frames"]["out_of_order"] == 0);
+    CHECK(r["topics"]["camera/frames"]["pixel_errors"] == 0);
+    CHECK(r["topics"]["camera/frames"]["first"]["width"] == 1920);
+    if (kSanitized) {
+      // Every message or, for a client that fell behind, a status saying so.
+      dropped = dropped || !r["statuses"].empty();
+      CHECK((r["why"] == "done" || !r["statuses"].empty()));
+      continue;
+    }
     CHECK(r["why"] == "done");
     CHECK(r["topics"]["robot/pose"]["count"] == 3000);
     CHECK(r["topics"]["robot/pose"]["gaps"] == 0);
     CHECK(r["topics"]["camera/frames"]["count"] == 90);
     CHECK(r["topics"]["camera/frames"]["gaps"] == 0);
-    CHECK(r["topics"]["camera/frames"]["pixel_errors"] == 0);
-    CHECK(r["topics"]["camera/frames"]["first"]["width"] == 1920);
     CHECK(r["statuses"].empty());
   }
   const double seconds =
@@ -144,7 +153,7 @@ TEST_CASE_FIXTURE(Served,
   MESSAGE("server CPU while streaming 1 kHz poses and 30 Hz 1080p frames to two clients: "
           << (ferry::test::cpu_seconds(server) - cpu_start) / seconds * 100 << " % of a core");
   CHECK(fox.stop() == 0);
-  CHECK(fox.program.err().find("dropped") == std::string::npos);
+  CHECK((fox.program.err().find("dropped") == std::string::npos) == !dropped);
 }
 
 TEST_CASE_FIXTURE(Served,
