@@ -186,12 +186,14 @@ void run(const Options& options, const DomainQueries& queries,
   events.set_wake([&io, &server] { asio::post(io, [&server] { server.drain(); }); });
   const std::uint16_t port = server.listen();
   pump.poll();  // the first clients see every topic
+  pump.apply_offered();
   // Before on_listening: from then on Ctrl-C stops the server cleanly.
   asio::signal_set signals(io, SIGINT, SIGTERM);
   asio::steady_timer grace(io);
   if (on_listening) on_listening(port);
 
   std::thread pump_thread([&pump] { pump.run(); });
+  std::thread poll_thread([&pump] { pump.run_poller(); });
   std::thread publish_thread([&publisher] { publisher.run(); });
 
   signals.async_wait([&](boost::system::error_code ec, int signal) {
@@ -210,12 +212,14 @@ void run(const Options& options, const DomainQueries& queries,
     pump.stop();
     publisher.stop();
     pump_thread.join();
+    poll_thread.join();
     publish_thread.join();
     throw;
   }
   pump.stop();
   publisher.stop();
   pump_thread.join();
+  poll_thread.join();
   publish_thread.join();
 }
 

@@ -13,10 +13,11 @@ namespace ferry::foxglove {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // Samples taken from one channel before the next channel's turn.
 constexpr std::size_t kPerRound = 16;
+// The longest sleep of an idle taking thread (every wake-up it needs comes
+// through the WaitSet: this is a safety net only).
+constexpr std::chrono::seconds kIdleWait{5};
 
 // The encoded payload of `sample`: one copy from the pool chunk. A type
 // whose CDR form is its own bytes after a short prefix (the header, a bytes
@@ -48,7 +49,7 @@ TopicPump::TopicPump(Node& node, const Options& options, const DomainQueries& qu
       out_(out),
       config_(std::make_shared<const config::Config>(queries.fetch_config())) {}
 
-bool TopicPump::shown(const discovery::TopicInfo& topic) const {
+bool TopicPump::shown(const discovery::TopicInfo& topic, const config::Config& config) const {
   if (topic.type_name.empty()) return false;  // no type yet: nothing to describe
   if (!options_.topics.empty()) {
     bool match = false;
@@ -60,7 +61,7 @@ bool TopicPump::shown(const discovery::TopicInfo& topic) const {
   // is not this server's (nor another ferry foxglove's) uses it: the
   // observer and the clientPublish publishers this server keeps on it do
   // not keep it in the list after its programs left.
-  if (config_->find_topic(topic.name) != nullptr) return true;
+  if (config.find_topic(topic.name) != nullptr) return true;
   const auto foreign = [this](const discovery::PortInfo& p) {
     return p.node != options_.node_name;
   };
@@ -104,9 +105,35 @@ void TopicPump::poll() {
           e.what(), options_.poll_topics.count());
     return;
   }
+  {
+    std::lock_guard lock(mutex_);
+    offered_ = Offered{std::move(topics), config_};
+  }
+  wait_set_.notify();
+}
+
+void TopicPump::run_poller() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    if (stop_cv_.wait_for(lock, options_.poll_topics, [this] { return stopping_; })) break;
+    lock.unlock();
+    poll();
+    lock.lock();
+  }
+}
+
+void TopicPump::apply_offered() {
+  std::optional<Offered> offered;
+  {
+    std::lock_guard lock(mutex_);
+    offered.swap(offered_);
+  }
+  if (!offered) return;
+  const std::vector<discovery::TopicInfo>& topics = offered->topics;
+  const std::shared_ptr<const config::Config>& config = offered->config;
   std::set<std::string> present;
   for (const auto& t : topics) {
-    if (!shown(t)) continue;
+    if (!shown(t, *config)) continue;
     auto known = topics_.find(t.name);
     if (known != topics_.end()) {
       // Same type: the same channel. Another type (the topic went and came
@@ -115,8 +142,8 @@ void TopicPump::poll() {
         present.insert(t.name);
       continue;
     }
-    cli::ChannelLayout layout = cli::channel_layout(*config_, t);
-    auto coding = std::make_shared<const TopicCoding>(TopicCoding{config_, std::move(layout)});
+    cli::ChannelLayout layout = cli::channel_layout(*config, t);
+    auto coding = std::make_shared<const TopicCoding>(TopicCoding{config, std::move(layout)});
     const ChannelId id = channel_id_for(t.name, *coding);
     ChannelDescription description{id, t.name, coding->layout.schema_name,
                                    coding->layout.definition};
@@ -160,6 +187,11 @@ void TopicPump::stop() {
   // SYNC: relaxed; a flag only, seen after notify() wakes the wait (the
   // WaitSet's own synchronisation), or at the next poll.
   stop_.store(true, std::memory_order_relaxed);
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
   wait_set_.notify();
   out_.close();
 }
@@ -243,14 +275,9 @@ void TopicPump::flush() {
 }
 
 void TopicPump::run() {
-  auto next_poll = Clock::now() + options_.poll_topics;
   // SYNC: relaxed; see stop().
   while (!stop_.load(std::memory_order_relaxed)) {
-    auto now = Clock::now();
-    if (now >= next_poll) {
-      poll();
-      next_poll = now + options_.poll_topics;
-    }
+    apply_offered();
     reconcile();
     const bool took = take_round();
     flush();
@@ -260,8 +287,8 @@ void TopicPump::run() {
       continue;
     }
     if (took) continue;
-    now = Clock::now();
-    if (now < next_poll) (void)wait_set_.wait(next_poll - now);
+    // Woken by a sample, by want(), by a topic list offered, or by stop().
+    (void)wait_set_.wait(kIdleWait);
   }
   for (auto& [name, k] : topics_) unsubscribe(k);
 }

@@ -1,13 +1,17 @@
 #pragma once
-// The taking thread: it asks ferryd for the domain's topics every
-// poll_topics (announcing channels that appear and go away), subscribes as
-// an observer to the channels that some client subscribed to, and encodes
-// each sample it takes once, straight from its pool chunk into the payload
-// every client shares (one copy), releasing the chunk at once. It sleeps on
-// the WaitSet between samples: no CPU while nothing is published.
+// The taking thread and its helper. The helper (run_poller) asks ferryd for
+// the domain's topics every poll_topics and offers the list; the taking
+// thread (run) turns it into channels that appeared or went away,
+// subscribes as an observer to the channels some client subscribed to, and
+// encodes each sample it takes once, straight from its pool chunk into the
+// payload every client shares (one copy), releasing the chunk at once. It
+// sleeps on the WaitSet between samples (no CPU while nothing is published)
+// and never waits for ferryd's answers: a slow reply delays a new channel,
+// not a sample.
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <ferry/ferry.hpp>
 #include <map>
@@ -32,10 +36,15 @@ class TopicPump {
   TopicPump(const TopicPump&) = delete;
   TopicPump& operator=(const TopicPump&) = delete;
 
-  // Asks ferryd for the topics and hands over the channels found: called
-  // once before run() so that the first clients see every topic.
+  // Asks ferryd for the topics and offers them to the taking thread. Called
+  // (with apply_offered) once before the threads start, so that the first
+  // clients see every topic.
   void poll();
-  // The thread's body, until stop().
+  // The taking thread's: turns the last list offered into channels.
+  void apply_offered();
+  // The helper thread's body: poll() every poll_topics, until stop().
+  void run_poller();
+  // The taking thread's body, until stop().
   void run();
   // Any thread.
   void stop();
@@ -53,7 +62,12 @@ class TopicPump {
     bool bad_sample_logged = false;
   };
 
-  [[nodiscard]] bool shown(const discovery::TopicInfo& topic) const;
+  struct Offered {
+    std::vector<discovery::TopicInfo> topics;
+    std::shared_ptr<const config::Config> config;
+  };
+
+  [[nodiscard]] bool shown(const discovery::TopicInfo& topic, const config::Config& config) const;
   void refresh_config(const std::vector<discovery::TopicInfo>& topics);
   ChannelId channel_id_for(const std::string& topic, const TopicCoding& coding);
   void reconcile();
@@ -66,9 +80,12 @@ class TopicPump {
   const Options& options_;
   const DomainQueries& queries_;
   EventHandoff& out_;
+  // The poller's.
   std::shared_ptr<const config::Config> config_;
   std::set<std::string> config_refetched_for_;  // type names the config lacked
   bool poll_failed_ = false;                    // logged once until a poll succeeds
+
+  // The taking thread's.
 
   std::map<std::string, Known> topics_;  // by topic name
   // Channels gone, kept so that one coming back unchanged keeps its id.
@@ -81,8 +98,11 @@ class TopicPump {
   std::size_t batch_bytes_ = 0;
 
   std::mutex mutex_;
-  std::set<ChannelId> wanted_;   // guarded by mutex_
-  bool wanted_changed_ = false;  // guarded by mutex_
+  std::set<ChannelId> wanted_;      // guarded by mutex_
+  bool wanted_changed_ = false;     // guarded by mutex_
+  std::optional<Offered> offered_;  // guarded by mutex_: the last list, not applied yet
+  bool stopping_ = false;           // guarded by mutex_
+  std::condition_variable stop_cv_;
   std::atomic<bool> stop_{false};
 };
 
