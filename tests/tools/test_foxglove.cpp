@@ -158,7 +158,8 @@ TEST_CASE_FIXTURE(Served,
 
 TEST_CASE_FIXTURE(Served,
                   "clientPublish reaches a C++ subscriber and other advertisements are refused") {
-  Foxglove fox(domain);
+  // --topics: only the robot's topics are channels.
+  Foxglove fox(domain, {"--topics", "robot/*"});
   Child subscriber([] {
     ferry::Node node{"commander"};
     auto sub = node.subscriber<Pose>("robot/cmd");
@@ -186,6 +187,7 @@ TEST_CASE_FIXTURE(Served,
                     {"interval_ms", 5}});
   const json r = publisher.result();
   CHECK(subscriber.wait(15s) == 0);
+  CHECK(r["topics"] == json::array({"robot/cmd", "robot/pose"}));
   REQUIRE(r["refused"].size() == 5);
   const std::map<std::string, std::string> expected = {
       {"schema", "has schema 'geo/msg/Pose', not 'other/msg/Pose'"},

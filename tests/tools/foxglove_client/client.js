@@ -263,7 +263,7 @@ async function publish(o) {
   await expectRefusal("unadvertised", () => client.sendMessage(4242, new Uint8Array(8)));
   await sleep(200);
   client.close();
-  finish({ refused, statuses });
+  finish({ refused, statuses, topics: [...channels.keys()].sort() });
 }
 
 // ---- hostile --------------------------------------------------------------
