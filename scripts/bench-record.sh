@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ferry record's bandwidth (README "Record and replay"): 64 B samples as fast
+# ferry record's bandwidth (docs/record-replay.md): 64 B samples as fast
 # as a `block` topic lets the publisher go (so none is missed), 1080p frames
 # as fast as possible on `block` next to `dd` writing as many bytes to the
 # same directory in the same run (both into the page cache, no fsync), and

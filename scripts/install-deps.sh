@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ferry builds with, only those that are missing.
-# Usage: scripts/install-deps.sh [--for run|test]
+# Usage: scripts/install-deps.sh [--for run|test|docs]
 #   run   what the programs need (the demo): compiler, cmake and the libraries
 #   test  (default) also the test framework and the optional comparators
-# Called by both quick-start commands and by CI, so each works on a fresh machine.
+#   docs  what the programs need, and what scripts/docs.sh builds the docs with
+# Called by both quick-start commands, scripts/docs.sh and CI, so each works on
+# a fresh machine.
 set -euo pipefail
 
 purpose=test
-if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run or test}"; fi
+if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run, test or docs}"; fi
 
 # libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 # ninja-build: the build's generator (scripts/build.sh).
@@ -30,12 +32,20 @@ case "$purpose" in
   # python3-dev, python3-pybind11, python3-numpy: the Python module `import
   # ferry` (core/python/, built when they are present); python3-pytest: its
   # tests (tests/python/).
+  # libfastrtps-dev: Fast DDS, the optional `ferry bench --transports fastdds`
+  # comparator (cyclonedds-tools' idlc builds the cyclonedds one);
+  # python3-matplotlib: scripts/plot-bench.py and its test.
   test)
     packages+=(doctest-dev iceoryx libiceoryx-posh-dev libiceoryx-hoofs-dev nodejs cyclonedds-tools
-               iproute2 python3-dev python3-pybind11 python3-numpy python3-pytest)
+               iproute2 python3-dev python3-pybind11 python3-numpy python3-pytest libfastrtps-dev
+               python3-matplotlib)
     command -v npm >/dev/null || packages+=(npm)
     ;;
-  *) echo "install-deps.sh: --for takes run or test, not '$purpose'" >&2; exit 2 ;;
+  # mkdocs, mkdocs-material: the site (docs/, mkdocs.yml); doxygen: the API
+  # reference of the public headers; python3-matplotlib: plots of `ferry bench
+  # --json` results.
+  docs) packages+=(mkdocs mkdocs-material doxygen python3-matplotlib) ;;
+  *) echo "install-deps.sh: --for takes run, test or docs, not '$purpose'" >&2; exit 2 ;;
 esac
 
 missing=()

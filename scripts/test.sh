@@ -24,11 +24,15 @@ if [ "$sanitize" = "thread" ]; then
 else
   scripts/build.sh ${sanitize:+--sanitize "$sanitize"}
 fi
-export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-export TSAN_OPTIONS="${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}"
+# The settings that make a report fail the test come last, so that an
+# inherited value can add options but never turn them off.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}print_stacktrace=1:halt_on_error=1"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}halt_on_error=1:second_deadlock_stack=1"
 # Twice as many tests as cores at once: most tests wait (on processes,
 # timeouts, a rate), and those that spin say so (CORES 2, tests/CMakeLists.txt),
 # so ctest never runs more spinners than there are cores.
 jobs="${FERRY_TEST_JOBS:-$((2 * $(nproc)))}"
-ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 120 "${label_args[@]}"
+# --no-tests=error: a label or filter that selects nothing is a failure.
+ctest --test-dir "$dir" --output-on-failure --no-tests=error -j "$jobs" --timeout 120 \
+  "${label_args[@]}"

@@ -1,4 +1,4 @@
-// cdr: a sample's C layout <-> little-endian CDR (DESIGN 1.10). One walk over
+// cdr: a sample's C layout <-> little-endian CDR (docs/record-replay.md). One walk over
 // the type describes both sides; encode, decode and size are three visitors.
 
 #include "ferry/config/cdr.hpp"

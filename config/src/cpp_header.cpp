@@ -1,4 +1,4 @@
-// ferry gen cpp: a schema as C++ structs (DESIGN 1.9).
+// ferry gen cpp: a schema as C++ structs (docs/types.md).
 
 #include "ferry/config/cpp_header.hpp"
 

@@ -99,6 +99,12 @@ void read_pool(Reader& r, const Entry& e, Config& config) {
                                     " (expected one class per chunk size: add up the counts)");
       continue;
     }
+    if (classes.size() == kMaxPoolClasses) {
+      r.error(pos, what + " is one too many: the pool has at most " +
+                       std::to_string(kMaxPoolClasses) +
+                       " size classes; expected fewer classes (merge near sizes into one)");
+      continue;
+    }
     classes.emplace_back(PoolClass{*size, *n}, chunk->value_pos);
   }
   if (index == 0)
@@ -134,6 +140,10 @@ void parse(std::string_view text, Config& config, std::vector<Diagnostic>& out) 
   Reader r(config.source, out);
   const auto parsed = detail::parse_yaml(text);
   if (!parsed) {
+    if (parsed.error().too_large) {
+      r.error(parsed.error().pos, parsed.error().what + "; expected fewer aliases of large nodes");
+      return;
+    }
     r.error(parsed.error().pos,
             "YAML syntax error: " + parsed.error().what +
                 "; expected well-formed YAML (check brackets, quotes, colons and indentation)");

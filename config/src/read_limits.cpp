@@ -1,4 +1,4 @@
-// `limits:`: what ferryd grants its clients (README "Limits").
+// `limits:`: what ferryd grants its clients (docs/operations/ferryd.md, "Limits").
 
 #include "ferry/config/limits.hpp"
 #include "readers.hpp"

@@ -1,4 +1,4 @@
-// ros2msg: the schema name and .msg text of a ferry type (DESIGN 1.10).
+// ros2msg: the schema name and .msg text of a ferry type (docs/record-replay.md).
 
 #include "ferry/config/ros2msg.hpp"
 

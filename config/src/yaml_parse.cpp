@@ -9,7 +9,13 @@
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <map>
 #include <sstream>
+#include <vector>
+
+#include "ferry/config/limits.hpp"
 
 namespace ferry::config::detail {
 
@@ -19,38 +25,88 @@ SourcePos to_pos(const YAML::Mark& mark) {
   return {static_cast<std::size_t>(mark.line) + 1, static_cast<std::size_t>(mark.column) + 1};
 }
 
-// Remembers where each document starts and where its first node is.
+// Remembers where each document starts and where its first node is, and
+// counts the first document's nodes as its readers will see them: an alias
+// is a whole copy of its anchor's node. yaml-cpp shares an aliased node
+// instead of copying it, so a small file of nested aliases parses in no
+// time, but reading it walks every copy (a list of 20,000 users aliased by
+// 5,000 topics is 100 million strings): the count stops that before it starts.
 class DocumentStarts final : public YAML::EventHandler {
  public:
   YAML::Mark start;
   std::optional<YAML::Mark> first_node;
+  std::optional<YAML::Mark> too_large;  // the alias that took the count past the limit
 
   void OnDocumentStart(const YAML::Mark& mark) override {
     start = mark;
     first_node.reset();
+    ++documents_;
   }
   void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
-  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override { node(mark); }
-  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    node(mark);
+    count(mark, 1);
+    done(anchor, 1);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    node(mark);
+    const auto it = sizes_.find(anchor);
+    const std::uint64_t size = it == sizes_.end() ? 1 : it->second;
+    count(mark, size);
+    done(0, size);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                 const std::string&) override {
     node(mark);
+    count(mark, 1);
+    done(anchor, 1);
   }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+  void OnSequenceStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value) override {
     node(mark);
+    count(mark, 1);
+    open_.push_back({anchor, 1});
   }
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t,
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string&, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value) override {
     node(mark);
+    count(mark, 1);
+    open_.push_back({anchor, 1});
   }
-  void OnMapEnd() override {}
+  void OnMapEnd() override { close(); }
 
  private:
+  struct Open {
+    YAML::anchor_t anchor;
+    std::uint64_t size;  // nodes in it so far, itself included, aliases expanded
+  };
   void node(const YAML::Mark& mark) {
     if (!first_node) first_node = mark;
   }
+  // The document's nodes as read: one per node event, an alias's whole size.
+  void count(const YAML::Mark& mark, std::uint64_t nodes) {
+    if (documents_ != 1) return;  // only the first document is read
+    // Saturates just past the limit: no overflow however deep the nesting.
+    total_ = std::min(total_ + nodes, kMaxYamlNodes + 1);
+    if (total_ > kMaxYamlNodes && !too_large) too_large = mark;
+  }
+  // A node of `size` nodes (aliases expanded) ends: the one that holds it
+  // grows by as much, and an anchored one is remembered for its aliases.
+  void done(YAML::anchor_t anchor, std::uint64_t size) {
+    if (anchor != 0) sizes_[anchor] = size;
+    if (!open_.empty()) open_.back().size = std::min(open_.back().size + size, kMaxYamlNodes + 1);
+  }
+  void close() {
+    if (open_.empty()) return;
+    const Open o = open_.back();
+    open_.pop_back();
+    done(o.anchor, o.size);
+  }
+  int documents_ = 0;
+  std::vector<Open> open_;
+  std::map<YAML::anchor_t, std::uint64_t> sizes_;
+  std::uint64_t total_ = 0;
 };
 
 YamlSyntaxError syntax_error(const YAML::Exception& e) { return {to_pos(e.mark), e.msg}; }
@@ -68,6 +124,14 @@ std::expected<ParsedYaml, YamlSyntaxError> parse_yaml(std::string_view text) {
     DocumentStarts starts;
     // Two turns at most: we only need to know whether a second document exists.
     if (parser.HandleNextDocument(starts)) {
+      if (starts.too_large) {
+        return std::unexpected(YamlSyntaxError{
+            to_pos(*starts.too_large),
+            "with its aliases expanded the file holds more than " + std::to_string(kMaxYamlNodes) +
+                " YAML nodes, the most a configuration may have (an alias copies its anchor's "
+                "whole node each time it is used)",
+            true});
+      }
       const int first_pos = starts.start.pos;
       if (parser.HandleNextDocument(starts)) {
         if (starts.start.pos == first_pos) {

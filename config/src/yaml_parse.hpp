@@ -19,7 +19,8 @@ struct ParsedYaml {
 
 struct YamlSyntaxError {
   SourcePos pos;
-  std::string what;  // yaml-cpp's message, e.g. "end of map flow not found"
+  std::string what;        // yaml-cpp's message, e.g. "end of map flow not found"
+  bool too_large = false;  // well-formed, but past kMaxYamlNodes (`what` says so)
 };
 
 // Never loops forever and never throws a yaml-cpp exception.

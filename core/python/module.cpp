@@ -1,4 +1,4 @@
-// `import ferry`: the Python module (DESIGN.md 1.8). The classes live in
+// `import ferry`: the Python module (docs/python.md). The classes live in
 // ports.hpp; this file only says how Python sees them.
 #include <fmt/format.h>
 #include <pybind11/pybind11.h>
@@ -54,6 +54,20 @@ std::string result_repr(const ferry::PublishResult& r) {
 }  // namespace
 
 PYBIND11_MODULE(ferry, m) {
+  // Every sample is a numpy view: an interpreter without numpy (a venv, a
+  // pyenv build) must hear it now, not at its first publisher.
+  try {
+    (void)py::module_::import("numpy");
+  } catch (py::error_already_set& e) {
+    const py::module_ sys = py::module_::import("sys");
+    const std::string version = py::str(sys.attr("version")).cast<std::string>();
+    throw py::import_error(fmt::format(
+        "the ferry module needs numpy, which this Python ({}, version {}) cannot import ({}); "
+        "install numpy for this interpreter (Debian: apt-get install python3-numpy; a venv: pip "
+        "install numpy)",
+        py::str(sys.attr("executable")).cast<std::string>(), version.substr(0, version.find(' ')),
+        e.what()));
+  }
   m.doc() = "ferry: shared-memory publish/subscribe; samples as zero-copy numpy views";
   py::register_exception<ferry::Error>(m, "Error");
 
@@ -67,7 +81,7 @@ PYBIND11_MODULE(ferry, m) {
       .def("__repr__", &result_repr);
 
   py::class_<ferry::SampleInfo>(m, "SampleInfo",
-                                "What a sample carries besides its bytes (DESIGN 1.7).")
+                                "What a sample carries besides its bytes (docs/cpp-api.md).")
       .def_readonly("sequence", &ferry::SampleInfo::sequence,
                     "Per publisher, 0, 1, 2, ...: a gap is samples this subscriber did not get.")
       .def_readonly("publisher_id", &ferry::SampleInfo::publisher_id,
@@ -127,8 +141,10 @@ PYBIND11_MODULE(ferry, m) {
 
   py::class_<Subscriber>(m, "Subscriber")
       .def("take", &Subscriber::take, py::arg("timeout") = py::none(),
-           "The next sample, or None. Waits up to `timeout` seconds (with the GIL released); "
-           "never blocks without one.")
+           "The next sample, or None when none came. Waits up to `timeout` seconds (with the "
+           "GIL released); never blocks without one. Raises ferry.Error when it cannot take: "
+           "max_held samples are held, the node was declared dead, or the node belongs to the "
+           "process this one was forked from.")
       .def("take_many", &Subscriber::take_many, py::arg("n"), py::arg("timeout") = py::none(),
            "Up to n samples as a numpy structured array (a copy, possibly shorter, empty when "
            "nothing came). Waits up to `timeout` seconds for the first only (GIL released).")

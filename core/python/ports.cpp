@@ -332,15 +332,22 @@ Subscriber::Subscriber(RawSubscriber subscriber, TopicSchema described)
 std::optional<Sample> Subscriber::take(std::optional<double> timeout) {
   const auto wait = to_timeout(timeout, "take()");
   const InUse in_use(busy_, "take()", schema_->topic);
-  std::optional<RawSample> sample;
+  std::expected<std::optional<RawSample>, ErrorCode> taken;
   if (wait.count() == 0) {
-    sample = port_->take();
+    taken = port_->try_take();
   } else {
     py::gil_scoped_release unlocked;
-    sample = port_->take(wait);
+    taken = port_->try_take(wait);
   }
-  if (!sample) return std::nullopt;
-  return Sample(std::move(*sample), schema_);
+  // An error is not "nothing came": at max_held, once the node was
+  // declared dead, or in a forked child, None would come back at once for
+  // ever, and a loop waiting with a timeout would spin.
+  if (!taken) {
+    throw Error(
+        fmt::format("take() on topic '{}' failed: {}", schema_->topic, to_string(taken.error())));
+  }
+  if (!taken->has_value()) return std::nullopt;
+  return Sample(std::move(**taken), schema_);
 }
 
 py::array Subscriber::take_many(std::size_t max, std::optional<double> timeout) {

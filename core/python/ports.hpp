@@ -117,7 +117,7 @@ class Publisher {
 
   PublishResult publish(pybind11::handle value);
   // A numpy array of N records of the topic's dtype, published in order
-  // (DESIGN 1.4a: counts are samples x queues).
+  // (docs/batches.md: counts are samples x queues).
   PublishResult publish_many(const pybind11::handle& records);
   Loan loan(std::optional<std::size_t> size);
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {

@@ -86,9 +86,13 @@ std::uint64_t fork_generation() noexcept {
   return g_generation.load(std::memory_order_relaxed);
 }
 
-void watch_across_fork(DomainPoolView& view) noexcept {
+void track_forks() noexcept {
   static std::once_flag registered;
   std::call_once(registered, [] { ::pthread_atfork(nullptr, nullptr, in_child); });
+}
+
+void watch_across_fork(DomainPoolView& view) noexcept {
+  track_forks();
   for (auto& slot : g_views) {
     DomainPoolView* expected = nullptr;
     // SYNC: acq_rel CAS; the handler reads the view's mappings through it in

@@ -25,6 +25,11 @@ struct DomainPoolView;
 // that was not forked after its first node).
 [[nodiscard]] std::uint64_t fork_generation() noexcept;
 
+// Makes sure the child's handler runs at every fork from now on, so that
+// fork_generation() moves on in a child (a pool view's watch does it too).
+// A WaitSet, which may exist before any node, calls it when it is made.
+void track_forks() noexcept;
+
 // A pool view joins the list the child's handler walks while it lives.
 void watch_across_fork(DomainPoolView& view) noexcept;
 void unwatch_across_fork(DomainPoolView& view) noexcept;

@@ -10,9 +10,9 @@
 // the system clock: the history restarts from it (the rate is kept).
 //
 // No allocation, and no lock that a fork could leave held: one try-flag. A
-// child forked while another thread held it never ticks; its publishers
-// keep the last anchor (right up to the rate's error), or use clock_gettime
-// if the fork caught a rewrite half done (`sequence` stays odd).
+// child forked while another thread held it clears it in a pthread_atfork
+// handler and calibrates afresh (calibrate_afresh_in_child()); a child
+// forked while nobody held it keeps the parent's calibration and goes on.
 
 #include "ferry/detail/publish_clock.hpp"
 
@@ -20,6 +20,7 @@
 #if defined(__x86_64__)
 #include <x86intrin.h>  // __rdtsc, _mm_lfence
 #endif
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 namespace ferry::detail {
@@ -40,6 +42,8 @@ constexpr std::uint64_t kMaxGapNs = 1'000'000'000;     // then at least every se
 constexpr std::uint64_t kStepNs = 1'000'000;           // a 1 ms miss: the clock stepped
 constexpr std::uint64_t kMaxPairWidthTicks = 200'000;  // a pair read across a preemption
 constexpr std::size_t kHistory = 16;
+constexpr const char* kClocksourcePath =
+    "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 
 // One reading of both clocks: the TSC halfway through the clock_gettime.
 struct ClockPair {
@@ -47,32 +51,14 @@ struct ClockPair {
   std::uint64_t ns = 0;
 };
 
-// Whether the TSC is one clock for all cores that never stops: the
-// kernel's own flags (the first "flags" line of /proc/cpuinfo). Read with
-// a stack buffer: the runtime thread allocates nothing.
-bool tsc_is_invariant() noexcept {
+// Whether the publishers may use the TSC: the kernel keeps time with it
+// (clocksource_is_tsc()), and the user did not ask for clock_gettime.
+bool tsc_is_usable() noexcept {
   if (const char* choice = std::getenv("FERRY_PUBLISH_CLOCK");
       choice != nullptr && std::string_view(choice) == "vdso") {
     return false;  // the user asked for clock_gettime on every publish
   }
-  const int fd = ::open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  std::array<char, 16384> text{};
-  std::size_t used = 0;
-  while (used < text.size() - 1) {
-    const ssize_t got = ::read(fd, text.data() + used, text.size() - 1 - used);
-    if (got <= 0) break;
-    used += static_cast<std::size_t>(got);
-  }
-  ::close(fd);
-  const std::string_view all(text.data(), used);
-  const std::size_t flags_at = all.find("\nflags");
-  if (flags_at == std::string_view::npos) return false;
-  const std::size_t end = all.find('\n', flags_at + 1);
-  if (end == std::string_view::npos) return false;  // cut off: do not guess
-  const std::string_view flags = all.substr(flags_at, end - flags_at);
-  return flags.find(" constant_tsc") != std::string_view::npos &&
-         flags.find(" nonstop_tsc") != std::string_view::npos;
+  return clocksource_is_tsc(kClocksourcePath);
 }
 
 // Best of a few readings: the one whose clock_gettime took the fewest ticks.
@@ -98,7 +84,7 @@ class Calibrator {
   void tick() noexcept {
     if (!checked_) {
       checked_ = true;
-      usable_ = tsc_is_invariant();
+      usable_ = tsc_is_usable();
     }
     if (!usable_) return;
     ClockPair now;
@@ -191,12 +177,60 @@ class Calibrator {
 Calibrator g_calibrator;  // written only by the thread holding g_ticking
 std::atomic_flag g_ticking;
 
+// In a forked child (pthread_atfork), with only the forking thread: a flag
+// held at the fork belongs to a thread that does not exist here, and would
+// stay held for good (the child's clock never re-anchored). The child
+// starts calibrating afresh: its publishers use clock_gettime until its
+// runtime threads have a new anchor (~20 ms), since the one inherited may
+// have been half rewritten.
+void calibrate_afresh_in_child() noexcept {
+  // SYNC: relaxed, all of these: the child has one thread now.
+  if (g_ticking.test_and_set(std::memory_order_relaxed)) {
+    PublishClockAnchor& clock = g_publish_clock;
+    const std::uint32_t sequence = clock.sequence.load(std::memory_order_relaxed);
+    clock.ns_per_tick_q32.store(0, std::memory_order_relaxed);
+    // Even again (a rewrite cut short left it odd), and moved on.
+    clock.sequence.store((sequence | 1U) + 1U, std::memory_order_relaxed);
+    std::construct_at(&g_calibrator);
+  }
+  g_ticking.clear(std::memory_order_relaxed);
+}
+
 #endif  // __x86_64__
 
 }  // namespace
 
+bool clocksource_is_tsc(const char* path) noexcept {
+  // A stack buffer and plain system calls: the runtime thread allocates nothing.
+  const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::array<char, 64> text{};
+  const ssize_t got = ::read(fd, text.data(), text.size());
+  ::close(fd);
+  if (got <= 0) return false;
+  std::string_view name(text.data(), static_cast<std::size_t>(got));
+  if (name.ends_with('\n')) name.remove_suffix(1);
+  return name == "tsc";
+}
+
+void publish_clock_hold_for_test(bool held) noexcept {
+#if defined(__x86_64__)
+  if (held) {
+    (void)g_ticking.test_and_set(std::memory_order_acquire);
+  } else {
+    g_ticking.clear(std::memory_order_release);
+  }
+#else
+  (void)held;
+#endif
+}
+
 void publish_clock_tick() noexcept {
 #if defined(__x86_64__)
+  // Before the flag is ever taken: a fork can only catch it held after this.
+  static const bool fork_handled =
+      ::pthread_atfork(nullptr, nullptr, calibrate_afresh_in_child) == 0;
+  (void)fork_handled;
   // SYNC: acquire/release on the flag hands g_calibrator from one runtime
   // thread to the next; a thread that finds it held skips this beat.
   if (g_ticking.test_and_set(std::memory_order_acquire)) return;

@@ -1,8 +1,8 @@
-// publish_many (DESIGN 1.4a): a batch of samples of one size through the
+// publish_many (docs/batches.md): a batch of samples of one size through the
 // topic's policy, per sample, with one tail store and at most one doorbell
 // wake-up per queue and batch (per refill while a block queue drains).
 // Inline samples only: a sample larger than a slot travels through the
-// pool one by one (its own chunk each; no batched loan, see the README).
+// pool one by one (its own chunk each; no batched loan, see docs/batches.md).
 #include <algorithm>
 #include <chrono>
 #include <cstring>

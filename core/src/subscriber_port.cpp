@@ -219,6 +219,8 @@ bool SubscriberPort::wait_ready() noexcept {
 
 void SubscriberPort::forget_changes() noexcept { changes_seen_ = state_->changes_announced(); }
 
+bool SubscriberPort::inherited() const noexcept { return runtime_->inherited(); }
+
 transport::DoorbellWord& SubscriberPort::doorbell() noexcept { return state_->doorbell(); }
 
 std::uint32_t SubscriberPort::publisher_count() const noexcept {

@@ -1,4 +1,4 @@
-// take_many (DESIGN 1.4a): copies up to N samples out of the queues, fairly
+// take_many (docs/batches.md): copies up to N samples out of the queues, fairly
 // (round-robin, as take()), each queue's run with one head store and at
 // most one wake-up of its publisher. It holds nothing: pooled samples are
 // copied out of their chunk and the chunk released at once, so max_held

@@ -12,8 +12,11 @@
 #include <bit>
 #include <cerrno>
 #include <chrono>
+#include <string_view>
 #include <system_error>
+#include <vector>
 
+#include "fork_guard.hpp"
 #include "wait_set_core.hpp"
 
 namespace ferry {
@@ -74,6 +77,10 @@ void run_helper(WaitSetCore& c) {
 
 namespace detail {
 
+WaitSetCore::WaitSetCore() : generation((track_forks(), fork_generation())) {}
+
+bool WaitSetCore::inherited() const noexcept { return fork_generation() != generation; }
+
 void WaitSetCore::arm(std::uint64_t& armed, SleepWords& out) noexcept {
   for_each_bit(used & ~armed,
                [&](std::size_t i) { transport::doorbell_announce_sleep(*slots[i].bell); });
@@ -118,6 +125,9 @@ void WaitSetCore::wake_all() noexcept {
 }
 
 void WaitSetCore::signal_fd() noexcept {
+  // A forked child's copy of the descriptor is the parent's open eventfd.
+  if (inherited()) [[unlikely]]
+    return;
   // SYNC: acquire, pairs with the release store in WaitSet::fd().
   const int fd = event_fd.load(std::memory_order_acquire);
   if (fd < 0) return;
@@ -128,20 +138,25 @@ void WaitSetCore::signal_fd() noexcept {
 void wait_set_port_gone(SubscriberPort& port) noexcept {
   // Our own reference: the core outlives the lock even when we held the last.
   const std::shared_ptr<WaitSetCore> core = std::move(port.wait_set);
-  {
-    std::lock_guard lock(core->mutex);
-    const std::size_t i = port.wait_index;
-    if (core->closed || core->slots[i].port != &port) return;
-    const std::uint64_t bit = std::uint64_t{1} << i;
-    // Our counts on its doorbell go now: it is unmapped after we return.
-    if ((core->waiter_armed & bit) != 0) transport::doorbell_end_sleep(*core->slots[i].bell);
-    if ((core->helper_armed & bit) != 0) transport::doorbell_end_sleep(*core->slots[i].bell);
-    core->waiter_armed &= ~bit;
-    core->helper_armed &= ~bit;
-    core->used &= ~bit;
-    core->gone |= bit;
-    core->slots[i] = {};
-  }
+  // A forked child's copy of an inherited WaitSet: the counts on the
+  // doorbell are the parent's sleeps, and its mutex may be held for good.
+  if (core->inherited()) return;
+  std::lock_guard lock(core->mutex);
+  const std::size_t i = port.wait_index;
+  if (core->closed || core->slots[i].port != &port) return;
+  const std::uint64_t bit = std::uint64_t{1} << i;
+  // Our counts on its doorbell go now: it is unmapped after we return.
+  if ((core->waiter_armed & bit) != 0) transport::doorbell_end_sleep(*core->slots[i].bell);
+  if ((core->helper_armed & bit) != 0) transport::doorbell_end_sleep(*core->slots[i].bell);
+  core->waiter_armed &= ~bit;
+  core->helper_armed &= ~bit;
+  core->used &= ~bit;
+  core->gone |= bit;
+  core->slots[i] = {};
+  // Still under the lock: ~WaitSet sets `closed` under it before it closes
+  // the eventfd, so while we hold it and saw `closed` false the descriptor
+  // is open and ours to write. (After the unlock, ~WaitSet on another
+  // thread could close it, and the number be reused by any file.)
   core->wake_all();
   core->signal_fd();
 }
@@ -150,8 +165,36 @@ void wait_set_port_gone(SubscriberPort& port) noexcept {
 
 WaitSet::WaitSet() : core_(std::make_shared<WaitSetCore>()) {}
 
+namespace {
+
+// What a forked child's WaitSet and its ports refuse to do (WaitSetCore::inherited()).
+void refuse_if_inherited(const WaitSetCore& c, std::string_view what) {
+  if (!c.inherited()) return;
+  throw Error(fmt::format(
+      "cannot {} a WaitSet made before this process was forked: it belongs to the parent "
+      "process; make a new ferry::WaitSet (and ferry::Node) in the child",
+      what));
+}
+
+}  // namespace
+
 WaitSet::~WaitSet() {
   WaitSetCore& c = *core_;
+  if (c.inherited()) {
+    // A forked child's copy: no lock (it may have been held at the fork),
+    // no doorbell count (they are the parent's sleeps), no join (the helper
+    // thread is the parent's). The thread object is kept, reachable, for
+    // good: destroying it unjoined would terminate the child. Closing our
+    // descriptor of the eventfd is ours to do (the parent keeps its own).
+    if (c.helper.joinable()) {
+      static auto* kept = new std::vector<std::thread>;
+      kept->push_back(std::move(c.helper));
+    }
+    // SYNC: relaxed; the child's copy is used by this thread only.
+    const int fd = c.event_fd.exchange(-1, std::memory_order_relaxed);
+    if (fd >= 0) ::close(fd);
+    return;
+  }
   {
     std::lock_guard lock(c.mutex);
     c.disarm(c.waiter_armed);
@@ -176,6 +219,14 @@ std::size_t WaitSet::attach_port(detail::SubscriberPort* port) {
     throw Error("cannot attach a moved-from subscriber to a WaitSet: it has no topic any more");
   }
   WaitSetCore& c = *core_;
+  refuse_if_inherited(c, "attach a subscriber to");
+  if (port->inherited()) {
+    // Its doorbell's counts are the parent's sleeps.
+    throw Error(fmt::format(
+        "cannot attach the subscriber of topic '{}' to a WaitSet: its node belongs to the process "
+        "this one was forked from; create a new ferry::Node in the child",
+        port->topic()));
+  }
   if (port->wait_set == core_) {
     throw Error(
         fmt::format("the subscriber of topic '{}' is already attached to this WaitSet (index {})",
@@ -214,9 +265,13 @@ std::size_t WaitSet::attach_port(detail::SubscriberPort* port) {
     port->forget_changes();
     helper_sleeping = c.helper_sleeping;
   }
-  // The helper's sleep does not cover the newcomer: make fd() readable, so
-  // the user's wait(0) re-arms it over every attachment.
-  if (helper_sleeping) c.signal_fd();
+  // The helper's sleep does not cover the newcomer: wake it (it sleeps on
+  // `wake` too). It then lets its sleep go (helper_sleeping false) and makes
+  // fd() readable, and the user's next wait(0) arms a sleep over every
+  // attachment. (Only making fd() readable is not enough: a wait(0) that
+  // finds the helper still sleeping arms nothing, and the newcomer's
+  // samples would ring a doorbell nobody sleeps on.)
+  if (helper_sleeping) c.wake_all();
   return index;
 }
 
@@ -227,6 +282,11 @@ void WaitSet::detach_port(detail::SubscriberPort* port) {
         fmt::format("the subscriber of topic '{}' is not attached to this WaitSet", port->topic()));
   }
   WaitSetCore& c = *core_;
+  if (c.inherited()) {
+    // A forked child lets go of its copy; nothing shared is touched.
+    port->wait_set.reset();
+    return;
+  }
   {
     std::lock_guard lock(c.mutex);
     const std::size_t i = port->wait_index;
@@ -242,12 +302,15 @@ void WaitSet::detach_port(detail::SubscriberPort* port) {
 }
 
 std::size_t WaitSet::size() const noexcept {
+  // A forked child's copy: no lock (see ~WaitSet); nothing changes it there.
+  if (core_->inherited()) return static_cast<std::size_t>(std::popcount(core_->used));
   std::lock_guard lock(core_->mutex);
   return static_cast<std::size_t>(std::popcount(core_->used));
 }
 
 bool WaitSet::attached(std::size_t index) const noexcept {
   if (index >= kMaxAttachments) return false;
+  if (core_->inherited()) return (core_->used >> index & 1U) != 0;  // as in size()
   std::lock_guard lock(core_->mutex);
   return (core_->used >> index & 1U) != 0;
 }
@@ -263,6 +326,7 @@ void WaitSet::notify() noexcept {
 
 int WaitSet::fd() {
   WaitSetCore& c = *core_;
+  refuse_if_inherited(c, "get the descriptor of");
   // SYNC: relaxed; only this (the user's) thread stores it.
   if (const int fd = c.event_fd.load(std::memory_order_relaxed); fd >= 0) return fd;
   const int fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -279,6 +343,7 @@ int WaitSet::fd() {
 
 Ready WaitSet::wait(std::chrono::nanoseconds timeout) {
   WaitSetCore& c = *core_;
+  refuse_if_inherited(c, "wait on");
   // SYNC: relaxed; stored by this thread.
   const int event_fd = c.event_fd.load(std::memory_order_relaxed);
   if (event_fd >= 0) drain_fd(event_fd);

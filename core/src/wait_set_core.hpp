@@ -30,6 +30,17 @@ struct SleepWords {
 
 class WaitSetCore {
  public:
+  WaitSetCore();
+
+  // Whether this process is a child forked after the WaitSet was made: then
+  // everything here is a copy of the parent's, which still uses the
+  // originals. The doorbells are shared memory (their `sleeping` counts are
+  // the parent's sleeps), the eventfd is the parent's open file, the helper
+  // thread does not exist here, and the mutex may have been held at the
+  // fork by a thread that does not exist either. So the child's copy
+  // touches none of them: it only lets go of its own descriptor.
+  [[nodiscard]] bool inherited() const noexcept;
+
   struct Slot {
     SubscriberPort* port = nullptr;  // null: free
     transport::DoorbellWord* bell = nullptr;
@@ -57,6 +68,8 @@ class WaitSetCore {
   // The helper's futex word: bumped to hand it an armed sleep or to stop it.
   std::atomic<std::uint32_t> helper_gen{0};
   std::thread helper;
+  // fork_generation() when the WaitSet was made (inherited()).
+  const std::uint64_t generation;
 
   // Under `mutex`: raises `sleeping` on every attachment's doorbell (bits
   // into `armed`), one seq_cst fence, then reads each word's value.

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,9 +18,12 @@
 #include <stdexcept>
 
 #include "ferry/discovery/node_lock.hpp"
+#include "ferry/discovery/objects.hpp"
 #include "ferry/discovery/protocol.hpp"
+#include "ferry/transport/domain_lock.hpp"
 #include "ferry/transport/names.hpp"
 #include "ferry/transport/object_trust.hpp"
+#include "resumed_ids.hpp"
 #include "served_topics.hpp"
 
 namespace ferry::discovery {
@@ -28,6 +32,7 @@ namespace {
 
 constexpr int kListenerTag = -1;
 constexpr int kSignalTag = -2;
+constexpr int kReloadTag = -3;
 
 void add_to_epoll(int epoll_fd, int fd, int tag) {
   epoll_event ev{};
@@ -85,11 +90,13 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
   // Otherwise whatever is left under the domain's prefix is stale.
   // Objects another uid made or opened wide under the domain's names are
   // neither adopted nor silently replaced: the operator must look at them.
-  if (auto foreign = transport::first_untrusted_domain_object(options_.domain, object_owner())) {
-    throw std::runtime_error(fmt::format("refusing domain '{}': {}", options_.domain, *foreign));
-  }
+  // One at a name this daemon needs (its heartbeat table, pool or lock)
+  // stops it; others (per-port names, which ferryd makes unguessable,
+  // object_names.hpp) cannot be in its way and are only reported.
+  refuse_foreign_objects();
   if (!adopt_live_state()) {
-    if (const std::size_t stale = transport::remove_domain_objects(options_.domain, true);
+    if (const std::size_t stale =
+            transport::remove_trusted_domain_objects(options_.domain, object_owner());
         stale > 0) {
       spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
                    options_.domain);
@@ -110,6 +117,28 @@ Daemon::Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacke
 
   add_to_epoll(epoll_fd_, listener_.fd(), kListenerTag);
   add_to_epoll(epoll_fd_, signal_fd_, kSignalTag);
+  reload_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (reload_fd_ < 0) throw std::runtime_error(fmt::format("eventfd: {}", std::strerror(errno)));
+  add_to_epoll(epoll_fd_, reload_fd_, kReloadTag);
+}
+
+void Daemon::refuse_foreign_objects() {
+  const auto foreign = transport::untrusted_domain_objects(options_.domain, object_owner());
+  const std::string needed[] = {registry_object_name(options_.domain),
+                                pool_object_name(options_.domain),
+                                transport::domain_lock_name(options_.domain)};
+  for (const auto& [name, why] : foreign) {
+    if (std::ranges::find(needed, name) != std::end(needed)) {
+      throw std::runtime_error(fmt::format("refusing domain '{}': {}", options_.domain, why));
+    }
+  }
+  for (std::size_t i = 0; i < foreign.size() && i < 5; ++i) {
+    spdlog::warn("leaving another user's object alone: {}", foreign[i].second);
+  }
+  if (foreign.size() > 5) {
+    spdlog::warn("{} more objects of domain '{}' in /dev/shm are another user's: left alone",
+                 foreign.size() - 5, options_.domain);
+  }
 }
 
 void Daemon::create_heartbeat_table() {
@@ -158,7 +187,19 @@ bool Daemon::adopt_live_state() {
   // SYNC: relaxed; only ferryd writes the counters.
   owner_ids_.continue_from(
       std::max(beats_.header().next_owner.load(std::memory_order_relaxed), highest + 1));
-  registry_.continue_ids_from(beats_.header().next_id.load(std::memory_order_relaxed));
+  // SYNC: relaxed, as above. Shared memory: checked against the domain's
+  // objects before it is trusted (resumed_ids.hpp).
+  const std::uint64_t stored_id = beats_.header().next_id.load(std::memory_order_relaxed);
+  const ResumedIds ids = resume_ids(
+      stored_id,
+      highest_id_in_names(options_.domain, transport::list_domain_objects(options_.domain)));
+  if (!ids.recovered_because.empty()) {
+    spdlog::warn(
+        "the shared registry of domain '{}' says port ids go on from {}, which cannot be ({}); "
+        "going on from {}, past every id its queues and doorbells name",
+        options_.domain, stored_id, ids.recovered_because, ids.next);
+  }
+  registry_.continue_ids_from(ids.next);
   beats_.header().heartbeat_ms = liveness_config_.heartbeat_ms;
   beats_.header().timeout_ms = liveness_config_.timeout_ms;
   heartbeat_segment_.emplace(std::move(*beats));
@@ -177,6 +218,8 @@ void Daemon::save_counters() {
 }
 
 Daemon::~Daemon() {
+  reload_job_.reset();  // joins a reading thread
+  if (reload_fd_ >= 0) ::close(reload_fd_);
   if (signal_fd_ >= 0) ::close(signal_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
@@ -226,8 +269,16 @@ std::optional<int> Daemon::poll_once(std::chrono::milliseconds timeout) {
       accept_clients();
       continue;
     }
+    if (tag == kReloadTag) {
+      finish_reload();
+      continue;
+    }
     auto it = clients_.find(tag);
-    if (it != clients_.end() && !serve(it->second)) drop(tag, "");
+    if (it != clients_.end()) {
+      const std::uint32_t ready = events[static_cast<std::size_t>(i)].events;
+      if ((ready & EPOLLOUT) != 0) flush_outbox(it->second);
+      if ((ready & ~static_cast<std::uint32_t>(EPOLLOUT)) != 0 && !serve(it->second)) drop(tag, "");
+    }
     drop_broken();
   }
   return std::nullopt;
@@ -251,7 +302,8 @@ void Daemon::accept_clients() {
     }
     UnixSeqpacketSocket socket = std::move(*accepted);
     const int fd = socket.fd();
-    Client client{std::move(socket), 0, 0, 0, 0, 0, {}, false, std::chrono::steady_clock::now()};
+    Client client{
+        std::move(socket), 0, 0, 0, 0, 0, {}, false, std::chrono::steady_clock::now(), {}};
     auto cred = client.socket.peer_credentials();
     if (!cred) {
       // Without credentials the client cannot be told from root: refuse it.
@@ -307,6 +359,14 @@ bool Daemon::handle(Client& client, std::uint32_t request_id, const Message& mes
               make_error(ErrorCode::unsupported_version,
                          fmt::format("protocol version {} is not supported; ferryd speaks {}",
                                      hello->protocol_version, kProtocolVersion)));
+      return false;
+    }
+    if (std::ranges::any_of(hello->node_name, [](char c) {
+          return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+        })) {
+      send_to(client, request_id,
+              make_error(ErrorCode::invalid_argument,
+                         "a node name may not hold control characters (newlines, escapes)"));
       return false;
     }
     client.name = hello->node_name;
@@ -444,15 +504,44 @@ void Daemon::send_to(Client& client, std::uint32_t request_id, const Message& me
                   bytes.error().message);
     return;
   }
-  if (auto sent = client.socket.send(*bytes, UnixSeqpacketSocket::Millis{0}, attached_fd); !sent) {
-    // A client that does not read its socket is dropped rather than allowed
-    // to stall the daemon or silently miss a notification.
+  // A client that is not reading just now gets it later, in order: the loop
+  // never waits for one, and a live node never misses a notification.
+  auto sent = client.outbox.send(client.socket, *bytes, attached_fd);
+  if (!sent) {
     if (sent.error().code != SocketErrorCode::closed) {
       spdlog::warn("dropping node '{}' (pid {}): {}", client.name, client.pid,
                    sent.error().message);
     }
     client.broken = true;
+    return;
   }
+  if (*sent == ClientOutbox::Sent::queued && client.outbox.size() == 1) {
+    spdlog::debug("node '{}' (pid {}) is not reading: ferryd keeps its messages until it does",
+                  client.name, client.pid);
+    watch_writable(client.socket.fd(), true);
+  }
+}
+
+void Daemon::flush_outbox(Client& client) {
+  auto done = client.outbox.flush(client.socket);
+  if (!done) {
+    if (done.error().code != SocketErrorCode::closed) {
+      spdlog::warn("dropping node '{}' (pid {}): {}", client.name, client.pid,
+                   done.error().message);
+    }
+    client.broken = true;
+    return;
+  }
+  if (*done) watch_writable(client.socket.fd(), false);
+}
+
+void Daemon::watch_writable(int fd, bool writable) {
+  // A refused connection (not in clients_, not polled) gets no second chance.
+  if (clients_.find(fd) == clients_.end()) return;
+  epoll_event ev{};
+  ev.events = writable ? (EPOLLIN | EPOLLOUT) : EPOLLIN;
+  ev.data.fd = fd;
+  ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
 }
 
 void Daemon::deliver(const Outbox& out) {
@@ -598,7 +687,8 @@ void Daemon::shutdown() {
         options_.domain, live);
     return;
   }
-  const std::size_t removed = transport::remove_domain_objects(options_.domain, true);
+  const std::size_t removed =
+      transport::remove_trusted_domain_objects(options_.domain, object_owner());
   reaper_.remove_all_locks();
   domain_removed_ = true;
   spdlog::info("ferryd stopped; removed {} shared-memory object(s) of domain '{}'", removed,

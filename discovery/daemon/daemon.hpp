@@ -17,9 +17,12 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
+#include <variant>
 #include <vector>
 
 #include "client_access.hpp"
+#include "client_outbox.hpp"
 #include "domain_pool.hpp"
 #include "ferry/config/config.hpp"
 #include "ferry/discovery/heartbeats.hpp"
@@ -57,6 +60,21 @@ struct DaemonOptions {
 // as soon as the socket is reachable still stops the daemon cleanly.
 sigset_t block_stop_signals();
 
+// A configuration file as SIGHUP reads it: the text is kept for GetConfig.
+struct LoadedConfig {
+  config::Config config;
+  std::string text;
+};
+
+// SIGHUP's reading thread and what it read: a configuration, or why not.
+struct ReloadJob {
+  std::variant<std::monostate, LoadedConfig, std::string> result;
+  std::thread thread;
+  ~ReloadJob() {
+    if (thread.joinable()) thread.join();
+  }
+};
+
 class Daemon {
  public:
   Daemon(DaemonOptions options, const config::Config& config, UnixSeqpacketSocket listener);
@@ -89,12 +107,16 @@ class Daemon {
     std::string name;
     bool broken = false;  // a send failed: drop it after this event
     std::chrono::steady_clock::time_point connected_at{};  // for the Hello deadline
+    ClientOutbox outbox;  // what its socket did not take yet (client_outbox.hpp)
   };
 
   // Start: takes over a previous ferryd's pool and heartbeat table when
   // nodes it served still live (they reconnect); false when there is
   // nothing to adopt (the caller then starts clean).
   bool adopt_live_state();
+  // Throws when another user's object holds a name this daemon needs; logs
+  // the others, which stay where they are.
+  void refuse_foreign_objects();
   void create_heartbeat_table();
   // Remembers the id counters in the table, for the next ferryd.
   void save_counters();
@@ -130,11 +152,21 @@ class Daemon {
   void send_to(Client& client, std::uint32_t request_id, const Message& message,
                int attached_fd = -1);
   void deliver(const Outbox& out);
+  // EPOLLOUT: sends what the client's outbox holds, as far as it goes.
+  void flush_outbox(Client& client);
+  // Polls the client's socket for EPOLLOUT too while its outbox is not empty.
+  void watch_writable(int fd, bool writable);
   [[nodiscard]] NodeList node_list(std::uint32_t start) const;
   [[nodiscard]] ConfigText config_page(std::uint32_t offset) const;
   void shutdown();
-  // SIGHUP: re-reads the YAML (daemon_reload.cpp).
+  // SIGHUP: re-reads the YAML (daemon_reload.cpp) on a thread of its own,
+  // so that the loop goes on serving while a large file is parsed; the
+  // result is applied on the loop when the thread says it is done.
   void reload();
+  void finish_reload();
+  std::unique_ptr<ReloadJob> reload_job_;
+  bool reload_again_ = false;  // a SIGHUP came while a reload was reading
+  int reload_fd_ = -1;         // eventfd: the reading thread is done
   // Whose objects this daemon trusts: its uid, its configured mode at most.
   [[nodiscard]] transport::ObjectOwner object_owner() const;
   bool domain_removed_ = false;

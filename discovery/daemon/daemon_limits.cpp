@@ -45,7 +45,7 @@ bool Daemon::refuse_over_limit() {
     }
     return false;
   }
-  Client client{std::move(*accepted), 0, 0, 0, 0, 0, {}, false, {}};
+  Client client{std::move(*accepted), 0, 0, 0, 0, 0, {}, false, {}, {}};
   if (auto cred = client.socket.peer_credentials()) client.pid = cred->pid;
   const std::string why = fmt::format(
       "ferryd of domain '{}' already serves {} connections, its limit (limits: "

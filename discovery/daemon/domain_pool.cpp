@@ -5,8 +5,13 @@
 
 #include <stdexcept>
 
+#include "ferry/config/limits.hpp"
 #include "ferry/config/pool_plan.hpp"
 #include "ferry/discovery/objects.hpp"
+#include "ferry/transport/pool_layout.hpp"
+
+static_assert(ferry::config::kMaxPoolClasses == ferry::transport::kMaxPoolClasses,
+              "the configuration's limit is the pool layout's");
 
 namespace ferry::discovery {
 

@@ -8,10 +8,12 @@
 
 #include "ferry/config/layout_fingerprint.hpp"
 #include "ferry/config/limits.hpp"
+#include "ferry/config/names.hpp"
 #include "ferry/discovery/limits.hpp"
 #include "ferry/transport/names.hpp"
 #include "ferry/transport/pool_layout.hpp"
 #include "ferry/transport/slot_format.hpp"
+#include "object_names.hpp"
 
 namespace ferry::discovery {
 
@@ -108,6 +110,71 @@ std::optional<Error> Registry::check_node_limit(const NodeEntry& node) const {
                                 node.name, node.ports.size(), limits_.max_ports_per_node));
 }
 
+namespace {
+
+// Printable, for a refusal that quotes a name a client sent.
+std::string escaped_name(std::string_view text) {
+  std::string out;
+  for (const char c : text.substr(0, 160)) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Error> Registry::check_request(const PortRequest& request) const {
+  // A declared topic's name is valid (the configuration checked it); any
+  // other name is checked here, before it can become an undeclared topic.
+  const bool fresh = !topics_.contains(request.topic);
+  if (fresh && !config::is_valid_topic_name(request.topic)) {
+    return make_error(
+        ErrorCode::invalid_argument,
+        fmt::format("'{}' is not a valid topic name: use letters, digits and _ / . - (at most {} "
+                    "characters), with no leading, trailing or doubled '/'",
+                    escaped_name(request.topic), config::kMaxTopicNameLength));
+  }
+  if (request.type_name.empty()) return std::nullopt;  // a generic port takes the topic's type
+  if (!config::is_valid_type_name(request.type_name)) {
+    return make_error(ErrorCode::invalid_argument,
+                      fmt::format("'{}' is not a valid type name: a letter or _ first, then "
+                                  "letters, digits and _ : / . - (at most {} characters)",
+                                  escaped_name(request.type_name), config::kMaxTypeNameLength));
+  }
+  const bool bytes = request.type_name == "ferry::Bytes";
+  const std::uint64_t size = request.type_size;
+  const std::uint32_t align = request.type_align;
+  if ((bytes && (size != 0 || align != 1)) ||
+      (!bytes && (size == 0 || size > config::kMaxSampleSize || align == 0 ||
+                  align > config::kMaxAlign || (align & (align - 1)) != 0 || size % align != 0))) {
+    return make_error(
+        ErrorCode::invalid_argument,
+        fmt::format("type '{}' has size {} and alignment {}: a type needs a size from 1 to {} "
+                    "bytes and an alignment that is a power of two up to {} dividing it",
+                    request.type_name, size, align, config::kMaxSampleSize, config::kMaxAlign));
+  }
+  // A type name means one layout in the domain: a declared topic's type
+  // cannot be reused with another size on a new undeclared topic (on a
+  // topic that exists, check_type compares with its own type).
+  if (!fresh) return std::nullopt;
+  for (const auto& [name, topic] : topics_) {
+    const ServedTopic& s = topic.settings;
+    if (!s.declared || s.type_name != request.type_name) continue;
+    if (s.type_size != size || s.type_align != align) {
+      return make_error(ErrorCode::type_mismatch,
+                        fmt::format("type '{}' is declared with size {} and alignment {} (topic "
+                                    "'{}'), but the port's has size {} and alignment {}",
+                                    s.type_name, s.type_size, s.type_align, s.name, size, align));
+    }
+    break;
+  }
+  return std::nullopt;
+}
+
 std::optional<Error> Registry::check_type(const TopicEntry& topic,
                                           const PortRequest& request) const {
   const ServedTopic& s = topic.settings;
@@ -131,7 +198,7 @@ std::optional<Error> Registry::check_type(const TopicEntry& topic,
                     s.name, request.type_name, request.type_size, request.type_align, s.type_name,
                     s.type_size, s.type_align));
   }
-  // A generated type is checked field by field (DESIGN 1.9): two fields of
+  // A generated type is checked field by field (docs/types.md): two fields of
   // one size swapped pass the size check but not this one.
   if (request.type_layout.empty() || s.type_layout.empty()) return std::nullopt;
   if (auto difference = config::first_layout_difference(request.type_layout, s.type_layout)) {
@@ -221,6 +288,7 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
     return std::unexpected(make_error(ErrorCode::invalid_argument, "the topic name is empty"));
   }
   if (auto e = check_node_limit(node->second)) return std::unexpected(*e);
+  if (auto e = check_request(request)) return std::unexpected(*e);
   Error error;
   std::optional<TopicEntry> fresh;  // a new undeclared topic, registered only once all passed
   TopicEntry* topic = topic_for(request.topic, fresh, error);
@@ -253,10 +321,11 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
     }
     entry.doorbell_shm = request.resume_doorbell;
   } else if (!publisher) {
-    entry.doorbell_shm = transport::shm_name(domain_, fmt::format("bell.{}", port_id));
-    if (auto made = shm_.create_doorbell(entry.doorbell_shm); !made) {
-      return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
-    }
+    auto bell =
+        make_unguessable(transport::shm_name(domain_, fmt::format("bell.{}", port_id)),
+                         [&](const std::string& name) { return shm_.create_doorbell(name); });
+    if (!bell) return std::unexpected(make_error(ErrorCode::resource_exhausted, bell.error()));
+    entry.doorbell_shm = std::move(*bell);
   }
 
   // Every check passed: from here on the port is registered.
@@ -295,22 +364,20 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   return reply;
 }
 
-std::string Registry::ring_name(std::uint64_t pub, std::uint64_t sub) const {
-  return transport::shm_name(domain_, fmt::format("ring.{}.{}", pub, sub));
-}
-
 std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t sub, Outbox& out) {
   const PortEntry& p = ports_.at(pub);
   const PortEntry& s = ports_.at(sub);
   const ServedTopic& topic = topics_.at(p.topic).settings;
-  const std::string ring = ring_name(pub, sub);
   // An observer's queue overwrites its oldest sample whatever the topic's
   // policy: its publisher never waits for it.
   const Policy policy = s.observer ? Policy::drop_oldest : topic.config.policy;
-  if (auto made = shm_.create_ring(ring, topic.config.capacity, topic.config.slot_size, policy);
-      !made) {
-    return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
-  }
+  auto made = make_unguessable(transport::shm_name(domain_, fmt::format("ring.{}.{}", pub, sub)),
+                               [&](const std::string& name) {
+                                 return shm_.create_ring(name, topic.config.capacity,
+                                                         topic.config.slot_size, policy);
+                               });
+  if (!made) return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
+  const std::string ring = std::move(*made);
   queues_.emplace(std::make_pair(pub, sub), ring);
   const NodeEntry& pub_node = nodes_.at(p.node_id);
   const NodeEntry& sub_node = nodes_.at(s.node_id);

@@ -162,6 +162,9 @@ class Registry {
   // A topic whose samples may travel through the pool: at most
   // kHoldersPerChunk - 1 distinct reader nodes (subscribers and observers).
   std::optional<Error> check_pooled_readers(const TopicEntry& topic, std::uint64_t node_id) const;
+  // The topic's name (when not declared), the type's name, size and
+  // alignment: what a client may not send whatever the topic.
+  std::optional<Error> check_request(const PortRequest& request) const;
   std::optional<Error> check_type(const TopicEntry& topic, const PortRequest& request) const;
   std::optional<Error> check_allowed(const TopicEntry& topic, const Peer& peer,
                                      bool publisher) const;
@@ -169,7 +172,6 @@ class Registry {
   void disconnect(std::uint64_t pub, std::uint64_t sub, std::uint64_t gone, UnmatchReason reason,
                   Outbox& out);
   void remove_port(std::uint64_t port_id, UnmatchReason reason, Outbox& out);
-  std::string ring_name(std::uint64_t pub, std::uint64_t sub) const;
 
   std::string domain_;
   TopicConfig defaults_;

@@ -22,8 +22,11 @@ std::expected<void, std::string> ShmObjects::create_ring(const std::string& name
     return std::unexpected(fmt::format("invalid ring geometry for '{}': capacity {}, slot size {}",
                                        name, capacity, slot_size));
   }
-  auto segment = transport::Segment::create(name, kRingKind, transport::kRingLayoutVersion, bytes,
-                                            {.remove_stale = true, .mode = mode_, .group = group_});
+  // Exclusive: the name is fresh (object_names.hpp); an object already
+  // there is someone else's and stays.
+  auto segment =
+      transport::Segment::create(name, kRingKind, transport::kRingLayoutVersion, bytes,
+                                 {.remove_stale = false, .mode = mode_, .group = group_});
   if (!segment) {
     return std::unexpected(fmt::format("cannot create ring '{}' ({} bytes): {}", name, bytes,
                                        transport::to_string(segment.error())));
@@ -40,9 +43,9 @@ std::expected<void, std::string> ShmObjects::create_ring(const std::string& name
 }
 
 std::expected<void, std::string> ShmObjects::create_doorbell(const std::string& name) {
-  auto segment = transport::Segment::create(name, kDoorbellKind, kDoorbellLayoutVersion,
-                                            sizeof(transport::DoorbellWord),
-                                            {.remove_stale = true, .mode = mode_, .group = group_});
+  auto segment = transport::Segment::create(
+      name, kDoorbellKind, kDoorbellLayoutVersion, sizeof(transport::DoorbellWord),
+      {.remove_stale = false, .mode = mode_, .group = group_});
   if (!segment) {
     return std::unexpected(fmt::format("cannot create doorbell '{}': {}", name,
                                        transport::to_string(segment.error())));

@@ -15,6 +15,7 @@
 
 #include "daemon_fixture.hpp"
 #include "process.hpp"
+#include "skip.hpp"
 #include "temp_files.hpp"
 
 namespace ferry::test {
@@ -43,7 +44,11 @@ bool sh(const std::vector<std::string>& argv) {
 NetPair::NetPair() {
   const int n = g_counter.fetch_add(1, std::memory_order_relaxed);
   dds_domain_ = 1 + static_cast<std::uint32_t>((::getpid() * 7 + n) % 200);
-  if (::geteuid() != 0 || std::getenv("FERRY_TEST_NO_NETNS") != nullptr) return;
+  if (std::getenv("FERRY_TEST_NO_NETNS") != nullptr) return;  // asked for: the host's network
+  if (::geteuid() != 0) {
+    skip_test("network namespaces need root: the two bridges share the host's network");
+    return;
+  }
   const std::string base = "fbr" + std::to_string(::getpid()) + "-" + std::to_string(n);
   const std::string a = base + "a", b = base + "b";
   // Interface names are at most 15 characters.
@@ -51,11 +56,15 @@ NetPair::NetPair() {
   const std::string vb = va.substr(0, va.size() - 1) + "b";
   const std::string net =
       "10." + std::to_string(100 + n % 100) + "." + std::to_string(::getpid() % 250) + ".";
-  if (!sh({"ip", "netns", "add", a})) return;
+  if (!sh({"ip", "netns", "add", a})) {
+    skip_test("ip netns add failed: the two bridges share the host's network");
+    return;
+  }
   ns_[0] = a;
   if (!sh({"ip", "netns", "add", b})) {
     sh({"ip", "netns", "del", a});
     ns_[0].clear();
+    skip_test("ip netns add failed: the two bridges share the host's network");
     return;
   }
   ns_[1] = b;

@@ -1,4 +1,4 @@
-// The figures of the README's "Across machines": ferry -> bridge -> DDS ->
+// The figures of docs/bridge.md ("What it costs"): ferry -> bridge -> DDS ->
 // bridge -> ferry against a plain Cyclone DDS publisher/subscriber pair
 // (dds_peer) with the same types, over the same veth pair. Not a ctest test:
 //   build/tests/bridge_measure            (root: namespaces; else loopback)

@@ -1,4 +1,4 @@
-// ferry bridge end to end (DESIGN 1.11): two "machines" (network namespaces
+// ferry bridge end to end (docs/bridge.md): two "machines" (network namespaces
 // over a veth pair when root, else loopback), each with its own ferry domain,
 // ferryd and bridge; and a plain Cyclone DDS program (dds_peer, built from a
 // hand-written IDL with idlc) on the DDS side.
@@ -386,7 +386,7 @@ constexpr std::uint8_t pixel(std::uint64_t frame, std::size_t k) {
 
 // Sizes chosen for a ~5 s test on a shared 2-core machine (the issue's
 // 100,000 block samples take ~4x longer; `ferry bench`-style figures are in
-// the README's "Across machines").
+// docs/bridge.md, "What it costs").
 TEST_CASE("1080p frames and a block topic's samples cross complete and in order") {
   constexpr std::uint64_t kSamples = 20000;
   constexpr std::uint64_t kFrames = 30;  // one second at 30 Hz
@@ -569,7 +569,7 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
     return n;
   };
   REQUIRE(sub.take(5s).has_value());
-  w.da.stop();  // the exporting side's ferryd
+  CHECK(w.da.stop() == 0);  // the exporting side's ferryd
   w.da.start();
   REQUIRE(bridge_a->wait_for("counts", 3s));
   const auto before = bridge_a->out().size();

@@ -251,3 +251,45 @@ TEST_CASE("read_config_text returns the text of a regular file") {
   CHECK(refused.error().line == 0);
   CHECK(refused.error().file == fifo.string());
 }
+
+namespace {
+// One anchored list of `users` user names in the first topic's allow list,
+// aliased by the other topics': a small file that reads as users x topics
+// nodes. The aliases start on line users + 8.
+std::string alias_bomb(std::size_t users, std::size_t topics) {
+  std::string y =
+      "types:\n  P: { fields: [{ name: x, type: u8 }] }\ntopics:\n  - name: t0\n    type: P\n"
+      "    allow:\n      publish: &everyone\n";
+  for (std::size_t i = 0; i < users; ++i) y += "        - u" + std::to_string(i) + "\n";
+  y += "      subscribe: *everyone\n";
+  for (std::size_t i = 1; i < topics; ++i) {
+    y += "  - { name: t" + std::to_string(i) +
+         ", type: P, allow: { publish: *everyone, subscribe: *everyone } }\n";
+  }
+  return y;
+}
+}  // namespace
+
+TEST_CASE("a file whose aliases expand past the node limit is refused at an alias, quickly") {
+  // 20,000 users x 5,000 topics x 2 lists: 200 million nodes from ~0.5 MiB.
+  const std::string y = alias_bomb(20'000, 5'000);
+  CHECK(y.size() < 800'000);
+  CHECK(in_child_within(60, [&] {
+    const auto start = std::chrono::steady_clock::now();
+    const auto d = check_string(y, "bomb.yaml");
+    const double took = seconds_since(start);
+    std::printf("alias bomb refused in %.2f s: %s", took, all(d).c_str());
+    if (d.size() != 1) return false;
+    const std::string text = d[0].to_string();
+    const std::size_t line = std::stoul(text.substr(std::string("bomb.yaml:").size()));
+    return text.starts_with("bomb.yaml:") && line > 20'008 && line < 20'008 + 5'000 &&
+           text.find("more than 1000000 YAML nodes") != std::string::npos && took < 20;
+  }));
+}
+
+TEST_CASE("aliases that stay under the node limit are read as copies") {
+  const std::string y = alias_bomb(100, 50);  // 100 x 50 x 2 = 10,000 nodes
+  const auto d = check_string(y, "ok.yaml");
+  INFO(all(d));
+  CHECK(d.empty());
+}

@@ -144,3 +144,19 @@ TEST_CASE("free_shm_bytes reads the file system and reports a missing one") {
   REQUIRE_FALSE(missing.has_value());
   CHECK(missing.error().value() == ENOENT);
 }
+
+TEST_CASE("a pool of more than 32 size classes is refused at the 33rd, with its position") {
+  std::string y = "pool:\n";
+  for (int i = 0; i < 33; ++i)
+    y += "  - { chunk_size: " + std::to_string(64 * (i + 1)) + "B, count: 1 }\n";
+  y += "types:\n  T: { size: 8 }\ntopics:\n  - { name: t, type: T }\n";
+  const auto d = check_string(y, "pool.yaml");
+  REQUIRE(d.size() == 1);
+  CHECK(d[0].to_string() ==
+        "pool.yaml:34:5: pool class 33 is one too many: the pool has at most 32 size classes; "
+        "expected fewer classes (merge near sizes into one)");
+  // 32 is accepted.
+  y.erase(y.find("  - { chunk_size: 2112B"),
+          std::string("  - { chunk_size: 2112B, count: 1 }\n").size());
+  CHECK(check_string(y, "pool.yaml").empty());
+}

@@ -1,4 +1,4 @@
-// The ROS 2 mapping of a ferry type (DESIGN 1.10): schema names, .msg text and
+// The ROS 2 mapping of a ferry type (docs/record-replay.md): schema names, .msg text and
 // CDR bytes, checked against byte vectors computed by hand.
 
 #include <doctest/doctest.h>
@@ -123,7 +123,7 @@ TEST_CASE("ros2 schema names: pkg/Name -> pkg/msg/Name, a bare Name -> ferry/msg
   CHECK(ros2_bytes_type_name() == "ferry/msg/Bytes");
 }
 
-TEST_CASE("ros2msg: fields mapped by DESIGN 1.10, each nested type once after 80 '='") {
+TEST_CASE("ros2msg: fields mapped by docs/record-replay.md, each nested type once after 80 '='") {
   Fixture f;
   const std::string sep(80, '=');
   CHECK(ros2msg_definition(f.config.schema, f.reading) ==

@@ -12,7 +12,7 @@
 using namespace ferry::config;
 
 namespace {
-// DESIGN 1.4's Pose, as users write it: 8 + 8 + 8 + 16 = 40 bytes, no padding.
+// docs/cpp-api.md's Pose, as users write it: 8 + 8 + 8 + 16 = 40 bytes, no padding.
 struct Pose {
   std::uint64_t stamp_ns;
   double x, y;

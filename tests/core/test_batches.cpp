@@ -1,4 +1,4 @@
-// Batches (DESIGN 1.4a) across processes through a real ferryd:
+// Batches (docs/batches.md) across processes through a real ferryd:
 // publish_many / take_many keep every sample once and in order, mixed with
 // single publishes and takes; the policies apply per sample with exact
 // accounting when a batch is larger than the queue; block reports exactly

@@ -11,6 +11,7 @@
 
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
+#include "queue_probe.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
@@ -23,7 +24,8 @@ namespace {
 // A short timeout: a child whose node cannot beat is declared dead quickly.
 const std::string kConfig = seq_config(
     "  - { name: f_parent, type: Seq, capacity: 64, policy: drop_oldest }\n"
-    "  - { name: f_child, type: Seq, capacity: 64, policy: drop_oldest }\n",
+    "  - { name: f_child, type: Seq, capacity: 64, policy: drop_oldest }\n"
+    "  - { name: f_spsc, type: Seq, capacity: 64, policy: drop_new }\n",
     "liveness: { heartbeat_ms: 20, timeout_ms: 300 }\n");
 
 using Served = ferry::test::ServedDomain<kConfig>;
@@ -50,6 +52,7 @@ TEST_CASE_FIXTURE(Served,
   const int children = static_cast<int>(scaled(12, 3));
   // Watches the parent's flow from a process forked before any node exists.
   Signal watching;
+  Signal stopped;  // the parent stopped publishing: the flow may run dry from then on
   Child watcher([&] {
     ferry::Node node{"watcher"};
     auto sub = node.subscriber<Seq>("f_parent");
@@ -59,7 +62,7 @@ TEST_CASE_FIXTURE(Served,
     std::uint64_t taken = 0;
     while (true) {
       auto s = sub.take(5s);
-      if (!s) return taken > 100 ? 0 : 2;  // the parent stopped
+      if (!s) return stopped.wait(0ms) && taken > 100 ? 0 : 2;  // the parent stopped, or it broke
       if (!intact(**s) || (*s)->publisher != 1 || (taken > 0 && (*s)->seq < next)) return 3;
       next = (*s)->seq + 1;
       ++taken;
@@ -127,6 +130,7 @@ TEST_CASE_FIXTURE(Served,
   }
   busy.request_stop();
   busy.join();
+  stopped.raise();
   CHECK(watcher.wait(15s) == 0);
   // The node the children destroyed is alive and registered in the parent.
   CHECK(extra->declared_dead().empty());
@@ -136,4 +140,44 @@ TEST_CASE_FIXTURE(Served,
   // The parent's node was never disturbed by its children.
   CHECK(flow.publish(make_seq(1, 0)).error == std::nullopt);
   CHECK(parent.declared_dead().empty());
+}
+
+TEST_CASE_FIXTURE(Served,
+                  "an inherited subscriber's take() in a child writes nothing into the parent's "
+                  "queue, not even its backlog statistic") {
+  ferry::Node parent{"parent"};
+  // drop_new: a single-producer queue, whose consumer keeps max_backlog.
+  auto pub = parent.publisher<Seq>("f_spsc");
+  auto sub = parent.subscriber<Seq>("f_spsc");
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  // The parent takes a first backlog of 10 (its queue reader is set up and
+  // notes it), then 20 more wait.
+  for (std::uint64_t i = 0; i < 10; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
+  for (std::uint64_t i = 0; i < 10; ++i) REQUIRE(sub.take());
+  for (std::uint64_t i = 10; i < 30; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
+  auto rings = ferry::test::open_queue_rings(domain.name());
+  REQUIRE(rings.size() == 1);
+  auto& consumer = ferry::test::ring_header(rings.front()).consumer;
+  // SYNC: relaxed; the parent's consumer is this thread, idle now.
+  const std::uint32_t backlog_before = consumer.max_backlog.load(std::memory_order_relaxed);
+  const std::uint32_t head_before = consumer.head.load(std::memory_order_relaxed);
+  CHECK(backlog_before == 10);
+  Child child([&] {
+    for (int i = 0; i < 3; ++i) {
+      auto taken = sub.try_take();
+      if (taken || taken.error() != ferry::ErrorCode::InheritedNode) return 1;
+      auto waited = sub.take(1ms);
+      if (waited) return 2;
+    }
+    return 0;
+  });
+  CHECK(child.wait(10s) == 0);
+  CHECK(consumer.max_backlog.load(std::memory_order_relaxed) == backlog_before);
+  CHECK(consumer.head.load(std::memory_order_relaxed) == head_before);
+  // The parent's own take is unaffected and notes the backlog it sees.
+  auto s = sub.try_take();
+  REQUIRE(s.has_value());
+  REQUIRE(s->has_value());
+  CHECK((**s)->seq == 10);
+  CHECK(consumer.max_backlog.load(std::memory_order_relaxed) == 20);
 }

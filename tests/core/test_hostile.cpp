@@ -14,10 +14,12 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "ferry/discovery/client.hpp"
 #include "ferry/transport/names.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
 #include "queue_probe.hpp"
+#include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -77,18 +79,33 @@ int publish_all(double seconds) {
   return 0;
 }
 
-int take_all(double seconds) {
+// Takes from every topic for `seconds`; raises `flowing` once a sample of
+// each has come (the flow the scribbling then disturbs).
+int take_all(double seconds, const ferry::test::Signal& flowing) {
   ferry::Node node{"sub"};
   auto oldest = node.subscriber<Seq>("oldest");
   auto blocked = node.subscriber<Seq>("blocked");
   auto blobs = node.subscriber<ferry::Bytes>("blobs");
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   std::uint64_t sink = 0;
+  bool got[3] = {false, false, false};
+  bool raised = false;
   while (std::chrono::steady_clock::now() < end) {
+    if (!raised && got[0] && got[1] && got[2]) {
+      flowing.raise();
+      raised = true;
+    }
     // Samples may be garbage now; reading them must still be safe.
-    if (auto s = oldest.take(1ms)) sink += (*s)->seq;
-    if (auto s = blocked.take()) sink += (*s)->seq;
+    if (auto s = oldest.take(1ms)) {
+      got[0] = true;
+      sink += (*s)->seq;
+    }
+    if (auto s = blocked.take()) {
+      got[1] = true;
+      sink += (*s)->seq;
+    }
     if (auto s = blobs.take()) {
+      got[2] = true;
       const auto* p = (*s)->data();
       for (std::size_t k = 0; k < (*s)->size(); ++k) sink += static_cast<std::uint64_t>(p[k]);
     }
@@ -100,12 +117,15 @@ int take_all(double seconds) {
 
 TEST_CASE_FIXTURE(
     Served, "scribbling over every shared object while samples flow crashes and hangs nobody") {
+  ferry::test::Signal flowing;
   Child pub([] { return publish_all(4.0); });
-  Child sub([] { return take_all(4.5); });
-  std::this_thread::sleep_for(500ms);  // matched and flowing
+  Child sub([&] { return take_all(4.5, flowing); });
+  REQUIRE(flowing.wait());  // matched, and a sample of each topic came
   REQUIRE(ferry::test::pool_count(domain.name()).total > 0);
 
-  std::mt19937_64 random(20261130);
+  const std::uint64_t seed = 20261130;
+  MESSAGE("scribbling with seed " << seed);
+  std::mt19937_64 random(seed);
   const auto end = std::chrono::steady_clock::now() + 2s;
   std::uint64_t writes = 0;
   while (std::chrono::steady_clock::now() < end) {
@@ -238,4 +258,72 @@ TEST_CASE_FIXTURE(
   }
   CHECK_FALSE(sub.take(10ms));
   CHECK(ferry::test::pool_stats(domain.name()).invalid_refs == pool_before.invalid_refs + 1);
+}
+
+namespace {
+
+// What ferryd answers one CreatePublisher of `request`: "created", or the
+// refusal's sentence.
+std::string publisher_reply(ferry::discovery::Client& client,
+                            const ferry::discovery::PortRequest& request) {
+  auto reply = client.request(ferry::discovery::CreatePublisher{request}, 5s);
+  if (!reply) return "no reply: " + reply.error();
+  if (std::holds_alternative<ferry::discovery::PortCreated>(*reply)) return "created";
+  if (const auto* e = std::get_if<ferry::discovery::Error>(&*reply)) return e->message;
+  return "unexpected reply";
+}
+
+ferry::discovery::PortRequest port_request(std::string topic, std::string type, std::uint64_t size,
+                                           std::uint32_t align) {
+  ferry::discovery::PortRequest r;
+  r.topic = std::move(topic);
+  r.type_name = std::move(type);
+  r.type_size = size;
+  r.type_align = align;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Served,
+                  "ferryd refuses invalid topic names and impossible type layouts with a "
+                  "sentence, and tables print names' control characters escaped") {
+  auto client = ferry::discovery::Client::connect(domain.name(), "asker", 5s);
+  REQUIRE(client.has_value());
+  const auto seq = [](std::string topic) { return port_request(std::move(topic), "Seq", 64, 8); };
+  for (const char* bad : {"/lead", "trail/", "a//b", "line\nbreak", "esc\x1b]0;x\x07", "sp ace"}) {
+    CAPTURE(bad);
+    CHECK(publisher_reply(*client, seq(bad)).find("is not a valid topic name") !=
+          std::string::npos);
+  }
+  const std::uint64_t huge = ~std::uint64_t{0};
+  for (const auto& [size, align] : std::vector<std::pair<std::uint64_t, std::uint32_t>>{
+           {0, 8}, {huge, 8}, {64, 0}, {64, 3}, {64, 1u << 20}, {12, 8}}) {
+    CAPTURE(size);
+    CAPTURE(align);
+    CHECK(publisher_reply(*client, port_request("undeclared", "Odd", size, align))
+              .find("a type needs a size from 1 to") != std::string::npos);
+  }
+  CHECK(publisher_reply(*client, port_request("bad/type", "Se\nq", 64, 8))
+            .find("is not a valid type name") != std::string::npos);
+  // Seq is declared (64 bytes, alignment 8): not another size on another topic.
+  CHECK(publisher_reply(*client, port_request("undeclared", "Seq", 16, 8))
+            .find("type 'Seq' is declared with size 64") != std::string::npos);
+  CHECK(publisher_reply(*client, seq("undeclared")) == "created");
+
+  // A node named to forge a row and retitle the terminal is refused; a
+  // name with other odd characters is shown escaped.
+  auto forger = ferry::discovery::Client::connect(domain.name(), "x\x1b]0;owned\x07\nFAKE 1 2", 5s);
+  REQUIRE_FALSE(forger.has_value());
+  CHECK(forger.error().find("may not hold control characters") != std::string::npos);
+  auto odd = ferry::discovery::Client::connect(domain.name(),
+                                               "odd\xc2\x9b"
+                                               "2J\\",
+                                               5s);
+  REQUIRE(odd.has_value());
+  const auto listed =
+      ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "node", "list"});
+  CHECK(listed.exit_code == 0);
+  CHECK(listed.out.find("\xc2\x9b") == std::string::npos);
+  CHECK(listed.out.find("odd\\x9b2J\\\\") != std::string::npos);
 }

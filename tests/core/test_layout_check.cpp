@@ -1,4 +1,4 @@
-// The layout fingerprint check (DESIGN 1.9) against a real ferryd: a
+// The layout fingerprint check (docs/types.md) against a real ferryd: a
 // generated type whose fields differ from the topic's declared type is
 // refused with a sentence naming the field, even when name, size and
 // alignment agree; hand-written structs keep the name/size/alignment check.
@@ -21,6 +21,20 @@ struct HandPair {
   std::uint32_t left;
 };
 FERRY_TYPE_NAMED(HandPair, "Pair");
+
+// Hand-written with a third field: Pair's name, another size.
+struct WidePair {
+  std::uint32_t left;
+  std::uint32_t right;
+  std::uint32_t extra;
+};
+FERRY_TYPE_NAMED(WidePair, "Pair");
+
+// Hand-written with Pair's size but another alignment.
+struct alignas(8) LoosePair {
+  std::uint8_t bytes[8];
+};
+FERRY_TYPE_NAMED(LoosePair, "Pair");
 
 namespace {
 
@@ -93,4 +107,14 @@ TEST_CASE_FIXTURE(
   // Hand-written: name, size and alignment agree, so it is accepted as today.
   auto hand = node.publisher<HandPair>("t/pair");
   CHECK(hand.subscriber_count() == 0);
+  // The size check itself: the name agrees, the size does not.
+  const std::string wide = error_of([&] { node.publisher<WidePair>("t/pair"); });
+  INFO(wide);
+  CHECK(has(wide, "type mismatch on topic 't/pair'"));
+  CHECK(has(wide, "'Pair' (size 12, alignment 4)"));
+  CHECK(has(wide, "'Pair' (size 8, alignment 4)"));
+  // And the alignment check: same name and size, alignment 8 against 4.
+  const std::string loose = error_of([&] { node.subscriber<LoosePair>("t/pair"); });
+  INFO(loose);
+  CHECK(has(loose, "'Pair' (size 8, alignment 8)"));
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,6 +17,8 @@
 #include "daemon_fixture.hpp"
 #include "eventually.hpp"
 #include "ferry/discovery/node_lock.hpp"
+#include "ferry/transport/names.hpp"
+#include "privileges.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
@@ -197,4 +200,67 @@ TEST_CASE_FIXTURE(GroupDomain,
   CHECK(seen == "1 file(s), 1 held");
   // Its process gone, ferryd frees the slot and removes the lock file.
   CHECK(ferry::test::eventually([&] { return locks() == "0 file(s), 0 held"; }, 5s));
+}
+
+TEST_CASE(
+    "another user's objects at a domain's port names stop neither ferryd nor its ports, "
+    "and ferry clean names their owner" *
+    doctest::skip(kNotRoot)) {
+  TestDomain domain;
+  ferry::test::use_domain_env(domain);
+  constexpr uid_t kOwner = 64998;  // the domain's user: ferryd and its node, not root
+  REQUIRE(::chown(domain.runtime_dir().c_str(), kOwner, kOwner) == 0);
+  // nobody makes the names the first ports would get: doorbells and rings.
+  Child squatter([&] {
+    if (!ferry::test::drop_root()) return 3;
+    int made = 0;
+    for (int i = 1; i <= 50; ++i) {
+      for (const std::string& what : {"bell." + std::to_string(i),
+                                      "ring." + std::to_string(i) + "." + std::to_string(i + 1)}) {
+        const std::string name = "/ferry." + domain.name() + "." + what;
+        const int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0644);
+        if (fd >= 0) {
+          ++made;
+          ::close(fd);
+        }
+      }
+    }
+    return made == 100 ? 0 : 4;
+  });
+  REQUIRE(squatter.wait(10s) == 0);
+
+  Daemon daemon{domain, seq_config("  - { name: t, type: Seq }\n"), {}, {kOwner, kOwner}};
+  const auto round_trip = [&] {
+    ferry::Node node{"owner"};
+    std::vector<ferry::Subscriber<Seq>> subs;
+    for (int i = 0; i < 4; ++i) subs.push_back(node.subscriber<Seq>("t"));
+    auto pub = node.publisher<Seq>("t");
+    if (!eventually([&] { return pub.subscriber_count() == 4; }, 5s))
+      return std::string("unmatched");
+    (void)pub.publish(make_seq(1, 1));
+    int received = 0;
+    for (auto& sub : subs) received += sub.take(2s) ? 1 : 0;
+    return std::to_string(received) + " received";
+  };
+  CHECK(as_user(kOwner, kOwner, {}, round_trip) == "4 received");
+  CHECK(as_user(kOwner, kOwner, {}, round_trip) == "4 received");
+  CHECK(daemon.log().find("leaving another user's object alone") != std::string::npos);
+  REQUIRE(daemon.stop() == 0);
+
+  // ferryd restarts over them, and stops again.
+  daemon.start();
+  CHECK(as_user(kOwner, kOwner, {}, round_trip) == "4 received");
+  REQUIRE(daemon.stop() == 0);
+
+  // The domain's user cannot remove them and says whose they are.
+  const std::string cleaned = as_user(kOwner, kOwner, {}, [&] {
+    const auto r = ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "clean"});
+    return std::to_string(r.exit_code) + "|" + r.err;
+  });
+  CHECK(cleaned.starts_with("1|"));
+  CHECK(cleaned.find("another user's object (owner uid 65534)") != std::string::npos);
+  // Root can, and the domain is empty afterwards.
+  const auto by_root = ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "clean"});
+  CHECK(by_root.exit_code == 0);
+  CHECK(ferry::transport::list_domain_objects(domain.name()).empty());
 }

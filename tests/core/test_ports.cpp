@@ -195,8 +195,9 @@ TEST_CASE("raw ports take the topic's type and exchange its bytes with typed por
   CHECK(intact(copy));
   const Seq value = make_seq(5, 6);
   CHECK(raw_pub.publish(std::as_bytes(std::span(&value, 1))).delivered == 1);
-  CHECK(raw_pub.publish(std::as_bytes(std::span(&value, 1)).first(8)).delivered ==
-        0);  // wrong size
+  const auto wrong_size = raw_pub.publish(std::as_bytes(std::span(&value, 1)).first(8));
+  CHECK(wrong_size.delivered == 0);
+  CHECK(wrong_size.error == ferry::ErrorCode::TooLarge);  // refused, and says so
   // An undeclared topic with no ports has no type a raw port could take.
   CHECK_THROWS_WITH_AS(node.raw_subscriber("nobody/here"), doctest::Contains("no type yet"),
                        ferry::Error);

@@ -24,6 +24,7 @@
 #include "pool_test_hooks.hpp"  // transport/src: tests only
 #include "pubsub_util.hpp"
 #include "signal_pipe.hpp"
+#include "skip.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -288,7 +289,7 @@ TEST_CASE_FIXTURE(
   if (!holding.wait(5s)) {
     const int code = outer.wait(5s);
     if (code == 77) {
-      MESSAGE("SKIPPED: unshare(CLONE_NEWPID) is not permitted here");
+      ferry::test::skip_test("unshare(CLONE_NEWPID) is not permitted here");
       free_board(board);
       return;
     }

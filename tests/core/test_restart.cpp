@@ -17,6 +17,7 @@
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
 #include "signal_pipe.hpp"
+#include "skip.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -149,7 +150,7 @@ TEST_CASE(
   if (!go.wait()) {
     const int code = sub.wait(5s);
     if (code == 77) {
-      MESSAGE("SKIPPED: unshare(CLONE_NEWPID) is not permitted here");
+      ferry::test::skip_test("unshare(CLONE_NEWPID) is not permitted here");
       (void)pub.wait(5s);
       return;
     }

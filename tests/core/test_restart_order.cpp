@@ -16,6 +16,7 @@
 
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
+#include "seed.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
@@ -150,7 +151,7 @@ TEST_CASE_FIXTURE(Served,
   REQUIRE(ready_a.wait());
   REQUIRE(ready_b.wait());
 
-  std::mt19937 random(std::random_device{}());
+  std::mt19937 random(static_cast<std::mt19937::result_type>(ferry::test::test_seed()));
   std::uniform_int_distribution<int> down_ms(0, 100);
   std::uniform_int_distribution<int> up_ms(0, 600);  // under ~250: the nodes still re-register
   for (int round = 0; round < rounds; ++round) {

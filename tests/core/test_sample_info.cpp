@@ -1,4 +1,4 @@
-// Sample metadata (DESIGN 1.7) across real processes and a real ferryd:
+// Sample metadata (docs/cpp-api.md) across real processes and a real ferryd:
 // sequence numbers without a gap where nothing is lost and with gaps equal
 // to what drop_oldest overwrote, a distinct publisher_id per publisher,
 // publish_time_ns inside publish()'s window, and the same metadata on

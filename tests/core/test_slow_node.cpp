@@ -13,6 +13,7 @@
 
 #include "daemon_fixture.hpp"
 #include "pubsub_util.hpp"
+#include "seed.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
 
@@ -67,7 +68,7 @@ TEST_CASE_FIXTURE(Served,
     return unanswered == 0 ? 0 : 1;
   });
   REQUIRE(started.wait());
-  std::mt19937 random(std::random_device{}());
+  std::mt19937 random(static_cast<std::mt19937::result_type>(ferry::test::test_seed()));
   std::uniform_int_distribution<int> stopped_ms(100, 400);  // often past timeout_ms
   std::uniform_int_distribution<int> running_ms(0, 60);
   std::uint64_t slowest = 0;
@@ -85,4 +86,80 @@ TEST_CASE_FIXTURE(Served,
                 << " ms of running time and stops");
   CHECK(slowest < 2000);
   CHECK(ports > 0);
+}
+
+namespace {
+
+// Seven topics, a timeout far above the time the subscriber is stopped.
+const std::string kBurstConfig = seq_config(
+    "  - { name: b0, type: Seq, capacity: 8 }\n"
+    "  - { name: b1, type: Seq, capacity: 8 }\n"
+    "  - { name: b2, type: Seq, capacity: 8 }\n"
+    "  - { name: b3, type: Seq, capacity: 8 }\n"
+    "  - { name: b4, type: Seq, capacity: 8 }\n"
+    "  - { name: b5, type: Seq, capacity: 8 }\n"
+    "  - { name: b6, type: Seq, capacity: 8 }\n",
+    "liveness: { heartbeat_ms: 50, timeout_ms: 5000 }\n");
+
+using BurstServed = ferry::test::ServedDomain<kBurstConfig>;
+
+constexpr int kBurstTopics = 7;
+
+}  // namespace
+
+TEST_CASE_FIXTURE(BurstServed,
+                  "a subscriber stopped while a peer creates and destroys 7 publishers 40 times "
+                  "keeps its ports and receives afterwards") {
+  Signal subscribed;
+  Signal done;
+  Child stopped([&] {
+    ferry::Node node{"stopped"};
+    std::vector<ferry::Subscriber<Seq>> subs;
+    for (int t = 0; t < kBurstTopics; ++t)
+      subs.push_back(node.subscriber<Seq>("b" + std::to_string(t)));
+    subscribed.raise();
+    // Every topic must deliver again after the burst: the node kept its ports.
+    int received = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    std::vector<bool> got(kBurstTopics, false);
+    while (received < kBurstTopics && std::chrono::steady_clock::now() < deadline) {
+      for (int t = 0; t < kBurstTopics; ++t) {
+        if (!got[static_cast<std::size_t>(t)] && subs[static_cast<std::size_t>(t)].take(10ms)) {
+          got[static_cast<std::size_t>(t)] = true;
+          ++received;
+        }
+      }
+    }
+    if (received == kBurstTopics) done.raise();
+    return received == kBurstTopics ? 0 : 1;
+  });
+  REQUIRE(subscribed.wait());
+  ferry::Node node{"churn"};
+  // Stopped: it reads no control message while ~560 of them are sent to it
+  // (a Matched and an Unmatched per publisher), far more than its socket holds.
+  stopped.kill(SIGSTOP);
+  for (int round = 0; round < 40; ++round) {
+    std::vector<ferry::Publisher<Seq>> pubs;
+    for (int t = 0; t < kBurstTopics; ++t)
+      pubs.push_back(node.publisher<Seq>("b" + std::to_string(t)));
+  }
+  stopped.kill(SIGCONT);
+  std::vector<ferry::Publisher<Seq>> pubs;
+  for (int t = 0; t < kBurstTopics; ++t)
+    pubs.push_back(node.publisher<Seq>("b" + std::to_string(t)));
+  CHECK(eventually(
+      [&] {
+        return std::ranges::all_of(pubs, [](auto& pub) { return pub.subscriber_count() == 1; });
+      },
+      10s));
+  // Publish until the subscriber has taken one sample of each topic.
+  bool all_taken = false;
+  for (std::uint64_t i = 0; i < 2000 && !all_taken; ++i) {
+    for (auto& pub : pubs) (void)pub.publish(make_seq(1, i));
+    all_taken = done.wait(10ms);
+  }
+  CHECK(all_taken);
+  CHECK(stopped.wait(10s) == 0);
+  const std::string log = daemon.log();
+  CHECK_MESSAGE(log.find("dropping node") == std::string::npos, log);
 }

@@ -1,4 +1,4 @@
-// DESIGN 1.12: ferryd stopped (SIGTERM) while nodes live leaves the domain to
+// docs/operations/ferryd.md: ferryd stopped (SIGTERM) while nodes live leaves the domain to
 // them: flows go on, the objects stay, the next ferryd adopts the domain;
 // with no node left, stopping removes every object of the domain.
 #include <doctest/doctest.h>
@@ -40,6 +40,7 @@ TEST_CASE_FIXTURE(Served,
   Signal go;
   Signal progress;  // raised every 200 samples the subscriber takes in order
   Signal finish;
+  Signal finished;  // the same, for the subscriber: its queue runs dry then, not before
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("t");
@@ -57,7 +58,7 @@ TEST_CASE_FIXTURE(Served,
     auto subscriber = node.subscriber<Seq>("t");
     for (std::uint64_t i = 0;; ++i) {
       auto s = subscriber.take(1500ms);
-      if (!s) return 0;  // the publisher finished
+      if (!s) return finished.wait(0ms) ? 0 : 12;  // the publisher finished, or samples stopped
       if ((*s)->seq != i || !intact(**s)) return 11;
       if (i % 200 == 199) progress.raise();
     }
@@ -81,6 +82,7 @@ TEST_CASE_FIXTURE(Served,
   }
   CHECK(progress.wait());
   finish.raise();
+  finished.raise();
   CHECK(pub.wait() == 0);
   CHECK(sub.wait() == 0);
 

@@ -1,6 +1,6 @@
-// What a topic's declaration promises the ports on it (DESIGN 1.2-1.4):
-// `defaults:` for what a topic leaves out, the type check at port creation
-// (alignment), and `block` towards a full and a draining subscriber.
+// What a topic's declaration promises the ports on it (docs/configuration.md,
+// docs/concepts/policies.md, docs/cpp-api.md): `defaults:` for what a topic leaves out, the type
+// check at port creation (alignment), and `block` towards a full and a draining subscriber.
 #include <doctest/doctest.h>
 
 #include <cstddef>

@@ -27,7 +27,7 @@ using ferry::test::TestDomain;
 
 namespace {
 
-// examples/NAME/NAME.yaml, as the README has ferryd load it.
+// examples/NAME/NAME.yaml, as docs/examples.md has ferryd load it.
 std::string example_yaml(const std::string& name) {
   std::ifstream in(std::string(FERRY_EXAMPLES_DIR) + "/" + name + "/" + name + ".yaml");
   REQUIRE(in);
@@ -228,8 +228,8 @@ TEST_CASE("every example program fails in one line: exit 1 without ferryd, 2 on 
 
 TEST_CASE("hello and camera programs refuse a bad argument in one line with exit 2") {
   TestDomain domain;  // no daemon: a bad argument is refused before any connection
-  for (const char* program :
-       {"hello_publisher", "hello_subscriber", "camera_publisher", "camera_viewer"}) {
+  for (const char* program : {"hello_publisher", "hello_subscriber", "camera_publisher",
+                              "camera_viewer", "c_publisher", "c_subscriber"}) {
     CAPTURE(program);
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"x"}, {"-5"}, {"1", "2", "3"}}) {
@@ -241,5 +241,30 @@ TEST_CASE("hello and camera programs refuse a bad argument in one line with exit
       CHECK(one_line(bad.err));
       CHECK(bad.err.find("usage: " + std::string(program)) != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("c: the hello example in C talks to itself and to the C++ hello programs") {
+  TestDomain domain;
+  Daemon daemon(domain, example_yaml("hello"));
+  // C to C, C to C++, C++ to C: the same topic and type, whatever the language.
+  const std::vector<std::pair<std::string, std::string>> pairs = {
+      {"c_publisher", "c_subscriber"},
+      {"c_publisher", "hello_subscriber"},
+      {"hello_publisher", "c_subscriber"}};
+  for (const auto& [publisher, subscriber] : pairs) {
+    CAPTURE(publisher);
+    CAPTURE(subscriber);
+    Background sub(domain, {bin_path(subscriber), "10"});
+    const auto pub = run_program(domain, {bin_path(publisher), "10", "100"}, 20s);
+    CAPTURE(pub.out);
+    CAPTURE(pub.err);
+    CHECK(pub.exit_code == 0);
+    CHECK(pub.out.find("publisher: 1 subscriber(s) matched") != std::string::npos);
+    CHECK(pub.out.find("publisher: sample 9 delivered to 1 queue(s)") != std::string::npos);
+    REQUIRE(sub.wait() == 0);
+    CAPTURE(sub.out());
+    CHECK(sub.out().find("subscriber: received 10 sample(s)") != std::string::npos);
+    CHECK(sub.out().find("frame=map") != std::string::npos);
   }
 }

@@ -1,7 +1,7 @@
-// DESIGN 1.4: `cmake --install` gives a CMake package. This installs the
+// docs/cpp-api.md: `cmake --install` gives a CMake package. This installs the
 // build tree into a temporary prefix, configures and builds a separate
-// project with find_package(ferry CONFIG) and ferry::ferry, and runs it
-// against the installed ferryd.
+// project with find_package(ferry CONFIG), ferry::ferry and ferry::ferry_c
+// (a C11 program), and runs both against the installed ferryd.
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -42,6 +42,7 @@ TEST_CASE(
   CHECK(fs::exists(prefix / "bin" / "ferryd"));
   CHECK(fs::exists(prefix / "bin" / "ferry"));
   CHECK(fs::exists(prefix / "include" / "ferry" / "ferry.hpp"));
+  CHECK(fs::exists(prefix / "include" / "ferry" / "ferry.h"));
 
   std::vector<std::string> configure{FERRY_TEST_CMAKE,
                                      "-S",
@@ -52,13 +53,16 @@ TEST_CASE(
                                      FERRY_TEST_GENERATOR,
                                      std::string("-DCMAKE_MAKE_PROGRAM=") + FERRY_TEST_MAKE_PROGRAM,
                                      std::string("-DCMAKE_CXX_COMPILER=") + FERRY_TEST_CXX,
+                                     std::string("-DCMAKE_C_COMPILER=") + FERRY_TEST_CC,
                                      "-DCMAKE_PREFIX_PATH=" + prefix.string(),
                                      "-DCMAKE_BUILD_TYPE=RelWithDebInfo"};
   if (std::string(FERRY_TEST_CCACHE).size() > 0) {
     configure.push_back(std::string("-DCMAKE_CXX_COMPILER_LAUNCHER=") + FERRY_TEST_CCACHE);
+    configure.push_back(std::string("-DCMAKE_C_COMPILER_LAUNCHER=") + FERRY_TEST_CCACHE);
   }
   if (std::string(FERRY_TEST_CONSUMER_FLAGS).size() > 0) {
     configure.push_back(std::string("-DCMAKE_CXX_FLAGS=") + FERRY_TEST_CONSUMER_FLAGS);
+    configure.push_back(std::string("-DCMAKE_C_FLAGS=") + FERRY_TEST_CONSUMER_FLAGS);
     configure.push_back(std::string("-DCMAKE_EXE_LINKER_FLAGS=") + FERRY_TEST_CONSUMER_FLAGS);
   }
   REQUIRE(ran(run_program(domain, configure, kStepTimeout)));
@@ -77,6 +81,10 @@ TEST_CASE(
   const auto consumer = run_program(domain, {(build / "consumer").string()});
   CHECK(ran(consumer));
   CHECK(consumer.out == "consumer took 42 2.50\n");
+  // The C11 program, through libferry_c.
+  const auto c_consumer = run_program(domain, {(build / "c_consumer").string()});
+  CHECK(ran(c_consumer));
+  CHECK(c_consumer.out == "c consumer took 42 2.50\n");
   const auto list = run_program(domain, {(prefix / "bin" / "ferry").string(), "topic", "list"});
   CHECK(ran(list));
   CHECK(list.out.find("ping") != std::string::npos);

@@ -64,6 +64,20 @@ def all_types_yaml():
                           timeout=10).stdout
 
 
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:",
+                   "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer",
+                   "ERROR: UndefinedBehaviorSanitizer")
+
+
+def sanitizer_report(text):
+    """The first sanitizer report in a program's output and what follows it, or None."""
+    found = [text.find(mark) for mark in SANITIZER_MARKS if mark in text]
+    if not found:
+        return None
+    start = text.rfind("\n", 0, min(found)) + 1
+    return text[start:start + 4000]
+
+
 class Domain:
     def __init__(self, tmp_root):
         self.name = f"ft{os.getpid()}-{next(_counter)}-{random.randrange(100000)}"
@@ -71,6 +85,7 @@ class Domain:
         self.runtime_dir.mkdir(mode=0o700)
         self.env = dict(os.environ, FERRY_DOMAIN=self.name, FERRY_RUNTIME_DIR=str(self.runtime_dir))
         self.daemon = None
+        self.logs = []
 
     def start(self, yaml=None, config_file=None):
         """ferryd with `yaml` (after this domain's name and a short liveness timeout), or with
@@ -79,15 +94,20 @@ class Domain:
             config_file = self.runtime_dir / "ferry.yaml"
             config_file.write_text(
                 f"domain: {self.name}\nliveness: {{ heartbeat_ms: 50, timeout_ms: 400 }}\n" + yaml)
-        self.daemon = subprocess.Popen(
-            [str(BIN_DIR / "ferryd"), "--config", str(config_file), "--domain", self.name,
-             "--foreground", "--log-level", "warn"],
-            env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # Its log in a file (a pipe nobody reads would stall it once full),
+        # read when it stops: a sanitizer report there fails the test.
+        self.log_path = self.runtime_dir / f"ferryd-{next(_counter)}.log"
+        with open(self.log_path, "ab") as log:
+            self.daemon = subprocess.Popen(
+                [str(BIN_DIR / "ferryd"), "--config", str(config_file), "--domain", self.name,
+                 "--foreground", "--log-level", "warn"],
+                env=self.env, stdout=subprocess.DEVNULL, stderr=log)
+        self.logs.append(self.log_path)
         sock_path = str(self.runtime_dir / f"{self.name}.sock")
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.daemon.poll() is not None:
-                raise RuntimeError(f"ferryd exited: {self.daemon.stderr.read().decode()}")
+                raise RuntimeError(f"ferryd exited: {self.log_path.read_text(errors='replace')}")
             try:
                 with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as s:
                     s.connect(sock_path)
@@ -107,16 +127,29 @@ class Domain:
         return json.loads(out)
 
     def stop(self):
-        if self.daemon is not None and self.daemon.poll() is None:
-            self.daemon.send_signal(signal.SIGTERM)
-            try:
-                self.daemon.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.daemon.kill()
-                self.daemon.wait()
+        """Stops ferryd; returns what went wrong with it (its exit code on SIGTERM was not 0,
+        or a sanitizer reported something in its log), or None."""
+        problem = None
+        if self.daemon is not None:
+            if self.daemon.poll() is None:
+                self.daemon.send_signal(signal.SIGTERM)
+                try:
+                    self.daemon.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.daemon.kill()
+                    self.daemon.wait()
+                    problem = "ferryd did not stop within 5 s of SIGTERM"
+            if problem is None and self.daemon.returncode != 0:
+                problem = f"ferryd exited with code {self.daemon.returncode} (0 expected)"
+        for log in self.logs:
+            text = log.read_text(errors="replace") if log.exists() else ""
+            report = sanitizer_report(text)
+            if report:
+                problem = f"ferryd printed a sanitizer report:\n{report}"
         for path in Path("/dev/shm").glob(f"ferry.{self.name}.*"):
             path.unlink(missing_ok=True)
         shutil.rmtree(self.runtime_dir, ignore_errors=True)
+        return problem
 
 
 @pytest.fixture
@@ -128,7 +161,8 @@ def bare_domain(monkeypatch):
         monkeypatch.setenv("FERRY_RUNTIME_DIR", str(d.runtime_dir))
         yield d
     finally:
-        d.stop()
+        problem = d.stop()
+    assert problem is None, problem
 
 
 @pytest.fixture
@@ -141,7 +175,8 @@ def domain(monkeypatch):
         monkeypatch.setenv("FERRY_RUNTIME_DIR", str(d.runtime_dir))
         yield d
     finally:
-        d.stop()
+        problem = d.stop()
+    assert problem is None, problem
 
 
 def wait_until(predicate, timeout=5.0):

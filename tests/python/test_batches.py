@@ -1,4 +1,4 @@
-"""publish_many(numpy records) and take_many(n): batches from Python (DESIGN 1.4a)."""
+"""publish_many(numpy records) and take_many(n): batches from Python (docs/batches.md)."""
 
 import sys
 import textwrap

@@ -1,5 +1,9 @@
 """Bad input: a clear ferry.Error naming the field, and nothing sent."""
 
+import os
+import signal
+import time
+
 import numpy as np
 import pytest
 
@@ -61,3 +65,93 @@ def test_errors_name_the_problem(domain):
         ferry.Node("py-errors", domain="nosuchdomain")
     with pytest.raises(ferry.Error, match="domain"):
         ferry.Node("py-errors", domain="bad domain!")
+
+
+def test_take_raises_at_max_held(domain):
+    node = ferry.Node("py-held")
+    pub = node.publisher("pose")
+    sub = node.subscriber("pose")
+    assert wait_until(lambda: pub.subscriber_count == 1)
+    for i in range(6):
+        pub.publish({"x": float(i)})
+    held = [sub.take(timeout=1.0) for _ in range(4)]  # max_held is 4
+    assert all(s is not None for s in held)
+    for timeout in (None, 0.2):
+        start = time.monotonic()
+        with pytest.raises(ferry.Error, match="max_held"):
+            sub.take(timeout=timeout)
+        assert time.monotonic() - start < 1.0
+    held.pop().release()
+    assert sub.take(timeout=1.0)["x"] == 4.0
+
+
+def test_take_raises_in_a_forked_child(domain):
+    node = ferry.Node("py-parent")
+    pub = node.publisher("pose")
+    sub = node.subscriber("pose")
+    assert wait_until(lambda: pub.subscriber_count == 1)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            sub.take(timeout=0.2)
+        except ferry.Error as e:
+            code = 0 if "forked" in str(e) else 2
+        except BaseException:
+            code = 3
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_take_raises_once_the_node_is_declared_dead(domain):
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            node = ferry.Node("py-doomed")
+            sub = node.subscriber("pose")
+            os.write(ready_w, b"x")
+            time.sleep(1.5)  # stopped meanwhile for longer than timeout_ms (400 ms)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                sub.take(timeout=0.2)
+        except ferry.Error as e:
+            code = 0 if "declared this node dead" in str(e) else 2
+        except BaseException:
+            code = 3
+        os._exit(code)
+    try:
+        assert os.read(ready_r, 1) == b"x"
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(1.2)
+        os.kill(pid, signal.SIGCONT)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                assert os.waitstatus_to_exitcode(status) == 0
+                return
+            time.sleep(0.05)
+        pytest.fail("the child did not end")
+    finally:
+        os.close(ready_r)
+        os.close(ready_w)
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+def test_import_without_numpy_names_the_interpreter():
+    """An interpreter that cannot import numpy is told so when it imports ferry."""
+    import subprocess
+    import sys
+
+    code = "import sys; sys.modules['numpy'] = None; import ferry"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
+    assert r.returncode != 0
+    assert "ImportError: the ferry module needs numpy" in r.stderr, r.stderr
+    assert sys.executable in r.stderr

@@ -1,6 +1,8 @@
 #include "daemon_fixture.hpp"
 
+#include <doctest/doctest.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -8,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +38,18 @@ void exec_in_domain(const TestDomain& domain, const std::vector<std::string>& ar
 }
 
 namespace {
+
+// The end of a log, for a failure message.
+std::string tail(const std::string& text, std::size_t bytes = 6000) {
+  return text.size() <= bytes ? text : "...\n" + text.substr(text.size() - bytes);
+}
+
+std::string next_log_path(const TestDomain& domain) {
+  static std::atomic<unsigned> counter{0};
+  return (domain.runtime_dir() /
+          ("ferryd-" + std::to_string(counter.fetch_add(1, std::memory_order_relaxed)) + ".log"))
+      .string();
+}
 
 void read_all(int fd, std::string& into) {
   char buf[4096];
@@ -89,6 +104,11 @@ RunResult run_program(const TestDomain& domain, const std::vector<std::string>& 
       ::close(f.fd);
     }
   }
+  if (const auto report = sanitizer_report(result.err)) {
+    FAIL_CHECK(argv.front() << " (exit code " << result.exit_code
+                            << ") printed a sanitizer report:\n"
+                            << *report);
+  }
   return result;
 }
 
@@ -98,17 +118,55 @@ Daemon::Daemon(const TestDomain& domain, const std::string& yaml,
                std::vector<std::string> extra_args)
     : domain_(domain),
       config_path_((domain.runtime_dir() / "ferry.yaml").string()),
-      extra_args_(std::move(extra_args)) {
+      extra_args_(std::move(extra_args)),
+      log_path_(next_log_path(domain)) {
   std::ofstream(config_path_) << yaml;
   start();
 }
 
-Daemon::~Daemon() { stop(); }
+Daemon::Daemon(const TestDomain& domain, const std::string& yaml,
+               std::vector<std::string> extra_args, RunAs user)
+    : domain_(domain),
+      config_path_((domain.runtime_dir() / "ferry.yaml").string()),
+      extra_args_(std::move(extra_args)),
+      log_path_(next_log_path(domain)),
+      user_(user) {
+  std::ofstream(config_path_) << yaml;
+  start();
+}
+
+Daemon::~Daemon() {
+  const int code = pid_ > 0 ? stop() : 0;
+  const std::string text = log();
+  // ctest shows it when the test fails, as when ferryd wrote to our stderr.
+  if (!text.empty())
+    std::fprintf(stderr, "--- ferryd's log (%s):\n%s", log_path_.c_str(), tail(text).c_str());
+  if (code != 0) {
+    FAIL_CHECK("ferryd of domain '" << domain_.name() << "' exited with code " << code
+                                    << " on SIGTERM (0 expected)");
+  }
+  if (const auto report = sanitizer_report(text)) {
+    FAIL_CHECK("ferryd of domain '" << domain_.name() << "' printed a sanitizer report:\n"
+                                    << *report);
+  }
+}
+
+std::string Daemon::log() const { return read_file(log_path_); }
 
 void Daemon::start() {
   std::fflush(nullptr);
   pid_ = ::fork();
   if (pid_ == 0) {
+    const int log_fd = ::open(log_path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log_fd >= 0) {
+      ::dup2(log_fd, 1);
+      ::dup2(log_fd, 2);
+    }
+    if (user_ &&
+        (::setgroups(0, nullptr) != 0 || ::setgid(user_->gid) != 0 || ::setuid(user_->uid) != 0)) {
+      std::fprintf(stderr, "cannot become uid %u to run ferryd\n", user_->uid);
+      std::_Exit(126);
+    }
     std::vector<std::string> argv{bin_path("ferryd"), "--config",     config_path_,
                                   "--domain",         domain_.name(), "--foreground"};
     argv.insert(argv.end(), extra_args_.begin(), extra_args_.end());
@@ -120,7 +178,8 @@ void Daemon::start() {
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      throw std::runtime_error("ferryd exited before it listened on " + sock);
+      throw std::runtime_error("ferryd exited before it listened on " + sock + "; its log:\n" +
+                               tail(log()));
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       kill9();

@@ -2,11 +2,14 @@
 // Runs a real ferryd (the built binary) for a test: writes the YAML config
 // into the test domain's runtime directory, starts ferryd in the foreground
 // with FERRY_RUNTIME_DIR pointing there, waits until its socket accepts, and
-// stops it (SIGTERM, then SIGKILL) when the fixture dies.
+// stops it (SIGTERM, then SIGKILL) when the fixture dies. ferryd's stderr goes
+// to a file: when the fixture dies, the running test fails if ferryd did not
+// exit 0 on its SIGTERM or if a sanitizer reported anything in it.
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +22,8 @@ namespace ferry::test {
 std::string bin_path(const std::string& program);
 
 // Runs a program to completion with the test domain's environment; captures
-// stdout and stderr. Kills it after `timeout`.
+// stdout and stderr. Kills it after `timeout`. The running test fails if a
+// sanitizer reported anything on its stderr, whatever its exit code.
 struct RunResult {
   int exit_code = -1;  // 128+signal when killed, -1 on timeout
   std::string out;
@@ -28,20 +32,33 @@ struct RunResult {
 RunResult run_program(const TestDomain& domain, const std::vector<std::string>& argv,
                       std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// Another user for ferryd (root tests): its uid and primary group, no
+// supplementary groups. The runtime directory must be that user's.
+struct RunAs {
+  uid_t uid;
+  gid_t gid;
+};
+
 class Daemon {
  public:
   Daemon(const TestDomain& domain, const std::string& yaml);
   // With more ferryd arguments after the usual ones (e.g. {"--group", "users"}).
   Daemon(const TestDomain& domain, const std::string& yaml, std::vector<std::string> extra_args);
+  Daemon(const TestDomain& domain, const std::string& yaml, std::vector<std::string> extra_args,
+         RunAs user);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
   [[nodiscard]] const std::string& config_path() const noexcept { return config_path_; }
-  // SIGTERM and wait; returns the exit code (128+signal if killed).
-  int stop();
+  // SIGTERM and wait; returns the exit code (128+signal if killed), which
+  // the caller checks (the destructor checks it when the test did not stop it).
+  [[nodiscard]] int stop();
+  // SIGKILL: its exit is the test's doing, not checked.
   void kill9();
+  // Everything ferryd wrote to stderr so far, all its starts.
+  [[nodiscard]] std::string log() const;
   // Starts it again after stop()/kill9(), same config.
   void start();
 
@@ -49,6 +66,8 @@ class Daemon {
   const TestDomain& domain_;
   std::string config_path_;
   std::vector<std::string> extra_args_;
+  std::string log_path_;
+  std::optional<RunAs> user_;
   pid_t pid_ = -1;
 };
 

@@ -1,5 +1,5 @@
 #pragma once
-// A 1080p NV12 frame, as DESIGN's Frame type (the camera example's size):
+// A 1080p NV12 frame, as docs/configuration.md's Frame type (the camera example's size):
 // far above the inline limit, so it always travels through the pool.
 
 #include <cstdint>

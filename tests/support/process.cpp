@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -41,6 +42,23 @@ void exec_argv(const std::vector<std::string>& argv) {
   args.push_back(nullptr);
   ::execvp(args[0], args.data());
   std::_Exit(127);
+}
+
+std::optional<std::string> sanitizer_report(std::string_view output) {
+  static constexpr std::string_view kMarks[] = {
+      "ERROR: AddressSanitizer",  "ERROR: LeakSanitizer",   "runtime error:",
+      "WARNING: ThreadSanitizer", "ERROR: ThreadSanitizer", "ERROR: UndefinedBehaviorSanitizer"};
+  std::size_t first = std::string_view::npos;
+  for (const std::string_view mark : kMarks) first = std::min(first, output.find(mark));
+  if (first == std::string_view::npos) return std::nullopt;
+  const std::size_t line = output.rfind('\n', first);
+  const std::size_t from = line == std::string_view::npos ? 0 : line + 1;
+  return std::string(output.substr(from, 4000));
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 double cpu_seconds(pid_t pid) {

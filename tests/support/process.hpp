@@ -5,7 +5,9 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ferry::test {
@@ -21,6 +23,18 @@ void kill_and_reap(pid_t pid);
 // In a forked child: replaces it with `argv` (searched in PATH when the
 // program has no slash), or exits 127 when that fails.
 [[noreturn]] void exec_argv(const std::vector<std::string>& argv);
+
+// The first sanitizer report in a program's output (AddressSanitizer,
+// LeakSanitizer, UndefinedBehaviorSanitizer's "runtime error:",
+// ThreadSanitizer), with the lines that follow it; nullopt when it has none.
+// A sanitizer in a program the test started (ferryd, ferry, a child) writes
+// to that program's stderr and may not change its exit code (UBSan's
+// "runtime error:" without halt_on_error, a TSan warning): the test must
+// read it there.
+std::optional<std::string> sanitizer_report(std::string_view output);
+
+// The whole content of a file ("" when it cannot be read).
+std::string read_file(const std::string& path);
 
 // The CPU time (user + system) process `pid` has used so far, in seconds,
 // from /proc/PID/stat; -1 when it cannot be read.

@@ -31,8 +31,11 @@ class TestDomain {
   std::filesystem::path runtime_dir_;
 };
 
-// A forked child running `body`; its return value is the exit status.
-// The destructor kills (SIGKILL) and reaps a child that is still running.
+// A forked child running `body`; its return value is the exit status
+// (under ASan, a leak the body left fails it too). The destructor kills
+// (SIGKILL) and reaps a child that is still running, and fails the running
+// test when the child had already ended badly unseen (not waited for, not
+// signalled by the test).
 class Child {
  public:
   explicit Child(const std::function<int()>& body);
@@ -50,6 +53,7 @@ class Child {
 
  private:
   pid_t pid_ = -1;
+  bool signalled_ = false;  // the test sent it a signal: its end is the test's doing
 };
 
 }  // namespace ferry::test

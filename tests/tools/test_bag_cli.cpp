@@ -2,6 +2,7 @@
 // text and JSON; a file cut short; files that are not MCAP; usage errors.
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 
 #include <nlohmann/json.hpp>
 
@@ -10,6 +11,7 @@
 #include "ferry/bag/mcap_reader.hpp"
 #include "test_domain.hpp"
 
+using namespace std::chrono_literals;
 using ferry::test::bin_path;
 using ferry::test::run_program;
 
@@ -101,4 +103,19 @@ TEST_CASE("ferry bag info: not an MCAP file, a missing file, no file") {
   r = run_program(domain, {bin_path("ferry"), "bag", "info"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("FILE") != std::string::npos);
+}
+
+TEST_CASE("ferry bag info and ferry play refuse a FIFO at once instead of waiting for a writer") {
+  ferry::test::TestDomain domain;
+  bag_test::TempDir dir("bag-cli-fifo");
+  const auto fifo = dir / "pipe.mcap";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  for (const char* verb : {"info", "play"}) {
+    CAPTURE(verb);
+    const auto r = std::string(verb) == "info"
+                       ? run_program(domain, {bin_path("ferry"), "bag", "info", fifo.string()}, 10s)
+                       : run_program(domain, {bin_path("ferry"), "play", fifo.string()}, 10s);
+    CHECK(r.exit_code == 1);  // -1: still waiting in open() after 10 s
+    CHECK(r.err.find(fifo.string() + ": is a FIFO, not a regular file") != std::string::npos);
+  }
 }

@@ -1,4 +1,4 @@
-// `ferry bench` run as a user would: the JSON shape of DESIGN 1.5, sane
+// `ferry bench` run as a user would: the JSON shape of docs/cli/index.md, sane
 // numbers from every transport, and nothing left behind (no shared-memory
 // object of its private domain, no runtime directory, no process).
 #include <doctest/doctest.h>
@@ -17,11 +17,16 @@ using ferry::test::bench::transports_of;
 
 namespace {
 
-// Every transport measured by default: iceoryx too when it was built.
+// Every transport measured by default: iceoryx too when it was built;
+// latency adds the floor, cacheline.
 #ifdef FERRY_BENCH_HAVE_ICEORYX
 const std::vector<std::string> kTransports{"ferry", "raw-ring", "unix-socket", "pipe", "iceoryx"};
+const std::vector<std::string> kLatencyTransports{"ferry",       "raw-ring", "cacheline",
+                                                  "unix-socket", "pipe",     "iceoryx"};
 #else
 const std::vector<std::string> kTransports{"ferry", "raw-ring", "unix-socket", "pipe"};
+const std::vector<std::string> kLatencyTransports{"ferry", "raw-ring", "cacheline", "unix-socket",
+                                                  "pipe"};
 #endif
 
 }  // namespace
@@ -35,8 +40,23 @@ TEST_CASE("bench_latency_reports_percentiles_of_every_transport_per_size_and_lea
   for (const auto& line : lines) {
     CAPTURE(line.dump());
     CHECK(line.at("rounds") == 500);
-    CHECK(transports_of(line) == kTransports);
+    CHECK(transports_of(line) == kLatencyTransports);
+    CHECK(line.at("pinned") == false);  // no --cpus: the scheduler places the sides
+    CHECK(line.at("cpus").empty());
+    const auto floor = line.at("floor_p50_ns").get<std::int64_t>();
+    CHECK(floor > 0);
     for (const auto& r : line.at("results")) {
+      // The floor's multiple, and each percentile's range over the repeats.
+      CHECK(r.at("p50_vs_floor").get<double>() ==
+            doctest::Approx(static_cast<double>(r.at("p50_ns").get<std::int64_t>()) /
+                            static_cast<double>(floor)));
+      for (const char* key : {"p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"}) {
+        const auto& spread = r.at("spread").at(key);
+        REQUIRE(spread.size() == 3);
+        CHECK(spread[0] <= spread[1]);
+        CHECK(spread[1] == r.at(key));
+        CHECK(spread[1] <= spread[2]);
+      }
       const auto p50 = r.at("p50_ns").get<std::int64_t>();
       const auto p90 = r.at("p90_ns").get<std::int64_t>();
       const auto p99 = r.at("p99_ns").get<std::int64_t>();
@@ -65,6 +85,8 @@ TEST_CASE("bench_throughput_reports_rates_of_every_transport_and_leaves_nothing"
   for (const auto& r : line.at("results")) {
     const double msgs = r.at("msgs_per_s").get<double>();
     CHECK(msgs > 0);
+    const auto& spread = r.at("spread").at("msgs_per_s");  // one run: all three the same
+    CHECK(spread == Json::array({msgs, msgs, msgs}));
     CHECK(r.at("bytes_per_s").get<double>() == doctest::Approx(msgs * 64));
     CHECK(r.at("sequence_errors") == 0);
   }
@@ -101,6 +123,28 @@ TEST_CASE("bench_measures_ferry_copy_and_ferry_loan_on_request") {
   }
 }
 
+TEST_CASE("bench_measures_ferry_c_beside_ferry_and_only_for_latency") {
+  // ferry-c: the ping side through the C API (libferry_c), the echo side C++;
+  // the copy path at every size, in both wait modes.
+  for (const char* wait : {"spin", "sleep"}) {
+    CAPTURE(wait);
+    const auto lines =
+        run_bench({"latency", "--rounds", "300", "--repeat", "1", "--size", "64", "--size", "8KiB",
+                   "--wait", wait, "--transports", "ferry-c,ferry", "--json"});
+    REQUIRE(lines.size() == 2);
+    for (const auto& line : lines) {
+      CAPTURE(line.dump());
+      CHECK(transports_of(line) == std::vector<std::string>{"ferry", "ferry-c"});
+      for (const auto& r : line.at("results")) CHECK(r.at("p50_ns").get<std::int64_t>() > 0);
+    }
+  }
+  TestDomain domain;
+  const auto throughput =
+      run_program(domain, {bin_path("ferry"), "bench", "throughput", "--transports", "ferry-c"});
+  CHECK(throughput.exit_code == 2);
+  CHECK(throughput.err.find("transport 'ferry-c' measures latency only") != std::string::npos);
+}
+
 TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
   TestDomain domain;
   auto r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--size", "4KB"});
@@ -115,4 +159,29 @@ TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
   r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--batch", "0"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--batch") != std::string::npos);
+  // --cpus: malformed, out of range (no such CPU), the same CPU twice, one
+  // CPU for two sides; each one sentence naming the option.
+  for (const char* cpus : {"zero,1", "0,4096", "0,-1", "0,0", "0"}) {
+    CAPTURE(cpus);
+    r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--cpus", cpus});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--cpus") != std::string::npos);
+  }
+  r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--cpus", "4000"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--cpus 4000: CPU 4000 is not available") != std::string::npos);
+  // cacheline measures latency only.
+  r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--transports", "cacheline"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cacheline") != std::string::npos);
+}
+
+TEST_CASE("bench_latency_pins_each_side_to_its_own_cpu_with_cpus") {
+  const auto lines = run_bench({"latency", "--rounds", "300", "--repeat", "1", "--size", "64",
+                                "--transports", "ferry,cacheline", "--cpus", "0,1", "--json"});
+  REQUIRE(lines.size() == 1);
+  CAPTURE(lines[0].dump());
+  CHECK(lines[0].at("pinned") == true);
+  CHECK(lines[0].at("cpus") == Json::array({0, 1}));
+  CHECK(transports_of(lines[0]) == std::vector<std::string>{"ferry", "cacheline"});
 }

@@ -1,5 +1,5 @@
 // `ferry bench scale` and `ferry bench fanout` at tiny sizes, run as a user
-// would: the JSON shape the README documents, every pair matched, every
+// would: the JSON shape docs/performance.md documents, every pair matched, every
 // sample of every subscriber timed, and nothing left behind (run_bench
 // checks: no shared-memory object, no runtime directory, no process).
 #include <doctest/doctest.h>

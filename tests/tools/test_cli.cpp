@@ -46,7 +46,7 @@ std::string joined(const std::vector<std::string>& args) {
   return out;
 }
 
-// The README's error format: exactly one line on stderr, "ferry: ...".
+// The error format of docs/cli/index.md: exactly one line on stderr, "ferry: ...".
 void check_one_line_error(const RunResult& r) {
   CHECK(r.err.rfind("ferry: ", 0) == 0);
   CHECK(r.err.find('\n') == r.err.size() - 1);

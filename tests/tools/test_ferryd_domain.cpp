@@ -1,4 +1,4 @@
-// Which domain ferryd serves (DESIGN 1.1): --domain, else FERRY_DOMAIN,
+// Which domain ferryd serves (docs/concepts/index.md): --domain, else FERRY_DOMAIN,
 // else the config file's `domain:`, else `default`. Each case starts a real
 // ferryd without the fixture's --domain and finds the socket it made.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// ferryd under systemd (DESIGN 1.12), without systemd: the test plays the
+// ferryd under systemd (docs/operations/systemd.md), without systemd: the test plays the
 // service manager. It binds the datagram socket that NOTIFY_SOCKET names and
 // reads what ferryd --foreground sends there (the sd_notify protocol):
 // READY=1 once the socket listens, WATCHDOG=1 at half of WATCHDOG_USEC,

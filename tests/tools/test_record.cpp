@@ -1,4 +1,4 @@
-// ferry record and ferry play end to end (DESIGN 1.10), with a real ferryd
+// ferry record and ferry play end to end (docs/record-replay.md), with a real ferryd
 // and publishers in their own processes: three topics recorded while they
 // publish, bag info's counts, the file's bytes, play into a fresh domain
 // (every sample, in order, identical, spaced as recorded), Ctrl-C and
@@ -613,4 +613,36 @@ TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic'
   CHECK(last == kSamples - 1);
   CHECK(recorder.out().find("missed " + std::to_string(kSamples - messages) +
                             " sample(s) on 'all'") != std::string::npos);
+}
+
+TEST_CASE("ferry play cuts a gap past --max-gap (a timestamp 11.6 days ahead) and says so") {
+  bag_test::TempDir dir("play-gap");
+  const auto file = dir / "gap.mcap";
+  {
+    const auto config = ferry::config::load_string(bag_test::kTypesYaml);
+    const std::size_t pose_type = *config.schema.index_of("geo/Pose");
+    ferry::bag::McapWriter writer(file, {});
+    const std::string msg = ferry::config::ros2msg_definition(config.schema, pose_type);
+    const auto schema = writer.add_schema(ferry::config::ros2_type_name("geo/Pose"), "ros2msg",
+                                          std::as_bytes(std::span(msg)));
+    const auto pose = writer.add_channel(schema, "pose", "cdr",
+                                         {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
+    const std::uint64_t t0 = 1'000'000'000;
+    const std::uint64_t ahead = 1'002'240'000'000'000;  // 11.6 days in ns
+    const std::uint64_t times[] = {t0, t0 + 1'000'000, t0 + ahead, t0 + ahead + 1'000'000};
+    for (std::uint32_t i = 0; i < 4; ++i)
+      writer.write_message({pose, i, times[i], times[i]}, bag_test::pose_cdr(i));
+    writer.close();
+  }
+  TestDomain domain;
+  Daemon daemon(domain, bag_test::kTypesYaml);
+  const auto start = Clock::now();
+  const auto r = run_program(domain, {bin_path("ferry"), "play", file.string(), "--max-gap", "0.2"},
+                             std::chrono::seconds(20));
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  MESSAGE("played in " << took << " s: " << r.err);
+  CHECK(r.exit_code == 0);  // -1: still sleeping towards the far timestamp
+  CHECK(r.err.find("message 3 (topic 'pose') was logged 1002240.0 s after the one before; "
+                   "waiting 0.2 s instead (--max-gap)") != std::string::npos);
+  CHECK(r.out.find("played 4 message(s)") != std::string::npos);
 }

@@ -245,3 +245,90 @@ TEST_CASE("ferry record: a write stall longer than max_held covers is reported a
   CHECK(run.out.find("missed " + std::to_string(run.recording.gaps) +
                      " sample(s) on 'blobs' (publisher ") != std::string::npos);
 }
+
+namespace {
+
+// Small samples: the recorder copies them into its arena and frees their
+// buffers at once, so only the writer's queue bounds how many wait.
+struct Tiny {
+  std::uint64_t index;
+  std::uint64_t pad[7];
+};
+
+std::string tiny_config_yaml() {
+  return "liveness: { heartbeat_ms: 100, timeout_ms: 5000 }\n"
+         "types:\n"
+         "  Tiny:\n"
+         "    fields:\n"
+         "      - { name: index, type: u64 }\n"
+         "      - { name: pad, type: \"u64[7]\" }\n"
+         "topics:\n"
+         "  - { name: tiny, type: Tiny, capacity: 256, policy: drop_oldest }\n";
+}
+
+}  // namespace
+
+FERRY_TYPE_NAMED(Tiny, "Tiny");
+
+TEST_CASE(
+    "ferry record --all: a topic that appears while copied samples fill the writer's queue is "
+    "recorded once the writer catches up, and the summary is printed") {
+  TestDomain domain;
+  Daemon daemon(domain, tiny_config_yaml());
+  ferry::test::use_domain_env(domain);
+  bag_test::TempDir dir("record-queue-full");
+  const auto fifo = dir / "fifo.mcap";
+  const auto file = dir / "copy.mcap";
+  SlowReader reader(fifo, file);
+  Background recorder(domain, {bin_path("ferry"), "record", "--all", "-o", fifo.string()});
+  // 4000 small samples a second for 3 s: the chunk written after 1 s
+  // (hundreds of KiB) blocks the writer in write() while the reader stalls,
+  // and the copied samples behind it fill the queue (4097 entries) by ~2 s.
+  Child small([] {
+    ferry::Node node{"tiny-pub"};
+    auto pub = node.publisher<Tiny>("tiny");
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
+    while (pub.subscriber_count() == 0 && Clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (pub.subscriber_count() == 0) return 3;
+    auto next = Clock::now();
+    for (std::uint64_t i = 0; i < 12'000; ++i) {
+      (void)pub.publish(Tiny{i, {}});
+      if (i % 40 == 39) {
+        next += std::chrono::milliseconds(10);
+        std::this_thread::sleep_until(next);
+      }
+    }
+    return 0;
+  });
+  // A topic that appears at 3.5 s, while the queue is full: --all finds it
+  // within half a second and must wait for room, not fail.
+  Child late([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3500));
+    ferry::Node node{"late-pub"};
+    auto pub = node.publisher<Tiny>("late");
+    const auto give_up = Clock::now() + std::chrono::seconds(30);
+    while (pub.subscriber_count() == 0 && Clock::now() < give_up)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (pub.subscriber_count() == 0) return 3;
+    for (std::uint64_t i = 0; i < 10; ++i) {
+      if (pub.publish(Tiny{i, {}}).delivered != 1) return 1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return 0;
+  });
+  reader.start(1, std::chrono::milliseconds(6000));  // stalls right after the file's header
+  CHECK(small.wait(std::chrono::seconds(30)) == 0);
+  CHECK(late.wait(std::chrono::seconds(40)) == 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  recorder.signal(SIGINT);
+  const int code = recorder.wait(std::chrono::seconds(20));
+  INFO(recorder.out() << recorder.err());
+  CHECK(code == 0);
+  CHECK(recorder.out().find("recorded ") != std::string::npos);
+  REQUIRE(reader.finish());
+  CHECK(reader.stalled());
+  const Recording recording = read_recording(file);
+  CHECK(recording.metadata.at("messages:late") == "10");
+  CHECK(recording.metadata.count("messages:tiny") == 1);
+}

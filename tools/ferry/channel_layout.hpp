@@ -1,5 +1,5 @@
 #pragma once
-// How a topic's samples look in a recording (DESIGN 1.10): the ROS 2 schema
+// How a topic's samples look in a recording (docs/record-replay.md): the ROS 2 schema
 // name and .msg definition of its type, and the CDR form of one sample,
 // written straight into the file's chunk buffer (the one copy on the way).
 

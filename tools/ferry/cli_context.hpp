@@ -6,7 +6,7 @@
 
 namespace ferry::cli {
 
-// Exit codes (DESIGN 1.5).
+// Exit codes (docs/cli/index.md).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitRuntime = 1;  // daemon unreachable, unknown topic, ...
 inline constexpr int kExitUsage = 2;    // bad flags or configuration

@@ -42,6 +42,7 @@ struct Verbs {
   CleanOptions clean;
   BagInfoOptions bag_info;
   GenCppOptions gen_cpp;
+  GenCOptions gen_c;
   GenMsgOptions gen_msg;
   BridgeCliOptions bridge;
   FoxgloveCliOptions foxglove;
@@ -264,14 +265,16 @@ void add_bench_common(CLI::App& cmd, BenchCommonOptions& a, const char* size_hel
   cmd.add_option("--size", a.sizes, size_help)->delimiter(',');
   cmd.add_option("--transports", a.transports, bench_transports_help())->delimiter(',');
   cmd.add_option("--cpus", a.cpus,
-                 "CPUs to pin to: the sending side first, then the receiving side(s) "
-                 "(default: two different CPUs of the ones we may use)")
+                 "CPUs to pin to, each side its own: the sending side first, then the "
+                 "receiving side(s) (default: not pinned; the spread of the repeats is "
+                 "reported)")
       ->delimiter(',');
   cmd.add_option("--wait", a.wait,
                  "spin (busy-poll) or sleep (every side blocks: take(timeout), futex, read)")
       ->capture_default_str();
   cmd.add_option("--repeat", a.repeat,
-                 "Interleaved repetitions (A B C A B C ...); medians are reported")
+                 "Interleaved repetitions (A B C A B C ...); medians are reported, with "
+                 "their range")
       ->capture_default_str();
   cmd.add_flag("--json", a.json, "One JSON object per line, one line per size");
 }
@@ -279,12 +282,14 @@ void add_bench_common(CLI::App& cmd, BenchCommonOptions& a, const char* size_hel
 void add_bench_commands(CLI::App& app, Verbs& v, Run& run) {
   auto* bench = app.add_subcommand(
       "bench",
-      "Measure ferry against the transport ring alone, a Unix socket and a pipe, on this machine");
+      "Measure ferry against the transport ring alone, a Unix socket, a pipe, iceoryx, Fast DDS, "
+      "Cyclone DDS and the cache-line floor, on this machine");
   bench->require_subcommand(1);
   bench->footer(
       "Each verb starts its own ferryd (the one next to this program) in a private domain and "
       "runtime\n"
-      "directory, forks the sides it measures (pinned to CPUs), and removes everything when it "
+      "directory, forks the sides it measures (pinned to CPUs with --cpus), and removes everything "
+      "when it "
       "ends;\n"
       "so it refuses --domain (exit 2) and ignores FERRY_DOMAIN.\n"
       "Examples:\n"
@@ -428,6 +433,15 @@ void add_gen_commands(CLI::App& app, Verbs& v, Run& run) {
   cpp->footer("Example:\n  ferry gen cpp examples/hello/hello.yaml -o hello_types.hpp");
   cpp->callback([&c, &run] { run.code = run_gen_cpp(c, run.context); });
 
+  GenCOptions& cc = v.gen_c;
+  auto* c11 = gen->add_subcommand(
+      "c", "Write the YAML's types as C11 typedef structs with layout checks (the C API)");
+  c11->add_option("FILE", cc.file, "The YAML file")->required();
+  c11->add_option("-o,--output", cc.output, "The header to write (default: standard output)");
+  add_domain_option(*c11, run.context, "Accepted for uniformity, not used: gen reads FILE only");
+  c11->footer("Example:\n  ferry gen c examples/hello/hello.yaml -o hello_types.h");
+  c11->callback([&cc, &run] { run.code = run_gen_c(cc, run.context); });
+
   GenMsgOptions& m = v.gen_msg;
   auto* msg = gen->add_subcommand("msg", "Print the ROS 2 .msg definition of the YAML's types");
   msg->add_option("FILE", m.file, "The YAML file")->required();
@@ -527,6 +541,11 @@ void add_play_command(CLI::App& app, PlayOptions& o, Run& run) {
   cmd->add_option("--topics", o.topics, "Only these topics (comma-separated)")->delimiter(',');
   cmd->add_option("--start-offset,-s", o.start_offset, "Skip the first S seconds of the recording")
       ->check(zero_or_more());
+  cmd->add_option("--max-gap", o.max_gap,
+                  "Longest wait between two messages, in seconds of recording: a longer gap "
+                  "(a clock jump, a bad timestamp) is cut to it and said on stderr; 0: no limit")
+      ->check(zero_or_more())
+      ->capture_default_str();
   cmd->footer(
       "Each channel's type must match the domain's topic (same ferry type, same fields), or\n"
       "nothing is played. Waits up to 2 s for each topic to have a subscriber.\n"
@@ -576,6 +595,7 @@ int run_command_line(int argc, char** argv) {
       "  ferry top\n"
       "  ferry config check topics.yaml\n"
       "  ferry gen cpp topics.yaml -o topics.hpp\n"
+      "  ferry gen c topics.yaml -o topics.h\n"
       "  ferry clean                      # after a ferryd was killed\n"
       "  ferry record --all -o run.mcap   # Ctrl-C to stop\n"
       "  ferry bag info run.mcap\n"
@@ -607,7 +627,7 @@ int run_command_line(int argc, char** argv) {
     return app.exit(e);  // --help or --version: CLI11 prints them to stdout
   } catch (const CLI::ParseError& e) {
     // Not app.exit(): CLI11 prints two lines without our prefix and, for an
-    // unknown verb, does not name it (README: one sentence, "ferry: ").
+    // unknown verb, does not name it (docs/cli/index.md: one sentence, "ferry: ").
     std::fprintf(stderr, "ferry: %s\n",
                  usage_error(parsed_chain(app), kind_of(e), e.what()).c_str());
     return kExitUsage;

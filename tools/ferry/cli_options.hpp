@@ -5,7 +5,7 @@
 namespace ferry::cli {
 
 // Parses the command line, runs the verb it names and returns the exit code
-// (DESIGN 1.5); usage errors and failures are printed as "ferry: <what>".
+// (docs/cli/index.md); usage errors and failures are printed as "ferry: <what>".
 int run_command_line(int argc, char** argv);
 
 }  // namespace ferry::cli

@@ -1,4 +1,4 @@
-// ferry bag info FILE.mcap: what a recording holds (DESIGN 1.10): topics,
+// ferry bag info FILE.mcap: what a recording holds (docs/record-replay.md): topics,
 // types, message counts, start, end, duration, size; read from the file's
 // summary, or from its complete records when the recorder did not finish.
 #include <fmt/format.h>

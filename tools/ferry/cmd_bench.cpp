@@ -58,20 +58,27 @@ std::string bench_transports_help() {
   const std::string inline_max = config::format_size(config::kMaxInlineSample);
   return fmt::format(
       "Transports to measure, in a list: ferry, ferry-copy, ferry-loan, ferry-waitset, "
-      "ferry-fd, raw-ring, unix-socket, pipe, iceoryx (default all but ferry-copy, "
-      "ferry-loan, "
-      "ferry-waitset and ferry-fd). ferry is "
+      "ferry-fd, ferry-c, raw-ring, cacheline, unix-socket, pipe, iceoryx, fastdds, cyclonedds "
+      "(default "
+      "ferry, raw-ring, unix-socket, pipe and iceoryx; latency adds cacheline). ferry is "
       "what the full API gives at each size: publish(const T&) / take() up to {0} (copied "
       "into the ring slot and out), loan / publish / take above (zero copy); ferry-copy "
       "is publish(const T&) at every size (above {0} copied once into a pool chunk), "
       "ferry-loan the loan path at every size; ferry-waitset and ferry-fd (latency only) "
       "are "
       "ferry-copy waiting in WaitSet::wait() or in poll() on WaitSet::fd() with --wait "
-      "sleep; iceoryx is iceoryx 2.x loan / publish "
-      "through a RouDi of its own ({1})",
+      "sleep; ferry-c (latency only) is ferry-copy with the ping side through the C API; "
+      "cacheline (latency only) is one cache line passed between the two sides, the "
+      "floor of a cross-core hand-off that latency reports compare every transport with; "
+      "iceoryx is iceoryx 2.x loan / publish "
+      "through a RouDi of its own ({1}); fastdds is Fast DDS with loans, data-sharing for "
+      "latency and its shared-memory transport for throughput ({2}); cyclonedds is Cyclone "
+      "DDS over loopback ({3}); see docs/benchmarks.md",
       inline_max,
-      bench::iceoryx_built() ? "built in"
-                             : "not built in: install libiceoryx-posh-dev and rebuild");
+      bench::iceoryx_built() ? "built in" : "not built in: install libiceoryx-posh-dev and rebuild",
+      bench::fastdds_built() ? "built in" : "left out: install libfastrtps-dev and rebuild",
+      bench::cyclonedds_built() ? "built in"
+                                : "left out: install cyclonedds-dev, cyclonedds-tools and rebuild");
 }
 
 int run_bench_latency(const BenchLatencyOptions& a, const Context& context) {

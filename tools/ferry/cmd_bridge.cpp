@@ -1,4 +1,4 @@
-// ferry bridge: ferry topics to and from Eclipse Cyclone DDS (DESIGN 1.11),
+// ferry bridge: ferry topics to and from Eclipse Cyclone DDS (docs/bridge.md),
 // in the foreground until Ctrl-C. The work is in tools/bridge.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>

@@ -108,6 +108,20 @@ void remove_file(const fs::path& path, std::optional<std::string>& removed,
   }
 }
 
+// Why /dev/shm/<name> stays: another user's object (/dev/shm is sticky:
+// only its owner or root may remove it) is named with its owner.
+std::string cannot_remove(const std::string& name, int err) {
+  struct stat st {};
+  if ((err == EPERM || err == EACCES) && ::lstat(("/dev/shm/" + name).c_str(), &st) == 0 &&
+      st.st_uid != ::geteuid()) {
+    return fmt::format(
+        "/dev/shm/{}: another user's object (owner uid {}), which only that user or root can "
+        "remove; ferryd leaves it alone",
+        name, st.st_uid);
+  }
+  return fmt::format("/dev/shm/{}: {}", name, std::strerror(err));
+}
+
 Cleaned clean_domain(const std::string& domain, const fs::path& dir, const fs::path& socket) {
   Cleaned cleaned;
   const std::string lock = transport::domain_lock_name(domain);
@@ -116,7 +130,7 @@ Cleaned clean_domain(const std::string& domain, const fs::path& dir, const fs::p
     if (::shm_unlink(("/" + name).c_str()) == 0) {
       cleaned.objects.push_back(name);
     } else if (errno != ENOENT) {
-      cleaned.failures.push_back(fmt::format("/dev/shm/{}: {}", name, std::strerror(errno)));
+      cleaned.failures.push_back(cannot_remove(name, errno));
     }
   }
   struct stat st {};

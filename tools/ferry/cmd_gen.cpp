@@ -1,5 +1,6 @@
-// ferry gen cpp FILE [-o HEADER] and ferry gen msg FILE [TYPE]: the YAML's
-// types as C++ structs (DESIGN 1.9) or as ROS 2 .msg text.
+// ferry gen cpp|c FILE [-o HEADER] and ferry gen msg FILE [TYPE]: the YAML's
+// types as C++ structs (docs/types.md), C structs (docs/c-api.md) or ROS 2
+// .msg text.
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "ferry/config/c_header.hpp"
 #include "ferry/config/cpp_header.hpp"
 #include "ferry/config/ros2msg.hpp"
 
@@ -35,10 +37,12 @@ void write_file(const std::string& path, const std::string& text) {
   }
 }
 
-void gen_cpp(const std::string& file, const std::string& output) {
+// `generate` is config::generate_cpp_header or config::generate_c_header.
+template <class Generate>
+void gen_header(const std::string& file, const std::string& output, Generate generate) {
   const config::Config loaded = load_checked(file);
   const std::string source = std::filesystem::path(file).filename().string();
-  auto header = config::generate_cpp_header(loaded.schema, source, file);
+  auto header = generate(loaded.schema, source, file);
   if (!header) {
     for (const auto& d : header.error()) std::fprintf(stderr, "%s\n", d.to_string().c_str());
     throw Failure(kExitUsage, std::to_string(header.error().size()) + " problem(s) in " + file);
@@ -77,7 +81,12 @@ void gen_msg(const std::string& file, const std::string& type) {
 }  // namespace
 
 int run_gen_cpp(const GenCppOptions& o, const Context& /*context*/) {
-  gen_cpp(o.file, o.output);
+  gen_header(o.file, o.output, config::generate_cpp_header);
+  return kExitOk;
+}
+
+int run_gen_c(const GenCOptions& o, const Context& /*context*/) {
+  gen_header(o.file, o.output, config::generate_c_header);
   return kExitOk;
 }
 

@@ -1,4 +1,4 @@
-// ferry play FILE.mcap: publishes a recording again (DESIGN 1.10), in the
+// ferry play FILE.mcap: publishes a recording again (docs/record-replay.md), in the
 // recorded order with the recorded spacing scaled by --rate, after checking
 // every channel's type against the running domain.
 #include <fmt/format.h>
@@ -21,6 +21,7 @@
 #include "ferry/bag/bag_error.hpp"
 #include "ferry/bag/mcap_reader.hpp"
 #include "ferry/config/cdr.hpp"
+#include "format.hpp"
 #include "interrupt.hpp"
 #include "table.hpp"
 
@@ -166,10 +167,15 @@ void play(const Context& context, const PlayOptions& o) {
   const auto offset_ns = static_cast<std::uint64_t>(o.start_offset * 1e9);
   std::uint64_t played_total = 0;
   try {
+    const auto max_gap_ns = static_cast<std::uint64_t>(o.max_gap * 1e9);
     do {
       const auto origin = Clock::now();
       std::uint64_t played = 0;
       std::uint64_t index = 0;
+      // Gaps past --max-gap are cut: the time they lose is `skipped`, and
+      // every later message comes that much earlier.
+      std::optional<std::uint64_t> previous;
+      std::uint64_t skipped = 0;
       reader->for_each_message(
           [&](const bag::MessageView& m) {
             ++index;
@@ -178,10 +184,24 @@ void play(const Context& context, const PlayOptions& o) {
             if (!first) first = m.header.log_time;
             const std::uint64_t start = *first + offset_ns;
             if (m.header.log_time < start) return true;
+            if (previous && max_gap_ns > 0 && m.header.log_time > *previous &&
+                m.header.log_time - *previous > max_gap_ns) {
+              const std::uint64_t gap = m.header.log_time - *previous;
+              skipped += gap - max_gap_ns;
+              std::fprintf(stderr,
+                           "ferry play: message %llu (topic '%s') was logged %.1f s after the one "
+                           "before; waiting %.1f s instead (--max-gap)\n",
+                           static_cast<unsigned long long>(index),
+                           printable(it->second->name).c_str(), static_cast<double>(gap) / 1e9,
+                           o.max_gap);
+            }
+            previous = std::max(previous.value_or(0), m.header.log_time);
+            const std::uint64_t elapsed = m.header.log_time - start;
             const auto due =
-                origin + std::chrono::duration_cast<Clock::duration>(
-                             std::chrono::duration<double, std::nano>(
-                                 static_cast<double>(m.header.log_time - start) / o.rate));
+                origin +
+                std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double, std::nano>(
+                        static_cast<double>(elapsed > skipped ? elapsed - skipped : 0) / o.rate));
             if (!sleep_until(due)) return false;
             PlayedTopic& t = *it->second;
             std::span<const std::byte> sample;

@@ -1,5 +1,5 @@
 // ferry record [TOPIC...] [--all] -o FILE.mcap: records topics into an MCAP
-// file (DESIGN 1.10) until Ctrl-C, --duration or --count, then writes the
+// file (docs/record-replay.md) until Ctrl-C, --duration or --count, then writes the
 // summary and reports per topic the messages recorded and the samples
 // missed (sequence gaps), also kept in the file's "ferry.record" metadata.
 #include <fmt/format.h>

@@ -37,7 +37,7 @@ std::string clip(const std::string& text, std::size_t width) {
 std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& now,
                   const RateMeter* rates, int width, bool keys) {
   std::size_t longest = 5;
-  for (const auto& s : now) longest = std::max(longest, s.info.name.size());
+  for (const auto& s : now) longest = std::max(longest, printable(s.info.name).size());
   // The last terminal column stays free: a line that fills it wraps on
   // terminals without deferred wrapping, and the screen would scroll.
   const int room = std::max(10, width - kFixedWidth - 1);
@@ -47,10 +47,11 @@ std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& n
   const std::time_t t = std::time(nullptr);
   char clock[16];
   std::strftime(clock, sizeof clock, "%H:%M:%S", std::localtime(&t));
-  std::string out = clip(fmt::format("ferry top - domain {} - {} topic(s) - {}{}", domain,
-                                     now.size(), clock, keys ? " - q quits" : ""),
-                         line_width) +
-                    "\n";
+  std::string out =
+      clip(fmt::format("ferry top - domain {} - {} topic(s) - {}{}", printable(domain), now.size(),
+                       clock, keys ? " - q quits" : ""),
+           line_width) +
+      "\n";
   out += clip(fmt::format(fmt::runtime(kColumns), "TOPIC", topic_width, "P/S", "RATE/s", "BW/s",
                           "BACKLOG", "DROPPED", "OVERWR", "TIMEOUT"),
               line_width) +
@@ -64,12 +65,12 @@ std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& n
       bandwidth = *rate * static_cast<double>(s.info.sample_size);
     }
     const auto& c = s.total;
-    out += clip(fmt::format(fmt::runtime(kColumns), clip(s.info.name, topic_width), topic_width,
-                            fmt::format("{}/{}", s.info.publishers.size(),
-                                        subscribers_of(s.info, false).size()),
-                            human_rate(rate), human_bytes(bandwidth, ""), human_count(c.backlog),
-                            human_count(c.dropped), human_count(c.overwritten),
-                            human_count(c.timed_out)),
+    out += clip(fmt::format(
+                    fmt::runtime(kColumns), clip(printable(s.info.name), topic_width), topic_width,
+                    fmt::format("{}/{}", s.info.publishers.size(),
+                                subscribers_of(s.info, false).size()),
+                    human_rate(rate), human_bytes(bandwidth, ""), human_count(c.backlog),
+                    human_count(c.dropped), human_count(c.overwritten), human_count(c.timed_out)),
                 line_width) +
            "\n";
   }

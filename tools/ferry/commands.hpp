@@ -28,6 +28,7 @@ int run_bench_fanout(const BenchFanoutOptions& o, const Context& context);  // c
 int run_clean(const CleanOptions& o, const Context& context);               // cmd_clean.cpp
 int run_bag_info(const BagInfoOptions& o, const Context& context);          // cmd_bag.cpp
 int run_gen_cpp(const GenCppOptions& o, const Context& context);            // cmd_gen.cpp
+int run_gen_c(const GenCOptions& o, const Context& context);                // cmd_gen.cpp
 int run_gen_msg(const GenMsgOptions& o, const Context& context);            // cmd_gen.cpp
 int run_bridge(const BridgeCliOptions& o, const Context& context);          // cmd_bridge.cpp
 int run_foxglove(const FoxgloveCliOptions& o, const Context& context);      // cmd_foxglove.cpp

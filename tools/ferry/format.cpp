@@ -47,4 +47,24 @@ std::string human_millis(std::uint64_t millis) {
   return fmt::format("{}h{:02}m", seconds / 3600, (seconds / 60) % 60);
 }
 
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    // C1 controls (U+0080..U+009F) are 0xC2 0x80..0x9F in UTF-8.
+    const bool c1 = c == 0xC2 && i + 1 < text.size() &&
+                    static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if (c < 0x20 || c == 0x7F || c1) {
+      out += fmt::format("\\x{:02x}", c1 ? static_cast<unsigned char>(text[++i]) : c);
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace ferry::cli

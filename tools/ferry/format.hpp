@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ferry::cli {
 
@@ -15,5 +16,10 @@ namespace ferry::cli {
 [[nodiscard]] std::string human_count(std::uint64_t count);
 // "850ms", "12.3s", "4m05s", "2h03m".
 [[nodiscard]] std::string human_millis(std::uint64_t millis);
+
+// `text` safe for a terminal: C0 and C1 control characters and DEL become
+// \xNN (and a backslash \\), so that a name a client chose cannot add rows
+// to a table or send escape sequences to the operator's terminal.
+[[nodiscard]] std::string printable(std::string_view text);
 
 }  // namespace ferry::cli

@@ -1,6 +1,6 @@
 #pragma once
 // Samples a recorder missed: per publisher, the sequences between the last
-// one it took and the next (DESIGN 1.7: a gap is a sample this subscriber
+// one it took and the next (docs/cpp-api.md: a gap is a sample this subscriber
 // did not get). Keeps the first kMaxRanges ranges to name them.
 
 #include <cstddef>

@@ -7,7 +7,6 @@
 #include <array>
 #include <cstring>
 #include <span>
-#include <stdexcept>
 
 #include "cli_context.hpp"
 
@@ -55,6 +54,16 @@ void Recorder::add(const discovery::TopicInfo& topic) {
     throw Failure(kExitUsage, fmt::format("cannot record topic '{}': ferry record takes at most "
                                           "{} topics",
                                           topic.name, kMaxTopics));
+  // The channel goes into the writer's queue first. Copied small samples
+  // can fill it while the writer is behind (its write() blocked on a slow
+  // disk or pipe): back-pressure, as take() applies, until the writer frees
+  // an entry (it always does, unless it failed: rethrow_if_failed() says
+  // so). Before subscribing: a port nobody takes from would make a `block`
+  // topic's publishers wait meanwhile.
+  while (queue_.room() == 0) {
+    rethrow_if_failed();
+    queue_.wait_for_pop(kBlockedPoll);
+  }
   ChannelLayout layout = channel_layout(config_, topic);
   bag::StringMap metadata = {{"ferry_type", topic.type_name},
                              {"policy", std::string(discovery::to_string(topic.policy))},
@@ -74,10 +83,6 @@ void Recorder::add(const discovery::TopicInfo& topic) {
   wait_set_.attach(recorded->subscriber);
   RecordedTopic& added = *topics_.emplace_back(std::move(recorded));
   // Before any of its samples: the queue keeps the order.
-  if (queue_.room() == 0) {
-    rethrow_if_failed();
-    throw std::logic_error("ferry record: the writer's queue has no room for a channel");
-  }
   RecordJob& job = queue_.back(0);
   job.kind = RecordJob::Kind::AddChannel;
   job.topic = &added;

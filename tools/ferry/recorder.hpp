@@ -1,6 +1,6 @@
 #pragma once
 // ferry record's engine: a raw subscriber per topic, each sample written as
-// CDR into the MCAP writer's chunk buffer (DESIGN 1.10), missed sequences
+// CDR into the MCAP writer's chunk buffer (docs/record-replay.md), missed sequences
 // counted per topic.
 //
 // Two threads, so that a stalled write() (page-cache writeback, a slow disk,
@@ -88,8 +88,10 @@ class Recorder {
   Recorder& operator=(const Recorder&) = delete;
 
   // Subscribes; the writer adds the topic's schema (once per type) and
-  // channel before its first sample. Throws Failure past kMaxTopics,
-  // ferry::Error when the port is refused.
+  // channel before its first sample. Waits while the writer's queue is
+  // full (copied samples fill it while the writer is behind). Throws Failure
+  // past kMaxTopics, ferry::Error when the port is refused, and rethrows the
+  // writer's error as take() does.
   void add(const discovery::TopicInfo& topic);
   [[nodiscard]] bool has(const std::string& topic) const;
 

@@ -1,5 +1,5 @@
 #pragma once
-// The three values a recording keeps of each sample (DESIGN 1.7, 1.10): its
+// The three values a recording keeps of each sample (docs/cpp-api.md, docs/record-replay.md): its
 // publisher's sequence, the publisher's id and the publish time. One place
 // reads them from a taken sample.
 

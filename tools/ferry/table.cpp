@@ -2,7 +2,14 @@
 
 #include <algorithm>
 
+#include "format.hpp"
+
 namespace ferry::cli {
+
+void Table::add(std::vector<std::string> row) {
+  for (std::string& cell : row) cell = printable(cell);
+  rows_.push_back(std::move(row));
+}
 
 std::string Table::render() const {
   std::vector<std::size_t> width(header_.size(), 0);

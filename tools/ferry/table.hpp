@@ -9,7 +9,8 @@ namespace ferry::cli {
 class Table {
  public:
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Cells are shown as printable() makes them: names come from clients.
+  void add(std::vector<std::string> row);
   [[nodiscard]] std::string render() const;
 
  private:

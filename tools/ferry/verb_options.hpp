@@ -123,6 +123,11 @@ struct GenCppOptions {
   std::string output;  // empty: standard output
 };
 
+struct GenCOptions {
+  std::string file;
+  std::string output;  // empty: standard output
+};
+
 struct GenMsgOptions {
   std::string file;
   std::string type;  // empty: every type
@@ -159,6 +164,7 @@ struct PlayOptions {
   bool loop = false;
   std::vector<std::string> topics;  // empty: all
   double start_offset = 0;          // seconds
+  double max_gap = 10;              // seconds of recording between two messages at most; 0: any
 };
 
 }  // namespace ferry::cli

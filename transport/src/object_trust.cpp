@@ -1,5 +1,7 @@
 #include "ferry/transport/object_trust.hpp"
 
+#include <sys/mman.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -57,6 +59,26 @@ std::optional<std::string> first_untrusted_domain_object(const std::string& doma
     if (auto why = untrusted_name(name, owner)) return why;
   }
   return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> untrusted_domain_objects(
+    const std::string& domain, const ObjectOwner& owner) {
+  std::vector<std::pair<std::string, std::string>> found;
+  for (auto& name : list_domain_objects(domain)) {
+    if (auto why = untrusted_name(name, owner))
+      found.emplace_back(std::move(name), std::move(*why));
+  }
+  return found;
+}
+
+std::size_t remove_trusted_domain_objects(const std::string& domain, const ObjectOwner& owner) {
+  std::size_t removed = 0;
+  const std::string lock = shm_name(domain, "lock");  // domain_lock_name()
+  for (const auto& name : list_domain_objects(domain)) {
+    if (name == lock || untrusted_name(name, owner)) continue;
+    if (::shm_unlink(("/" + name).c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace ferry::transport

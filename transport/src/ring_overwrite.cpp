@@ -25,6 +25,8 @@ namespace ferry::transport {
 std::expected<std::uint32_t, RingError> RingConsumer::try_pop_overwrite(std::span<std::byte> out,
                                                                         std::uint32_t* flags,
                                                                         SlotMeta* meta) noexcept {
+  if (broken_) [[unlikely]]
+    return std::unexpected(RingError::CorruptIndices);
   auto& head = header_->consumer.head;
   bool head_past_tail = false;
   for (std::uint32_t attempt = 0; attempt < kMaxClaimRetries; ++attempt) {
@@ -40,8 +42,11 @@ std::expected<std::uint32_t, RingError> RingConsumer::try_pop_overwrite(std::spa
     if (distance == 0) return std::unexpected(RingError::Empty);
     head_past_tail = distance < 0;
     if (head_past_tail) continue;  // stale tail: read both again
-    if (static_cast<std::uint32_t>(distance) > capacity_)
+    if (static_cast<std::uint32_t>(distance) > capacity_) {
+      // More than a capacity apart: no producer and consumer get there.
+      mark_broken();
       return std::unexpected(RingError::CorruptIndices);
+    }
     const std::byte* slot = slot_at(h);
     const ring_layout::SlotHeader hdr = detail::unpack_header(detail::load_word(slot));
     if (hdr.length > payload_max_ || hdr.length > out.size()) {

@@ -1,7 +1,8 @@
 #pragma once
-// A single-threaded executor (DESIGN.md 1.6): callbacks for every sample of
-// its subscribers, in order, and timers with absolute deadlines, run on the
-// thread that calls spin(). It sleeps in one WaitSet between them.
+/// @file
+/// A single-threaded executor (docs/waiting.md): callbacks for every sample of
+/// its subscribers, in order, and timers with absolute deadlines, run on the
+/// thread that calls spin(). It sleeps in one WaitSet between them.
 
 #include <atomic>
 #include <chrono>
@@ -19,29 +20,32 @@
 
 namespace ferry {
 
-// What a timer callback is told about its tick.
+/// What a timer callback is told about its tick.
 struct Tick {
-  std::chrono::steady_clock::time_point deadline;  // when this tick was due (start + n * period)
-  std::chrono::steady_clock::time_point now;       // when the callback was called
-  // Ticks skipped just before this one because the executor was late by
-  // more than a period (0 when on time): reported, never silently dropped.
+  std::chrono::steady_clock::time_point deadline;  ///< when this tick was due (start + n * period)
+  std::chrono::steady_clock::time_point now;       ///< when the callback was called
+  /// Ticks skipped just before this one because the executor was late by
+  /// more than a period (0 when on time): reported, never silently dropped.
   std::uint64_t missed = 0;
-  std::uint64_t number = 0;  // this tick's n (1 for the first, missed ones counted)
+  std::uint64_t number = 0;  ///< this tick's n (1 for the first, missed ones counted)
 };
 
+/// Runs callbacks for samples and timers on the thread that calls spin(),
+/// sleeping in one WaitSet between them.
 class Executor {
  public:
+  /// An executor with nothing to do.
   Executor();
-  // Also ends stop_on_signals() for this executor (the previous handlers
-  // come back with the last executor that asked for them).
+  /// Also ends stop_on_signals() for this executor (the previous handlers
+  /// come back with the last executor that asked for them).
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  // Calls `callback(sample)` for every sample of `subscriber`, in order (its
-  // argument: const Sample<T>&, Sample<T>&& or Sample<T>). The subscriber
-  // must outlive the executor or be destroyed on the spinning thread.
-  // Throws ferry::Error as WaitSet::attach does.
+  /// Calls `callback(sample)` for every sample of `subscriber`, in order (its
+  /// argument: const Sample<T>&, Sample<T>&& or Sample<T>). The subscriber
+  /// must outlive the executor or be destroyed on the spinning thread.
+  /// Throws ferry::Error as WaitSet::attach does.
   template <class T, class F>
   void on(Subscriber<T>& subscriber, F&& callback) {
     const std::size_t index = wait_set_.attach(subscriber);
@@ -60,10 +64,10 @@ class Executor {
     });
   }
 
-  // Calls `callback()` or `callback(const Tick&)` at start + n * period for
-  // n = 1, 2, ...: absolute deadlines, so lateness never accumulates. A tick
-  // more than a period late is called once, with Tick::missed counting the
-  // ticks skipped. Throws ferry::Error for a period <= 0.
+  /// Calls `callback()` or `callback(const Tick&)` at start + n * period for
+  /// n = 1, 2, ...: absolute deadlines, so lateness never accumulates. A tick
+  /// more than a period late is called once, with Tick::missed counting the
+  /// ticks skipped. Throws ferry::Error for a period <= 0.
   template <class F>
   void every(std::chrono::nanoseconds period, F&& callback) {
     if constexpr (std::is_invocable_v<F&, const Tick&>) {
@@ -73,23 +77,24 @@ class Executor {
     }
   }
 
-  // Runs callbacks until stop(); a callback's exception ends it (and
-  // propagates), with no sample left half-taken.
+  /// Runs callbacks until stop(); a callback's exception ends it (and
+  /// propagates), with no sample left half-taken.
   void spin();
-  // Waits up to `timeout` for work (less when a timer is due sooner), runs
-  // what is ready; returns how many callbacks ran.
+  /// Waits up to `timeout` for work (less when a timer is due sooner), runs
+  /// what is ready; returns how many callbacks ran.
   std::size_t spin_once(std::chrono::nanoseconds timeout);
-  // spin() for `duration` (or until stop()).
+  /// spin() for `duration` (or until stop()).
   void spin_for(std::chrono::nanoseconds duration);
-  // Ends spin()/spin_for() at their next return point: any thread,
-  // async-signal-safe. A stop() before spin() makes it return at once.
+  /// Ends spin()/spin_for() at their next return point: any thread,
+  /// async-signal-safe. A stop() before spin() makes it return at once.
   void stop() noexcept;
-  // SIGINT and SIGTERM call stop() (on every executor that asked).
+  /// SIGINT and SIGTERM call stop() (on every executor that asked).
   void stop_on_signals();
+  /// Whether stop() was called.
   [[nodiscard]] bool stopped() const noexcept;
 
-  // The WaitSet the executor sleeps in (e.g. to attach it to nothing else
-  // but to notify() it).
+  /// The WaitSet the executor sleeps in (e.g. to attach it to nothing else
+  /// but to notify() it).
   [[nodiscard]] WaitSet& wait_set() noexcept { return wait_set_; }
 
  private:

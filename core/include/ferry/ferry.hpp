@@ -1,14 +1,16 @@
 #pragma once
-// ferry: shared-memory publish/subscribe between processes on one machine.
-//
-//   struct Pose { std::uint64_t stamp_ns; double x, y; char frame[16]; };
-//   FERRY_TYPE(Pose);
-//
-//   ferry::Node node{"planner"};
-//   auto pub = node.publisher<Pose>("robot/pose");
-//   pub.publish(Pose{...});
-//   auto sub = node.subscriber<Pose>("robot/pose");
-//   if (auto s = sub.take(std::chrono::milliseconds(100))) use((*s)->x);
+/// @file
+/// ferry: shared-memory publish/subscribe between processes on one machine.
+/// The one header to include.
+///
+///     struct Pose { std::uint64_t stamp_ns; double x, y; char frame[16]; };
+///     FERRY_TYPE(Pose);
+///
+///     ferry::Node node{"planner"};
+///     auto pub = node.publisher<Pose>("robot/pose");
+///     pub.publish(Pose{...});
+///     auto sub = node.subscriber<Pose>("robot/pose");
+///     if (auto s = sub.take(std::chrono::milliseconds(100))) use((*s)->x);
 
 #include "ferry/bytes.hpp"
 #include "ferry/error.hpp"

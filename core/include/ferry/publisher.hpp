@@ -1,4 +1,6 @@
 #pragma once
+/// @file
+/// Publisher<T>: publishes samples of T on one topic.
 #include <cstring>
 #include <expected>
 #include <memory>
@@ -13,41 +15,43 @@
 
 namespace ferry {
 
-// Publishes samples of T on one topic. Move-only; use from one thread at a time.
+/// Publishes samples of T on one topic; made by Node::publisher. Move-only;
+/// use from one thread at a time.
 template <class T>
 class Publisher {
   static_assert(std::is_trivially_copyable_v<T>, "ferry samples must be trivially copyable");
 
  public:
-  // Copies the sample into every matched subscriber's queue, applying the
-  // topic's full-queue policy (a sample too large for a ring slot is copied
-  // once into a pool chunk that all share). Never allocates or throws.
+  /// Copies the sample into every matched subscriber's queue, applying the
+  /// topic's full-queue policy (a sample too large for a ring slot is copied
+  /// once into a pool chunk that all share). Never allocates or throws.
   FERRY_HOT PublishResult publish(const T& sample) noexcept requires(!std::is_same_v<T, Bytes>) {
     return port_->publish(&sample, static_cast<std::uint32_t>(sizeof(T)));
   }
 
-  // Publishes every sample of `samples`, in order (DESIGN 1.4a): the
-  // topic's policy applies per sample (block: what fits, then waits for room
-  // for the rest up to block_timeout_ms in total; drop_new: the first that
-  // fit; drop_oldest: the newest `capacity` stay), with one index store and
-  // at most one wake-up per queue and batch; a span larger than the
-  // capacity goes in pieces. Counts are samples x queues. Each sample gets
-  // its own sequence number; publish_time_ns is read once per batch. An
-  // empty span does nothing. Samples too large for a ring slot go one by one
-  // through the pool. Never allocates or throws.
+  /// Publishes every sample of `samples`, in order (docs/batches.md): the
+  /// topic's policy applies per sample (block: what fits, then waits for room
+  /// for the rest up to block_timeout_ms in total; drop_new: the first that
+  /// fit; drop_oldest: the newest `capacity` stay), with one index store and
+  /// at most one wake-up per queue and batch; a span larger than the
+  /// capacity goes in pieces. Counts are samples x queues. Each sample gets
+  /// its own sequence number; publish_time_ns is read once per batch. An
+  /// empty span does nothing. Samples too large for a ring slot go one by one
+  /// through the pool. Never allocates or throws.
   PublishResult publish_many(std::span<const T> samples) noexcept
       requires(!std::is_same_v<T, Bytes>) {
     return port_->publish_many(samples.data(), samples.size(),
                                static_cast<std::uint32_t>(sizeof(T)));
   }
-  // A sample to write in place in the shared pool, then publish() without a
-  // copy. An exhausted pool or max_loans reached is an error value.
+  /// A sample to write in place in the shared pool, then publish() without a
+  /// copy. An exhausted pool or max_loans reached is an error value.
   std::expected<Loan<T>, ErrorCode> loan() noexcept requires(!std::is_same_v<T, Bytes>) {
     auto chunk = port_->loan(sizeof(T));
     if (!chunk) return std::unexpected(chunk.error());
     return Loan<T>(port_.get(), *chunk);
   }
-  // Bytes topics: a loan of `size` bytes (at most the topic's max_size).
+  /// Bytes topics: a loan of `size` bytes (at most the topic's max_size;
+  /// more is TooLarge).
   std::expected<Loan<T>, ErrorCode> loan(
       std::size_t size) noexcept requires std::is_same_v<T, Bytes> {
     if (size > port_->max_size()) return std::unexpected(ErrorCode::TooLarge);
@@ -55,7 +59,7 @@ class Publisher {
     if (!chunk) return std::unexpected(chunk.error());
     return Loan<T>(port_.get(), *chunk, size);
   }
-  // Publishes a loan without copying it; the loan is consumed.
+  /// Publishes a loan without copying it; the loan is consumed.
   PublishResult publish(Loan<T>&& loan) noexcept {
     if (loan.port_ == nullptr) return PublishResult{};
     loan.port_ = nullptr;
@@ -65,7 +69,7 @@ class Publisher {
       return port_->publish_loan(loan.chunk_, sizeof(T));
     }
   }
-  // Bytes topics: copies `bytes` into a loan and publishes it.
+  /// Bytes topics: copies `bytes` into a loan and publishes it.
   PublishResult publish(
       std::span<const std::byte> bytes) noexcept requires std::is_same_v<T, Bytes> {
     auto l = loan(bytes.size());
@@ -73,16 +77,17 @@ class Publisher {
     if (!bytes.empty()) std::memcpy(l->get()->data(), bytes.data(), bytes.size());
     return publish(std::move(*l));
   }
-  // Subscribers whose queues this publisher has attached: a publish()
-  // after this returned N reaches (or waits for, or drops at) those N.
+  /// Subscribers whose queues this publisher has attached: a publish()
+  /// after this returned N reaches (or waits for, or drops at) those N.
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
   }
-  // Matched observers (SubscriberOptions::observer), not in subscriber_count().
+  /// Matched observers (SubscriberOptions::observer), not in subscriber_count().
   [[nodiscard]] std::uint32_t observer_count() const noexcept { return port_->observer_count(); }
-  // The SampleInfo::publisher_id of every sample this publisher sends
-  // (e.g. to recognise one's own samples on a topic one also subscribes).
+  /// The SampleInfo::publisher_id of every sample this publisher sends
+  /// (e.g. to recognise one's own samples on a topic one also subscribes).
   [[nodiscard]] std::uint64_t publisher_id() const noexcept { return port_->publisher_id(); }
+  /// The topic's name.
   [[nodiscard]] const std::string& topic() const noexcept { return port_->topic(); }
 
  private:

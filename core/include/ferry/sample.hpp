@@ -1,4 +1,6 @@
 #pragma once
+/// @file
+/// Sample<T>: a sample a subscriber took, held until the handle is destroyed.
 #include <cstdint>
 #include <utility>
 
@@ -8,11 +10,13 @@
 
 namespace ferry {
 
-// A sample taken by a subscriber: valid, and never rewritten, until this
-// handle is destroyed. Move-only.
+/// A sample taken by a subscriber: valid, and never rewritten, until this
+/// handle is destroyed, which releases it (from any thread). Move-only.
 template <class T>
 class Sample {
  public:
+  /// Move-only: the moved-from handle holds nothing (destroying it does nothing).
+  ///@{
   Sample(Sample&& other) noexcept
       : held_(std::exchange(other.held_, nullptr)), token_(other.token_), value_(other.value_) {}
   Sample& operator=(Sample&& other) noexcept {
@@ -26,13 +30,18 @@ class Sample {
   }
   Sample(const Sample&) = delete;
   Sample& operator=(const Sample&) = delete;
+  ///@}
+  /// Releases the sample (its queue slot or pool chunk goes back).
   ~Sample() { reset(); }
 
+  /// The sample, read-only (in the ring slot's copy or in the pool chunk).
+  ///@{
   [[nodiscard]] const T& operator*() const noexcept { return *value_; }
   [[nodiscard]] const T* operator->() const noexcept { return value_; }
   [[nodiscard]] const T* get() const noexcept { return value_; }
-  // Sequence, publisher and publish time (DESIGN 1.7); valid while this
-  // handle holds the sample (not on a moved-from handle).
+  ///@}
+  /// Sequence, publisher and publish time (docs/cpp-api.md); valid while this
+  /// handle holds the sample (not on a moved-from handle).
   [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
 
  private:
@@ -49,10 +58,12 @@ class Sample {
   const T* value_;
 };
 
-// A sample of a bytes topic: ->data(), ->size().
+/// A sample of a bytes topic: ->data(), ->size().
 template <>
 class Sample<Bytes> {
  public:
+  /// Move-only: the moved-from handle holds nothing (destroying it does nothing).
+  ///@{
   Sample(Sample&& other) noexcept
       : held_(std::exchange(other.held_, nullptr)), token_(other.token_), value_(other.value_) {}
   Sample& operator=(Sample&& other) noexcept {
@@ -66,12 +77,17 @@ class Sample<Bytes> {
   }
   Sample(const Sample&) = delete;
   Sample& operator=(const Sample&) = delete;
+  ///@}
+  /// Releases the sample (its queue slot or pool chunk goes back).
   ~Sample() { reset(); }
 
+  /// The sample's bytes, read-only.
+  ///@{
   [[nodiscard]] const Bytes& operator*() const noexcept { return value_; }
   [[nodiscard]] const Bytes* operator->() const noexcept { return &value_; }
   [[nodiscard]] const Bytes* get() const noexcept { return &value_; }
-  // As Sample<T>::info().
+  ///@}
+  /// As Sample<T>::info().
   [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
 
  private:

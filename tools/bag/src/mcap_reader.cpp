@@ -35,12 +35,20 @@ bool has_magic(std::span<const std::byte> bytes) {
 }  // namespace
 
 McapReader::McapReader(const std::filesystem::path& path) : name_(path.string()) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO without a writer would wait for one forever
+  // (it has no effect on the regular file read below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) fail(name_, std::string("cannot open the file: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    fail(name_, "is not a regular file");
+    fail(name_, std::string("is ") +
+                    (S_ISFIFO(st.st_mode)   ? "a FIFO"
+                     : S_ISDIR(st.st_mode)  ? "a directory"
+                     : S_ISCHR(st.st_mode)  ? "a character device"
+                     : S_ISSOCK(st.st_mode) ? "a socket"
+                                            : "a special file") +
+                    ", not a regular file; expected an MCAP file");
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   summary_.file_size = size;

@@ -1,6 +1,6 @@
 // ferry-bench-batch-latency: how long the LAST sample of a burst of 64
 // takes to arrive when the burst is one publish_many() call, against 64
-// single publish() calls, and against one lone sample (DESIGN 1.4a).
+// single publish() calls, and against one lone sample (docs/batches.md).
 //
 // One ping-pong process pair in a private domain with its own ferryd: the
 // publisher sends a burst (the last sample flagged), the subscriber polls

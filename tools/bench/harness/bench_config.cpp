@@ -22,8 +22,6 @@ std::uint64_t chunks_for(const BenchTopic& t) noexcept {
          std::uint64_t{kBenchMaxHeld} * t.max_subscribers;
 }
 
-std::string blob_type(std::uint64_t size) { return fmt::format("BenchBlob{}", size); }
-
 std::map<std::uint64_t, std::uint64_t> pool_classes(const std::vector<TopicSet>& sets) {
   std::map<std::uint64_t, std::uint64_t> classes;  // chunk size -> count
   for (const auto& set : sets) {
@@ -89,14 +87,14 @@ std::string bench_yaml(const std::vector<TopicSet>& sets) {
   }
   if (!blobs.empty()) {
     y += "types:\n";
-    for (auto size : blobs) y += fmt::format("  {}: {{ size: {} }}\n", blob_type(size), size);
+    for (auto size : blobs) y += fmt::format("  {}: {{ size: {} }}\n", bench_blob_type(size), size);
   }
   y += "topics:\n";
   for (std::uint32_t slot = 0; slot < kTopicSlots; ++slot) {
     for (const auto& set : sets) {
       for (const auto& t : set) {
         const std::string type =
-            t.fixed ? blob_type(t.max_size) : fmt::format("bytes, max_size: {}", t.max_size);
+            t.fixed ? bench_blob_type(t.max_size) : fmt::format("bytes, max_size: {}", t.max_size);
         y += fmt::format(
             "  - {{ name: {}, type: {}, capacity: {}, policy: block, block_timeout_ms: 5000, "
             "max_publishers: 1, max_subscribers: {}, max_loans: {}, max_held: {} }}\n",
@@ -113,5 +111,7 @@ std::uint64_t bench_pool_bytes(const std::vector<TopicSet>& sets) {
   for (const auto& [chunk, count] : pool_classes(sets)) total += chunk * count;
   return total;
 }
+
+std::string bench_blob_type(std::uint64_t size) { return fmt::format("BenchBlob{}", size); }
 
 }  // namespace ferry::bench

@@ -76,6 +76,8 @@ inline constexpr std::uint32_t kLatencyCapacity = 64;
 [[nodiscard]] std::string latency_ping_topic(std::uint64_t size, FerryPath path);
 [[nodiscard]] std::string latency_pong_topic(std::uint64_t size, FerryPath path);
 [[nodiscard]] std::string throughput_topic(std::uint64_t size, FerryPath path);
+// The opaque type of a Copy-path topic of `size` bytes (alignment 1).
+[[nodiscard]] std::string bench_blob_type(std::uint64_t size);
 // The name run `run` uses for `topic`.
 [[nodiscard]] std::string slot_topic(const std::string& topic, std::uint64_t run);
 
@@ -105,7 +107,7 @@ std::vector<TopicSet> ferry_topic_sets(const std::vector<std::string>& transport
   std::vector<TopicSet> sets;
   for (auto size : sizes) {
     const bool full_api = wants(kFerry);
-    if (wants(kFerryCopy) || wants(kFerryWaitSet) || wants(kFerryFd) ||
+    if (wants(kFerryCopy) || wants(kFerryWaitSet) || wants(kFerryFd) || wants(kFerryC) ||
         (full_api && ferry_path(size) == FerryPath::Copy)) {
       sets.push_back(topics_for(size, FerryPath::Copy));
     }

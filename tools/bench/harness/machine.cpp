@@ -5,6 +5,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "ferry/bench/clock.hpp"
@@ -56,6 +57,22 @@ bool pin_to_cpu(int cpu) noexcept {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   return ::sched_setaffinity(0, sizeof set, &set) == 0;
+}
+
+UnpinnedScope::UnpinnedScope() noexcept {
+  const std::vector<int> now = allowed_cpus();
+  if (now.size() != 1) return;  // not pinned: nothing to undo
+  cpu_ = now.front();
+  // Every CPU the machine has; the kernel keeps the ones our cgroup allows.
+  const long configured = ::sysconf(_SC_NPROCESSORS_CONF);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (long c = 0; c < std::min<long>(configured, CPU_SETSIZE); ++c) CPU_SET(c, &set);
+  if (::sched_setaffinity(0, sizeof set, &set) != 0) cpu_ = -1;  // still pinned: keep it
+}
+
+UnpinnedScope::~UnpinnedScope() {
+  if (cpu_ >= 0) (void)pin_to_cpu(cpu_);
 }
 
 std::int64_t clock_read_cost_ns() {

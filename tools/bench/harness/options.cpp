@@ -41,17 +41,19 @@ void finalize_common(CommonOptions& o, std::size_t processes) {
     throw UsageError(fmt::format("--repeat must be between 1 and 1000, not {}", o.repeat));
   }
   if (o.cpus.empty()) {
-    // Default: the sender on the first CPU we may use, the receivers spread
-    // over the others (all on one CPU when there is only one).
-    const std::vector<int> allowed = allowed_cpus();
-    if (allowed.empty())
-      throw UsageError("cannot read the CPUs this process may use (sched_getaffinity)");
-    o.cpus.push_back(allowed[0]);
-    for (std::size_t i = 1; i < processes; ++i) {
-      o.cpus.push_back(allowed.size() > 1 ? allowed[1 + (i - 1) % (allowed.size() - 1)]
-                                          : allowed[0]);
-    }
+    // Default: no side pinned; the scheduler places them (on a shared
+    // machine a pinned side cannot move away from a busy CPU), and the
+    // spread of the repeats shows what that cost.
+    o.pinned = false;
+    o.cpus.assign(processes, -1);
+    return;
   }
+  if (o.cpus.size() < 2) {
+    throw UsageError(
+        "--cpus needs a CPU for each side, the sending one first, then the receiving one(s): "
+        "e.g. --cpus 0,1");
+  }
+  o.pinned = true;
   while (o.cpus.size() < processes) {
     // Fewer CPUs than processes: the receivers go round the ones given after the first.
     const std::size_t receivers = o.cpus.size() > 1 ? o.cpus.size() - 1 : 1;
@@ -72,13 +74,32 @@ bool iceoryx_built() noexcept {
 #endif
 }
 
+bool fastdds_built() noexcept {
+#ifdef FERRY_BENCH_HAVE_FASTDDS
+  return true;
+#else
+  return false;
+#endif
+}
+
+bool cyclonedds_built() noexcept {
+#ifdef FERRY_BENCH_HAVE_CYCLONEDDS
+  return true;
+#else
+  return false;
+#endif
+}
+
 const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n{std::string(kFerry),      std::string(kFerryCopy),
                                std::string(kFerryLoan),  std::string(kFerryWaitSet),
-                               std::string(kFerryFd),    std::string(kRawRing),
+                               std::string(kFerryFd),    std::string(kFerryC),
+                               std::string(kRawRing),    std::string(kCacheline),
                                std::string(kUnixSocket), std::string(kPipe)};
     if (iceoryx_built()) n.emplace_back(kIceoryx);
+    if (fastdds_built()) n.emplace_back(kFastDds);
+    if (cyclonedds_built()) n.emplace_back(kCycloneDds);
     return n;
   }();
   return names;
@@ -119,12 +140,23 @@ std::vector<std::string> parse_transports(const std::vector<std::string>& values
       throw UsageError(
           "iceoryx was not found when ferry was built; install libiceoryx-posh-dev and rebuild");
     }
+    if (w == kFastDds && !fastdds_built()) {
+      throw UsageError(
+          "fastdds was left out of this build: Fast DDS was not found when ferry was built; "
+          "install libfastrtps-dev and rebuild");
+    }
+    if (w == kCycloneDds && !cyclonedds_built()) {
+      throw UsageError(
+          "cyclonedds was left out of this build: Cyclone DDS or its idlc was not found when "
+          "ferry was built; install cyclonedds-dev and cyclonedds-tools and rebuild");
+    }
     if (std::find(known_transports().begin(), known_transports().end(), w) ==
         known_transports().end()) {
-      throw UsageError(
-          fmt::format("unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
-                      "ferry-waitset, ferry-fd, raw-ring, unix-socket, pipe or iceoryx",
-                      w));
+      throw UsageError(fmt::format(
+          "unknown transport '{}'; expected ferry, ferry-copy, ferry-loan, "
+          "ferry-waitset, ferry-fd, ferry-c, raw-ring, cacheline, unix-socket, pipe, iceoryx, "
+          "fastdds or cyclonedds",
+          w));
     }
   }
   std::vector<std::string> out;
@@ -144,8 +176,13 @@ std::vector<int> parse_cpus(const std::vector<std::string>& values) {
       throw UsageError(fmt::format("--cpus '{}' is not a CPU number; write e.g. --cpus 0,1", item));
     }
     if (std::find(allowed.begin(), allowed.end(), static_cast<int>(v)) == allowed.end()) {
-      throw UsageError(fmt::format("CPU {} is not available to this process (available: {})", v,
-                                   cpu_list(allowed)));
+      throw UsageError(
+          fmt::format("--cpus {}: CPU {} is not available to this process (available: {})", item, v,
+                      cpu_list(allowed)));
+    }
+    if (std::find(cpus.begin(), cpus.end(), static_cast<int>(v)) != cpus.end()) {
+      throw UsageError(
+          fmt::format("--cpus lists CPU {} twice; each side is pinned to a CPU of its own", v));
     }
     cpus.push_back(static_cast<int>(v));
   }
@@ -166,6 +203,14 @@ std::uint64_t auto_rounds(std::uint64_t size) noexcept {
 
 void finalize(LatencyOptions& o) {
   if (o.sizes.empty()) o.sizes = {64, 4096, 64 * 1024, 1024 * 1024, kFrameSize};
+  if (o.transports.empty()) {
+    // The defaults and the floor every latency report compares them with.
+    o.transports = parse_transports([&] {
+      auto n = default_transports();
+      n.emplace_back(kCacheline);
+      return n;
+    }());
+  }
   if (o.max_run_seconds <= 0 || o.max_run_seconds > 3600) {
     throw UsageError("--max-run-seconds must be between 0 and 3600");
   }

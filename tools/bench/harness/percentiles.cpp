@@ -33,4 +33,26 @@ Percentiles median_of(const std::vector<Percentiles>& runs) {
                      median(p999), median(mx),  median(samples)};
 }
 
+Spread spread_of(const std::vector<Percentiles>& runs) {
+  Spread s;
+  s.median = median_of(runs);
+  if (runs.empty()) return s;
+  s.min = s.max = runs.front();
+  for (const auto& r : runs) {
+    s.min.p50 = std::min(s.min.p50, r.p50);
+    s.min.p90 = std::min(s.min.p90, r.p90);
+    s.min.p99 = std::min(s.min.p99, r.p99);
+    s.min.p999 = std::min(s.min.p999, r.p999);
+    s.min.max = std::min(s.min.max, r.max);
+    s.min.samples = std::min(s.min.samples, r.samples);
+    s.max.p50 = std::max(s.max.p50, r.p50);
+    s.max.p90 = std::max(s.max.p90, r.p90);
+    s.max.p99 = std::max(s.max.p99, r.p99);
+    s.max.p999 = std::max(s.max.p999, r.p999);
+    s.max.max = std::max(s.max.max, r.max);
+    s.max.samples = std::max(s.max.samples, r.samples);
+  }
+  return s;
+}
+
 }  // namespace ferry::bench

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/config/units.hpp"
@@ -13,6 +15,7 @@ RunSetup describe_run(const CommonOptions& options) {
   RunSetup setup;
   setup.machine = describe_machine();
   setup.cpus = options.cpus;
+  setup.pinned = options.pinned;
   setup.wait = options.wait;
   setup.repeat = options.repeat;
   setup.transports = options.transports;
@@ -60,7 +63,12 @@ void header(std::FILE* out, const RunSetup& s, const std::string& title, const s
   }
 }
 
-std::string cpu_roles(const std::vector<int>& cpus, const char* first, const char* rest) {
+std::string cpu_roles(const RunSetup& s, const char* first, const char* rest) {
+  if (!s.pinned) {
+    return fmt::format("{} and {} not pinned (the scheduler places them; --cpus A,B pins them)",
+                       first, rest);
+  }
+  const std::vector<int>& cpus = s.cpus;
   std::string others;
   for (std::size_t i = 1; i < cpus.size(); ++i)
     others += fmt::format("{}{}", i > 1 ? "," : "", cpus[i]);
@@ -68,11 +76,35 @@ std::string cpu_roles(const std::vector<int>& cpus, const char* first, const cha
                      others);
 }
 
-std::size_t ferry_index(const RunSetup& s) {
+std::size_t index_of(const RunSetup& s, std::string_view name) {
   for (std::size_t t = 0; t < s.transports.size(); ++t) {
-    if (s.transports[t] == kFerry) return t;
+    if (s.transports[t] == name) return t;
   }
   return s.transports.size();
+}
+std::size_t ferry_index(const RunSetup& s) { return index_of(s, kFerry); }
+
+// The CPUs as the JSON gives them: empty when no side was pinned.
+std::vector<int> json_cpus(const RunSetup& s) { return s.pinned ? s.cpus : std::vector<int>{}; }
+
+// [min, median, max] of one percentile over the repeats.
+Json spread_json(const Spread& sp) {
+  return Json{{"p50_ns", {sp.min.p50, sp.median.p50, sp.max.p50}},
+              {"p90_ns", {sp.min.p90, sp.median.p90, sp.max.p90}},
+              {"p99_ns", {sp.min.p99, sp.median.p99, sp.max.p99}},
+              {"p999_ns", {sp.min.p999, sp.median.p999, sp.max.p999}},
+              {"max_ns", {sp.min.max, sp.median.max, sp.max.max}}};
+}
+
+// The median p50 of a row's cell `t`, 0 when it has none.
+std::int64_t p50_of(const std::vector<LatencyCell>& row, std::size_t t) {
+  return t < row.size() && !row[t].runs.empty() ? median_of(row[t].runs).p50 : 0;
+}
+
+std::string range_ns(const Spread& sp) {
+  return sp.min.p50 == sp.max.p50
+             ? human_ns(sp.min.p50)
+             : fmt::format("{}-{}", human_ns(sp.min.p50), human_ns(sp.max.p50));
 }
 
 }  // namespace
@@ -81,12 +113,14 @@ std::string size_label(std::uint64_t bytes) { return config::format_size(bytes);
 
 void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table, bool json) {
   const std::size_t fi = ferry_index(s);
+  const std::size_t floor_i = index_of(s, kCacheline);
   if (json) {
     for (std::size_t i = 0; i < table.sizes.size(); ++i) {
       Json results = Json::array();
       const auto& row = table.cells[i];
       const Percentiles ferry =
           fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
+      const std::int64_t floor = p50_of(row, floor_i);
       for (std::size_t t = 0; t < row.size(); ++t) {
         if (row[t].runs.empty()) continue;  // every run failed: reported on stderr
         const Percentiles m = median_of(row[t].runs);
@@ -101,14 +135,20 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
             {"runs", row[t].runs.size()},
             {"failed_runs", row[t].failed.count},
             {"p50_vs_ferry",
-             ferry.p50 > 0 ? static_cast<double>(m.p50) / static_cast<double>(ferry.p50) : 0.0}});
+             ferry.p50 > 0 ? static_cast<double>(m.p50) / static_cast<double>(ferry.p50) : 0.0},
+            {"p50_vs_floor",
+             floor > 0 ? Json(static_cast<double>(m.p50) / static_cast<double>(floor)) : Json()},
+            {"spread", spread_json(spread_of(row[t].runs))}});
       }
-      const Json line{{"size", table.sizes[i]},
+      const Json line{{"kind", "latency"},
+                      {"size", table.sizes[i]},
                       {"rounds", table.rounds[i]},
                       {"results", results},
+                      {"floor_p50_ns", floor > 0 ? Json(floor) : Json()},
                       {"wait", std::string(to_string(s.wait))},
                       {"repeat", s.repeat},
-                      {"cpus", s.cpus},
+                      {"pinned", s.pinned},
+                      {"cpus", json_cpus(s)},
                       {"domain", s.domain},
                       {"clock_read_ns", s.clock_read_ns},
                       {"machine", machine_json(s.machine)}};
@@ -119,16 +159,17 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
   header(out, s,
          fmt::format("ferry bench latency: one-way latency = round trip / 2, --wait {}, {} "
                      "interleaved repeats "
-                     "(medians shown)",
+                     "(medians shown, and the p50's range over them)",
                      to_string(s.wait), s.repeat),
-         cpu_roles(s.cpus, "ping", "echo"));
+         cpu_roles(s, "ping", "echo"));
   for (std::size_t i = 0; i < table.sizes.size(); ++i) {
     const auto& row = table.cells[i];
     const Percentiles ferry =
         fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
-    fmt::print(out, "\n{:<26} {:>9} {:>9} {:>9} {:>9} {:>9}   p50 vs ferry\n",
+    const std::int64_t floor = p50_of(row, floor_i);
+    fmt::print(out, "\n{:<26} {:>9} {:>9} {:>9} {:>9} {:>9}  {:>18} {:>9} {:>9}\n",
                fmt::format("{} ({} rounds)", size_label(table.sizes[i]), table.rounds[i]), "p50",
-               "p90", "p99", "p99.9", "max");
+               "p90", "p99", "p99.9", "max", "p50 range", "vs ferry", "vs floor");
     for (std::size_t t = 0; t < row.size(); ++t) {
       if (row[t].runs.empty()) {
         fmt::print(out, "  {:<24} every run FAILED (see below)\n", s.transports[t]);
@@ -140,11 +181,17 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
               ? fmt::format("   ({} of {} runs failed)", row[t].failed.count,
                             row[t].failed.count + static_cast<int>(row[t].runs.size()))
               : "";
-      fmt::print(out, "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9}   {}{}\n", s.transports[t],
-                 human_ns(m.p50), human_ns(m.p90), human_ns(m.p99), human_ns(m.p999),
-                 human_ns(m.max), ratio(static_cast<double>(m.p50), static_cast<double>(ferry.p50)),
-                 note);
+      fmt::print(out, "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9}  {:>18} {:>9} {:>9}{}\n",
+                 s.transports[t], human_ns(m.p50), human_ns(m.p90), human_ns(m.p99),
+                 human_ns(m.p999), human_ns(m.max), range_ns(spread_of(row[t].runs)),
+                 ratio(static_cast<double>(m.p50), static_cast<double>(ferry.p50)),
+                 ratio(static_cast<double>(m.p50), static_cast<double>(floor)), note);
     }
+  }
+  if (floor_i == s.transports.size()) {
+    fmt::print(out,
+               "\n(vs floor: n/a; add cacheline to --transports for the floor of a cross-core "
+               "hand-off)\n");
   }
   // ferry's promise: a large sample costs what a small one does.
   if (fi < s.transports.size() && table.sizes.size() > 1) {
@@ -182,6 +229,15 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
     }
     return ThroughputRun{median(m), median(total), errors};
   };
+  auto rate_range = [](const ThroughputCell& c) {
+    double lo = 0, hi = 0;
+    for (std::size_t r = 0; r < c.runs.size(); ++r) {
+      const double v = c.runs[r].msgs_per_s;
+      lo = r == 0 ? v : std::min(lo, v);
+      hi = r == 0 ? v : std::max(hi, v);
+    }
+    return std::pair{lo, hi};
+  };
   if (json) {
     for (std::size_t i = 0; i < table.sizes.size(); ++i) {
       const auto& row = table.cells[i];
@@ -198,13 +254,23 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
                                {"sequence_errors", m.errors},
                                {"runs", row[t].runs.size()},
                                {"failed_runs", row[t].failed.count},
-                               {"vs_ferry", ferry > 0 ? m.msgs_per_s / ferry : 0.0}});
+                               {"vs_ferry", ferry > 0 ? m.msgs_per_s / ferry : 0.0},
+                               {"spread", Json{{"msgs_per_s",
+                                                {rate_range(row[t]).first, m.msgs_per_s,
+                                                 rate_range(row[t]).second}}}}});
       }
-      const Json line{{"size", table.sizes[i]}, {"seconds", table.seconds},
-                      {"results", results},     {"subscribers", table.subscribers},
-                      {"batch", table.batch},   {"wait", std::string(to_string(s.wait))},
-                      {"repeat", s.repeat},     {"cpus", s.cpus},
-                      {"domain", s.domain},     {"machine", machine_json(s.machine)}};
+      const Json line{{"kind", "throughput"},
+                      {"size", table.sizes[i]},
+                      {"seconds", table.seconds},
+                      {"results", results},
+                      {"subscribers", table.subscribers},
+                      {"batch", table.batch},
+                      {"wait", std::string(to_string(s.wait))},
+                      {"repeat", s.repeat},
+                      {"pinned", s.pinned},
+                      {"cpus", json_cpus(s)},
+                      {"domain", s.domain},
+                      {"machine", machine_json(s.machine)}};
       fmt::print(out, "{}\n", line.dump());
     }
     return;
@@ -212,28 +278,31 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
   header(out, s,
          fmt::format(
              "ferry bench throughput: one publisher, {} subscriber{}, {} s per run, --wait {}, {} "
-             "interleaved repeats (medians shown){}",
+             "interleaved repeats (medians shown, and their range){}",
              table.subscribers, table.subscribers == 1 ? "" : "s", table.seconds, to_string(s.wait),
              s.repeat,
              table.batch == 1 ? std::string()
                               : fmt::format(", batches of {} (ferry, raw-ring)", table.batch)),
-         cpu_roles(s.cpus, "publisher", "subscribers"));
+         cpu_roles(s, "publisher", "subscribers"));
   for (std::size_t i = 0; i < table.sizes.size(); ++i) {
     const auto& row = table.cells[i];
     const double ferry =
         fi < row.size() && !row[fi].runs.empty() ? medians(row[fi]).msgs_per_s : 0.0;
-    fmt::print(out, "\n{:<26} {:>12} {:>11} {:>10} {:>12}\n", size_label(table.sizes[i]),
-               table.subscribers == 1 ? "msgs/s" : "msgs/s each", "MB/s", "vs ferry", "seq errors");
+    fmt::print(out, "\n{:<26} {:>12} {:>11} {:>10} {:>12} {:>18}\n", size_label(table.sizes[i]),
+               table.subscribers == 1 ? "msgs/s" : "msgs/s each", "MB/s", "vs ferry", "seq errors",
+               "msgs/s range");
     for (std::size_t t = 0; t < row.size(); ++t) {
       if (row[t].runs.empty()) {
         fmt::print(out, "  {:<24} every run FAILED (see below)\n", s.transports[t]);
         continue;
       }
       const ThroughputRun m = medians(row[t]);
+      const auto [lo, hi] = rate_range(row[t]);
       fmt::print(
-          out, "  {:<24} {:>12} {:>11.1f} {:>10} {:>12}{}\n", s.transports[t],
+          out, "  {:<24} {:>12} {:>11.1f} {:>10} {:>12} {:>18}{}\n", s.transports[t],
           human_rate(m.msgs_per_s), m.msgs_per_s * static_cast<double>(table.sizes[i]) / 1e6,
           ratio(m.msgs_per_s, ferry), m.errors,
+          fmt::format("{}-{}", human_rate(lo), human_rate(hi)),
           row[t].failed.count > 0 ? fmt::format("   ({} runs failed)", row[t].failed.count) : "");
     }
   }

@@ -1,6 +1,6 @@
 #pragma once
 // Results as tables for people and as JSON (one object per line per size,
-// the DESIGN 1.5 shape plus extra keys).
+// the docs/cli/index.md shape plus extra keys).
 
 #include <cstdint>
 #include <cstdio>
@@ -16,7 +16,8 @@ namespace ferry::bench {
 // How a run was set up, for the header and the JSON.
 struct RunSetup {
   Machine machine;
-  std::vector<int> cpus;
+  std::vector<int> cpus;  // -1: that side not pinned
+  bool pinned = false;    // --cpus given
   Wait wait = Wait::Spin;
   int repeat = 0;
   std::string domain;

@@ -56,11 +56,18 @@ enum class FerryWake : std::uint8_t { Take, WaitSet, Fd };
     std::string_view name = kFerryCopy, FerryWake wake = FerryWake::Take);
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_loan_latency(
     std::string_view name = kFerryLoan);
+// ferry-copy with the ping side through the C API (transports/ferry_c/).
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_c_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_unix_socket_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_pipe_latency();
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_cacheline_latency();
 // Defined only when iceoryx was built (FERRY_BENCH_HAVE_ICEORYX).
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_iceoryx_latency();
+// Defined only when Fast DDS / Cyclone DDS were built (FERRY_BENCH_HAVE_FASTDDS,
+// FERRY_BENCH_HAVE_CYCLONEDDS).
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_fastdds_latency();
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_cyclonedds_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name);
 
 }  // namespace ferry::bench

@@ -54,6 +54,9 @@ class ThroughputTransport {
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_pipe_throughput();
 // Defined only when iceoryx was built (FERRY_BENCH_HAVE_ICEORYX).
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_iceoryx_throughput();
+// Defined only when Fast DDS / Cyclone DDS were built.
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_fastdds_throughput();
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_cyclonedds_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_throughput_transport(std::string_view name);
 
 }  // namespace ferry::bench

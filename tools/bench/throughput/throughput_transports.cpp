@@ -12,6 +12,12 @@ std::unique_ptr<ThroughputTransport> make_throughput_transport(std::string_view 
 #ifdef FERRY_BENCH_HAVE_ICEORYX
   if (name == kIceoryx) return make_iceoryx_throughput();
 #endif
+#ifdef FERRY_BENCH_HAVE_FASTDDS
+  if (name == kFastDds) return make_fastdds_throughput();
+#endif
+#ifdef FERRY_BENCH_HAVE_CYCLONEDDS
+  if (name == kCycloneDds) return make_cyclonedds_throughput();
+#endif
   return nullptr;
 }
 

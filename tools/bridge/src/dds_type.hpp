@@ -45,7 +45,7 @@ class DdsType {
   std::unique_ptr<Storage> s_;
 };
 
-// "pkg::msg::dds_::Name_" for a ferry type name (DESIGN 1.10 schema name).
+// "pkg::msg::dds_::Name_" for a ferry type name (docs/record-replay.md schema name).
 [[nodiscard]] std::string dds_type_name(const std::string& ferry_type);
 
 }  // namespace ferry::bridge

@@ -41,7 +41,7 @@ dds_return_t write_one(const RawSample& sample, dds_entity_t writer, bool bytes)
 // polls hands the CPU at once to any thread woken onto it (the DDS receive
 // thread, a local subscriber): a plain spin (cpu_relax) kept them waiting,
 // 64 B p50 45-80 us against 31-38 us asleep, where yielding measured 11-25
-// us (README, "Across machines"). Opt-in only: it costs up to `spin` of CPU
+// us (docs/bridge.md, "What it costs"). Opt-in only: it costs up to `spin` of CPU
 // time after every sample.
 std::optional<RawSample> poll_yielding(RawSubscriber& subscriber, std::chrono::microseconds spin) {
   if (spin.count() <= 0) return std::nullopt;

@@ -1,5 +1,5 @@
 #pragma once
-// A ferry topic's settings as DDS QoS (DESIGN 1.11): block -> RELIABLE,
+// A ferry topic's settings as DDS QoS (docs/bridge.md): block -> RELIABLE,
 // KEEP_ALL, max_blocking_time = block_timeout_ms; drop_new / drop_oldest ->
 // RELIABLE, KEEP_LAST(capacity); history: N -> TRANSIENT_LOCAL, depth N.
 

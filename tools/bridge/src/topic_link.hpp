@@ -33,7 +33,7 @@ struct BridgedTopic {
   const config::Schema* schema = nullptr;
   DdsType type;
   DdsEntity dds_topic;
-  // No loops (DESIGN 1.11): the importer's publisher id, set before the
+  // No loops (docs/bridge.md): the importer's publisher id, set before the
   // threads start when the topic is also exported; the exporter skips the
   // samples it finds in their SampleInfo (what this bridge imported).
   std::optional<std::uint64_t> importer_id;

@@ -1,6 +1,6 @@
 #pragma once
 // A ferry sample (C layout, with padding) <-> little-endian CDR as ROS 2 and
-// DDS write it (DESIGN 1.10): the 4-byte encapsulation header 00 01 00 00,
+// DDS write it (docs/record-replay.md): the 4-byte encapsulation header 00 01 00 00,
 // then the fields in declaration order, each primitive aligned to its size
 // relative to the first byte after the header; fixed arrays and char[N] carry
 // no length; a `bytes` sample is a uint32 length followed by the data.

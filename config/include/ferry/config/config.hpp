@@ -1,5 +1,5 @@
 #pragma once
-// A loaded, validated configuration (DESIGN 1.2).
+// A loaded, validated configuration (docs/configuration.md).
 //
 // Defaults when a key is omitted:
 //   domain                none (the runtime then uses --domain, FERRY_DOMAIN or "default")

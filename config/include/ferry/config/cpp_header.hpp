@@ -1,5 +1,5 @@
 #pragma once
-// The C++ view of a schema (DESIGN 1.9, `ferry gen cpp`): every declared
+// The C++ view of a schema (docs/types.md, `ferry gen cpp`): every declared
 // type as a struct with the YAML's field names and types, registered with
 // FERRY_TYPE_NAMED under its YAML name, carrying its layout fingerprint
 // (FERRY_TYPE_LAYOUT, layout_fingerprint.hpp) and static_asserts of its

@@ -1,5 +1,5 @@
 #pragma once
-// A type's layout fingerprint (DESIGN 1.9): every field's path, type and
+// A type's layout fingerprint (docs/types.md): every field's path, type and
 // offset, as text, so that ferryd can check a generated struct field by
 // field against the topic's declared type and name the first difference.
 //

@@ -51,6 +51,15 @@ inline constexpr std::uint64_t kMinChunkSize = 64;
 // `--config /dev/zero`-like mistakes from growing the reader without end.
 inline constexpr std::uint64_t kMaxConfigFileSize = std::uint64_t{4} << 20;  // 4 MiB
 
+// Size classes of the loaned-memory pool (its shared header has room for
+// this many; discovery/daemon/domain_pool.cpp asserts they agree).
+inline constexpr std::size_t kMaxPoolClasses = 32;
+
+// YAML nodes of the configuration as its readers see them, an alias counted
+// as a copy of its anchor's node: without it a 0.5 MiB file of aliases reads
+// as 100 million nodes (minutes and gigabytes). Real files have thousands.
+inline constexpr std::uint64_t kMaxYamlNodes = 1'000'000;
+
 // Deepest chain of nested types: a type with only primitive fields is 1
 // level, one that holds it is 2, and so on. The CLI's sample codecs recurse
 // once per level, so the limit bounds their stack.

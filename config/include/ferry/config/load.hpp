@@ -1,5 +1,5 @@
 #pragma once
-// Reading a configuration file (DESIGN 1.2).
+// Reading a configuration file (docs/configuration.md).
 //
 // Messages are "FILE:LINE:COL: what is wrong; what was expected" with 1-based
 // positions, the column counting bytes (e.g. "demo.yaml:14:35: unknown key

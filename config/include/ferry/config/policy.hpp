@@ -1,5 +1,5 @@
 #pragma once
-// What a publisher does when a subscriber's queue is full (DESIGN 1.3).
+// What a publisher does when a subscriber's queue is full (docs/concepts/policies.md).
 
 #include <cstdint>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
-// Sizing the loaned-memory pool, and checking it fits /dev/shm (DESIGN 1.2).
+// Sizing the loaned-memory pool, and checking it fits /dev/shm (docs/configuration.md).
 //
-// Every topic may loan (DESIGN 1.4 loans a 48-byte Pose), so every topic
+// Every topic may loan (docs/loans.md: any type may be loaned), so every topic
 // counts. A topic's demand is what it can have outstanding at once:
 //   chunks = (capacity x max_subscribers + history + max_loans) x max_publishers
 // each of chunk_size = the sample size rounded up to a power of two, at

@@ -1,7 +1,7 @@
 #pragma once
-// The ROS 2 view of a ferry type (DESIGN 1.10): its schema name and its .msg
+// The ROS 2 view of a ferry type (docs/record-replay.md): its schema name and its .msg
 // definition, as MCAP files (schema encoding `ros2msg`) and the DDS bridge
-// (DESIGN 1.11) name and describe it.
+// (docs/bridge.md) name and describe it.
 
 #include <cstddef>
 #include <string>

@@ -56,7 +56,7 @@ class PublisherPort {
     return publish_general(data, size, info);
   }
   // Publishes `count` samples of `size` bytes each, back to back at `data`,
-  // in order (DESIGN 1.4a): the topic's policy per sample, one tail store
+  // in order (docs/batches.md): the topic's policy per sample, one tail store
   // and at most one wake-up per queue and batch where they fit a slot;
   // larger samples go one by one through the pool. Counts are samples x
   // queues. Sequences are one per sample; publish_time_ns is read once per
@@ -158,6 +158,8 @@ class SubscriberPort {
   std::size_t wait_index = 0;
   // At attach: changes announced so far are not news to the WaitSet.
   void forget_changes() noexcept;
+  // Whether the port's node belongs to the process this one was forked from.
+  [[nodiscard]] bool inherited() const noexcept;
   // Where taken samples are released (fixed for the port's life; inline:
   // every take that returns a sample asks).
   [[nodiscard]] HeldSamples* held() const noexcept { return held_; }

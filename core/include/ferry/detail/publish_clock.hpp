@@ -11,11 +11,13 @@
 // against clock_gettime by the node's runtime thread (publish_clock_tick(),
 // every beat; re-anchored every second, the rate taken over the last ~16 s).
 //
-// Used only where the TSC is one clock for every core and never stops
-// (constant_tsc and nonstop_tsc); elsewhere, and until the first
-// calibration (~20 ms after the first node), publish_time_ns() is
-// clock_gettime itself. A step of the system clock (settimeofday) shows in
-// publish times at the next anchor, within a second.
+// Used only where the kernel itself keeps time with the TSC (its current
+// clocksource is "tsc": it found the TSC one clock for every core that
+// never stops, and watches it); elsewhere (kvm-clock, hpet, a TSC the
+// kernel marked unstable), and until the first calibration (~20 ms after
+// the first node), publish_time_ns() is clock_gettime itself. A child
+// forked while a thread calibrated starts calibrating afresh. A step of the system clock
+// (settimeofday) shows in publish times at the next anchor, within a second.
 
 #include <time.h>
 
@@ -49,6 +51,24 @@ inline PublishClockAnchor g_publish_clock;
 
 // 64 x 64 -> 128-bit products for the tick conversion (GCC and Clang).
 __extension__ using Uint128 = unsigned __int128;
+__extension__ using Int128 = __int128;
+
+// The realtime clock at TSC value `tsc`, from an anchor (`anchor_tsc` read
+// at `anchor_ns`) and a rate in nanoseconds per tick x 2^32.
+[[nodiscard]] FERRY_HOT inline std::uint64_t tsc_to_realtime_ns(std::uint64_t tsc,
+                                                                std::uint64_t anchor_tsc,
+                                                                std::uint64_t anchor_ns,
+                                                                std::uint64_t rate) noexcept {
+  // Signed: a TSC read a little before the anchor (on another core, or
+  // just before the runtime thread published a new anchor) is a time a
+  // little before anchor_ns, not ~190 years after it. Two's complement
+  // wrap-around adds the negative offset (C++20 defines both the
+  // conversion and the arithmetic right shift).
+  const auto ticks = static_cast<std::int64_t>(tsc - anchor_tsc);
+  const auto offset_ns =
+      static_cast<std::int64_t>((static_cast<Int128>(ticks) * static_cast<Int128>(rate)) >> 32U);
+  return anchor_ns + static_cast<std::uint64_t>(offset_ns);
+}
 
 // The realtime clock in nanoseconds, as publish() stamps it: never spins,
 // never calls the kernel; clock_gettime when there is no calibration or the
@@ -73,8 +93,7 @@ __extension__ using Uint128 = unsigned __int128;
     // publish's time.
     // The builtin, not <x86intrin.h>'s __rdtsc(): that header is ~55,000
     // lines (every AVX-512 intrinsic) in each file that includes ferry.hpp.
-    const std::uint64_t ticks = __builtin_ia32_rdtsc() - anchor_tsc;
-    return anchor_ns + static_cast<std::uint64_t>((static_cast<Uint128>(ticks) * rate) >> 32U);
+    return tsc_to_realtime_ns(__builtin_ia32_rdtsc(), anchor_tsc, anchor_ns, rate);
   }
 #endif
   return realtime_ns();
@@ -84,5 +103,15 @@ __extension__ using Uint128 = unsigned __int128;
 // measures the TSC against clock_gettime and rewrites the anchor when due.
 // Cheap when nothing is due; safe from several threads at once.
 void publish_clock_tick() noexcept;
+
+// Whether the kernel keeps time with the TSC: the clocksource file
+// (normally /sys/devices/system/clocksource/clocksource0/current_clocksource)
+// names "tsc". Only then is the TSC one clock for every core that never
+// stops, in the kernel's own judgement.
+[[nodiscard]] bool clocksource_is_tsc(const char* path) noexcept;
+
+// Tests: holds (true) or lets go of (false) the flag a runtime thread
+// holds while it calibrates, as if one were in the middle of a tick.
+void publish_clock_hold_for_test(bool held) noexcept;
 
 }  // namespace ferry::detail

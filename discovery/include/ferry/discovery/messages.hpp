@@ -41,7 +41,7 @@ enum class MessageType : std::uint16_t {
   queue_released = 19,
 };
 
-// Full-queue policy of a topic (DESIGN 1.3): config's, on the wire as its number.
+// Full-queue policy of a topic (docs/concepts/policies.md): config's, on the wire as its number.
 using Policy = config::Policy;
 using config::to_string;
 static_assert(static_cast<std::uint8_t>(Policy::block) == 0 &&

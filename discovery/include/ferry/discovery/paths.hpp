@@ -1,5 +1,5 @@
 #pragma once
-// Where a domain lives on the file system (DESIGN 1.1): which domain a
+// Where a domain lives on the file system (docs/concepts/index.md): which domain a
 // program is in, its runtime directory and the daemon's socket path.
 
 #include <cstdint>

@@ -10,6 +10,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ferry::transport {
 
@@ -38,5 +40,15 @@ struct ObjectOwner {
 // (lstat: a symlink is refused too); nullopt when all are trusted.
 [[nodiscard]] std::optional<std::string> first_untrusted_domain_object(const std::string& domain,
                                                                        const ObjectOwner& owner);
+
+// Every object of the domain in /dev/shm that `owner` does not allow, each
+// with its sentence (as untrusted_object), in name order.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> untrusted_domain_objects(
+    const std::string& domain, const ObjectOwner& owner);
+
+// Removes the domain's objects that `owner` allows, except its lock
+// (domain_lock.hpp); another user's objects stay for the operator to look
+// at. Returns how many were removed.
+std::size_t remove_trusted_domain_objects(const std::string& domain, const ObjectOwner& owner);
 
 }  // namespace ferry::transport

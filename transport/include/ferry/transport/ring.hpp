@@ -229,7 +229,10 @@ std::expected<std::uint32_t, RingError> RingConsumer::consume_many(std::uint32_t
     // publish(): the slots before it are fully written.
     const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
     if (t == h) return 0;
-    if (t - h > capacity_) return std::unexpected(RingError::CorruptIndices);
+    if (t - h > capacity_ || broken_) [[unlikely]] {
+      mark_broken();
+      return std::unexpected(RingError::CorruptIndices);
+    }
     cached_tail_ = t;
     note_backlog(t - h);
   }

@@ -436,7 +436,8 @@ class RingConsumer {
   // nothing, and takes nothing. Spsc: no shared load while the cached tail
   // already says yes; else one acquire load of tail (and, like try_pop, a
   // prefetch of the next slot's line, so that it travels with tail). True
-  // also for corrupt indices: the try_pop that follows reports them.
+  // also for corrupt indices until a try_pop reported them (and marked the
+  // queue broken); false for good after that.
   [[nodiscard]] FERRY_HOT bool ready() noexcept {
     if (mode_ != RingMode::Spsc) return has_data();
     const std::uint32_t h = head_;
@@ -446,11 +447,17 @@ class RingConsumer {
     // publish(): the slots before it are fully written.
     const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
     if (t == h) return false;
-    if (t - h <= capacity_) {
+    // Nothing is written here, not even max_backlog: a forked child's copy
+    // of an inherited port polls ready() before it learns that the node is
+    // not its own (the guard, after this), and must leave the parent's
+    // queue untouched. The backlog is noted when a slot is taken.
+    if (t - h <= capacity_ && !broken_) [[likely]] {
       cached_tail_ = t;
-      note_backlog(t - h);
-    }  // else left for next_slot to report
-    return true;
+      return true;
+    }
+    // Impossible indices (a broken or hostile peer): ready once, so that the
+    // caller's pop marks the queue broken and counts it; never after that.
+    return !broken_;
   }
 
   // The short way after ready() said yes. Stays beside try_pop because the
@@ -480,14 +487,28 @@ class RingConsumer {
   }
 
   // Fresh read of tail: is there a message? For waiting on a shared doorbell
-  // over several rings (doorbell_wait's ready()).
+  // over several rings (doorbell_wait's ready()). False for impossible
+  // indices and for a broken queue: a waiter must sleep, not spin on them.
   [[nodiscard]] bool has_data() const noexcept {
+    if (broken_) [[unlikely]]
+      return false;
     // SYNC: acquire, pairs with the producer's release store of tail.
     const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
-    if (mode_ == RingMode::Spsc) return t != head_;
+    if (mode_ == RingMode::Spsc) return t != head_ && t - head_ <= capacity_;
     // SYNC: acquire, pairs with the producer's CAS of head (overwrite mode).
-    return t != header_->consumer.head.load(std::memory_order_acquire);
+    const std::uint32_t h = header_->consumer.head.load(std::memory_order_acquire);
+    // Head past tail (signed distance < 0) is a tail read before the
+    // producer moved on: false here is safe for a waiter, since that push's
+    // doorbell_notify comes after its seq_cst fence, which is then ordered
+    // after the waiter's (else our load of tail would have seen it), and so
+    // sees the waiter's `sleeping` and wakes it.
+    const auto distance = static_cast<std::int32_t>(t - h);
+    return distance > 0 && static_cast<std::uint32_t>(distance) <= capacity_;
   }
+  // A peer wrote indices that no producer and consumer can produce (more
+  // than a capacity apart): the queue is broken for good. Counted once (as a
+  // corrupt slot: `ferry topic` shows it); nothing is taken from it again.
+  [[nodiscard]] bool broken() const noexcept { return broken_; }
   // True when the producer closed the ring and every message is taken.
   [[nodiscard]] inline bool finished() const noexcept;
 
@@ -533,10 +554,11 @@ class RingConsumer {
       // publish(): the slots before it are fully written.
       const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
       if (t == h) return std::unexpected(RingError::Empty);
-      if (t - h > capacity_)
+      if (t - h > capacity_ || broken_) [[unlikely]] {
+        mark_broken();
         return std::unexpected(RingError::CorruptIndices);  // cached_tail_ unchanged
+      }
       cached_tail_ = t;
-      note_backlog(t - h);
     }
     // The length is read ONCE (one 8-byte load of {length, flags}); the
     // producer may be broken or hostile and rewrite it behind our back.
@@ -550,9 +572,17 @@ class RingConsumer {
   }
 
   // Spsc: the message at head_ was taken; its slot goes back to the producer.
+  // The backlog is noted here, when a message is taken, never by ready()
+  // (see there): cached_tail_ - head_ is what waited, this one included.
   void release_slot() noexcept {
+    note_backlog(cached_tail_ - head_);
     count_popped();
     advance_head();
+  }
+  void mark_broken() noexcept {
+    if (broken_) return;
+    broken_ = true;
+    count_corrupt();
   }
   void advance_head() noexcept {
     ++head_;
@@ -609,6 +639,7 @@ class RingConsumer {
   std::uint64_t popped_ = 0;
   std::uint64_t corrupt_ = 0;
   std::uint32_t max_backlog_ = 0;
+  bool broken_ = false;  // impossible indices seen (broken())
 };
 
 }  // namespace ferry::transport

@@ -1,5 +1,5 @@
 #pragma once
-// Writes an MCAP file (DESIGN 1.10): magic, Header, Schema and Channel
+// Writes an MCAP file (docs/record-replay.md): magic, Header, Schema and Channel
 // records as they are added, messages inside Chunk records each followed by
 // its MessageIndex records, then on close() DataEnd, the summary (Schema,
 // Channel, Statistics, ChunkIndex, MetadataIndex groups), SummaryOffset

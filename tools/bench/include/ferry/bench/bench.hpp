@@ -1,8 +1,10 @@
 #pragma once
 // `ferry bench latency` and `ferry bench throughput`: ferry against the
-// transport ring alone, a Unix socket and a pipe, measured in one run with
-// interleaved repetitions, each side in its own pinned process, against a
-// private ferryd started (and stopped) for the run.
+// transport ring alone, a Unix socket, a pipe, the optional iceoryx, Fast
+// DDS and Cyclone DDS comparators and the cache-line floor, measured in one
+// run with interleaved repetitions, each side in its own process (pinned
+// with --cpus), against a private ferryd started (and stopped) for the run
+// (docs/benchmarks.md).
 
 #include <cstdio>
 

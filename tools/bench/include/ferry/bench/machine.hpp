@@ -26,6 +26,23 @@ struct Machine {
 // Pins the calling thread (and the threads it creates later) to one CPU.
 bool pin_to_cpu(int cpu) noexcept;
 
+// While alive, the calling thread may run on any CPU, and so may the threads
+// it creates meanwhile; at its end the thread is pinned back to the one CPU
+// it was pinned to, if it was. A comparator's side (Fast DDS, Cyclone DDS)
+// creates its library's threads in one: they carry its samples but are not
+// the side being measured, and held on the side's own CPU they would wait
+// for it (with --cpus; docs/benchmarks.md).
+class UnpinnedScope {
+ public:
+  UnpinnedScope() noexcept;
+  ~UnpinnedScope();
+  UnpinnedScope(const UnpinnedScope&) = delete;
+  UnpinnedScope& operator=(const UnpinnedScope&) = delete;
+
+ private:
+  int cpu_ = -1;  // the CPU to pin back to; -1: the thread was not pinned
+};
+
 // The cost of one now_ns() call, measured (each latency sample includes one).
 [[nodiscard]] std::int64_t clock_read_cost_ns();
 

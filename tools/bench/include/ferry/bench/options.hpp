@@ -31,6 +31,9 @@ inline constexpr std::string_view kFerryLoan = "ferry-loan";  // loan / publish 
 // in poll() on its fd() (then wait(0)), instead of take(timeout).
 inline constexpr std::string_view kFerryWaitSet = "ferry-waitset";
 inline constexpr std::string_view kFerryFd = "ferry-fd";
+// Latency only: ferry-copy with the pinging side written against the C API
+// (libferry_c), the echo side in C++: what the C binding adds.
+inline constexpr std::string_view kFerryC = "ferry-c";
 inline constexpr std::string_view kRawRing = "raw-ring";
 inline constexpr std::string_view kUnixSocket = "unix-socket";
 inline constexpr std::string_view kPipe = "pipe";
@@ -38,23 +41,38 @@ inline constexpr std::string_view kPipe = "pipe";
 // only when CMake found iceoryx when ferry was built.
 inline constexpr std::string_view kIceoryx = "iceoryx";
 [[nodiscard]] bool iceoryx_built() noexcept;
+// The DDS comparators, what ROS 2 users run (optional like iceoryx): Fast
+// DDS 2.x (shared-memory transport, data-sharing and loans for its plain
+// fixed-size type) and Cyclone DDS (loopback UDP), each known only when
+// CMake found it.
+inline constexpr std::string_view kFastDds = "fastdds";
+inline constexpr std::string_view kCycloneDds = "cyclonedds";
+[[nodiscard]] bool fastdds_built() noexcept;
+[[nodiscard]] bool cyclonedds_built() noexcept;
+// Latency only: one cache line passed between the two sides, the floor of a
+// cross-core hand-off; latency reports give every transport's multiple of it.
+inline constexpr std::string_view kCacheline = "cacheline";
 // ferry, ferry-copy or ferry-loan: measured through the private ferryd.
 [[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
   return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan ||
-         transport == kFerryWaitSet || transport == kFerryFd;
+         transport == kFerryWaitSet || transport == kFerryFd || transport == kFerryC;
 }
 // Every transport, in canonical order.
 [[nodiscard]] const std::vector<std::string>& known_transports();
 // The ones measured when --transports is not given (ferry-copy and
-// ferry-loan are asked for; iceoryx is measured when it was built).
+// ferry-loan are asked for; iceoryx is measured when it was built; the DDS
+// comparators are asked for). Latency adds the floor, cacheline.
 [[nodiscard]] const std::vector<std::string>& default_transports();
 
 struct CommonOptions {
   std::vector<std::uint64_t> sizes;     // bytes per message, >= 8 (the sequence number)
   std::vector<std::string> transports;  // a subset of known_transports(), in their order
-  std::vector<int> cpus;                // [0]: the sender/pinger, then receivers; empty: default
+  // [0]: the sender/pinger, then the receivers; -1: not pinned. --cpus
+  // fills it (pinned); without it every side is left to the scheduler.
+  std::vector<int> cpus;
+  bool pinned = false;  // --cpus was given
   Wait wait = Wait::Spin;
-  int repeat = 3;  // interleaved repetitions; medians are reported
+  int repeat = 3;  // interleaved repetitions; medians (and min / max) are reported
   bool json = false;
 };
 
@@ -110,7 +128,7 @@ inline constexpr std::uint64_t kFrameSize = 3'110'400;
 [[nodiscard]] std::vector<std::uint64_t> parse_sizes(const std::vector<std::string>& values);
 // Names from known_transports() (lists allowed), returned in canonical order.
 [[nodiscard]] std::vector<std::string> parse_transports(const std::vector<std::string>& values);
-// CPU numbers (lists allowed), each one this process may run on.
+// CPU numbers (lists allowed), each one this process may run on, none twice.
 [[nodiscard]] std::vector<int> parse_cpus(const std::vector<std::string>& values);
 [[nodiscard]] Wait parse_wait(std::string_view value);
 

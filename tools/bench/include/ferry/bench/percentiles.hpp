@@ -21,6 +21,13 @@ struct Percentiles {
 // with the median p50).
 [[nodiscard]] Percentiles median_of(const std::vector<Percentiles>& runs);
 
+// Field by field minimum, median and maximum over runs: the spread of each
+// percentile across repeats.
+struct Spread {
+  Percentiles min, median, max;
+};
+[[nodiscard]] Spread spread_of(const std::vector<Percentiles>& runs);
+
 template <class T>
 [[nodiscard]] T median(std::vector<T> v) {
   if (v.empty()) return T{};

@@ -1,5 +1,5 @@
 #pragma once
-// ferry bridge (DESIGN 1.11): local ferry topics to and from Eclipse Cyclone
+// ferry bridge (docs/bridge.md): local ferry topics to and from Eclipse Cyclone
 // DDS. An exported topic `a/b` is written to DDS topic `rt/a/b` with type
 // `pkg::msg::dds_::Name_` in little-endian CDR; an imported one is read from
 // DDS and published locally. The DDS headers stay inside tools/bridge/src.
