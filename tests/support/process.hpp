@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "temp_files.hpp"  // read_file
+
 namespace ferry::test {
 
 // Waits up to `timeout` for `pid` to end and reaps it. Returns its exit
@@ -32,9 +34,6 @@ void kill_and_reap(pid_t pid);
 // "runtime error:" without halt_on_error, a TSan warning): the test must
 // read it there.
 std::optional<std::string> sanitizer_report(std::string_view output);
-
-// The whole content of a file ("" when it cannot be read).
-std::string read_file(const std::string& path);
 
 // The CPU time (user + system) process `pid` has used so far, in seconds,
 // from /proc/PID/stat; -1 when it cannot be read.
