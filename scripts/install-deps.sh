@@ -25,8 +25,8 @@ case "$purpose" in
   # optional comparator of `ferry bench`, built when CMake finds it; installed
   # so that CI measures it.
   # nodejs (and npm unless the Node.js install brings its own): the reference
-  # MCAP reader of test_bag_interop, its npm packages installed by
-  # install-test-node.sh.
+  # MCAP reader of test_bag_interop and the Foxglove client of test_foxglove,
+  # their npm packages installed by install-test-node.sh.
   # cyclonedds-tools: idlc, which builds the plain Cyclone programs of the
   # bridge's interop test; iproute2: its network namespaces.
   # python3-dev, python3-pybind11, python3-numpy: the Python module `import

@@ -45,6 +45,7 @@ struct Verbs {
   GenCOptions gen_c;
   GenMsgOptions gen_msg;
   BridgeCliOptions bridge;
+  FoxgloveCliOptions foxglove;
   RecordOptions record;
   PlayOptions play;
 };
@@ -476,6 +477,33 @@ void add_bridge_command(CLI::App& app, BridgeCliOptions& o, Run& run) {
   cmd->callback([&o, &run] { run.code = run_bridge(o, run.context); });
 }
 
+void add_foxglove_command(CLI::App& app, FoxgloveCliOptions& o, Run& run) {
+  auto* cmd = app.add_subcommand(
+      "foxglove", "Serve the domain to Foxglove or Lichtblick (Foxglove WebSocket protocol)");
+  cmd->add_option("--address", o.address, "The address to listen on")->capture_default_str();
+  cmd->add_option("--port", o.port, "The TCP port (0: any free one, printed)")
+      ->capture_default_str();
+  cmd->add_option("--topics", o.topics, "Only topics matching these globs (e.g. 'camera/*')")
+      ->expected(1, -1);
+  cmd->add_option("--max-clients", o.max_clients, "Clients served at once; more are refused")
+      ->capture_default_str();
+  cmd->add_option("--send-buffer", o.send_buffer_mib,
+                  "MiB of messages waiting for one client; past it its oldest are dropped")
+      ->capture_default_str();
+  cmd->footer(
+      "Runs in the foreground until Ctrl-C, as a node named ferry-foxglove. Every topic is a\n"
+      "channel (encoding cdr, its ROS 2 schema); topics that appear or go away are advertised\n"
+      "and unadvertised. It subscribes as an observer, so a slow client never slows a\n"
+      "publisher: a client that reads too slowly loses its oldest messages, the busiest channel's\n"
+      "first, and is told so by a status message. Clients may publish into a topic whose schema\n"
+      "name they advertise (clientPublish). In Foxglove or Lichtblick: Open connection >\n"
+      "Foxglove WebSocket > ws://127.0.0.1:8765.\n"
+      "Examples:\n"
+      "  ferry foxglove\n"
+      "  ferry foxglove --address 0.0.0.0 --topics 'robot/*' 'camera/*' --send-buffer 64");
+  cmd->callback([&o, &run] { run.code = run_foxglove(o, run.context); });
+}
+
 void add_record_command(CLI::App& app, RecordOptions& o, Run& run) {
   auto* cmd =
       app.add_subcommand("record", "Record topics into an MCAP file (ros2msg schemas, CDR)");
@@ -573,6 +601,7 @@ int run_command_line(int argc, char** argv) {
       "  ferry bag info run.mcap\n"
       "  ferry play run.mcap\n"
       "  ferry bridge --export robot/pose   # onto DDS / ROS 2\n"
+      "  ferry foxglove                     # open ws://127.0.0.1:8765 in Foxglove\n"
       "Exit codes: 0 ok, 1 runtime failure (no ferryd, unknown topic), 2 usage or configuration "
       "error.");
 
@@ -586,6 +615,7 @@ int run_command_line(int argc, char** argv) {
   add_bag_commands(app, verbs.bag_info, run);
   add_gen_commands(app, verbs, run);
   add_bridge_command(app, verbs.bridge, run);
+  add_foxglove_command(app, verbs.foxglove, run);
   add_record_command(app, verbs.record, run);
   add_play_command(app, verbs.play, run);
   // Last, so that every verb registered above gets them.

@@ -140,6 +140,14 @@ struct BridgeCliOptions {
   std::uint32_t export_spin_us = 0;
 };
 
+struct FoxgloveCliOptions {
+  std::string address = "127.0.0.1";
+  std::uint32_t port = 8765;
+  std::vector<std::string> topics;  // globs; empty: every topic
+  std::uint32_t max_clients = 16;
+  double send_buffer_mib = 32;  // per client
+};
+
 struct RecordOptions {
   std::vector<std::string> topics;
   bool all = false;
