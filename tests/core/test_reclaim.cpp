@@ -49,6 +49,9 @@ using Served = ferry::test::ServedDomain<kConfig>;
 struct Board {
   std::atomic<std::uint64_t> published{0};
   std::array<std::atomic<std::uint64_t>, 4> published_by{};  // per publisher
+  // Per publisher, its subscriber_count() after its last burst: 0 once its
+  // serving thread has had ferryd's Unmatched of the dead subscriber.
+  std::array<std::atomic<std::uint32_t>, 4> matched_by{};
   std::atomic<std::uint64_t> taken{0};
   std::atomic<bool> pause{false};  // the publisher stops publishing (and lives on)
   std::atomic<bool> stop{false};   // the publisher exits
@@ -111,6 +114,7 @@ int loan_publisher_body(Board& board, std::size_t index, bool first_after_wake) 
         board.published_by[index].fetch_add(1);
       }
     }
+    board.matched_by[index].store(pub.subscriber_count());
     std::this_thread::sleep_for(1ms);  // lets the serving thread run
   }
   return 0;
@@ -179,6 +183,13 @@ TEST_CASE_FIXTURE(
   std::this_thread::sleep_for(3500ms);
   for (auto& p : pubs) ::kill(p.pid(), SIGCONT);
   CHECK(publishes_more(*board, 2, 300));
+  // Each publishing thread drops the dead queue (and revokes what it gave
+  // it) at its first publish after its serving thread had the Unmatched:
+  // wait for that news, then for two more bursts, before they go idle.
+  // (A fixed count of publishes alone was a guess a loaded machine beat.)
+  CHECK(eventually(
+      [&] { return board->matched_by[0].load() == 0 && board->matched_by[1].load() == 0; }, 10s));
+  CHECK(publishes_more(*board, 2, 200));
   board->pause.store(true);
   // The publishers live on (idle): they revoked what they gave the dead node.
   CHECK(pool_whole(domain, 3s));
