@@ -253,8 +253,9 @@ TEST_CASE("node slots are reused once their process is gone: more nodes than slo
     }
     held.push_back(std::move(*client));
   }
-  REQUIRE(refused.has_value());
-  CHECK(refused->find("max_nodes") != std::string::npos);
+  REQUIRE_MESSAGE(refused.has_value(), held.size() << " holders got slots");
+  CHECK_MESSAGE(refused->find("max_nodes") != std::string::npos,
+                "holder " << held.size() + 1 << " was refused: " << *refused);
   held.clear();  // closed, but this process still runs: its slots stay retired
   auto again = Client::connect(domain.name(), "holder", 3000ms);
   CHECK_FALSE(again.has_value());
