@@ -370,6 +370,10 @@ class PublisherState final : public PortState {
   // `owner` is gone: then a push waiting on it gives up); its leaving, for
   // the caller to hand over.
   Leaving old_queue_leaving(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
+  // Serving thread: whether the reader of a handed queue left its ring
+  // (RingConsumer::leave), and that queue's leaving (its ring name removed).
+  [[nodiscard]] bool handed_reader_left(std::uint64_t peer) const noexcept;
+  Leaving reader_left_leaving(std::uint64_t peer);
   // The exact re-reclaim of a dead subscriber (see apply_changes).
   void revoke_given_to_dead(transport::OwnerId dead_owner) noexcept;
   OldPeers old_peers_;                      // serving thread: previous-daemon queues
@@ -467,7 +471,11 @@ class SubscriberState final : public PortState {
   std::vector<std::unique_ptr<SubscriberConnection>> incoming_;  // under mutex_
   std::vector<std::uint64_t> leaving_;                           // under mutex_
   std::vector<std::uint64_t> aging_;  // under mutex_: peers whose queues are now old_epoch
-  OldPeers old_peers_;                // serving thread: previous-daemon queues
+  // Under mutex_: peers whose old queue the user's thread dropped, finished
+  // (its publisher closed it: replaced, or its port destroyed); the serving
+  // thread forgets them (check_old_peers). Reserved by age_queues().
+  std::vector<std::uint64_t> finished_old_;
+  OldPeers old_peers_;  // serving thread: previous-daemon queues
   std::vector<std::unique_ptr<SubscriberConnection>> active_;  // user's thread
   TakeLane lane_;                                              // user's thread
   SubscriberConnection* lane_queue_ = nullptr;                 // user's thread: lane_'s
