@@ -53,6 +53,11 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   // ferryd's sentence when it declared this node dead; empty while alive.
   // In a child forked after the node was made, the sentence saying so.
   [[nodiscard]] std::string declared_dead() const;
+  // Whether a ferryd answers on our connection now (false while reconnecting).
+  [[nodiscard]] bool connected() const {
+    std::lock_guard lock(mutex_);
+    return connected_;
+  }
   // Whether this process is a child forked after the node was made: the
   // node is its parent's (fork_guard.hpp) and every request is refused.
   [[nodiscard]] bool inherited() const noexcept;
