@@ -35,8 +35,8 @@
 //   -               Handed   on_matched()              serving  incoming_ (mutex_), handed_
 //   Handed          Active   apply_changes()           user     active_
 //   Handed, Active  Leaving  on_unmatched(),           serving  leaving_ (mutex_); out of handed_
-//                            old_queue_leaving()                (a push blocked on it is released
-//                                                               first when its reader is gone)
+//                            old_queue_leaving(),               (a push blocked on it is released
+//                            reader_left_leaving()              first when its reader is gone)
 //   Leaving         freed    apply_changes()           user     out of active_: emptied if its port
 //                                                               was destroyed, closed if replaced
 //   Handed, Active  (same)   mark_dead()               serving  out of handed_, a push blocked on
@@ -106,6 +106,8 @@
 //   held_
 //   incoming_, leaving_,   serving appends,    mutex_   the mutex (and `changes`, above)
 //   aging_                 user drains
+//   finished_old_          user appends (no    mutex_   the mutex; the serving thread drains
+//                          allocation), serving         it in check_old_peers()
 //   old_peers_             serving             -        serving only
 //   active_, lane_,        user                -        user only
 //   lane_queue_, next_ring,
