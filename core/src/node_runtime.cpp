@@ -330,12 +330,27 @@ void NodeRuntime::destroy_port(const PortState& port) noexcept {
   // and so is the socket.
   if (inherited()) return;
   std::lock_guard send_lock(send_mutex_);
+  bool connected = true;
   {
     std::lock_guard lock(mutex_);
     auto it = ports_.find(port.port_id);
     // Not ours in this session (it died with an earlier one): nothing to say.
     if (it == ports_.end() || it->second.lock().get() != &port) return;
     ports_.erase(it);
+    connected = connected_;
+  }
+  if (!connected) {
+    // No ferryd hears of it: the next one never learns of this port, so
+    // nobody else removes its doorbell's name. (Its rings' names go with
+    // their publishers, which see the ring left: restart_epoch.hpp.)
+    try {
+      if (const std::string bell = port.resume_doorbell(); !bell.empty()) {
+        transport::Segment::remove(bell);
+      }
+    } catch (const std::exception&) {
+      // No memory for the name: it stays, as `ferry clean` shows.
+    }
+    return;
   }
   (void)session_.client.send(discovery::DestroyPort{port.port_id});
 }

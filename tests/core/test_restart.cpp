@@ -54,9 +54,9 @@ int take_in_order(const char* name, std::uint64_t n, Signal& progress) {
   return 0;
 }
 
-// The domain's rings, by their names in /dev/shm.
-std::size_t ring_names(const std::string& domain) {
-  const std::string prefix = "ferry." + domain + ".ring.";
+// The domain's rings (or doorbells: what = "bell"), by their names in /dev/shm.
+std::size_t ring_names(const std::string& domain, const std::string& what = "ring") {
+  const std::string prefix = "ferry." + domain + "." + what + ".";
   std::size_t n = 0;
   for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
     if (entry.path().filename().string().starts_with(prefix)) ++n;
@@ -215,7 +215,8 @@ TEST_CASE_FIXTURE(Served, "a node that dies while no ferryd runs is reclaimed by
 
 TEST_CASE_FIXTURE(Served,
                   "ports destroyed while no ferryd runs are unmatched: a block publisher no "
-                  "longer waits for the gone reader, and their ring names are removed") {
+                  "longer waits for the gone reader, and their ring and doorbell names are "
+                  "removed") {
   // The child's node lives on; only its ports go, while ferryd is down, so
   // no daemon ever sends the Unmatched for them.
   Signal ready;
@@ -243,6 +244,7 @@ TEST_CASE_FIXTURE(Served,
   REQUIRE(ready.wait());
   REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
   CHECK(ring_names(domain.name()) == 2);
+  CHECK(ring_names(domain.name(), "bell") == 2);
 
   daemon.kill9();
   drop_ports.raise();
@@ -267,6 +269,8 @@ TEST_CASE_FIXTURE(Served,
       },
       5s));
   CHECK(eventually([&] { return ring_names(domain.name()) == 0; }, 5s));
+  // The child's subscriber's doorbell too (the parent's stays).
+  CHECK(ring_names(domain.name(), "bell") == 1);
   finish.raise();
   CHECK(child.wait() == 0);
 }
