@@ -369,6 +369,13 @@ py::array Subscriber::take_many(std::size_t max, std::optional<double> timeout) 
     py::gil_scoped_release unlocked;  // `out` is ours alone until we return it
     n = port_->take_many(into, wait);
   }
+  // As in take(): an error is not "nothing came".
+  if (n == 0) {
+    if (const auto failure = port_->failure()) {
+      throw Error(
+          fmt::format("take_many() on topic '{}' failed: {}", s.topic, to_string(*failure)));
+    }
+  }
   if (n == max) return out;
   return out[py::slice(0, static_cast<py::ssize_t>(n), 1)].cast<py::array>();
 }

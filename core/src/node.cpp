@@ -16,6 +16,7 @@ Node& Node::operator=(Node&&) noexcept = default;
 const std::string& Node::name() const noexcept { return runtime_->name(); }
 const std::string& Node::domain() const noexcept { return runtime_->domain(); }
 std::string Node::declared_dead() const { return runtime_->declared_dead(); }
+bool Node::connected() const { return runtime_->connected(); }
 
 std::unique_ptr<detail::PublisherPort> Node::make_publisher(std::string_view topic,
                                                             const detail::TypeInfo& type) {

@@ -193,7 +193,8 @@ void NodeRuntime::rejoin() {
     std::lock_guard lock(mutex_);
     session_ = std::move(session);
     ++session_number_;
-    ports_.clear();  // the old session's ports stay dead
+    ports_.clear();             // the old session's ports stay dead
+    destroying_bells_.clear();  // ferryd reclaimed the dead node's objects
     pending_.clear();
     replies_.clear();
     resuming_.clear();
@@ -329,15 +330,45 @@ void NodeRuntime::destroy_port(const PortState& port) noexcept {
   // A forked child's copy of a parent's port: the port is the parent's,
   // and so is the socket.
   if (inherited()) return;
+  // A subscriber's doorbell: removed by ferryd when it handles the
+  // DestroyPort. If no ferryd does (none runs, or it dies with the message
+  // unread), the next one never learns of this port, so this node removes
+  // the name (its rings' names go with their publishers, which see the ring
+  // left: restart_epoch.hpp).
+  std::string bell;
+  try {
+    bell = port.resume_doorbell();
+  } catch (const std::exception&) {
+    // No memory for the name: it stays, as `ferry clean` shows.
+  }
   std::lock_guard send_lock(send_mutex_);
+  bool connected = true;
+  std::uint32_t id = 0;
   {
     std::lock_guard lock(mutex_);
     auto it = ports_.find(port.port_id);
     // Not ours in this session (it died with an earlier one): nothing to say.
     if (it == ports_.end() || it->second.lock().get() != &port) return;
     ports_.erase(it);
+    connected = connected_;
+    // Before the send: the reply may come before send() returns. The id is
+    // the one this send gets (ids are given only under send_mutex_).
+    if (connected && !bell.empty()) {
+      id = session_.client.next_request_id();
+      try {
+        destroying_bells_[id] = bell;
+      } catch (const std::exception&) {
+        id = 0;
+      }
+    }
   }
-  (void)session_.client.send(discovery::DestroyPort{port.port_id});
+  if (connected && session_.client.send(discovery::DestroyPort{port.port_id})) return;
+  // Not sent (the socket failed: ferryd is gone), or no ferryd at all.
+  if (!bell.empty()) transport::Segment::remove(bell);
+  if (id != 0) {
+    std::lock_guard lock(mutex_);
+    destroying_bells_.erase(id);
+  }
 }
 
 void NodeRuntime::beat(std::uint64_t& last_beat_ms) {
@@ -453,6 +484,7 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
       return false;
     }
     std::vector<std::shared_ptr<PortState>> ports;
+    std::map<std::uint32_t, std::string> unanswered_bells;
     {
       std::lock_guard send_lock(send_mutex_);
       std::lock_guard lock(mutex_);
@@ -461,11 +493,15 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
       pending_.clear();
       replies_.clear();
       resuming_.clear();
+      unanswered_bells.swap(destroying_bells_);
       replied_.notify_all();
       for (auto& [id, weak] : ports_) {
         if (auto port = weak.lock()) ports.push_back(std::move(port));
       }
     }
+    // The previous ferryd may have died before it handled these ports'
+    // DestroyPort; this one never knew them (destroy_port).
+    for (const auto& [id, bell] : unanswered_bells) transport::Segment::remove(bell);
     // Every port again, under the same identity: peers match their old
     // queues to the new ones by our ports' first ids (PortState::identity),
     // which stay the same however many daemons come and go.
@@ -564,6 +600,7 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
     return;
   }
   std::lock_guard lock(mutex_);
+  destroying_bells_.erase(request_id);  // ferryd handled that DestroyPort
   if (auto r = resuming_.find(request_id); r != resuming_.end()) {
     if (const auto* error = std::get_if<discovery::Error>(&message)) {
       spdlog::error("node '{}': could not re-register a port with the restarted ferryd: {}", name_,

@@ -53,6 +53,11 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   // ferryd's sentence when it declared this node dead; empty while alive.
   // In a child forked after the node was made, the sentence saying so.
   [[nodiscard]] std::string declared_dead() const;
+  // Whether a ferryd answers on our connection now (false while reconnecting).
+  [[nodiscard]] bool connected() const {
+    std::lock_guard lock(mutex_);
+    return connected_;
+  }
   // Whether this process is a child forked after the node was made: the
   // node is its parent's (fork_guard.hpp) and every request is refused.
   [[nodiscard]] bool inherited() const noexcept;
@@ -125,6 +130,10 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   std::map<std::uint64_t, std::weak_ptr<PortState>> ports_;
   // Re-registrations after a daemon restart: request id -> the port.
   std::map<std::uint32_t, std::weak_ptr<PortState>> resuming_;
+  // Doorbell names of destroyed subscriber ports whose DestroyPort ferryd
+  // has not answered yet (request id -> name): removed by the node if the
+  // connection is lost first (destroy_port, reconnect).
+  std::map<std::uint32_t, std::string> destroying_bells_;
   bool connected_ = true;
   std::uint64_t session_number_ = 0;  // bumped with every new connection
   std::string dead_reason_;           // ferryd's node_expired sentence

@@ -104,6 +104,11 @@ PublisherState::~PublisherState() {
   for (const Leaving& l : leaving_) {
     if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
   }
+  // Nothing more comes from us: a reader that no ferryd will tell (one is
+  // down, or restarted since the queue was made) retires the queue once
+  // drained (RingConsumer::finished()).
+  for (auto& c : active_) c->producer.close();
+  for (auto& c : incoming_) c->producer.close();
 }
 
 void PublisherState::revoke_given_to_dead(transport::OwnerId dead_owner) noexcept {
@@ -423,9 +428,18 @@ SubscriberState::~SubscriberState() {
   // (and the pool view's lock may have been held at the fork).
   if (pool->is_inherited()) return;
   // Queues nobody will read again: a dead publisher's phantom references
-  // can be settled once no queue from it is left.
-  for (const auto& c : active_) pool->queue_closed(c->peer_owner);
-  for (const auto& c : incoming_) pool->queue_closed(c->peer_owner);
+  // can be settled once no queue from it is left. Each ring says so to its
+  // publisher too: ferryd's Unmatched tells it as well, but a ferryd that
+  // is down (or restarted since the ring was made) never will; the
+  // publisher then stops waiting for room and retires the queue itself.
+  for (const auto& c : active_) {
+    c->consumer.leave();
+    pool->queue_closed(c->peer_owner);
+  }
+  for (const auto& c : incoming_) {
+    c->consumer.leave();
+    pool->queue_closed(c->peer_owner);
+  }
 }
 
 void SubscriberState::on_matched(const discovery::Matched& m) {
@@ -520,7 +534,12 @@ void SubscriberState::drop_drained() noexcept {
     if (!c->retired || c->consumer.has_data()) return false;
     pool->queue_closed(c->peer_owner);  // may settle a dead publisher's phantoms
     // The previous ferryd's ring: its new daemon does not know the name.
-    if (c->old_epoch) transport::Segment::remove(c->ring_segment.name());
+    if (c->old_epoch) {
+      transport::Segment::remove(c->ring_segment.name());
+      std::lock_guard lock(mutex_);
+      // No allocation: age_queues() reserved room for every old queue.
+      if (finished_old_.size() < finished_old_.capacity()) finished_old_.push_back(c->peer);
+    }
     return true;
   });
   rebuild_lane();

@@ -35,8 +35,8 @@
 //   -               Handed   on_matched()              serving  incoming_ (mutex_), handed_
 //   Handed          Active   apply_changes()           user     active_
 //   Handed, Active  Leaving  on_unmatched(),           serving  leaving_ (mutex_); out of handed_
-//                            old_queue_leaving()                (a push blocked on it is released
-//                                                               first when its reader is gone)
+//                            old_queue_leaving(),               (a push blocked on it is released
+//                            reader_left_leaving()              first when its reader is gone)
 //   Leaving         freed    apply_changes()           user     out of active_: emptied if its port
 //                                                               was destroyed, closed if replaced
 //   Handed, Active  (same)   mark_dead()               serving  out of handed_, a push blocked on
@@ -106,6 +106,8 @@
 //   held_
 //   incoming_, leaving_,   serving appends,    mutex_   the mutex (and `changes`, above)
 //   aging_                 user drains
+//   finished_old_          user appends (no    mutex_   the mutex; the serving thread drains
+//                          allocation), serving         it in check_old_peers()
 //   old_peers_             serving             -        serving only
 //   active_, lane_,        user                -        user only
 //   lane_queue_, next_ring,
@@ -370,6 +372,10 @@ class PublisherState final : public PortState {
   // `owner` is gone: then a push waiting on it gives up); its leaving, for
   // the caller to hand over.
   Leaving old_queue_leaving(std::uint64_t peer, transport::OwnerId owner, bool peer_gone);
+  // Serving thread: whether the reader of a handed queue left its ring
+  // (RingConsumer::leave), and that queue's leaving (its ring name removed).
+  [[nodiscard]] bool handed_reader_left(std::uint64_t peer) const noexcept;
+  Leaving reader_left_leaving(std::uint64_t peer);
   // The exact re-reclaim of a dead subscriber (see apply_changes).
   void revoke_given_to_dead(transport::OwnerId dead_owner) noexcept;
   OldPeers old_peers_;                      // serving thread: previous-daemon queues
@@ -467,7 +473,11 @@ class SubscriberState final : public PortState {
   std::vector<std::unique_ptr<SubscriberConnection>> incoming_;  // under mutex_
   std::vector<std::uint64_t> leaving_;                           // under mutex_
   std::vector<std::uint64_t> aging_;  // under mutex_: peers whose queues are now old_epoch
-  OldPeers old_peers_;                // serving thread: previous-daemon queues
+  // Under mutex_: peers whose old queue the user's thread dropped, finished
+  // (its publisher closed it: replaced, or its port destroyed); the serving
+  // thread forgets them (check_old_peers). Reserved by age_queues().
+  std::vector<std::uint64_t> finished_old_;
+  OldPeers old_peers_;  // serving thread: previous-daemon queues
   std::vector<std::unique_ptr<SubscriberConnection>> active_;  // user's thread
   TakeLane lane_;                                              // user's thread
   SubscriberConnection* lane_queue_ = nullptr;                 // user's thread: lane_'s

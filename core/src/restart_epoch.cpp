@@ -52,17 +52,43 @@ PublisherState::Leaving PublisherState::old_queue_leaving(std::uint64_t peer,
 }
 
 void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
-  old_peers_.forget_gone(alive, [this](std::uint64_t peer, const OldPeer& old) {
-    if (old.replaced) return;  // counted and retired when its replacement came
+  old_peers_.forget_if([&](std::uint64_t peer, const OldPeer& old) {
+    const bool node_gone = !alive(old.owner);
+    // A replaced queue was counted and retired when its replacement came.
+    if (old.replaced) return node_gone;
+    // Its subscriber port was destroyed while no ferryd could tell us (or
+    // the previous one could not send the Unmatched): the ring says so.
+    const bool reader_left = !node_gone && handed_reader_left(peer);
+    if (!node_gone && !reader_left) return false;
     // SYNC: relaxed; a count for the user.
     (old.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
-    const Leaving leaving = old_queue_leaving(peer, old.owner, true);
+    const Leaving leaving =
+        node_gone ? old_queue_leaving(peer, old.owner, true) : reader_left_leaving(peer);
     {
       std::lock_guard lock(mutex_);
       leaving_.push_back(leaving);
     }
     announce_change();
+    return true;
   });
+}
+
+bool PublisherState::handed_reader_left(std::uint64_t peer) const noexcept {
+  const auto h = handed_.find(peer);
+  return h != handed_.end() && h->second->producer.reader_left();
+}
+
+PublisherState::Leaving PublisherState::reader_left_leaving(std::uint64_t peer) {
+  if (auto h = handed_.find(peer); h != handed_.end()) {
+    abandon(*h->second);
+    // The previous ferryd's ring: the daemon now running does not know its
+    // name, and its reader is gone; our mapping stays until the user's
+    // thread drops the queue.
+    transport::Segment::remove(h->second->ring_segment.name());
+    handed_.erase(h);
+  }
+  // As for a destroyed port: its reader is gone, we take back what is queued.
+  return Leaving{peer, true, false, transport::OwnerId{0}};
 }
 
 // ---- subscriber ------------------------------------------------------------------
@@ -71,6 +97,7 @@ void SubscriberState::age_queues() {
   std::lock_guard lock(mutex_);
   old_peers_.begin(peer_owners_, {});
   for (const auto& [peer, of] : peer_owners_) aging_.push_back(peer);
+  finished_old_.reserve(finished_old_.size() + peer_owners_.size());
   peer_owners_.clear();
   announce_change();
 }
@@ -84,6 +111,25 @@ bool SubscriberState::replaces_old_queue(SubscriberConnection& added) {
 }
 
 void SubscriberState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
+  // Old queues the user's thread dropped because their publisher closed
+  // them: replaced (counted by the replacement), or the publisher port was
+  // destroyed while no ferryd could tell us: then it is no longer matched.
+  std::vector<std::uint64_t> finished;
+  {
+    std::lock_guard lock(mutex_);
+    if (!finished_old_.empty()) {
+      finished.assign(finished_old_.begin(), finished_old_.end());
+      finished_old_.clear();
+    }
+  }
+  for (std::uint64_t done : finished) {
+    old_peers_.forget_if([&](std::uint64_t peer, const OldPeer& old) {
+      if (peer != done) return false;
+      // SYNC: relaxed; a count for the user.
+      if (!old.replaced) matched.fetch_sub(1, std::memory_order_relaxed);
+      return !old.replaced;  // a replaced one's node death is still watched
+    });
+  }
   bool changed = false;
   old_peers_.forget_gone(alive, [&](std::uint64_t peer, const OldPeer& old) {
     // Its publisher died while no ferryd watched: what it queued is still

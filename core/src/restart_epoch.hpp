@@ -14,6 +14,9 @@
 //                      arrives (Matched::peer_previous_port_id: the peer's identity)
 //   Old      gone      the peer's node is found dead            OldPeers::forget_gone(), from
 //   Replaced gone        (heartbeat slot, then node lock)         check_old_peers()
+//   Old      gone      a publisher's reader left the ring (its  OldPeers::forget_if(), from
+//                        subscriber port was destroyed, maybe    PublisherState::check_old_peers()
+//                        while no ferryd ran: nobody else says)
 //
 // What each side does with a replaced queue keeps the publisher's order: the
 // publisher stops writing the old ring and closes it (old_queue_leaving); the
@@ -90,6 +93,12 @@ class OldPeers {
       any = true;
     }
     return any;
+  }
+
+  // Forgets each old peer for which done(peer, old) returns true.
+  template <class Done>
+  void forget_if(Done&& done) {
+    std::erase_if(peers_, [&](auto& entry) { return done(entry.first, entry.second); });
   }
 
   // Calls gone(peer, old) for each old peer whose node `alive` says is gone,

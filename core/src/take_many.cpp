@@ -143,4 +143,11 @@ std::size_t SubscriberPort::take_many(void* out_data, std::size_t max, std::uint
   return out.got;
 }
 
+std::optional<ErrorCode> SubscriberPort::failure() noexcept {
+  SubscriberState& state = *state_;
+  state.connections();  // applies changes: sees a death sentence or a fork
+  if (!state.dead_seen) return std::nullopt;
+  return state.dead_error();
+}
+
 }  // namespace ferry::detail

@@ -88,7 +88,16 @@ DomainPool::DomainPool(const std::string& domain, const config::Config& config, 
   }
   if (auto free = config::free_shm_bytes(); free) {
     if (auto fits = config::check_pool_fits(plan, *free); !fits) {
-      throw std::runtime_error(fits.error().message);
+      // Where to look: the topic that needs the most, else the file.
+      const config::Topic* t = plan.from_config || fits.error().topic.empty()
+                                   ? nullptr
+                                   : config.find_topic(fits.error().topic);
+      const std::string at =
+          t != nullptr && t->pos.line != 0
+              ? fmt::format("{}:{}:{}", config.source, t->pos.line, t->pos.column)
+              : config.source;
+      throw std::runtime_error(at.empty() ? fits.error().message
+                                          : fmt::format("{}: {}", at, fits.error().message));
     }
   }
   transport::PoolGeometry geometry = geometry_of(plan);

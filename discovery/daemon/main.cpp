@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <csignal>
@@ -37,6 +38,7 @@
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/pid_file.hpp"
 #include "ferry/transport/domain_lock.hpp"
+#include "ferry/transport/names.hpp"
 #include "service_notifier.hpp"
 
 namespace {
@@ -232,13 +234,24 @@ int serve(const Args& args, Setup& setup, Startup& startup) {
                        ferry::transport::domain_lock_name(setup.domain)));
   }
   if (!domain_lock) return startup.fail(1, domain_lock.error().message);
+  // A start that fails from here on leaves no lock behind: it goes unless
+  // the domain has other objects (a previous daemon's, kept for its live
+  // nodes: the next ferryd adopts them), as when a daemon stops.
+  const auto fail = [&](int code, const std::string& message) {
+    const std::string lock = ferry::transport::domain_lock_name(setup.domain);
+    const auto objects = ferry::transport::list_domain_objects(setup.domain);
+    if (std::all_of(objects.begin(), objects.end(), [&](const auto& o) { return o == lock; })) {
+      domain_lock->remove();
+    }
+    return startup.fail(code, message);
+  };
   // The group's members may connect from the moment the socket listens.
   auto listener = discovery::UnixSeqpacketSocket::listen(
       setup.socket_path, setup.group ? std::optional<gid_t>(setup.group->gid) : std::nullopt);
-  if (!listener) return startup.fail(1, listener.error().message);
+  if (!listener) return fail(1, listener.error().message);
   // We hold the domain's lock: a pid file already there is a dead daemon's.
   PidFile pid_file(discovery::pid_file_path(setup.domain, setup.runtime_dir));
-  if (auto written = pid_file.write(); !written) return startup.fail(1, written.error());
+  if (auto written = pid_file.write(); !written) return fail(1, written.error());
 
   try {
     discovery::DaemonOptions options{setup.domain, setup.socket_path.string(),
@@ -253,7 +266,7 @@ int serve(const Args& args, Setup& setup, Startup& startup) {
     if (daemon.domain_removed()) domain_lock->remove();
     return code;
   } catch (const std::exception& e) {
-    return startup.fail(1, e.what());
+    return fail(1, e.what());
   }
 }
 

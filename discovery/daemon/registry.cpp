@@ -24,19 +24,25 @@ void erase_value(std::vector<std::uint64_t>& v, std::uint64_t value) {
 }
 
 // True when `who` names the uid (user name or number) or the gid (group name).
-bool names_peer(const std::string& who, uid_t uid, gid_t gid) {
-  if (who == std::to_string(uid)) return true;
+// The user database's name for a uid or a gid (nullopt: none).
+std::optional<std::string> user_name(uid_t uid) {
   char buf[4096];
   passwd pw{};
-  passwd* pw_result = nullptr;
-  if (::getpwnam_r(who.c_str(), &pw, buf, sizeof buf, &pw_result) == 0 && pw_result != nullptr &&
-      pw.pw_uid == uid) {
-    return true;
+  passwd* result = nullptr;
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &result) != 0 || result == nullptr) {
+    return std::nullopt;
   }
+  return std::string(pw.pw_name);
+}
+
+std::optional<std::string> group_name(gid_t gid) {
+  char buf[4096];
   group gr{};
-  group* gr_result = nullptr;
-  return ::getgrnam_r(who.c_str(), &gr, buf, sizeof buf, &gr_result) == 0 && gr_result != nullptr &&
-         gr.gr_gid == gid;
+  group* result = nullptr;
+  if (::getgrgid_r(gid, &gr, buf, sizeof buf, &result) != 0 || result == nullptr) {
+    return std::nullopt;
+  }
+  return std::string(gr.gr_name);
 }
 
 }  // namespace
@@ -215,15 +221,13 @@ std::optional<Error> Registry::check_allowed(const TopicEntry& topic, const Peer
                                              bool publisher) const {
   const auto& allowed = publisher ? topic.settings.allow_publish : topic.settings.allow_subscribe;
   if (!allowed) return std::nullopt;
-  for (const auto& who : *allowed) {
-    if (names_peer(who, peer.uid, peer.gid)) return std::nullopt;
-  }
-  char buf[4096];
-  passwd pw{};
-  passwd* result = nullptr;
-  const std::string user = ::getpwuid_r(peer.uid, &pw, buf, sizeof buf, &result) == 0 && result
-                               ? std::string(pw.pw_name)
-                               : std::to_string(peer.uid);
+  // The peer's names looked up in the list, never the list's names in the
+  // user database: a long list must not stall this (the serving) thread.
+  if (allowed->contains(std::to_string(peer.uid))) return std::nullopt;
+  const std::optional<std::string> name = user_name(peer.uid);
+  if (name && allowed->contains(*name)) return std::nullopt;
+  if (auto g = group_name(peer.gid); g && allowed->contains(*g)) return std::nullopt;
+  const std::string user = name.value_or(std::to_string(peer.uid));
   return make_error(
       ErrorCode::permission_denied,
       fmt::format("user '{}' (uid {}) may not {} topic '{}' (see its 'allow:')", user, peer.uid,

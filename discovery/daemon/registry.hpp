@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -32,8 +33,12 @@ struct ServedTopic {
   std::string type_layout;
   bool bytes = false;  // `type: bytes` topic
   TopicConfig config;  // policy, capacity, limits, sizes (slot_size filled by the daemon)
-  std::optional<std::vector<std::string>> allow_publish;    // nullopt: anyone may
-  std::optional<std::vector<std::string>> allow_subscribe;  // nullopt: anyone may
+  // `allow:` (nullopt: anyone may): user names, group names and numeric
+  // uids as written, in a set. A port request looks up its peer's user and
+  // group names (two user-database lookups) and those in the set: one
+  // request costs the same with 9,000 names as with one.
+  std::optional<std::unordered_set<std::string>> allow_publish;
+  std::optional<std::unordered_set<std::string>> allow_subscribe;
 };
 
 // Makes and removes the shared-memory objects of the domain.

@@ -39,8 +39,10 @@ std::vector<ServedTopic> served_topics(const config::Config& config) {
     } else {
       s.config.sample_size = t.sample_size;
     }
-    s.allow_publish = t.allow.publish;
-    s.allow_subscribe = t.allow.subscribe;
+    if (t.allow.publish) s.allow_publish.emplace(t.allow.publish->begin(), t.allow.publish->end());
+    if (t.allow.subscribe) {
+      s.allow_subscribe.emplace(t.allow.subscribe->begin(), t.allow.subscribe->end());
+    }
     served.push_back(std::move(s));
   }
   return served;

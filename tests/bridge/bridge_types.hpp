@@ -53,6 +53,8 @@ inline std::string bridge_yaml() {
          "2000 }\n"
          "  - { name: bridge/bytes, type: bytes, max_size: 1KiB, capacity: 64, policy: block }\n"
          "  - { name: bridge/latest, type: Small, capacity: 4, policy: drop_oldest }\n"
+         "  - { name: bridge/history, type: Small, capacity: 8, policy: drop_oldest, history: 3 }\n"
+         "  - { name: bridge/first, type: Small, capacity: 4, policy: drop_new }\n"
          "  - { name: bridge/stall, type: Small, capacity: 4, policy: block, block_timeout_ms: "
          "2000 }\n"
          "  - { name: bench/ping, type: Small, capacity: 4, policy: drop_oldest }\n"

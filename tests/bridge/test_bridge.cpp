@@ -4,6 +4,7 @@
 // hand-written IDL with idlc) on the DDS side.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 #include <ferry/ferry.hpp>
@@ -18,6 +19,7 @@
 #include "bridge_types.hpp"
 #include "daemon_fixture.hpp"
 #include "pool_probe.hpp"
+#include "signal_pipe.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::All;
@@ -60,6 +62,10 @@ std::vector<std::string> lines(const std::string& text) {
   return out;
 }
 
+// Made by the test once it received what a publisher child sent (see
+// publish_all): the child's port stays until then.
+std::filesystem::path done_file(const std::filesystem::path& go) { return go.string() + ".done"; }
+
 // A ferry publisher on `domain` (a child process): waits until it reaches
 // `subscribers` local subscribers and for the file `go`, then publishes
 // all_value(0 .. n-1). Fork it before the test makes a node of its own: a
@@ -76,8 +82,9 @@ ferry::test::Child publish_all(const ferry::test::TestDomain& domain, std::uint3
       return 3;
     if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
     for (std::uint32_t i = 0; i < n; ++i) (void)pub.publish(ferry::test::all_value(i));
-    std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
-    return 0;
+    // The port stays until the test got them all through the bridge.
+    return ferry::test::eventually([&] { return std::filesystem::exists(done_file(go)); }, 20s) ? 0
+                                                                                                : 5;
   });
 }
 
@@ -111,6 +118,7 @@ void receive_all_on_b(World& w, const Background& bridge_b, std::uint32_t n,
   REQUIRE(imports_reach(bridge_b, "bridge/all", 1));
   std::ofstream{go}.put('1');
   expect_all(sub, n);
+  std::ofstream{done_file(go)}.put('1');
 }
 
 // 2 x n samples from two publishers, interleaved as they came: each one's
@@ -199,10 +207,10 @@ TEST_CASE("an exporter with --export-spin-us carries spaced samples in order, th
     if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
     for (std::uint32_t i = 0; i < kCount; ++i) {
       (void)out.publish(ferry::test::all_value(i));
-      std::this_thread::sleep_for(300us);
+      std::this_thread::sleep_for(300us);  // spaced samples: the subject of this test
     }
-    std::this_thread::sleep_for(200ms);  // the bridge takes them before the port goes
-    return 0;
+    return ferry::test::eventually([&] { return std::filesystem::exists(done_file(go)); }, 20s) ? 0
+                                                                                                : 5;
   });
   receive_all_on_b(w, *bridge_b, kCount, go);
   CHECK(pub.wait(5s) == 0);
@@ -249,6 +257,7 @@ TEST_CASE("two bridges both exporting and importing a topic do not echo samples 
   std::ofstream{go}.put('1');
   expect_from_two_publishers(sub_a, kCount);
   expect_from_two_publishers(sub_b, kCount);
+  std::ofstream{done_file(go)}.put('1');
   CHECK(pub_a.wait(5s) == 0);
   CHECK(pub_b.wait(5s) == 0);
   // Nothing comes back: no sample twice on either side.
@@ -608,4 +617,110 @@ TEST_CASE(
     CHECK(spin.exit_code == 2);
     CHECK(spin.err.find("--export-spin-us") != std::string::npos);
   }
+}
+
+TEST_CASE(
+    "a bridge whose ferryd is gone says so while it retries, and stops with a sentence once its "
+    "node was declared dead") {
+  ferry::test::TestDomain d;
+  ferry::test::Daemon daemon{d, ferry::test::bridge_yaml()};
+  ferry::test::NetPair net;  // only for a DDS domain id of its own
+  Background bridge(d, {ferry::test::bin_path("ferry"), "bridge", "--export", "bridge/seq",
+                        "--dds-domain", std::to_string(net.dds_domain())});
+  INFO("bridge: " << bridge.err());
+  REQUIRE(bridge.wait_for("bridge: running as node", 10s));
+  const auto said = [&](const std::string& text) {
+    std::size_t n = 0;
+    const std::string err = bridge.err();
+    for (auto at = err.find(text); at != std::string::npos; at = err.find(text, at + 1)) ++n;
+    return n;
+  };
+
+  daemon.kill9();
+  // Not silent: once after 1 s, again after 2 more (then less and less often).
+  CHECK(ferry::test::eventually([&] { return said("is unreachable for") >= 2; }, 8s));
+  daemon.start();
+  CHECK(bridge.wait_for("is back after", 5s));
+
+  // Stopped for longer than timeout_ms (2 s): ferryd declares its node dead.
+  REQUIRE(::kill(bridge.pid(), SIGSTOP) == 0);
+  const bool reaped = ferry::test::eventually(
+      [&] {
+        const auto nodes =
+            ferry::test::run_program(d, {ferry::test::bin_path("ferry"), "node", "list", "--json"});
+        return nodes.exit_code == 0 && nodes.out.find("ferry-bridge") == std::string::npos;
+      },
+      10s);
+  REQUIRE(::kill(bridge.pid(), SIGCONT) == 0);
+  REQUIRE(reaped);
+  CHECK(bridge.wait(10s) == 1);
+  CHECK(said("lost its ports") == 1);
+}
+
+TEST_CASE(
+    "a history topic's import gives a late subscriber the last samples sent before either "
+    "joined, and a drop_new import keeps the first ones a full subscriber has") {
+  World w;
+  // Forked before this process has a node (see publish_all): for each value
+  // v it reads, publishes Small{seq: v % 1000} on bridge/history (v < 1000)
+  // or bridge/first; ~0 ends it.
+  ferry::test::ValuePipe values;
+  ferry::test::Child pub([&] {
+    ferry::test::use_domain_env(w.a);
+    ferry::Node node{"test-pub"};
+    auto history = node.publisher<Small>("bridge/history");
+    auto first = node.publisher<Small>("bridge/first");
+    // The exporting bridge's subscribers, before anything is sent.
+    if (!ferry::test::eventually(
+            [&] { return history.subscriber_count() >= 1 && first.subscriber_count() >= 1; }, 20s))
+      return 4;
+    for (std::uint64_t v = 0; values.receive(v, 30s);) {
+      if (v == ~std::uint64_t{0}) return 0;
+      Small s{};
+      s.seq = v % 1000;
+      (void)(v < 1000 ? history : first).publish(s);
+    }
+    return 3;
+  });
+  // history: 3 -> TRANSIENT_LOCAL, depth 3 on the exporting bridge's writer.
+  auto bridge_a = w.bridge(0, {"--export", "bridge/history", "--export", "bridge/first"});
+  INFO("bridge A: " << bridge_a->err());
+  REQUIRE(bridge_a->wait_for("running as node", 8s));
+  // Five samples before any importer exists.
+  for (std::uint64_t i = 0; i < 5; ++i) values.send(i);
+  auto bridge_b = w.bridge(1, {"--import", "bridge/history", "--import", "bridge/first"});
+  INFO("bridge B: " << bridge_b->err());
+  REQUIRE(bridge_b->wait_for("'rt/bridge/history' (import): 1 DDS writer(s) matched", 8s));
+  REQUIRE(bridge_b->wait_for("'rt/bridge/first' (import): 1 DDS writer(s) matched", 8s));
+  ferry::test::use_domain_env(w.b);
+  ferry::Node node{"test-sub"};
+  // Joins after the import published them: the importer's ferry history.
+  auto late = node.subscriber<Small>("bridge/history");
+  std::vector<std::uint64_t> got;
+  while (auto s = late.take(3s)) {
+    got.push_back((*s)->seq);
+    if (got.size() == 3) break;
+  }
+  CHECK(got == std::vector<std::uint64_t>{2, 3, 4});
+
+  // drop_new: a subscriber that takes nothing keeps the first 4 (its
+  // capacity). A second one takes each sample as it comes, so that the
+  // next is sent only once this one crossed (no hop before B's queue may
+  // refuse any: their queues are empty each time).
+  auto first = node.subscriber<Small>("bridge/first");
+  auto probe = node.subscriber<Small>("bridge/first");
+  REQUIRE(imports_reach(*bridge_b, "bridge/first", 2));
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    values.send(1000 + i);
+    auto s = probe.take(5s);
+    REQUIRE(s.has_value());
+    CHECK((*s)->seq == i);
+  }
+  std::vector<std::uint64_t> firsts;
+  while (auto s = first.take()) firsts.push_back((*s)->seq);
+  CHECK(firsts == std::vector<std::uint64_t>{0, 1, 2, 3});
+  values.send(~std::uint64_t{0});
+  CHECK(pub.wait(5s) == 0);
+  CHECK(bridge_a->interrupt() == 0);
+  CHECK(bridge_b->interrupt() == 0);
 }

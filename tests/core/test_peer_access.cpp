@@ -6,11 +6,15 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +24,7 @@
 #include "ferry/transport/names.hpp"
 #include "privileges.hpp"
 #include "pubsub_util.hpp"
+#include "skip.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -263,4 +268,49 @@ TEST_CASE(
   const auto by_root = ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "clean"});
   CHECK(by_root.exit_code == 0);
   CHECK(ferry::transport::list_domain_objects(domain.name()).empty());
+}
+
+TEST_CASE(
+    "ferryd --group admits a user whose supplementary group it is in the user database, and "
+    "only then" *
+    doctest::skip(kNotRoot)) {
+  // A user database where nobody is a supplementary member of a group of
+  // its own: /etc/group bind-mounted over, in a mount namespace of a child
+  // (this process's view stays). ferryd, started in there, sees it too.
+  TestDomain domain;
+  const std::filesystem::path group_file = domain.runtime_dir() / "group";
+  constexpr gid_t kCrew = 64990;
+  {
+    std::ifstream in("/etc/group");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::ofstream(group_file) << text.str() << "ferrycrew:x:" << kCrew << ":nobody\n";
+  }
+  Child scenario([&] {
+    if (::unshare(CLONE_NEWNS) != 0) return 77;
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return 78;
+    if (::mount(group_file.c_str(), "/etc/group", nullptr, MS_BIND, nullptr) != 0) return 79;
+    Daemon daemon{domain, seq_config("  - { name: t, type: Seq }\n"), {"--group", "ferrycrew"}};
+    ferry::test::use_domain_env(domain);
+    const auto join = [] {
+      ferry::Node node{"crew"};
+      auto sub = node.subscriber<Seq>("t");
+      return std::string("admitted");
+    };
+    // Its process has the group (as a login session would) but the socket's
+    // credentials carry only its primary gid: ferryd asks the user database.
+    const gid_t nogroup = gid_of("nogroup");
+    if (as_user(kNobody, nogroup, {kCrew}, join) != "admitted") return 1;
+    // Another uid with the same process groups is no member: refused.
+    if (!as_user(kNoName, nogroup, {kCrew}, join).starts_with("error: ")) return 2;
+    return daemon.stop() == 0 ? 0 : 3;
+  });
+  const int code = scenario.wait(30s);
+  if (code == 77 || code == 78 || code == 79) {
+    ferry::test::skip_test(
+        "a mount namespace (to give the test its own /etc/group) is not "
+        "permitted here");
+    return;
+  }
+  CHECK(code == 0);
 }

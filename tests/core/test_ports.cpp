@@ -127,11 +127,22 @@ TEST_CASE("two domains side by side do not see each other") {
   ferry::test::use_domain_env(b);
   ferry::Node node_b{"b"};
   auto sub = node_b.subscriber<Seq>("t");
-  std::this_thread::sleep_for(100ms);
-  CHECK(pub.subscriber_count() == 0);
-  CHECK(sub.publisher_count() == 0);
-  pub.publish(make_seq(0, 0));
-  CHECK_FALSE(sub.take(50ms));
+  // A port of each side's own domain after the other's: its match is told
+  // after any match across the domains would have been (one daemon tells a
+  // node in order), so once it is seen nothing else can still come.
+  auto pub_b = node_b.publisher<Seq>("t");
+  ferry::test::use_domain_env(a);
+  auto sub_a = node_a.subscriber<Seq>("t");
+  REQUIRE(eventually([&] { return pub.subscriber_count() >= 1 && sub.publisher_count() >= 1; }));
+  CHECK(pub.subscriber_count() == 1);
+  CHECK(sub.publisher_count() == 1);
+  // Only b's sample reaches b's subscriber.
+  CHECK(pub.publish(make_seq(0, 0)).delivered == 1);
+  CHECK(pub_b.publish(make_seq(1, 0)).delivered == 1);
+  auto taken = sub.take(2s);
+  REQUIRE(taken);
+  CHECK((*taken)->publisher == 1);
+  CHECK_FALSE(sub.take());
   CHECK(node_a.domain() == a.name());
   CHECK(node_b.domain() == b.name());
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -207,4 +208,92 @@ TEST_CASE("SIGHUP reads a large file on a thread of its own: ferryd answers mean
   // (about one answered meanwhile); read aside, they go on.
   CHECK(answered_during >= 10);
   CHECK(publisher_allowed(node, "t49"));
+}
+
+namespace {
+
+// "" when a subscriber on `topic` is made; else ferryd's refusal.
+std::string subscriber_refusal(ferry::Node& node, const std::string& topic) {
+  try {
+    auto sub = node.subscriber<Seq>(topic);
+    return "";
+  } catch (const ferry::Error& e) {
+    return e.what();
+  }
+}
+
+// A YAML flow list of `n` user names nobody has, then `last` if not empty.
+std::string names(int n, const std::string& last) {
+  std::string list = "[";
+  for (int i = 0; i < n; ++i) list += "absent" + std::to_string(i) + ", ";
+  list += last.empty() ? "absent-last" : last;
+  return list + "]";
+}
+
+}  // namespace
+
+TEST_CASE(
+    "allow: lists of 9,000 names cost a port request nothing, SIGHUP changes them for new "
+    "ports, and a topic dropped from the file stays while ports use it") {
+  TestDomain domain;
+  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
+  const std::string me = std::to_string(::getuid());
+  // This process may publish on g (the last of 9,000 names), not subscribe.
+  write(config, seq_config("  - { name: g, type: Seq, max_publishers: 16, allow: { publish: " +
+                               names(9000, me) + ", subscribe: " + names(9000, "") +
+                               " } }\n"
+                               "  - { name: d, type: Seq }\n",
+                           "strict: true\n"));
+  LoggedDaemon daemon(domain, config);
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"n"};
+
+  // Each request used to look all 9,000 names up in the user database on
+  // ferryd's serving thread (seconds per request).
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<ferry::Publisher<Seq>> pubs;
+  for (int i = 0; i < 10; ++i) pubs.push_back(node.publisher<Seq>("g"));
+  for (int i = 0; i < 10; ++i) {
+    CHECK(subscriber_refusal(node, "g").find("may not subscribe to topic 'g'") !=
+          std::string::npos);
+  }
+  const auto took = std::chrono::steady_clock::now() - t0;
+  MESSAGE("20 port requests on a topic with 2 x 9,001 allowed names took "
+          << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
+  CHECK(took < 2s);
+
+  auto dropped_pub = std::make_optional(node.publisher<Seq>("d"));
+  auto dropped_sub = std::make_optional(node.subscriber<Seq>("d"));
+  REQUIRE(eventually([&] { return dropped_pub->subscriber_count() == 1; }));
+
+  // Now the other way round, and d is gone from the file.
+  write(config, seq_config("  - { name: g, type: Seq, allow: { publish: [absent1], subscribe: " +
+                               names(9000, me) + " } }\n",
+                           "strict: true\n"));
+  CHECK(daemon.reload().find("configuration reloaded") != std::string::npos);
+  auto allowed_sub = node.subscriber<Seq>("g");
+  try {
+    auto refused = node.publisher<Seq>("g");
+    FAIL("a publisher on g was admitted after the reload removed this uid");
+  } catch (const ferry::Error& e) {
+    CHECK(std::string(e.what()).find("may not publish on topic 'g'") != std::string::npos);
+  }
+  // Ports made before keep going.
+  REQUIRE(eventually([&] { return pubs.front().subscriber_count() == 1; }));
+  CHECK(pubs.front().publish(make_seq(1, 1)).delivered == 1);
+  CHECK(allowed_sub.take(2s));
+
+  // d's live ports go on, and another port may join them while they live.
+  CHECK(dropped_pub->publish(make_seq(1, 2)).delivered == 1);
+  {
+    auto taken = dropped_sub->take(2s);
+    REQUIRE(taken);
+    CHECK((*taken)->seq == 2);
+  }
+  CHECK(subscriber_refusal(node, "d").empty());
+  // Its last port gone, it goes: strict refuses it from then on.
+  dropped_pub.reset();
+  dropped_sub.reset();
+  CHECK(eventually(
+      [&] { return subscriber_refusal(node, "d").find("not declared") != std::string::npos; }, 5s));
 }

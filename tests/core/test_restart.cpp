@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -30,7 +31,9 @@ namespace {
 
 const std::string kConfig = seq_config(
     "  - { name: t, type: Seq, capacity: 64, policy: block, block_timeout_ms: 10000 }\n"
-    "  - { name: blobs, type: bytes, max_size: 16KiB, capacity: 8, policy: drop_oldest }\n",
+    "  - { name: blobs, type: bytes, max_size: 16KiB, capacity: 8, policy: drop_oldest }\n"
+    "  - { name: to_child, type: Seq, capacity: 4, policy: block, block_timeout_ms: 4000 }\n"
+    "  - { name: from_child, type: Seq, capacity: 4, policy: block, block_timeout_ms: 4000 }\n",
     "liveness: { heartbeat_ms: 20, timeout_ms: 500 }\n"
     "pool:\n"
     "  - { chunk_size: 16KiB, count: 64 }\n");
@@ -49,6 +52,16 @@ int take_in_order(const char* name, std::uint64_t n, Signal& progress) {
     if (i % 500 == 0 && i > 0) progress.raise();
   }
   return 0;
+}
+
+// The domain's rings (or doorbells: what = "bell"), by their names in /dev/shm.
+std::size_t ring_names(const std::string& domain, const std::string& what = "ring") {
+  const std::string prefix = "ferry." + domain + "." + what + ".";
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/shm")) {
+    if (entry.path().filename().string().starts_with(prefix)) ++n;
+  }
+  return n;
 }
 
 }  // namespace
@@ -198,4 +211,66 @@ TEST_CASE_FIXTURE(Served, "a node that dies while no ferryd runs is reclaimed by
   REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
   CHECK(pub.publish(std::span(blob)).delivered == 1);
   CHECK(sub.take(2s));
+}
+
+TEST_CASE_FIXTURE(Served,
+                  "ports destroyed while no ferryd runs are unmatched: a block publisher no "
+                  "longer waits for the gone reader, and their ring and doorbell names are "
+                  "removed") {
+  // The child's node lives on; only its ports go, while ferryd is down, so
+  // no daemon ever sends the Unmatched for them.
+  Signal ready;
+  Signal drop_ports;
+  Signal dropped;
+  Signal finish;
+  Child child([&] {
+    ferry::Node node{"child"};
+    {
+      auto sub = node.subscriber<Seq>("to_child");
+      auto pub = node.publisher<Seq>("from_child");
+      if (!eventually([&] { return sub.publisher_count() == 1 && pub.subscriber_count() == 1; })) {
+        return 1;
+      }
+      if (pub.publish(make_seq(2, 0)).delivered != 1) return 2;
+      ready.raise();
+      if (!drop_ports.wait()) return 3;
+    }
+    dropped.raise();
+    return finish.wait(20s) ? 0 : 4;
+  });
+  ferry::Node node{"parent"};
+  auto pub = node.publisher<Seq>("to_child");
+  auto sub = node.subscriber<Seq>("from_child");
+  REQUIRE(ready.wait());
+  REQUIRE(eventually([&] { return pub.subscriber_count() == 1 && sub.publisher_count() == 1; }));
+  CHECK(ring_names(domain.name()) == 2);
+  CHECK(ring_names(domain.name(), "bell") == 2);
+
+  daemon.kill9();
+  drop_ports.raise();
+  REQUIRE(dropped.wait());
+  daemon.start();
+
+  // More samples than the gone reader's queue holds (capacity 4): none may
+  // wait out block_timeout_ms (4 s) for a reader that is gone.
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t i = 0; i < 12; ++i) CHECK(pub.publish(make_seq(1, i)).timed_out == 0);
+  CHECK(std::chrono::steady_clock::now() - start < 2s);
+  CHECK(eventually([&] { return pub.subscriber_count() == 0; }, 5s));
+  // The child's publisher closed its ring: what it sent is still taken, then
+  // the queue goes.
+  auto first = sub.take(2s);
+  REQUIRE(first);
+  CHECK((*first)->seq == 0);
+  CHECK(eventually(
+      [&] {
+        (void)sub.take();
+        return sub.publisher_count() == 0;
+      },
+      5s));
+  CHECK(eventually([&] { return ring_names(domain.name()) == 0; }, 5s));
+  // The child's subscriber's doorbell too (the parent's stays).
+  CHECK(ring_names(domain.name(), "bell") == 1);
+  finish.raise();
+  CHECK(child.wait() == 0);
 }

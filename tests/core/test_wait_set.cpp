@@ -14,9 +14,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -66,6 +69,33 @@ double thread_cpu_seconds(const rusage& r) {
 bool readable(int fd, int timeout_ms = 0) {
   pollfd p{fd, POLLIN, 0};
   return ::poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
+}
+
+// Until thread `tid` of this process sleeps (state S in /proc), at most
+// `timeout`: a thread that was about to call wait() then sleeps in it. What
+// the other thread does next comes while the waiter sleeps, not by luck.
+bool asleep(pid_t tid, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  const std::string path = "/proc/self/task/" + std::to_string(tid) + "/stat";
+  return eventually(
+      [&] {
+        std::ifstream in(path);
+        const std::string stat((std::istreambuf_iterator<char>(in)), {});
+        const auto paren = stat.rfind(')');
+        return paren != std::string::npos && paren + 2 < stat.size() && stat[paren + 2] == 'S';
+      },
+      timeout);
+}
+
+// Drains the WaitSet until its descriptor stays clear (the fd() helper may
+// write once more after a wake-up it shared); false after `timeout`.
+bool drained(ferry::WaitSet& ws, int fd,
+             std::chrono::milliseconds timeout = std::chrono::seconds(2)) {
+  return eventually(
+      [&] {
+        (void)ws.wait(std::chrono::milliseconds(0));
+        return !readable(fd, 10);
+      },
+      timeout);
 }
 
 ferry::WaitSet* g_signal_wait_set = nullptr;
@@ -243,8 +273,9 @@ TEST_CASE("notify() from a signal handler wakes wait()") {
   struct sigaction previous {};
   REQUIRE(::sigaction(SIGUSR1, &action, &previous) == 0);
   const pthread_t waiter = ::pthread_self();
-  std::thread sender([waiter] {
-    std::this_thread::sleep_for(50ms);
+  const pid_t waiter_tid = ::gettid();
+  std::thread sender([waiter, waiter_tid] {
+    CHECK(asleep(waiter_tid));
     ::pthread_kill(waiter, SIGUSR1);
   });
   const auto started = std::chrono::steady_clock::now();
@@ -308,8 +339,9 @@ TEST_CASE(
   ferry::WaitSet ws;
   ws.attach(keep);
   CHECK(ws.attach(*doomed) == 1);
+  const pid_t waiter_tid = ::gettid();
   std::thread killer([&] {
-    std::this_thread::sleep_for(50ms);
+    CHECK(asleep(waiter_tid));
     doomed.reset();
   });
   const auto started = std::chrono::steady_clock::now();
@@ -342,8 +374,9 @@ TEST_CASE(
   REQUIRE(matched.wait());
   REQUIRE(eventually([&] { return sub.publisher_count() == 1; }));
   (void)ws.wait(0ms);  // the match itself was news: consumed here
+  const pid_t waiter_tid = ::gettid();
   std::thread killer([&] {
-    std::this_thread::sleep_for(50ms);
+    CHECK(asleep(waiter_tid));
     pub.kill(SIGKILL);
   });
   const auto started = std::chrono::steady_clock::now();
@@ -410,15 +443,13 @@ TEST_CASE(
   // Drained: once the publishers' leaving was reported (and the helper
   // woke for it), one wait(0) clears the descriptor; notify() makes it readable.
   REQUIRE(eventually([&] { return a.publisher_count() == 0 && b.publisher_count() == 0; }));
-  std::this_thread::sleep_for(50ms);
-  (void)ws.wait(0ms);
+  CHECK(drained(ws, fd));
   CHECK(ws.wait(0ms).empty());
-  CHECK_FALSE(readable(fd));
   ws.notify();
   CHECK(readable(fd, 1000));
-  std::this_thread::sleep_for(20ms);  // the helper, woken too, may write once more
   CHECK(ws.wait(0ms).notified());
-  CHECK_FALSE(readable(fd));
+  CHECK(drained(ws, fd));
+  CHECK_FALSE(ws.wait(0ms).notified());  // reported once
   ::close(ep);
 }
 

@@ -6,6 +6,7 @@
 
 #include <set>
 #include <string>
+#include <unordered_set>
 
 #include "domain_pool.hpp"
 #include "ferry/config/load.hpp"
@@ -47,7 +48,7 @@ ServedTopic guarded() {
   t.type_size = 8;
   t.type_align = 8;
   t.config = defaults();
-  t.allow_publish = std::vector<std::string>{"4242"};
+  t.allow_publish = std::unordered_set<std::string>{"4242"};
   return t;
 }
 

@@ -85,7 +85,15 @@ def test_take_raises_at_max_held(domain):
     assert sub.take(timeout=1.0)["x"] == 4.0
 
 
-def test_take_raises_in_a_forked_child(domain):
+# take() and take_many() alike: an error, never an empty answer at once.
+TAKES = {
+    "take": lambda sub: sub.take(timeout=0.2),
+    "take_many": lambda sub: sub.take_many(8, timeout=0.2),
+}
+
+
+@pytest.mark.parametrize("take", sorted(TAKES))
+def test_take_raises_in_a_forked_child(domain, take):
     node = ferry.Node("py-parent")
     pub = node.publisher("pose")
     sub = node.subscriber("pose")
@@ -94,7 +102,7 @@ def test_take_raises_in_a_forked_child(domain):
     if pid == 0:
         code = 1
         try:
-            sub.take(timeout=0.2)
+            TAKES[take](sub)
         except ferry.Error as e:
             code = 0 if "forked" in str(e) else 2
         except BaseException:
@@ -104,7 +112,8 @@ def test_take_raises_in_a_forked_child(domain):
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-def test_take_raises_once_the_node_is_declared_dead(domain):
+@pytest.mark.parametrize("take", sorted(TAKES))
+def test_take_raises_once_the_node_is_declared_dead(domain, take):
     ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -116,7 +125,7 @@ def test_take_raises_once_the_node_is_declared_dead(domain):
             time.sleep(1.5)  # stopped meanwhile for longer than timeout_ms (400 ms)
             deadline = time.monotonic() + 5
             while time.monotonic() < deadline:
-                sub.take(timeout=0.2)
+                TAKES[take](sub)
         except ferry.Error as e:
             code = 0 if "declared this node dead" in str(e) else 2
         except BaseException:

@@ -54,11 +54,22 @@ def test_bad_timeout(domain):
 
 def test_a_port_waiting_in_one_thread_refuses_another(domain):
     _, pub, sub = ports()
-    waiting = threading.Thread(target=lambda: sub.take(timeout=0.5))
+    got = []
+    waiting = threading.Thread(target=lambda: got.append(sub.take(timeout=5.0)))
     waiting.start()
-    time.sleep(0.1)
-    with pytest.raises(ferry.Error, match="in use by another thread"):
-        sub.take()
+
+    def refused():
+        """True once the other thread waits in take(): then this one is refused."""
+        try:
+            sub.take()
+        except ferry.Error as e:
+            assert "in use by another thread" in str(e)
+            return True
+        return False
+
+    assert wait_until(refused, timeout=4.0)
+    pub.publish({"x": 2.0})  # ends the other thread's wait
     waiting.join()
-    pub.publish({"x": 2.0})
-    assert sub.take(timeout=1.0)["x"] == 2.0
+    assert got[0]["x"] == 2.0
+    pub.publish({"x": 3.0})  # and the port is free again
+    assert sub.take(timeout=1.0)["x"] == 3.0

@@ -192,6 +192,32 @@ TEST_CASE("a detached ferryd with a bad configuration prints file:line:col and e
   CHECK_FALSE(fs::exists(socket_of(domain)));
 }
 
+TEST_CASE(
+    "a detached ferryd whose pool does not fit /dev/shm exits 1 naming the topic's file:line:col, "
+    "and leaves no lock, socket or pid file behind") {
+  TestDomain domain;
+  // Sized from the topics: 1 GiB samples x 1024 slots x 64 subscribers, far
+  // beyond any /dev/shm.
+  const auto config = write_file(
+      domain, "huge.yaml",
+      "topics:\n  - { name: small, type: bytes, max_size: 1KiB }\n"
+      "  - { name: huge, type: bytes, max_size: 1GiB, capacity: 1024, max_subscribers: 64 }\n");
+  DetachedDaemon daemon(domain, config);
+  CHECK(daemon.result().exit_code == 1);
+  CAPTURE(daemon.result().err);
+  CHECK(daemon.result().err.find(config + ":3:") != std::string::npos);
+  CHECK(daemon.result().err.find("free; topic 'huge' needs the most") != std::string::npos);
+  CHECK(daemon.pid() == -1);
+  CHECK_FALSE(fs::exists(socket_of(domain)));
+  CHECK_FALSE(fs::exists(pid_file_of(domain)));
+  CHECK(objects_of(domain).empty());  // the domain's lock object too
+
+  // And the next start with a configuration that fits serves at once.
+  const auto ok = write_file(domain, "ok.yaml", seq_config(kTopics));
+  DetachedDaemon next(domain, ok);
+  CHECK(next.result().exit_code == 0);
+}
+
 TEST_CASE("a second detached ferryd on a served domain exits 1 saying so; the first goes on") {
   TestDomain domain;
   const auto config = write_file(domain, "ok.yaml", seq_config(kTopics));

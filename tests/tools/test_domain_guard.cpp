@@ -142,11 +142,34 @@ TEST_CASE("ferryd refuses to adopt a pool left wider open than its mode" * needs
   CHECK(r.err.find("with mode 0666, expected uid 0 and mode 0600 at most") != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(Served, "a node refuses a domain object that is not ferryd's" * needs_root()) {
+TEST_CASE_FIXTURE(Served,
+                  "a node refuses a domain object that is not ferryd's, is world-writable or is "
+                  "a symlink" *
+                      needs_root()) {
   wait_for_objects(domain);
-  const std::string pool = "/dev/shm/" + ferry::transport::shm_name(domain.name(), "pool");
+  const std::string name = ferry::transport::shm_name(domain.name(), "pool");
+  const std::string pool = "/dev/shm/" + name;
   REQUIRE(::chown(pool.c_str(), kNobody, static_cast<gid_t>(-1)) == 0);
   CHECK_THROWS_WITH_AS(ferry::Node{"n"}, doctest::Contains("owned by uid 65534"), ferry::Error);
   REQUIRE(::chown(pool.c_str(), 0, static_cast<gid_t>(-1)) == 0);
+  // ferryd's, but open to every user: anyone could have written into it.
+  REQUIRE(::chmod(pool.c_str(), 0666) == 0);
+  const std::string wide = pool + " is owned by uid 0 with mode 0666";
+  CHECK_THROWS_WITH_AS(ferry::Node{"n"}, doctest::Contains(wide.c_str()), ferry::Error);
+  REQUIRE(::chmod(pool.c_str(), 0600) == 0);
+  // A symlink in its place, even to ferryd's own object.
+  const std::string moved = "/dev/shm/moved-" + name;
+  REQUIRE(::rename(pool.c_str(), moved.c_str()) == 0);
+  REQUIRE(::symlink(moved.c_str(), pool.c_str()) == 0);
+  std::string refused;
+  try {
+    ferry::Node node{"n"};
+  } catch (const ferry::Error& e) {
+    refused = e.what();
+  }
+  CHECK(::unlink(pool.c_str()) == 0);
+  REQUIRE(::rename(moved.c_str(), pool.c_str()) == 0);
+  CAPTURE(refused);
+  CHECK(refused.find(name) != std::string::npos);
   ferry::Node node{"n"};  // ferryd's own again: accepted
 }

@@ -646,3 +646,82 @@ TEST_CASE("ferry play cuts a gap past --max-gap (a timestamp 11.6 days ahead) an
                    "waiting 0.2 s instead (--max-gap)") != std::string::npos);
   CHECK(r.out.find("played 4 message(s)") != std::string::npos);
 }
+
+namespace {
+
+// A recording of 10 poses on "pose" and 10 on "other", 200 ms apart.
+void write_two_topics(const std::filesystem::path& file) {
+  const auto config = ferry::config::load_string(bag_test::kTypesYaml);
+  const std::size_t pose_type = *config.schema.index_of("geo/Pose");
+  ferry::bag::McapWriter writer(file, {});
+  const std::string msg = ferry::config::ros2msg_definition(config.schema, pose_type);
+  const auto schema = writer.add_schema(ferry::config::ros2_type_name("geo/Pose"), "ros2msg",
+                                        std::as_bytes(std::span(msg)));
+  const auto pose = writer.add_channel(schema, "pose", "cdr",
+                                       {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
+  const auto other = writer.add_channel(schema, "other", "cdr",
+                                        {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
+  const std::uint64_t t0 = 1'000'000'000;
+  for (std::uint32_t i = 0; i < 10; ++i) {
+    const std::uint64_t t = t0 + i * 200'000'000ull;
+    writer.write_message({pose, i, t, t}, bag_test::pose_cdr(i));
+    writer.write_message({other, i, t + 1'000'000, t + 1'000'000}, bag_test::pose_cdr(i));
+  }
+  writer.close();
+}
+
+// The id (pose_cdr(i): i + 7) of a played geo/Pose sample.
+int pose_id(const ferry::RawSample& s) { return std::to_integer<int>(s.bytes()[0]); }
+
+}  // namespace
+
+TEST_CASE("ferry play --topics, --start-offset, --rate and --loop do what they say") {
+  bag_test::TempDir dir("play-flags");
+  const auto file = dir / "two.mcap";
+  write_two_topics(file);
+  TestDomain domain;
+  Daemon daemon(domain,
+                std::string(bag_test::kTypesYaml) + "  - { name: other, type: geo/Pose }\n");
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"checker"};
+  auto pose = node.raw_subscriber("pose");
+  auto other = node.raw_subscriber("other");
+
+  SUBCASE("--topics pose --start-offset 0.9 --rate 4: poses 5..9 only, 0.2 s instead of 0.8 s") {
+    Background play(domain, {bin_path("ferry"), "play", file.string(), "--topics", "pose",
+                             "--start-offset", "0.9", "--rate", "4"});
+    std::vector<int> ids;
+    std::vector<Clock::time_point> at;
+    while (ids.size() < 5) {
+      auto s = pose.take(std::chrono::seconds(5));
+      if (!s) break;
+      ids.push_back(pose_id(*s));
+      at.push_back(Clock::now());
+    }
+    CHECK(play.wait() == 0);
+    CHECK(ids == std::vector<int>{12, 13, 14, 15, 16});
+    CHECK_FALSE(pose.take());
+    CHECK_FALSE(other.take());  // not among --topics
+    REQUIRE(at.size() == 5);
+    const double spread = std::chrono::duration<double>(at.back() - at.front()).count();
+    MESSAGE("4 gaps of 200 ms at --rate 4 took " << spread << " s");
+    CHECK(spread > 0.15);
+    CHECK(spread < 0.6);
+    CHECK(play.out().find("played 5 message(s)") != std::string::npos);
+  }
+
+  SUBCASE("--loop plays from the start again until Ctrl-C") {
+    Background play(domain, {bin_path("ferry"), "play", file.string(), "--loop", "--rate", "20"});
+    std::vector<int> ids;
+    while (ids.size() < 25) {
+      auto s = pose.take(std::chrono::seconds(5));
+      if (!s) break;
+      ids.push_back(pose_id(*s));
+    }
+    play.signal(SIGINT);
+    CHECK(play.wait() == 0);
+    REQUIRE(ids.size() == 25);
+    // 7..16, 7..16, 7..11: in order each round.
+    for (std::size_t i = 0; i < ids.size(); ++i) CHECK(ids[i] == 7 + static_cast<int>(i % 10));
+  }
+}

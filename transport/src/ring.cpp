@@ -198,8 +198,9 @@ std::expected<void, RingError> RingProducer::push_slow(std::span<const std::byte
   // SYNC: acquire, pairs with the release store of whoever raises give_up
   // before notify_space(); the doorbell's fences order that store against
   // our `sleeping` flag, so the wake-up is not lost.
-  auto gave_up = [give_up] {
-    return give_up != nullptr && give_up->load(std::memory_order_acquire);
+  // Or the consumer left for good (reader_left): nobody makes room.
+  auto gave_up = [this, give_up] {
+    return (give_up != nullptr && give_up->load(std::memory_order_acquire)) || reader_left();
   };
   // The clock is read only here, when we are about to sleep.
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -230,8 +231,9 @@ std::expected<void, RingError> RingProducer::wait_room(std::chrono::nanoseconds 
   }
   spin_.wasted();
   // SYNC: acquire, as in push_slow.
-  auto gave_up = [give_up] {
-    return give_up != nullptr && give_up->load(std::memory_order_acquire);
+  // Or the consumer left for good (reader_left): nobody makes room.
+  auto gave_up = [this, give_up] {
+    return (give_up != nullptr && give_up->load(std::memory_order_acquire)) || reader_left();
   };
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (true) {

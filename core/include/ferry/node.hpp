@@ -116,6 +116,10 @@ class Node {
   /// Its ports then return ErrorCode::NodeDeclaredDead; creating a port
   /// joins the domain again.
   [[nodiscard]] std::string declared_dead() const;
+  /// Whether the node is connected to ferryd now. While it is not (ferryd
+  /// stopped or crashed), established flows go on, new ports wait, and the
+  /// node reconnects by itself when a ferryd serves the domain again.
+  [[nodiscard]] bool connected() const;
 
  private:
   template <class T>

@@ -223,6 +223,9 @@ class RawSubscriber {
     return port_->take_many(out.data(), out.size() / size, static_cast<std::uint32_t>(size),
                             timeout);
   }
+  /// Why take_many() takes nothing for good: NodeDeclaredDead, or
+  /// InheritedNode in a forked child; nullopt while the port works.
+  [[nodiscard]] std::optional<ErrorCode> failure() noexcept { return port_->failure(); }
   /// The topic's sample size in bytes (0 on a bytes topic).
   [[nodiscard]] std::size_t sample_size() const noexcept { return port_->sample_size(); }
   /// As Subscriber<T>::publisher_count().

@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <list>
 #include <map>
+#include <optional>
+#include <string>
 #include <thread>
 
 #include "ferry/config/ros2msg.hpp"
@@ -113,6 +115,55 @@ void report_local(const std::string& topic, const RawPublisher& publisher, std::
   spdlog::info("bridge: '{}' (import): {} local subscriber(s) (was {})", topic, now, last);
   last = now;
 }
+
+// The bridge never runs on silently without its domain: while ferryd is
+// unreachable it says so (after 1 s, then at 2, 4, 8 ... up to every 60 s;
+// its node keeps retrying and established flows go on), and once the node
+// was declared dead (its ports are closed for good) the bridge stops.
+class DaemonWatch {
+ public:
+  // Empty while the bridge should go on; else why it stops.
+  std::string check(const ferry::Node& node) {
+    if (std::string dead = node.declared_dead(); !dead.empty()) {
+      return fmt::format(
+          "node '{}' of domain '{}' lost its ports ({}); the bridge stops: start it again (a "
+          "service manager restarts it)",
+          node.name(), node.domain(), dead);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (node.connected()) {
+      if (lost_since_) {
+        spdlog::info("bridge: ferryd of domain '{}' is back after {} s", node.domain(),
+                     seconds_since(*lost_since_, now));
+      }
+      lost_since_.reset();
+      return {};
+    }
+    if (!lost_since_) {
+      lost_since_ = now;
+      report_every_ = std::chrono::seconds(1);
+      next_report_ = now + report_every_;
+    }
+    if (now >= next_report_) {
+      spdlog::warn(
+          "bridge: ferryd of domain '{}' is unreachable for {} s; established flows go on, "
+          "retrying",
+          node.domain(), seconds_since(*lost_since_, now));
+      report_every_ = std::min<std::chrono::seconds>(report_every_ * 2, std::chrono::seconds(60));
+      next_report_ = now + report_every_;
+    }
+    return {};
+  }
+
+ private:
+  static long long seconds_since(std::chrono::steady_clock::time_point from,
+                                 std::chrono::steady_clock::time_point now) {
+    return std::chrono::duration_cast<std::chrono::seconds>(now - from).count();
+  }
+  std::optional<std::chrono::steady_clock::time_point> lost_since_;
+  std::chrono::steady_clock::time_point next_report_{};
+  std::chrono::seconds report_every_{1};
+};
 
 }  // namespace
 
@@ -221,8 +272,12 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     return out;
   };
   auto next_print = std::chrono::steady_clock::now() + options.stats_interval;
+  DaemonWatch daemon_watch;
+  std::string failure;  // why the bridge stops on its own (its node was declared dead)
   while (!stop_requested()) {
     std::this_thread::sleep_for(kStopPoll);
+    failure = daemon_watch.check(node);
+    if (!failure.empty()) break;
     for (Job& job : jobs) {
       report_matches(job.topic->topic->name, job.is_export, job.endpoint, job.matched);
       if (!job.is_export) report_local(job.topic->topic->name, publishers[job.port], job.local);
@@ -240,6 +295,7 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     if (job.on_receive_thread) (void)dds_set_listener(job.endpoint, nullptr);
   auto final_counts = all_counts();
   print_counts(final_counts, "at exit");
+  if (!failure.empty()) throw BridgeError(failure);
   return final_counts;
 }
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ferry/detail/held_samples.hpp"
@@ -138,6 +139,9 @@ class SubscriberPort {
   // Returns how many it copied (0: none, or the node was declared dead).
   std::size_t take_many(void* out, std::size_t max, std::uint32_t size,
                         std::chrono::nanoseconds timeout) noexcept;
+  // Why take_many() takes nothing for good (the node was declared dead, or
+  // the port is its parent's in a forked child); nullopt while it works.
+  [[nodiscard]] std::optional<ErrorCode> failure() noexcept;
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;

@@ -180,6 +180,12 @@ inline void RingProducer::close() noexcept {
 
 inline void RingProducer::notify_space() const noexcept { doorbell_notify(header_->space_bell); }
 
+inline bool RingProducer::reader_left() const noexcept {
+  // SYNC: acquire, pairs with the release store in RingConsumer::leave():
+  // the consumer's last head store is visible, and nothing follows it.
+  return header_->consumer.left.load(std::memory_order_acquire) != 0;
+}
+
 inline void RingProducer::count_dropped(std::uint64_t n) noexcept {
   dropped_ += n;
   // SYNC: relaxed; single-writer counter, read by read_ring_stats.
@@ -210,6 +216,14 @@ inline std::expected<std::uint32_t, RingError> RingConsumer::pop(std::span<std::
   }
   spin_.wasted();
   return pop_slow(out, flags, timeout, meta);
+}
+
+inline void RingConsumer::leave() noexcept {
+  // SYNC: release, pairs with the acquire load in RingProducer::reader_left();
+  // doorbell_notify's fence orders it before the check of `sleeping`, so a
+  // producer asleep for room wakes and sees it.
+  header_->consumer.left.store(1, std::memory_order_release);
+  doorbell_notify(header_->space_bell);
 }
 
 inline bool RingConsumer::finished() const noexcept {

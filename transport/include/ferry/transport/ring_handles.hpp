@@ -298,6 +298,8 @@ class RingProducer {
   // Any thread: wakes a push() asleep for room (see its give_up). The
   // header pointer is fixed at attach, so this reads nothing the owner writes.
   inline void notify_space() const noexcept;
+  // Any thread: the consumer said it takes no more (RingConsumer::leave()).
+  [[nodiscard]] inline bool reader_left() const noexcept;
   // Messages the caller's policy gave up (drop_new, a block deadline).
   inline void count_dropped(std::uint64_t n = 1) noexcept;
   inline void count_timed_out(std::uint64_t n = 1) noexcept;
@@ -511,6 +513,9 @@ class RingConsumer {
   [[nodiscard]] bool broken() const noexcept { return broken_; }
   // True when the producer closed the ring and every message is taken.
   [[nodiscard]] inline bool finished() const noexcept;
+  // The consumer's last word: nothing more is taken (its subscriber port is
+  // gone). A producer waiting for room gives up (RingProducer::reader_left()).
+  inline void leave() noexcept;
 
   // --- Plain SPSC only: WrongMode on an overwrite ring -----------------------
 

@@ -84,7 +84,11 @@ struct alignas(kCacheLine) ConsumerLine {
   // Largest backlog the consumer observed (when it re-read tail). Was
   // reserved (zero) before: readers of either layout agree.
   std::atomic<std::uint32_t> max_backlog;
-  std::uint8_t reserved[36];
+  // 1 once the consumer will take no more (its subscriber port is gone):
+  // a producer waiting for room gives up, and a queue of a previous ferryd
+  // is retired by its publisher. Was reserved (zero) before.
+  std::atomic<std::uint32_t> left;
+  std::uint8_t reserved[32];
 };
 
 struct RingHeader {
@@ -121,6 +125,7 @@ static_assert(offsetof(ConsumerLine, head) == 0);
 static_assert(offsetof(ConsumerLine, max_backlog) == 24);
 static_assert(offsetof(ConsumerLine, popped) == 8);
 static_assert(offsetof(ConsumerLine, corrupt) == 16);
+static_assert(offsetof(ConsumerLine, left) == 28);
 static_assert(sizeof(SlotHeader) == 8 && offsetof(SlotHeader, flags) == 4);
 static_assert(offsetof(SlotMeta, sequence) == 0 && offsetof(SlotMeta, publisher_id) == 8 &&
               offsetof(SlotMeta, publish_time_ns) == 16);
