@@ -69,7 +69,7 @@ TEST_CASE("an undeclared topic takes the type of its first port, and later ports
   ferry::Node node{"test"};
   auto pub = node.publisher<Other>("free/topic");
   auto sub = node.subscriber<Other>("free/topic");
-  CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
+  CHECK(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.publish(Other{{1, 2, 3, 4, 5, 6, 7, 8}}).delivered == 1);
   auto s = sub.take(1s);
   REQUIRE(s);
@@ -143,7 +143,7 @@ TEST_CASE("garbage, half messages and idle connections do not disturb a running 
   ferry::Node node{"test"};
   auto pub = node.publisher<Seq>("t");
   auto sub = node.subscriber<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
 
   const int idle = raw_connect(domain);  // connects and never says a word
   const int garbage = raw_connect(domain);
@@ -169,7 +169,7 @@ TEST_CASE("garbage, half messages and idle connections do not disturb a running 
   CHECK(::recv(garbage, buf, sizeof buf, 0) == 0);  // then EOF
   ferry::Node late{"late"};
   auto late_sub = late.subscriber<Seq>("t");
-  CHECK(eventually([&] { return pub.subscriber_count() == 2; }));
+  CHECK(pub.wait_for_subscribers(2, std::chrono::seconds(10)));
   ::close(idle);
   ::close(garbage);
   ::close(truncated);

@@ -50,7 +50,7 @@ class RawSample {
   /// How many bytes.
   [[nodiscard]] std::size_t size() const noexcept { return bytes_.size(); }
   /// As Sample<T>::info(): sequence, publisher and publish time.
-  [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
+  [[nodiscard]] SampleInfo info() const noexcept { return held_->sample_info(token_); }
 
  private:
   friend class RawSubscriber;
@@ -166,6 +166,14 @@ class RawPublisher {
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
   }
+  /// Waits until at least `count` subscribers are matched (subscriber_count()
+  /// >= count; observers are not counted) or `timeout` passed. True when they
+  /// are: a publish() after that reaches them. For start-up, before the first
+  /// publish; it polls, so keep it off the hot path.
+  [[nodiscard]] bool wait_for_subscribers(std::uint32_t count,
+                                          std::chrono::nanoseconds timeout) const noexcept {
+    return port_->wait_for_subscribers(count, timeout);
+  }
   /// Matched observers (SubscriberOptions::observer), not in subscriber_count().
   [[nodiscard]] std::uint32_t observer_count() const noexcept { return port_->observer_count(); }
   /// The SampleInfo::publisher_id of every sample this publisher sends
@@ -215,11 +223,13 @@ class RawSubscriber {
   }
   /// take_many for raw ports (Subscriber<T>::take_many): copies whole
   /// samples of sample_size() bytes into `out`, as many as fit; waits up to
-  /// `timeout` for the first only. Returns how many samples (0 on a bytes topic).
-  std::size_t take_many(std::span<std::byte> out, std::chrono::nanoseconds timeout =
-                                                      std::chrono::nanoseconds::zero()) noexcept {
+  /// `timeout` for the first only. Returns how many samples, or an error as
+  /// Subscriber<T>::take_many (InvalidArgument on a bytes topic).
+  std::expected<std::size_t, ErrorCode> take_many(
+      std::span<std::byte> out,
+      std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero()) noexcept {
     const std::size_t size = port_->sample_size();
-    if (size == 0) return 0;
+    if (size == 0) return std::unexpected(ErrorCode::InvalidArgument);
     return port_->take_many(out.data(), out.size() / size, static_cast<std::uint32_t>(size),
                             timeout);
   }

@@ -273,8 +273,9 @@ FERRY_C_API ferry_error_t ferry_take(ferry_subscriber_t* subscriber, uint64_t ti
 /// Copies up to `max_count` queued samples of `sample_size` bytes (the
 /// topic's sample size) into `out`, fairly from the publishers and in each
 /// one's order; waits up to `timeout_ns` for the first one only. `*taken`
-/// says how many (0: none came). Holds no sample, so max_held does not
-/// limit it; sample info is not kept (ferry_take() gives it).
+/// says how many (0: none came). FERRY_ERROR_NODE_DECLARED_DEAD or
+/// FERRY_ERROR_INHERITED_NODE as ferry_take(). Holds no sample, so max_held
+/// does not limit it; sample info is not kept (ferry_take() gives it).
 /// @param subscriber The subscriber.
 /// @param out Where the samples are copied.
 /// @param max_count How many samples `out` has room for.
