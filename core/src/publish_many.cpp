@@ -10,7 +10,7 @@
 
 #include "ferry/detail/ports.hpp"
 #include "node_runtime.hpp"
-#include "port_state.hpp"
+#include "publisher_state.hpp"
 
 namespace ferry::detail {
 

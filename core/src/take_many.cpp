@@ -11,8 +11,8 @@
 #include "ferry/detail/ports.hpp"
 #include "ferry/transport/doorbell.hpp"
 #include "node_runtime.hpp"
-#include "port_state.hpp"
 #include "subscriber_queues.hpp"
+#include "subscriber_state.hpp"
 
 namespace ferry::detail {
 
