@@ -379,6 +379,12 @@ py::array Subscriber::take_many(std::size_t max, std::optional<double> timeout) 
   return out[py::slice(0, static_cast<py::ssize_t>(n), 1)].cast<py::array>();
 }
 
+bool Publisher::wait_for_subscribers(std::uint32_t count, double timeout) {
+  const auto wait = to_timeout(timeout, "wait_for_subscribers()");
+  py::gil_scoped_release unlocked;
+  return port_->port.wait_for_subscribers(count, wait);
+}
+
 // --- WaitSet ---
 
 std::size_t WaitSet::attach(py::object subscriber) {

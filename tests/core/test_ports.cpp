@@ -60,6 +60,11 @@ TEST_CASE("a port whose type differs from the topic's is refused with both types
   // The topic still works for the right type.
   auto pub = node.publisher<Seq>("t");
   CHECK(pub.subscriber_count() == 0);
+  // Nobody subscribes: the wait says so once its time is up.
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(pub.wait_for_subscribers(1, std::chrono::milliseconds(50)));
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(50));
+  CHECK(pub.wait_for_subscribers(0, std::chrono::seconds(0)));
 }
 
 TEST_CASE("an undeclared topic takes the type of its first port, and later ports must match") {

@@ -233,6 +233,17 @@ FERRY_C_API ferry_error_t ferry_loan_return(ferry_publisher_t* publisher, ferry_
 /// @return The number of subscribers.
 FERRY_C_API size_t ferry_publisher_subscriber_count(const ferry_publisher_t* publisher);
 
+/// Waits until at least `count` subscribers are attached (as
+/// ferry_publisher_subscriber_count()) or `timeout_ns` passed, polling; for
+/// start-up, before the first publish. 0 for NULL (and an error sentence).
+/// @param publisher The publisher.
+/// @param count How many subscribers to wait for.
+/// @param timeout_ns How long to wait at most, in nanoseconds.
+/// @return The number of subscribers when it returns: `count` or more
+///         unless the time ran out.
+FERRY_C_API size_t ferry_publisher_wait_for_subscribers(const ferry_publisher_t* publisher,
+                                                        size_t count, uint64_t timeout_ns);
+
 /// The publisher_id of every sample this publisher sends; 0 for NULL.
 /// @param publisher The publisher.
 /// @return The publisher id.
