@@ -135,6 +135,10 @@ PYBIND11_MODULE(ferry, m) {
            "store per queue; counts are samples x queues.")
       .def("loan", &Publisher::loan, py::arg("size") = py::none())
       .def_property_readonly("subscriber_count", &Publisher::subscriber_count)
+      .def("wait_for_subscribers", &Publisher::wait_for_subscribers, py::arg("n"),
+           py::arg("timeout"),
+           "Waits (GIL released) until at least n subscribers are attached or `timeout` seconds "
+           "passed; True when they are. For start-up, before the first publish.")
       .def_property_readonly("topic", [](const Publisher& p) { return p.schema().topic; })
       .def_property_readonly("type_name", [](const Publisher& p) { return p.schema().type_name; })
       .def_property_readonly("dtype", [](const Publisher& p) { return p.schema().dtype; });

@@ -362,22 +362,27 @@ py::array Subscriber::take_many(std::size_t max, std::optional<double> timeout) 
   py::array out(py::reinterpret_borrow<py::dtype>(s.dtype),
                 std::vector<py::ssize_t>{static_cast<py::ssize_t>(max)});
   const std::span<std::byte> into(static_cast<std::byte*>(out.mutable_data()), max * s.size);
-  std::size_t n = 0;
+  std::expected<std::size_t, ErrorCode> taken;
   if (wait.count() == 0) {
-    n = port_->take_many(into);
+    taken = port_->take_many(into);
   } else {
     py::gil_scoped_release unlocked;  // `out` is ours alone until we return it
-    n = port_->take_many(into, wait);
+    taken = port_->take_many(into, wait);
   }
-  // As in take(): an error is not "nothing came".
-  if (n == 0) {
-    if (const auto failure = port_->failure()) {
-      throw Error(
-          fmt::format("take_many() on topic '{}' failed: {}", s.topic, to_string(*failure)));
-    }
+  // As take(): an error is not "nothing came".
+  if (!taken) {
+    throw Error(
+        fmt::format("take_many() on topic '{}' failed: {}", s.topic, to_string(taken.error())));
   }
+  const std::size_t n = *taken;
   if (n == max) return out;
   return out[py::slice(0, static_cast<py::ssize_t>(n), 1)].cast<py::array>();
+}
+
+bool Publisher::wait_for_subscribers(std::uint32_t count, double timeout) {
+  const auto wait = to_timeout(timeout, "wait_for_subscribers()");
+  py::gil_scoped_release unlocked;
+  return port_->port.wait_for_subscribers(count, wait);
 }
 
 // --- WaitSet ---

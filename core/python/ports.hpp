@@ -123,6 +123,8 @@ class Publisher {
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->port.subscriber_count();
   }
+  // Publisher::wait_for_subscribers, with the GIL released.
+  bool wait_for_subscribers(std::uint32_t count, double timeout);
   [[nodiscard]] const TopicSchema& schema() const noexcept { return *schema_; }
 
  private:

@@ -21,6 +21,8 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::InheritedNode:
       return "the node belongs to the process this one was forked from; create a new node in "
              "the child";
+    case ErrorCode::InvalidArgument:
+      return "the call cannot take this argument (an empty loan, or another publisher's)";
   }
   return "unknown error";
 }

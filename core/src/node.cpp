@@ -1,7 +1,8 @@
 #include "ferry/node.hpp"
 
 #include "node_runtime.hpp"
-#include "port_state.hpp"
+#include "publisher_state.hpp"
+#include "subscriber_state.hpp"
 
 namespace ferry {
 

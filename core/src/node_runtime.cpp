@@ -21,7 +21,8 @@
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/error.hpp"
 #include "fork_guard.hpp"
-#include "port_state.hpp"
+#include "publisher_state.hpp"
+#include "subscriber_state.hpp"
 
 namespace ferry::detail {
 

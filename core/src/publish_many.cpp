@@ -10,7 +10,7 @@
 
 #include "ferry/detail/ports.hpp"
 #include "node_runtime.hpp"
-#include "port_state.hpp"
+#include "publisher_state.hpp"
 
 namespace ferry::detail {
 
@@ -25,7 +25,7 @@ struct Batch {
   const std::byte* data = nullptr;
   std::size_t count = 0;
   std::uint32_t size = 0;
-  SampleInfo info{};
+  transport::SlotMeta info{};
 
   [[nodiscard]] Batch from(std::size_t k) const noexcept {
     Batch rest = *this;
@@ -184,7 +184,7 @@ void deliver_batch(PublisherState& state, const Batch& b, PublishResult& r) noex
   // without `history:`).
   if (!state.keeps_history()) return;
   for (std::size_t k = 0; k < b.count; ++k) {
-    SampleInfo info = b.info;
+    transport::SlotMeta info = b.info;
     info.sequence += k;
     (void)state.remember(std::span(b.data + k * b.size, b.size), kSlotInline, info);
   }
@@ -202,7 +202,8 @@ PublishResult PublisherPort::publish_many(const void* data, std::size_t count,
     for (std::size_t k = 0; k < count; ++k) add(result, publish(bytes + k * size, size));
     return result;
   }
-  Batch batch{bytes, count, size, SampleInfo{next_sequence_, publisher_id_, publish_time_ns()}};
+  Batch batch{bytes, count, size,
+              transport::SlotMeta{next_sequence_, publisher_id_, publish_time_ns()}};
   next_sequence_ += count;
   // The lane (one queue, inline, no drop_oldest, no history): what fits
   // goes with one tail store; the rest, if any, by the policy below.

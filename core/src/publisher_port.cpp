@@ -6,13 +6,15 @@
 // slot, else as a pool reference: one chunk, one reference given to each
 // subscriber's node before the push (docs/design/pool.md), taken back when
 // the push fails or drop_oldest discards it.
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <span>
+#include <thread>
 
 #include "ferry/detail/ports.hpp"
 #include "node_runtime.hpp"
-#include "port_state.hpp"
+#include "publisher_state.hpp"
 
 namespace ferry::detail {
 
@@ -27,8 +29,8 @@ using transport::RingError;
 struct Message {
   std::span<const std::byte> bytes;
   std::uint32_t flags = kSlotInline;
-  SampleInfo info{};  // travels in the slot next to the bytes
-  ChunkRef chunk{};   // pooled only
+  transport::SlotMeta info{};  // travels in the slot next to the bytes
+  ChunkRef chunk{};            // pooled only
   // Pooled and no history: when there is exactly one queue, the
   // publisher's own reference is handed to its subscriber (Pool::transfer,
   // one CAS) instead of a give now and a release after the push. Null: never;
@@ -186,7 +188,7 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
 // goes to the topic's history, or is dropped: the subscribers' references
 // keep the chunk alive.
 PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t size,
-                            const SampleInfo& info) noexcept {
+                            const transport::SlotMeta& info) noexcept {
   const PooledSlot slot{ref.pack(), size};
   bool handed = false;
   const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, info, ref,
@@ -210,7 +212,7 @@ PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
 PublisherPort::~PublisherPort() { runtime_->destroy_port(*state_); }
 
 PublishResult PublisherPort::publish_general(const void* data, std::uint32_t size,
-                                             const SampleInfo& info) noexcept {
+                                             const transport::SlotMeta& info) noexcept {
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
   if (size <= state_->inline_max) {
     // One queue with room, no drop_oldest: one push (the inlined lane
@@ -291,6 +293,20 @@ std::uint32_t PublisherPort::subscriber_count() const noexcept {
 std::uint32_t PublisherPort::observer_count() const noexcept {
   // SYNC: acquire, pairs with the release fetch_add in PublisherState::on_matched().
   return state_->observers.load(std::memory_order_acquire);
+}
+
+bool PublisherPort::wait_for_subscribers(std::uint32_t count,
+                                         std::chrono::nanoseconds timeout) const noexcept {
+  // Matching happens on the node's runtime thread; a poll every millisecond
+  // sees it soon enough for a caller that waits before its first publish.
+  constexpr std::chrono::nanoseconds kPoll = std::chrono::milliseconds(1);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (subscriber_count() < count) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(deadline - now, kPoll));
+  }
+  return true;
 }
 
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }

@@ -7,7 +7,8 @@
 #include <mutex>
 #include <vector>
 
-#include "port_state.hpp"
+#include "publisher_state.hpp"
+#include "subscriber_state.hpp"
 
 namespace ferry::detail {
 

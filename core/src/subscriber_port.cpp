@@ -7,8 +7,8 @@
 #include "ferry/detail/ports.hpp"
 #include "ferry/transport/doorbell.hpp"
 #include "node_runtime.hpp"
-#include "port_state.hpp"
 #include "subscriber_queues.hpp"
+#include "subscriber_state.hpp"
 #include "wait_set_core.hpp"
 
 namespace ferry::detail {

@@ -4,7 +4,7 @@
 #include <memory>
 #include <vector>
 
-#include "port_state.hpp"
+#include "subscriber_state.hpp"
 
 namespace ferry::detail {
 

@@ -11,8 +11,8 @@
 #include "ferry/detail/ports.hpp"
 #include "ferry/transport/doorbell.hpp"
 #include "node_runtime.hpp"
-#include "port_state.hpp"
 #include "subscriber_queues.hpp"
+#include "subscriber_state.hpp"
 
 namespace ferry::detail {
 
@@ -115,14 +115,17 @@ void take_round(SubscriberState& state, Out& out) noexcept {
 
 }  // namespace
 
-std::size_t SubscriberPort::take_many(void* out_data, std::size_t max, std::uint32_t size,
-                                      std::chrono::nanoseconds timeout) noexcept {
+std::expected<std::size_t, ErrorCode> SubscriberPort::take_many(
+    void* out_data, std::size_t max, std::uint32_t size,
+    std::chrono::nanoseconds timeout) noexcept {
   SubscriberState& state = *state_;
   Out out{static_cast<std::byte*>(out_data), max, size, 0};
-  if (max == 0 || size != state.config.sample_size) return 0;
+  if (size != state.config.sample_size) [[unlikely]]
+    return std::unexpected(ErrorCode::InvalidArgument);
   state.connections();  // one acquire load: applies changes, sees a death sentence
   if (state.dead_seen) [[unlikely]]
-    return 0;
+    return std::unexpected(state.dead_error());
+  if (max == 0) return 0;
   take_round(state, out);
   if (out.got > 0 || timeout.count() <= 0) return out.got;
   for (std::uint32_t spin = 0; spin < take_spin_ && out.got == 0; ++spin) {
@@ -140,14 +143,8 @@ std::size_t SubscriberPort::take_many(void* out_data, std::size_t max, std::uint
         state.doorbell(), [&] { return any_data(state); }, left);
     take_round(state, out);
   }
+  if (out.got == 0 && state.dead_seen) return std::unexpected(state.dead_error());
   return out.got;
-}
-
-std::optional<ErrorCode> SubscriberPort::failure() noexcept {
-  SubscriberState& state = *state_;
-  state.connections();  // applies changes: sees a death sentence or a fork
-  if (!state.dead_seen) return std::nullopt;
-  return state.dead_error();
 }
 
 }  // namespace ferry::detail

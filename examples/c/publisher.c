@@ -67,10 +67,9 @@ int main(int argc, char** argv) {
     return fail("creating the publisher", e);
   }
 
-  for (int waited = 0; ferry_publisher_subscriber_count(pub) == 0 && waited < 1000; ++waited) {
-    sleep_ns(10000000L); /* up to 10 s for a subscriber */
-  }
-  printf("publisher: %zu subscriber(s) matched\n", ferry_publisher_subscriber_count(pub));
+  /* up to 10 s for a subscriber */
+  const size_t matched = ferry_publisher_wait_for_subscribers(pub, 1, 10000000000ULL);
+  printf("publisher: %zu subscriber(s) matched\n", matched);
 
   int status = 0;
   for (long i = 0; i < count && status == 0; ++i) {

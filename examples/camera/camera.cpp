@@ -15,10 +15,7 @@ int main(int argc, char** argv) try {
   example::parse(app, argc, argv, "camera_publisher [frames]");
   ferry::Node node{"camera"};
   auto pub = node.publisher<Frame>("camera/frames");
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (pub.subscriber_count() == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  (void)pub.wait_for_subscribers(1, std::chrono::seconds(10));
 
   const auto period = std::chrono::microseconds(33333);
   auto next = std::chrono::steady_clock::now();

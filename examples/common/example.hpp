@@ -21,12 +21,7 @@ namespace example {
 template <class Publisher>
 bool wait_for_subscriber(const Publisher& pub,
                          std::chrono::seconds limit = std::chrono::seconds(10)) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (pub.subscriber_count() == 0) {
-    if (std::chrono::steady_clock::now() >= give_up) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return true;
+  return pub.wait_for_subscribers(1, limit);
 }
 
 // Paces a publishing loop at a rate: wait() sleeps until the next period.

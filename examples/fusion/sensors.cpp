@@ -30,11 +30,10 @@ int run(int argc, char** argv) {
   auto commands = node.publisher<Command>("robot/cmd");
   auto images = node.publisher<Image>("camera/image");
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (commands.subscriber_count() < subscribers || images.subscriber_count() < subscribers) {
-    if (std::chrono::steady_clock::now() >= give_up) {
-      example::fail("fewer than " + std::to_string(subscribers) + " fusion node(s) within 10 s");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto left = [&] { return give_up - std::chrono::steady_clock::now(); };
+  if (!commands.wait_for_subscribers(subscribers, left()) ||
+      !images.wait_for_subscribers(subscribers, left())) {
+    example::fail("fewer than " + std::to_string(subscribers) + " fusion node(s) within 10 s");
   }
 
   example::Pacer pacer(100.0);

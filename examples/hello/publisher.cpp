@@ -21,10 +21,7 @@ int main(int argc, char** argv) try {
   ferry::Node node{"hello_publisher"};
   auto pub = node.publisher<Pose>("robot/pose");
 
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (pub.subscriber_count() == 0 && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  (void)pub.wait_for_subscribers(1, std::chrono::seconds(10));
   std::printf("publisher: %u subscriber(s) matched\n", pub.subscriber_count());
 
   const auto period = std::chrono::duration<double>(1.0 / rate_hz);

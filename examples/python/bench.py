@@ -38,8 +38,7 @@ def bench_ferry(topic, rounds):
     node = ferry.Node("py_bench")
     pub = node.publisher(topic)
     sub = node.subscriber(topic)
-    while pub.subscriber_count == 0:
-        time.sleep(0.001)
+    pub.wait_for_subscribers(1, timeout=10)
     big = pub.dtype.itemsize > 4096
     times = []
     clock = time.perf_counter_ns

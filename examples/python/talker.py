@@ -24,9 +24,7 @@ def main():
         parser.error("count must be >= 0 and rate > 0")
 
     pub = ferry.Node("py_talker").publisher("robot/pose")
-    give_up = time.monotonic() + 10
-    while pub.subscriber_count == 0 and time.monotonic() < give_up:
-        time.sleep(0.01)
+    pub.wait_for_subscribers(1, timeout=10)
     print(f"talker: {pub.subscriber_count} subscriber(s) matched")
     for i in range(args.count):
         r = pub.publish({"stamp_ns": time.monotonic_ns(), "x": math.cos(i * 0.1),

@@ -158,7 +158,7 @@ double bridged_rate(World& w, const char* topic, int seconds, const BridgeArgs& 
     ferry::test::use_domain_env(w.a);
     ferry::Node n{"measure-flood"};
     auto out = n.publisher<T>(topic);
-    if (!ferry::test::eventually([&] { return out.subscriber_count() > 0; }, 5s)) return 3;
+    if (!out.wait_for_subscribers(1, 5s)) return 3;
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
     while (std::chrono::steady_clock::now() < end) {
       auto loan = out.loan();

@@ -78,8 +78,7 @@ ferry::test::Child publish_all(const ferry::test::TestDomain& domain, std::uint3
     ferry::test::use_domain_env(domain);
     ferry::Node node{"test-pub"};
     auto pub = node.publisher<All>("bridge/all");
-    if (!ferry::test::eventually([&] { return pub.subscriber_count() >= subscribers; }, 10s))
-      return 3;
+    if (!pub.wait_for_subscribers(subscribers, 10s)) return 3;
     if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
     for (std::uint32_t i = 0; i < n; ++i) (void)pub.publish(ferry::test::all_value(i));
     // The port stays until the test got them all through the bridge.
@@ -203,7 +202,7 @@ TEST_CASE("an exporter with --export-spin-us carries spaced samples in order, th
     ferry::test::use_domain_env(w.a);
     ferry::Node node{"test-pub"};
     auto out = node.publisher<All>("bridge/all");
-    if (!ferry::test::eventually([&] { return out.subscriber_count() >= 1; }, 10s)) return 3;
+    if (!out.wait_for_subscribers(1, 10s)) return 3;
     if (!ferry::test::eventually([&] { return std::filesystem::exists(go); }, 10s)) return 4;
     for (std::uint32_t i = 0; i < kCount; ++i) {
       (void)out.publish(ferry::test::all_value(i));
@@ -558,7 +557,7 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
     ferry::test::use_domain_env(w.a);
     ferry::Node pub_node{"test-pub"};
     auto seq = pub_node.publisher<Small>("bridge/seq");
-    if (!ferry::test::eventually([&] { return seq.subscriber_count() > 0; }, 5s)) return 3;
+    if (!seq.wait_for_subscribers(1, 5s)) return 3;
     for (std::uint64_t i = 0; i < 100000; ++i) {
       Small s{};
       s.seq = i;

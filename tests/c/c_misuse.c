@@ -38,11 +38,7 @@ static int g_failures = 0;
 
 /* Up to 5 s for the publisher to attach its subscriber's queue. */
 static void wait_matched(ferry_publisher_t* pub) {
-  for (int i = 0; i < 500 && ferry_publisher_subscriber_count(pub) < 1; ++i) {
-    struct timespec t = {0, 10000000L};
-    nanosleep(&t, NULL);
-  }
-  EXPECT(ferry_publisher_subscriber_count(pub) == 1);
+  EXPECT(ferry_publisher_wait_for_subscribers(pub, 1, 5000000000ULL) == 1);
 }
 
 static void nodes(void) {
@@ -80,6 +76,8 @@ static void ports(ferry_node_t* node) {
                INVALID, "node is NULL");
   EXPECT(sub == NULL);
   EXPECT(ferry_publisher_subscriber_count(NULL) == 0);
+  EXPECT(strstr(ferry_last_error(), "publisher is NULL") != NULL);
+  EXPECT(ferry_publisher_wait_for_subscribers(NULL, 1, 0) == 0);
   EXPECT(strstr(ferry_last_error(), "publisher is NULL") != NULL);
   EXPECT(ferry_subscriber_publisher_count(NULL) == 0);
   EXPECT(ferry_publisher_id(NULL) == 0);

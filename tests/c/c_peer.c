@@ -56,18 +56,12 @@ static int same(const Reading* r, uint64_t i) {
          r->flags == want.flags && r->raw[25] == want.raw[25];
 }
 
-static void sleep_ms(long ms) {
-  struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&t, NULL);
-}
-
 static ferry_node_t* g_node;
 
 static int make_pub(const char* topic, ferry_publisher_t** pub) {
   CHECK_OK(ferry_publisher_create(g_node, topic, Reading_TYPE_NAME, sizeof(Reading),
                                   _Alignof(Reading), pub));
-  for (int i = 0; i < 1000 && ferry_publisher_subscriber_count(*pub) == 0; ++i) sleep_ms(10);
-  EXPECT(ferry_publisher_subscriber_count(*pub) == 1);
+  EXPECT(ferry_publisher_wait_for_subscribers(*pub, 1, 10 * SECOND) == 1);
   return 0;
 }
 

@@ -73,7 +73,7 @@ void take_all(ferry::Subscriber<Reading>& sub) {
 }
 
 void publish_all(ferry::Publisher<Reading>& pub, bool by_loan) {
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < kCount; ++i) {
     if (by_loan) {
       auto loan = pub.loan();
@@ -131,7 +131,7 @@ TEST_CASE_FIXTURE(CDomain, "batches between C and C++: publish_many to take_many
   std::array<Reading, 40> out{};
   std::uint64_t next = 0;
   while (next < kCount) {
-    const std::size_t n = sub.take_many(std::span(out), 5s);
+    const std::size_t n = sub.take_many(std::span(out), 5s).value();
     REQUIRE(n > 0);
     for (std::size_t k = 0; k < n; ++k) CHECK(same(out[k], next++));
   }
@@ -139,7 +139,7 @@ TEST_CASE_FIXTURE(CDomain, "batches between C and C++: publish_many to take_many
 
   auto pub = node.publisher<Reading>("c/in");
   Child taker = run({FERRY_TEST_C_PEER, "take-many", "c/in", std::to_string(kCount)});
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   std::vector<Reading> all;
   for (std::uint64_t i = 0; i < kCount; ++i) all.push_back(reading(i));
   for (std::size_t at = 0; at < all.size(); at += 25) {
@@ -154,7 +154,8 @@ TEST_CASE_FIXTURE(CDomain, "a C waitset over two topics, and its descriptor in p
   auto a = node.publisher<Reading>("c/in");
   auto b = node.publisher<Reading>("c/in2");
   Child waiter = run({FERRY_TEST_C_PEER, "waitset", "c/in", "c/in2", std::to_string(kCount)});
-  REQUIRE(eventually([&] { return a.subscriber_count() == 1 && b.subscriber_count() == 1; }));
+  REQUIRE(a.wait_for_subscribers(1, std::chrono::seconds(10)));
+  REQUIRE(b.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < kCount; ++i) {
     REQUIRE(a.publish(reading(i)).delivered == 1);
     if (i % 3 == 0) std::this_thread::sleep_for(100us);  // let the waiter sleep now and then
@@ -163,7 +164,7 @@ TEST_CASE_FIXTURE(CDomain, "a C waitset over two topics, and its descriptor in p
   CHECK(waiter.wait() == 0);
 
   Child poller = run({FERRY_TEST_C_PEER, "poll", "c/in", std::to_string(kCount)});
-  REQUIRE(eventually([&] { return a.subscriber_count() == 1; }));
+  REQUIRE(a.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < kCount; ++i) {
     REQUIRE(a.publish(reading(i)).delivered == 1);
     if (i % 3 == 0) std::this_thread::sleep_for(100us);
@@ -178,7 +179,7 @@ TEST_CASE_FIXTURE(ShortLiveness,
   const auto ready = domain.runtime_dir() / "c_peer.ready";
   Child sleepy = run({FERRY_TEST_C_PEER, "dead", "c/in", ready.string()});
   REQUIRE(eventually([&] { return std::filesystem::exists(ready); }));
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   sleepy.kill(SIGSTOP);
   // ferryd declares it dead after timeout_ms (400) without a heartbeat.
   CHECK(eventually([&] { return pub.subscriber_count() == 0; }, 5s));

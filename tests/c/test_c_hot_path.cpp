@@ -42,7 +42,7 @@ struct Ports {
                                     &sub) == FERRY_OK);
     REQUIRE(ferry_publisher_create(node, "c/loop", "Reading", sizeof(Reading), alignof(Reading),
                                    &pub) == FERRY_OK);
-    REQUIRE(eventually([&] { return ferry_publisher_subscriber_count(pub) == 1; }));
+    REQUIRE(ferry_publisher_wait_for_subscribers(pub, 1, 10'000'000'000) == 1);
   }
   ~Ports() {
     ferry_publisher_destroy(pub);
@@ -149,7 +149,7 @@ TEST_CASE_FIXTURE(Ports,
   ferry_subscriber_t* late = nullptr;
   REQUIRE(ferry_subscriber_create(node, "c/loop", "Reading", sizeof(Reading), alignof(Reading),
                                   &late) == FERRY_OK);
-  REQUIRE(eventually([&] { return ferry_publisher_subscriber_count(pub) == 2; }));
+  REQUIRE(ferry_publisher_wait_for_subscribers(pub, 2, 10'000'000'000) == 2);
   std::vector<ferry_sample_t*> held;
   for (std::uint64_t i = 0; i < 4; ++i) {
     Reading r{};

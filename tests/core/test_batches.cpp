@@ -53,7 +53,7 @@ std::vector<std::uint64_t> drain(ferry::Subscriber<Seq>& sub) {
   std::vector<std::uint64_t> got;
   std::array<Seq, 64> out{};
   for (auto wait = std::chrono::nanoseconds(10s);; wait = {}) {
-    const std::size_t n = sub.take_many(out, wait);
+    const std::size_t n = sub.take_many(out, wait).value();
     if (n == 0) break;
     for (std::size_t i = 0; i < n; ++i) got.push_back(out[i].seq);
   }
@@ -95,7 +95,7 @@ TEST_CASE(
           continue;
         }
         const std::size_t want = 1 + rng() % buf.size();
-        const std::size_t n = sub.take_many(std::span(buf.data(), want), 10s);
+        const std::size_t n = sub.take_many(std::span(buf.data(), want), 10s).value();
         if (n == 0) return int{kLost};
         if (n > want) return int{kCount};
         for (std::size_t i = 0; i < n; ++i) {
@@ -112,7 +112,7 @@ TEST_CASE(
   Child pub([total] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("t");
-    if (!eventually([&] { return publisher.subscriber_count() == 2; })) return int{kNoMatch};
+    if (!publisher.wait_for_subscribers(2, std::chrono::seconds(10))) return int{kNoMatch};
     std::mt19937 rng(3);
     std::vector<Seq> batch(300);
     std::uint64_t seq = 0;
@@ -152,7 +152,7 @@ TEST_CASE("an empty batch is a no-op: no sample, no sequence number used") {
   REQUIRE(matched.wait());
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const auto r = pub.publish_many(std::span<const Seq>());
   CHECK(r.delivered == 0);
   CHECK(r.dropped == 0);
@@ -184,7 +184,7 @@ TEST_CASE(
   REQUIRE(ready.wait());
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 2; }));
+  REQUIRE(pub.wait_for_subscribers(2, std::chrono::seconds(10)));
   const auto ten = seqs(0, 0, 10);
   auto r = pub.publish_many(ten);
   CHECK(r.delivered == 20);
@@ -225,7 +225,7 @@ TEST_CASE("drop_oldest with a batch larger than the queue keeps the newest capac
   REQUIRE(ready.wait());
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < 5; ++i) REQUIRE(pub.publish(make_seq(0, i)).delivered == 1);
   const auto forty = seqs(0, 5, 40);
   const auto r = pub.publish_many(forty);
@@ -252,7 +252,7 @@ TEST_CASE("block timing out mid-batch reports exactly how many samples each queu
     std::array<Seq, 5> out{};
     std::uint64_t next = 0;
     while (next < 40) {
-      const std::size_t n = sub.take_many(out, 10s);
+      const std::size_t n = sub.take_many(out, 10s).value();
       if (n == 0) return int{kLost};
       for (std::size_t i = 0; i < n; ++i) {
         if (out[i].seq != next++) return int{kOrder};
@@ -271,7 +271,7 @@ TEST_CASE("block timing out mid-batch reports exactly how many samples each queu
   REQUIRE(ready.wait());
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 2; }));
+  REQUIRE(pub.wait_for_subscribers(2, std::chrono::seconds(10)));
   const auto forty = seqs(0, 0, 40);
   const auto start = std::chrono::steady_clock::now();
   const auto r = pub.publish_many(forty);
@@ -307,7 +307,7 @@ TEST_CASE(
     std::vector<std::uint64_t> got;
     std::array<Seq, 3> out{};
     while (got.size() < 4 + 7) {
-      const std::size_t k = sub.take_many(out, 5s);
+      const std::size_t k = sub.take_many(out, 5s).value();
       if (k == 0) return int{kLost};
       for (std::size_t i = 0; i < k; ++i) got.push_back(out[i].seq);
     }
@@ -318,7 +318,7 @@ TEST_CASE(
   CHECK(pub.publish_many(seqs(0, 0, 10)).delivered == 0);  // nobody yet: history only
   first.raise();
   REQUIRE(joined.wait());
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.publish(make_seq(0, 10)).delivered == 1);
   CHECK(pub.publish_many(seqs(0, 11, 6)).delivered == 6);
   more.raise();
@@ -336,7 +336,7 @@ TEST_CASE("batches keep their order across a ferryd restart") {
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("t");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return int{kNoMatch};
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return int{kNoMatch};
     std::mt19937 rng(5);
     std::vector<Seq> batch(20);
     std::uint64_t seq = 0;
@@ -359,7 +359,7 @@ TEST_CASE("batches keep their order across a ferryd restart") {
     std::array<Seq, 32> out{};
     std::uint64_t next = 0;
     while (next < total) {
-      const std::size_t n = subscriber.take_many(out, 5s);
+      const std::size_t n = subscriber.take_many(out, 5s).value();
       if (n == 0) return int{kLost};
       for (std::size_t i = 0; i < n; ++i) {
         if (out[i].seq != next) return int{kOrder};

@@ -46,7 +46,7 @@ void consume(ferry::Subscriber<Seq>& sub, std::uint64_t last, bool batches, bool
   while (!done) {
     std::size_t n = 0;
     if (batches) {
-      n = sub.take_many(std::span(out.data(), 1 + rng() % out.size()), 5s);
+      n = sub.take_many(std::span(out.data(), 1 + rng() % out.size()), 5s).value();
     } else if (auto s = sub.take(5s)) {
       out[0] = **s;
       n = 1;

@@ -41,7 +41,7 @@ void check_sleeps_after_scribble(const ferry::test::TestDomain& domain, const ch
   ferry::Node node{"victim"};
   auto pub = node.publisher<Seq>(topic);
   auto sub = node.subscriber<Seq>(topic);
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < 2; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
   for (std::uint64_t i = 0; i < 2; ++i) {
     auto s = sub.take(1s);

@@ -34,7 +34,7 @@ int publish_every(const char* topic, std::uint64_t id, std::uint64_t count,
                   std::chrono::microseconds gap) {
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>(topic);
-  if (!eventually([&] { return pub.subscriber_count() == 1; })) return kNoMatch;
+  if (!pub.wait_for_subscribers(1, std::chrono::seconds(10))) return kNoMatch;
   auto next = std::chrono::steady_clock::now();
   for (std::uint64_t i = 0; i < count; ++i) {
     if (pub.publish(make_seq(id, i)).delivered != 1) return kLost;

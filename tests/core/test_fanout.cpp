@@ -106,7 +106,7 @@ ferry::PublishResult publish_loans(const std::string& topic, std::uint32_t reade
                                    std::uint64_t count) {
   ferry::Node node{"fan-publisher"};
   auto pub = node.publisher<Seq>(topic);
-  REQUIRE(eventually([&] { return pub.subscriber_count() == readers; }, 30s));
+  REQUIRE(pub.wait_for_subscribers(readers, 30s));
   ferry::PublishResult total;
   for (std::uint64_t i = 0; i < count; ++i) {
     auto loan = pub.loan();
@@ -249,7 +249,7 @@ TEST_CASE("16 subscribers of loaned 1080p frames at 30 Hz each get every frame")
   REQUIRE(eventually([&] { return board->ready.load() == kViewers; }, 30s));
   ferry::Node camera{"camera"};
   auto pub = camera.publisher<Frame>("camera");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == kViewers; }, 30s));
+  REQUIRE(pub.wait_for_subscribers(kViewers, 30s));
   ferry::PublishResult total;
   auto next = std::chrono::steady_clock::now();
   for (std::uint32_t f = 0; f < frames; ++f) {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <array>
 #include <optional>
 #include <stop_token>
 #include <thread>
@@ -116,7 +117,7 @@ TEST_CASE_FIXTURE(Served,
       // A node of its own works: it beats past timeout_ms and publishes.
       ferry::Node node{"child"};
       auto pub = node.publisher<Seq>("f_child");
-      if (!eventually([&] { return pub.subscriber_count() == 1; }, 5s)) return int{kNoSubscriber};
+      if (!pub.wait_for_subscribers(1, 5s)) return int{kNoSubscriber};
       std::this_thread::sleep_for(700ms);  // more than twice timeout_ms
       const ferry::PublishResult sent = pub.publish(make_seq(100 + i, 7));
       if (sent.error) return int{kChildDeclaredDead};
@@ -149,7 +150,7 @@ TEST_CASE_FIXTURE(Served,
   // drop_new: a single-producer queue, whose consumer keeps max_backlog.
   auto pub = parent.publisher<Seq>("f_spsc");
   auto sub = parent.subscriber<Seq>("f_spsc");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   // The parent takes a first backlog of 10 (its queue reader is set up and
   // notes it), then 20 more wait.
   for (std::uint64_t i = 0; i < 10; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
@@ -168,6 +169,9 @@ TEST_CASE_FIXTURE(Served,
       if (taken || taken.error() != ferry::ErrorCode::InheritedNode) return 1;
       auto waited = sub.take(1ms);
       if (waited) return 2;
+      std::array<Seq, 4> out{};
+      auto many = sub.take_many(std::span(out), 1ms);
+      if (many || many.error() != ferry::ErrorCode::InheritedNode) return 3;
     }
     return 0;
   });

@@ -192,7 +192,7 @@ TEST_CASE_FIXTURE(Served,
     Child pub([&] {
       ferry::Node pub_node{"pub"};
       auto publisher = pub_node.publisher<ferry::Bytes>("frames");
-      if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+      if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
       sending.raise();
       for (std::uint64_t i = 0;; ++i) {  // until killed
         auto loan = publisher.loan(blob_size(i % 64));

@@ -167,7 +167,7 @@ TEST_CASE_FIXTURE(
   ferry::Node node{"after"};
   auto fresh_pub = node.publisher<Seq>("fresh");
   auto fresh_sub = node.subscriber<Seq>("fresh");
-  REQUIRE(eventually([&] { return fresh_pub.subscriber_count() == 1; }));
+  REQUIRE(fresh_pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(fresh_pub.publish(make_seq(9, 1)).delivered == 1);
   auto s = fresh_sub.take(1s);
   REQUIRE(s);
@@ -195,7 +195,7 @@ TEST_CASE_FIXTURE(
   ferry::Node node{"victim"};
   auto pub = node.publisher<Seq>("fresh");
   auto sub = node.subscriber<Seq>("fresh");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
 
   auto rings = ferry::test::open_queue_rings(domain.name());
@@ -231,7 +231,7 @@ TEST_CASE_FIXTURE(
   ferry::Node node{"victim"};
   auto pub = node.publisher<ferry::Bytes>("blobs");
   auto sub = node.subscriber<ferry::Bytes>("blobs");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint8_t i = 0; i < 3; ++i) {
     const std::vector<std::byte> blob(1000, std::byte{i});
     REQUIRE(pub.publish(std::span(blob)).delivered == 1);

@@ -108,7 +108,7 @@ static void run_batches(const char* policy) {
         if (pub.publish(std::move(*loan)).delivered != 1) ++bad;
       }
       std::size_t taken = 0;
-      while (const std::size_t n = sub.take_many(out)) taken += n;
+      while (const std::size_t n = sub.take_many(out).value()) taken += n;
       if (taken != batch.size() + (round % 16 == 0 ? 1 : 0)) ++bad;
     }
     counted = ferry::test::thread_allocations();

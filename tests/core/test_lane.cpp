@@ -39,7 +39,7 @@ TEST_CASE_FIXTURE(
   Child pub([] {
     ferry::Node node{"mixer"};
     auto publisher = node.publisher<Seq>("mix");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     for (std::uint64_t i = 0; i < kCount; ++i) {
       ferry::PublishResult r;
       if (i % 3 == 0) {  // a loan: travels pooled, which the subscriber's shortcut hands on
@@ -88,7 +88,7 @@ constexpr std::uint64_t kVisitSamples = 1000;
 int steady_publisher(std::chrono::milliseconds run_for) {
   ferry::Node n{"steady"};
   auto publisher = n.publisher<Seq>("busy");
-  if (!eventually([&] { return publisher.subscriber_count() >= 1; })) return 1;
+  if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
   const auto until = std::chrono::steady_clock::now() + run_for;
   std::uint64_t i = 0;
   for (; std::chrono::steady_clock::now() < until; ++i) {
@@ -124,7 +124,7 @@ int visitors() {
     {
       ferry::Node n{"visiting_writer"};
       auto p = n.publisher<Seq>("busy");
-      if (!eventually([&] { return p.subscriber_count() >= 1; })) return 1;
+      if (!p.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
       for (std::uint64_t i = 0; i < kVisitSamples; ++i) {
         if (p.publish(make_seq(100 + v, i)).delivered == 0) return 2;
       }

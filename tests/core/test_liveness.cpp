@@ -87,7 +87,7 @@ TEST_CASE_FIXTURE(
 
   ferry::Node node{"camera"};
   auto pub = node.publisher<ferry::Bytes>("frames");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::vector<std::byte> frame(5000);
   CHECK(pub.publish(std::span(frame)).delivered == 1);
   REQUIRE(holding.wait());
@@ -112,7 +112,7 @@ TEST_CASE_FIXTURE(
 
   ::kill(sleepy.pid(), SIGCONT);
   resumed.raise();
-  CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
+  CHECK(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::vector<std::byte> small(777);
   CHECK(pub.publish(std::span(small)).delivered == 1);
   CHECK(sleepy.wait(15s) == kOk);
@@ -126,7 +126,7 @@ TEST_CASE_FIXTURE(
   Child stuck([&] {
     ferry::Node node{"stuck"};
     auto pub = node.publisher<ferry::Bytes>("frames");
-    if (!eventually([&] { return pub.subscriber_count() == 1; })) return 1;
+    if (!pub.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     ready.raise();
     if (!resumed.wait(30s)) return 2;
     const std::vector<std::byte> frame(5000);
@@ -167,7 +167,7 @@ TEST_CASE_FIXTURE(
   });
   ferry::Node node{"camera"};
   auto pub = node.publisher<ferry::Bytes>("frames");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::vector<std::byte> frame(5000);
   CHECK(pub.publish(std::span(frame)).delivered == 1);
   REQUIRE(holding.wait());

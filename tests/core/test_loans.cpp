@@ -72,7 +72,7 @@ TEST_CASE_FIXTURE(
     ferry::Node node{"camera"};
     auto pub = node.publisher<Frame>("frames");
     auto sub = node.subscriber<Frame>("frames");
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     auto loan = pub.loan();
     REQUIRE(loan);
     (*loan)->width = 1920;
@@ -114,7 +114,7 @@ TEST_CASE_FIXTURE(Served, "frames cross processes through the pool, and every ch
   Child pub([] {
     ferry::Node node{"camera"};
     auto publisher = node.publisher<Frame>("frames");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     for (std::uint32_t i = 0; i < kFrames; ++i) {
       auto loan = publisher.loan();
       if (!loan) return 2;
@@ -137,7 +137,7 @@ TEST_CASE_FIXTURE(Served, "publishing a large sample by copy goes through one sh
     auto pub = node.publisher<Frame>("frames");
     auto sub1 = node.subscriber<Frame>("frames");
     auto sub2 = node.subscriber<Frame>("frames");
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 2; }));
+    REQUIRE(pub.wait_for_subscribers(2, std::chrono::seconds(10)));
     auto frame = std::make_unique<Frame>();
     frame->width = 640;
     frame->pixels[12345] = 7;
@@ -159,7 +159,7 @@ TEST_CASE_FIXTURE(Served, "drop_oldest releases a discarded frame's chunk at onc
     ferry::Node node{"n"};
     auto pub = node.publisher<Frame>("frames");
     auto sub = node.subscriber<Frame>("frames");  // never takes
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     std::uint32_t overwritten = 0;
     for (int i = 0; i < 20; ++i) {
       auto loan = pub.loan();
@@ -174,12 +174,35 @@ TEST_CASE_FIXTURE(Served, "drop_oldest releases a discarded frame's chunk at onc
 }
 
 TEST_CASE_FIXTURE(Served,
+                  "an empty or foreign loan is refused with InvalidArgument and sends nothing") {
+  {
+    ferry::Node node{"n"};
+    auto pub = node.publisher<Frame>("frames");
+    auto other = node.publisher<Frame>("frames");
+    auto sub = node.subscriber<Frame>("frames");
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+    auto loan = pub.loan();
+    REQUIRE(loan);
+    auto moved = std::move(*loan);
+    const ferry::PublishResult empty = pub.publish(std::move(*loan));  // moved-from
+    CHECK(empty.error == ferry::ErrorCode::InvalidArgument);
+    CHECK(empty.delivered == 0);
+    const ferry::PublishResult foreign = other.publish(std::move(moved));
+    CHECK(foreign.error == ferry::ErrorCode::InvalidArgument);
+    CHECK(foreign.delivered == 0);
+    CHECK_FALSE(sub.take().has_value());
+  }
+  // The foreign loan's chunk went back to its publisher's pool.
+  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
+}
+
+TEST_CASE_FIXTURE(Served,
                   "max_loans, an exhausted pool and max_held are error values that recover") {
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<Seq>("seq");
     auto sub = node.subscriber<Seq>("seq");
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     auto l1 = pub.loan();
     auto l2 = pub.loan();
     REQUIRE(l1);
@@ -277,7 +300,7 @@ TEST_CASE_FIXTURE(Served,
   Child pub([] {
     ferry::Node node{"writer"};
     auto publisher = node.publisher<ferry::Bytes>("log");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     std::mt19937 rng(42);
     for (int i = 0; i < kMessages; ++i) {
       const std::size_t size = rng() % (64 * 1024 + 1);
@@ -304,7 +327,7 @@ TEST_CASE("a block publisher that times out keeps no chunk") {
     ferry::Node node{"n"};
     auto pub = node.publisher<ferry::Bytes>("log");
     auto sub = node.subscriber<ferry::Bytes>("log");  // never takes
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     const std::byte payload[10]{};
     CHECK(pub.publish(std::span(payload)).delivered == 1);
     CHECK(pub.publish(std::span(payload)).delivered == 1);
@@ -331,7 +354,7 @@ TEST_CASE_FIXTURE(
   });
   ferry::Node node{"writer"};
   auto pub = node.publisher<ferry::Bytes>("log");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::vector<std::byte> payload(2000);
   for (int i = 0; i < 3; ++i) CHECK(pub.publish(std::span(payload)).delivered == 1);
   CHECK(ferry::test::pool_count(domain.name()).free + 3 ==
@@ -359,7 +382,7 @@ TEST_CASE_FIXTURE(Served,
   {
     ferry::Node node{"camera"};
     auto pub = node.publisher<Frame>("frames");
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     for (int i = 0; i < 3; ++i) {
       auto loan = pub.loan();
       REQUIRE(loan);
@@ -400,7 +423,7 @@ TEST_CASE(
                        doctest::Contains("max_subscribers is 16"), ferry::Error);
   ferry::Node writer{"writer"};
   auto pub = writer.publisher<ferry::Bytes>("log");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 16; }, 5s));
+  REQUIRE(pub.wait_for_subscribers(16, 5s));
   REQUIRE(eventually([&] { return pub.observer_count() == 1; }, 5s));
   for (int k = 0; k < 3; ++k) {
     auto loan = pub.loan(10000);

@@ -118,7 +118,7 @@ TEST_CASE("allow: admits the listed user and refuses another uid, naming topic a
     auto s = sub.take(10s);
     return s && (*s)->seq == 7 ? 0 : 1;
   });
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.publish(make_seq(1, 7)).delivered == 1);
   CHECK(reader.wait(10s) == 0);
   const std::string nobody_publishes = as_user(kNobody, nogroup, {}, [] {
@@ -240,8 +240,7 @@ TEST_CASE(
     std::vector<ferry::Subscriber<Seq>> subs;
     for (int i = 0; i < 4; ++i) subs.push_back(node.subscriber<Seq>("t"));
     auto pub = node.publisher<Seq>("t");
-    if (!eventually([&] { return pub.subscriber_count() == 4; }, 5s))
-      return std::string("unmatched");
+    if (!pub.wait_for_subscribers(4, 5s)) return std::string("unmatched");
     (void)pub.publish(make_seq(1, 1));
     int received = 0;
     for (auto& sub : subs) received += sub.take(2s) ? 1 : 0;

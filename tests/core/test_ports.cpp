@@ -60,6 +60,11 @@ TEST_CASE("a port whose type differs from the topic's is refused with both types
   // The topic still works for the right type.
   auto pub = node.publisher<Seq>("t");
   CHECK(pub.subscriber_count() == 0);
+  // Nobody subscribes: the wait says so once its time is up.
+  const auto started = std::chrono::steady_clock::now();
+  CHECK_FALSE(pub.wait_for_subscribers(1, std::chrono::milliseconds(50)));
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(50));
+  CHECK(pub.wait_for_subscribers(0, std::chrono::seconds(0)));
 }
 
 TEST_CASE("an undeclared topic takes the type of its first port, and later ports must match") {
@@ -69,7 +74,7 @@ TEST_CASE("an undeclared topic takes the type of its first port, and later ports
   ferry::Node node{"test"};
   auto pub = node.publisher<Other>("free/topic");
   auto sub = node.subscriber<Other>("free/topic");
-  CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
+  CHECK(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.publish(Other{{1, 2, 3, 4, 5, 6, 7, 8}}).delivered == 1);
   auto s = sub.take(1s);
   REQUIRE(s);
@@ -154,7 +159,7 @@ TEST_CASE("garbage, half messages and idle connections do not disturb a running 
   ferry::Node node{"test"};
   auto pub = node.publisher<Seq>("t");
   auto sub = node.subscriber<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
 
   const int idle = raw_connect(domain);  // connects and never says a word
   const int garbage = raw_connect(domain);
@@ -180,7 +185,7 @@ TEST_CASE("garbage, half messages and idle connections do not disturb a running 
   CHECK(::recv(garbage, buf, sizeof buf, 0) == 0);  // then EOF
   ferry::Node late{"late"};
   auto late_sub = late.subscriber<Seq>("t");
-  CHECK(eventually([&] { return pub.subscriber_count() == 2; }));
+  CHECK(pub.wait_for_subscribers(2, std::chrono::seconds(10)));
   ::close(idle);
   ::close(garbage);
   ::close(truncated);

@@ -50,7 +50,7 @@ int publish_n(const std::string& topic, std::uint64_t id, std::uint64_t count,
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>(topic);
   if (port_made != nullptr) port_made->raise();
-  if (!eventually([&] { return pub.subscriber_count() >= subscribers; })) return kNoMatch;
+  if (!pub.wait_for_subscribers(subscribers, std::chrono::seconds(10))) return kNoMatch;
   for (std::uint64_t i = 0; i < count; ++i) {
     const auto r = pub.publish(make_seq(id, i));
     if (r.delivered != subscribers) return kLost;
@@ -122,7 +122,7 @@ TEST_CASE("block: a million samples to a slower subscriber, none lost, in order,
   Child pub([n] {
     ferry::Node node{"fast"};
     auto publisher = node.publisher<Seq>("t");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return int{kNoMatch};
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return int{kNoMatch};
     for (std::uint64_t i = 0; i < n; ++i) {
       const auto r = publisher.publish(make_seq(0, i));
       if (r.delivered != 1 || r.timed_out != 0 || r.dropped != 0) return int{kLost};
@@ -238,7 +238,7 @@ TEST_CASE(
   Child pub([n] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("t");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return int{kNoMatch};
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return int{kNoMatch};
     for (std::uint64_t i = 0; i < n; ++i) {
       if (publisher.publish(make_seq(0, i)).delivered != 1) return int{kLost};
     }

@@ -74,7 +74,7 @@ TEST_CASE_FIXTURE(
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("t");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     go.raise();
     for (std::uint64_t i = 0; i < n; ++i) {
       const auto r = publisher.publish(make_seq(1, i));
@@ -151,7 +151,7 @@ TEST_CASE(
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("t");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     go.raise();
     for (std::uint64_t i = 0; i < n; ++i) {
       if (publisher.publish(make_seq(1, i)).delivered < 1) return 2;
@@ -191,7 +191,7 @@ TEST_CASE_FIXTURE(Served, "a node that dies while no ferryd runs is reclaimed by
   });
   ferry::Node node{"pub"};
   auto pub = node.publisher<ferry::Bytes>("blobs");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::vector<std::byte> blob(5000);
   CHECK(pub.publish(std::span(blob)).delivered == 1);
   REQUIRE(holding.wait());
@@ -208,7 +208,7 @@ TEST_CASE_FIXTURE(Served, "a node that dies while no ferryd runs is reclaimed by
   // And the domain works as before.
   ferry::Node other{"other"};
   auto sub = other.subscriber<ferry::Bytes>("blobs");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.publish(std::span(blob)).delivered == 1);
   CHECK(sub.take(2s));
 }

@@ -66,7 +66,7 @@ TEST_CASE(
     for (int i = 0; i < 12; ++i) (void)a.subscriber<Seq>("u");
     auto sub = a.subscriber<Seq>("t");
     auto pub = b.publisher<Seq>("t");
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     REQUIRE(delivered(pub, sub, 0));
 
     daemon.kill9();
@@ -83,7 +83,7 @@ TEST_CASE(
     // A new publisher rings the live subscriber's doorbell: a take() that
     // sleeps is woken at once, not at its timeout.
     auto late_pub = c.publisher<Seq>("t");
-    REQUIRE(eventually([&] { return late_pub.subscriber_count() == 1; }, 5s));
+    REQUIRE(late_pub.wait_for_subscribers(1, 5s));
     std::thread later([&] {
       std::this_thread::sleep_for(200ms);
       (void)late_pub.publish(make_seq(2, 0));

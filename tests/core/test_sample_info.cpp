@@ -60,7 +60,7 @@ TEST_CASE_FIXTURE(
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("steady");
-    if (!subscribed.wait() || !eventually([&] { return publisher.subscriber_count() == 1; }))
+    if (!subscribed.wait() || !publisher.wait_for_subscribers(1, std::chrono::seconds(10)))
       return 1;
     std::uint64_t after = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
@@ -103,7 +103,7 @@ TEST_CASE_FIXTURE(Served, "on a drop_oldest topic the sequence gaps equal what w
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("lossy");
-    if (!subscribed.wait() || !eventually([&] { return publisher.subscriber_count() == 1; }))
+    if (!subscribed.wait() || !publisher.wait_for_subscribers(1, std::chrono::seconds(10)))
       return 1;
     std::uint64_t total = 0;
     for (std::uint64_t i = 0; i < n; ++i) total += publisher.publish(make_seq(1, i)).overwritten;
@@ -149,7 +149,7 @@ TEST_CASE_FIXTURE(Served, "two publishers have distinct publisher_id, each with 
     return [&, who] {
       ferry::Node node{"pub" + std::to_string(who)};
       auto publisher = node.publisher<Seq>("steady");
-      if (!subscribed.wait() || !eventually([&] { return publisher.subscriber_count() == 1; }))
+      if (!subscribed.wait() || !publisher.wait_for_subscribers(1, std::chrono::seconds(10)))
         return 1;
       for (std::uint64_t i = 0; i < n; ++i) {
         if (publisher.publish(make_seq(who, i)).delivered != 1) return 2;
@@ -192,9 +192,8 @@ TEST_CASE_FIXTURE(
     ferry::Node node{"pub"};
     auto typed = node.publisher<Seq>("steady");
     auto blobs = node.publisher<ferry::Bytes>("blobs");
-    if (!subscribed.wait() || !eventually([&] {
-          return typed.subscriber_count() == 1 && blobs.subscriber_count() == 1;
-        })) {
+    if (!subscribed.wait() || !typed.wait_for_subscribers(1, std::chrono::seconds(10)) ||
+        !blobs.wait_for_subscribers(1, std::chrono::seconds(10))) {
       return 1;
     }
     std::uint64_t after = 0;

@@ -39,7 +39,7 @@ constexpr std::uint64_t kCooldown = 1'000;  // not counted: the end of the strea
 int publisher_side(Outcome& out) {
   ferry::Node node{"steady-pub"};
   auto pub = node.publisher<Seq>("t");
-  if (!eventually([&] { return pub.subscriber_count() == 1; })) return 2;
+  if (!pub.wait_for_subscribers(1, std::chrono::seconds(10))) return 2;
   for (std::uint64_t i = 0; i < kSamples; ++i) {
     if (i == kWarmup) ferry::test::start_counting_process();
     if (i == kSamples - kCooldown) out.publisher_allocations = ferry::test::stop_counting_process();

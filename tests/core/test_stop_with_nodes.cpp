@@ -44,7 +44,7 @@ TEST_CASE_FIXTURE(Served,
   Child pub([&] {
     ferry::Node node{"pub"};
     auto publisher = node.publisher<Seq>("t");
-    if (!eventually([&] { return publisher.subscriber_count() == 1; })) return 1;
+    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     go.raise();
     // Publishes until told to finish (at most 20 s of 1 ms steps).
     for (std::uint64_t i = 0; i < 20000 && !finish.wait(0ms); ++i) {

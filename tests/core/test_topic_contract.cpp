@@ -63,7 +63,7 @@ TEST_CASE("defaults: apply to declared topics that do not set a key and to undec
     CAPTURE(topic);
     auto pub = node.publisher<Seq>(topic);
     auto sub = node.subscriber<Seq>(topic);
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     // capacity 2, drop_new: the third sample is refused, the first two kept.
     CHECK(publish_n(pub, 2).delivered == 1);
     const auto third = pub.publish(make_seq(1, 2));
@@ -81,7 +81,7 @@ TEST_CASE("defaults: apply to declared topics that do not set a key and to undec
   auto pub = node.publisher<Seq>("own");
   auto sub = node.subscriber<Seq>("own");
   auto second = node.subscriber<Seq>("own");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 2; }));
+  REQUIRE(pub.wait_for_subscribers(2, std::chrono::seconds(10)));
   CHECK(publish_n(pub, 8).delivered == 2);
   const auto ninth = pub.publish(make_seq(1, 8));
   CHECK(ninth.overwritten == 2);
@@ -107,7 +107,7 @@ TEST_CASE("a port whose type's alignment differs from the declared one is refuse
   // The struct laid out as declared is accepted.
   auto pub = node.publisher<Quad>("quads");
   auto sub = node.subscriber<Quad>("quads");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.publish(Quad{1, 2, 3, 4}).delivered == 1);
   auto s = sub.take(5s);
   REQUIRE(s.has_value());
@@ -144,7 +144,7 @@ TEST_CASE("block with one full and one draining subscriber: delivered 1, timed_o
   REQUIRE(full_ready.wait());
   ferry::Node node{"blocker"};
   auto pub = node.publisher<Seq>("blk");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 2; }));
+  REQUIRE(pub.wait_for_subscribers(2, std::chrono::seconds(10)));
   const auto first = pub.publish(make_seq(1, 0));
   CHECK(first.delivered == 2);
   CHECK(first.timed_out == 0);

@@ -53,7 +53,7 @@ int publish_paced(const char* topic, std::uint64_t id, std::uint64_t count, std:
                   std::chrono::microseconds pause) {
   ferry::Node node{"pub"};
   auto pub = node.publisher<Seq>(topic);
-  if (!eventually([&] { return pub.subscriber_count() == 1; })) return kNoMatch;
+  if (!pub.wait_for_subscribers(1, std::chrono::seconds(10))) return kNoMatch;
   for (std::uint64_t i = 0; i < count; ++i) {
     if (pub.publish(make_seq(id, i)).delivered != 1) return kLost;
     if ((i + 1) % every == 0) std::this_thread::sleep_for(pause);
@@ -157,7 +157,7 @@ TEST_CASE(
   const auto bursty = [n](const char* topic, std::uint64_t id) {
     ferry::Node node{"bursty"};
     auto pub = node.publisher<Seq>(topic);
-    if (!eventually([&] { return pub.subscriber_count() == 1; })) return int{kNoMatch};
+    if (!pub.wait_for_subscribers(1, std::chrono::seconds(10))) return int{kNoMatch};
     std::mt19937_64 rng(id);
     std::uniform_int_distribution<int> burst(1, 32);
     std::uniform_int_distribution<int> pause_us(0, 200);
@@ -362,7 +362,7 @@ TEST_CASE(
   Child pub([&] {  // before our node's thread exists (TSan and fork)
     ferry::Node pnode{"doomed"};
     auto p = pnode.publisher<Seq>("t");
-    if (!eventually([&] { return p.subscriber_count() == 1; })) return int{kNoMatch};
+    if (!p.wait_for_subscribers(1, std::chrono::seconds(10))) return int{kNoMatch};
     matched.raise();
     std::this_thread::sleep_for(60s);
     return int{kOk};
@@ -572,7 +572,7 @@ TEST_CASE(
   const int fd = ws.fd();
   settle(ws);  // the helper sleeps over a's doorbell only
   auto b = node.subscriber<Seq>("b");
-  REQUIRE(eventually([&] { return pub_b.subscriber_count() == 1; }));
+  REQUIRE(pub_b.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::size_t ib = ws.attach(b);
   // What an event loop does when attach() made the descriptor readable: one
   // wait(0), nothing ready yet.
@@ -595,7 +595,7 @@ TEST_CASE(
   for (const bool subscriber_first : {false, true}) {
     CAPTURE(subscriber_first);
     std::optional<ferry::Subscriber<Seq>> sub(node.subscriber<Seq>("t"));
-    REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     std::optional<ferry::WaitSet> ws(std::in_place);
     ws->attach(*sub);
     const int fd = ws->fd();

@@ -223,5 +223,5 @@ def ports(topic="pose"):
     node = ferry.Node("py-test")
     pub = node.publisher(topic)
     sub = node.subscriber(topic)
-    assert wait_until(lambda: pub.subscriber_count == 1)
+    assert pub.wait_for_subscribers(1, timeout=10)
     return node, pub, sub

@@ -57,9 +57,9 @@ constexpr All kAll{true,
 using namespace std::chrono_literals;
 
 bool wait_subscriber(const auto& pub) {
-  for (int i = 0; i < 500 && pub.subscriber_count() == 0; ++i) std::this_thread::sleep_for(10ms);
-  if (pub.subscriber_count() == 0) std::fprintf(stderr, "interop_peer: no subscriber within 5 s\n");
-  return pub.subscriber_count() > 0;
+  if (pub.wait_for_subscribers(1, 5s)) return true;
+  std::fprintf(stderr, "interop_peer: no subscriber within 5 s\n");
+  return false;
 }
 
 void linger() {

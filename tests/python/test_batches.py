@@ -66,8 +66,7 @@ def test_batches_from_another_process_arrive_in_order(bare_domain):
         import numpy as np
         import ferry
         pub = ferry.Node("py-writer").publisher("stream")
-        while pub.subscriber_count < 1:
-            time.sleep(0.005)
+        assert pub.wait_for_subscribers(1, timeout=10)
         sent = 0
         for n in [1, 7, 100, 16, 3, 250, 123]:
             records = np.zeros(n, dtype=pub.dtype)

@@ -34,7 +34,7 @@ def test_bad_dict_raises_before_sending(domain):
     node = ferry.Node("py-errors")
     pub = node.publisher("all")
     sub = node.subscriber("all")
-    assert wait_until(lambda: pub.subscriber_count == 1)
+    assert pub.wait_for_subscribers(1, timeout=10)
     for value, message in BAD:
         with pytest.raises(ferry.Error, match=message):
             pub.publish(value)
@@ -45,7 +45,7 @@ def test_good_edges_and_numpy_arrays(domain):
     node = ferry.Node("py-edges")
     pub = node.publisher("all")
     sub = node.subscriber("all")
-    assert wait_until(lambda: pub.subscriber_count == 1)
+    assert pub.wait_for_subscribers(1, timeout=10)
     pub.publish({"name": "x" * 15, "arr": np.array([7, -8], dtype=np.int64), "u8": np.uint8(9),
                  "f32": 3, "b": np.bool_(True)})
     d = sub.take(timeout=1.0).to_dict()
@@ -58,7 +58,7 @@ def test_errors_name_the_problem(domain):
     with pytest.raises(ferry.Error, match="has no field 'nope'"):
         pub = node.publisher("pose")
         sub = node.subscriber("pose")
-        assert wait_until(lambda: pub.subscriber_count == 1)
+        assert pub.wait_for_subscribers(1, timeout=10)
         pub.publish({"x": 1.0})
         sub.take(timeout=1.0)["nope"]
     with pytest.raises(ferry.Error, match="cannot reach ferryd for domain 'nosuchdomain'"):
@@ -71,7 +71,7 @@ def test_take_raises_at_max_held(domain):
     node = ferry.Node("py-held")
     pub = node.publisher("pose")
     sub = node.subscriber("pose")
-    assert wait_until(lambda: pub.subscriber_count == 1)
+    assert pub.wait_for_subscribers(1, timeout=10)
     for i in range(6):
         pub.publish({"x": float(i)})
     held = [sub.take(timeout=1.0) for _ in range(4)]  # max_held is 4
@@ -97,7 +97,7 @@ def test_take_raises_in_a_forked_child(domain, take):
     node = ferry.Node("py-parent")
     pub = node.publisher("pose")
     sub = node.subscriber("pose")
-    assert wait_until(lambda: pub.subscriber_count == 1)
+    assert pub.wait_for_subscribers(1, timeout=10)
     pid = os.fork()
     if pid == 0:
         code = 1

@@ -83,7 +83,7 @@ def test_a_view_holds_a_released_frame_until_it_goes(domain):
     node = ferry.Node("py-frames")
     pub = node.publisher("frames")
     sub = node.subscriber("frames")
-    assert wait_until(lambda: pub.subscriber_count == 1)
+    assert pub.wait_for_subscribers(1, timeout=10)
     with pub.loan() as loan:
         loan.array["seq"] = 5
         loan.array["pixels"][:4] = [1, 2, 3, 4]

@@ -40,7 +40,7 @@ def test_python_publisher_cpp_subscriber(domain):
     peer = domain.spawn([peer_path(), "sub-all", "all"])
     try:
         assert read_line(peer) == "ready"
-        assert wait_until(lambda: pub.subscriber_count == 1)
+        assert pub.wait_for_subscribers(1, timeout=10)
         assert pub.publish(ALL).delivered == 1
         got = json.loads(read_line(peer))
         assert got == ALL

@@ -111,12 +111,18 @@ def test_bytes_loan(domain):
     assert sub.take() is None
 
 
+def test_wait_for_subscribers_times_out_without_one(domain):
+    pub = ferry.Node("lonely").publisher("pose")
+    assert not pub.wait_for_subscribers(1, timeout=0.05)
+    assert pub.wait_for_subscribers(0, timeout=0)
+
+
 def test_sample_info_sequence_publisher_and_time(domain):
     import time
 
     node, pub, sub = ports()
     other = node.publisher("pose")  # a second publisher on the same topic
-    assert wait_until(lambda: other.subscriber_count == 1)
+    assert other.wait_for_subscribers(1, timeout=10)
     before = time.time_ns()
     for x in range(3):
         pub.publish({"x": float(x)})

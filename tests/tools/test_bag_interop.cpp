@@ -251,9 +251,7 @@ TEST_CASE("the reference reader decodes what ferry record wrote, every message f
   ferry::test::Child publisher([] {
     ferry::Node node{"all-pub"};
     auto pub = node.publisher<record_test::All>("all");
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (pub.subscriber_count() == 0 && std::chrono::steady_clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    (void)pub.wait_for_subscribers(1, std::chrono::seconds(5));
     for (std::uint32_t i = 0; i < kCount; ++i)
       if (pub.publish(record_test::make_all(i)).delivered != 1) return 1;
     return 0;

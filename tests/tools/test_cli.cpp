@@ -154,7 +154,7 @@ TEST_CASE("ferryd stops on SIGTERM with no node left and removes its socket and 
       ferry::Node node{"n"};
       auto pub = node.publisher<Seq>("t");
       auto sub = node.subscriber<Seq>("t");
-      CHECK(eventually([&] { return pub.subscriber_count() == 1; }));
+      CHECK(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
       CHECK_FALSE(ferry::transport::list_domain_objects(domain.name()).empty());
     }
     // (With nodes alive it would leave the domain to them: test_stop_with_nodes.)

@@ -130,7 +130,7 @@ ferry::test::Child start_node(const TestDomain& domain) {
     ferry::Node n{"maker"};
     auto pub = n.publisher<Seq>("t");
     auto sub = n.subscriber<Seq>("t");
-    if (!eventually([&] { return pub.subscriber_count() == 1; })) return 1;
+    if (!pub.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
     [[maybe_unused]] const ssize_t w = ::write(ready[1], "!", 1);
     ::pause();
     return 0;
@@ -364,7 +364,7 @@ TEST_CASE("with --group, a process of another uid in that group uses the domain 
       return 2;
     }
   });
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.publish(make_seq(1, 7)).delivered == 1);
   CHECK(outsider.wait() == 0);
   // Every object of the domain belongs to the group, mode 0660.

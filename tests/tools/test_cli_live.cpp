@@ -251,7 +251,7 @@ TEST_CASE("top prints plain tables when stdout is not a terminal") {
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("robot/pose");
   auto sub = node.subscriber<Seq>("robot/pose");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < 5; ++i) (void)pub.publish(make_seq(1, i));
   const auto r = run_program(domain, {bin_path("ferry"), "top", "--count", "2"});
   CHECK(r.exit_code == 0);
@@ -452,6 +452,28 @@ TEST_CASE("topic pub waits for a subscriber that appears after it started") {
   CHECK((*sample)->seq == 42);
   CHECK(pub.wait() == 0);
   CHECK(pub.out().find("published 1 sample(s) on 'late': 1 delivered") != std::string::npos);
+}
+
+TEST_CASE("topic pub waits for every subscriber ferryd reports, or for --wait-subscribers N") {
+  TestDomain domain;
+  Daemon daemon(domain, seq_config("  - { name: both, type: Seq }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"two-readers"};
+  auto first = node.subscriber<Seq>("both");
+  auto second = node.subscriber<Seq>("both");
+  // By default: both queues attached before the one sample goes out.
+  const auto all = run_program(domain, {bin_path("ferry"), "topic", "pub", "both", "{seq: 1}"});
+  REQUIRE(all.exit_code == 0);
+  CHECK(all.out.find("published 1 sample(s) on 'both': 2 delivered") != std::string::npos);
+  CHECK(first.take(std::chrono::seconds(5)).has_value());
+  CHECK(second.take(std::chrono::seconds(5)).has_value());
+  // Three asked for, two there: it waits its 2 s, then publishes to those two.
+  const auto started = std::chrono::steady_clock::now();
+  const auto three = run_program(
+      domain, {bin_path("ferry"), "topic", "pub", "both", "{seq: 2}", "--wait-subscribers", "3"});
+  CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(1900));
+  REQUIRE(three.exit_code == 0);
+  CHECK(three.out.find("published 1 sample(s) on 'both': 2 delivered") != std::string::npos);
 }
 
 TEST_CASE(

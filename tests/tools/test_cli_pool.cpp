@@ -184,7 +184,7 @@ TEST_CASE_FIXTURE(
   ferry::Node viewer{"viewer"};
   auto frames = camera.publisher<Frame>("camera/frames");
   auto frames_in = viewer.subscriber<Frame>("camera/frames");
-  REQUIRE(eventually([&] { return frames.subscriber_count() == 1; }));
+  REQUIRE(frames.wait_for_subscribers(1, std::chrono::seconds(10)));
   {
     auto loan = frames.loan();
     REQUIRE(loan);

@@ -79,7 +79,7 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("robot/pose");
   auto sub = node.subscriber<Seq>("robot/pose");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < 10; ++i) (void)pub.publish(make_seq(1, i));
 
   json info = ferry_json(domain, {"topic", "info", "robot/pose"});
@@ -138,7 +138,7 @@ TEST_CASE("topic info shows the largest backlog of a queue that never filled") {
   ferry::Node node{"tester"};
   auto pub = node.publisher<Seq>("slow");
   auto sub = node.subscriber<Seq>("slow");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < 5; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
 
   json q = queue_of(ferry_json(domain, {"topic", "info", "slow"}));
@@ -164,8 +164,8 @@ TEST_CASE("topic info counts overwrites on a drop_oldest queue and timeouts on a
   auto sub = node.subscriber<Seq>("newest");
   auto block_pub = node.publisher<Seq>("strict");
   auto block_sub = node.subscriber<Seq>("strict");
-  REQUIRE(
-      eventually([&] { return pub.subscriber_count() == 1 && block_pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  REQUIRE(block_pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   for (std::uint64_t i = 0; i < 10; ++i) (void)pub.publish(make_seq(1, i));
   for (std::uint64_t i = 0; i < 5; ++i) (void)block_pub.publish(make_seq(1, i));
 

@@ -83,7 +83,7 @@ TEST_CASE_FIXTURE(Served, "a second ferryd with another runtime directory refuse
   ferry::Node node{"n"};
   auto pub = node.publisher<Seq>("t");
   auto sub = node.subscriber<Seq>("t");
-  REQUIRE(eventually([&] { return pub.subscriber_count() == 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const auto before = ferry::transport::list_domain_objects(domain.name());
 
   const auto r = ferryd_elsewhere(domain, daemon.config_path());

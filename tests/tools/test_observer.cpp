@@ -129,7 +129,7 @@ TEST_CASE(
   ferry::Node node{"driver"};
   auto pub = node.publisher<Seq>("cmd");
   REQUIRE(eventually([&] { return queue_count(domain, "cmd") == 2; }));
-  REQUIRE(eventually([&] { return pub.subscriber_count() >= 1; }));
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.subscriber_count() == 1);  // the observer is not counted
   // The echo took nothing yet or a few samples; stopped, it takes none.
   echo.signal(SIGSTOP);

@@ -41,9 +41,7 @@ constexpr std::uint32_t kLogs = 40;
 
 template <class P>
 void wait_for_subscriber(P& pub) {
-  const auto give_up = Clock::now() + std::chrono::seconds(5);
-  while (pub.subscriber_count() == 0 && Clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  (void)pub.wait_for_subscribers(1, std::chrono::seconds(5));
 }
 
 template <class T>

@@ -81,10 +81,7 @@ Child blob_publisher(std::uint32_t count) {
     ferry::Node node{"blobs-pub"};
     auto pub = node.publisher<Blob>("blobs");
     // Generous: a TSan build of the recorder on a loaded machine starts slowly.
-    const auto give_up = Clock::now() + std::chrono::seconds(30);
-    while (pub.subscriber_count() == 0 && Clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (pub.subscriber_count() == 0) return 3;
+    if (!pub.wait_for_subscribers(1, std::chrono::seconds(30))) return 3;
     auto next = Clock::now();
     for (std::uint32_t i = 0; i < count; ++i) {
       auto loan = pub.loan();
@@ -287,10 +284,7 @@ TEST_CASE(
   Child small([] {
     ferry::Node node{"tiny-pub"};
     auto pub = node.publisher<Tiny>("tiny");
-    const auto give_up = Clock::now() + std::chrono::seconds(30);
-    while (pub.subscriber_count() == 0 && Clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (pub.subscriber_count() == 0) return 3;
+    if (!pub.wait_for_subscribers(1, std::chrono::seconds(30))) return 3;
     auto next = Clock::now();
     for (std::uint64_t i = 0; i < 12'000; ++i) {
       (void)pub.publish(Tiny{i, {}});
@@ -307,10 +301,7 @@ TEST_CASE(
     std::this_thread::sleep_for(std::chrono::milliseconds(3500));
     ferry::Node node{"late-pub"};
     auto pub = node.publisher<Tiny>("late");
-    const auto give_up = Clock::now() + std::chrono::seconds(30);
-    while (pub.subscriber_count() == 0 && Clock::now() < give_up)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    if (pub.subscriber_count() == 0) return 3;
+    if (!pub.wait_for_subscribers(1, std::chrono::seconds(30))) return 3;
     for (std::uint64_t i = 0; i < 10; ++i) {
       if (pub.publish(Tiny{i, {}}).delivered != 1) return 1;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -140,10 +140,14 @@ void add_pub(CLI::App& topic, PubOptions& o, Run& run) {
   cmd->add_option("--rate,-r", o.rate, "Samples per second")
       ->check(above_zero())
       ->capture_default_str();
+  cmd->add_option("--wait-subscribers", o.wait_subscribers,
+                  "Subscribers to wait for (up to 2 s) before the first sample; 0: none "
+                  "(default: every subscriber and observer ferryd reports when the publisher "
+                  "is created, at least one)");
   cmd->footer(
       "The value is checked against the topic's type first: an unknown field, a wrong type or a\n"
-      "number out of range is an error (exit 2) naming the field. Waits up to 2 s for a\n"
-      "subscriber before the first sample.\n"
+      "number out of range is an error (exit 2) naming the field. Before the first sample it\n"
+      "waits up to 2 s for the topic's subscribers, so that each gets every sample.\n"
       "Examples:\n"
       "  ferry topic pub robot/pose '{stamp_ns: 1, x: 1.5, y: -2, frame: map}'\n"
       "  ferry topic pub robot/pose '{\"x\": 1.5}' --count 100 --rate 50\n"

@@ -60,6 +60,41 @@ bool sleep_until(std::chrono::steady_clock::time_point deadline) {
   return false;
 }
 
+// What to wait for before the first sample: subscribers and observers (an
+// observer, e.g. topic echo, is worth waiting for too, though its queue is
+// not counted in the results), and at least `any` of the two together.
+struct Readers {
+  std::uint32_t subscribers = 0;
+  std::uint32_t observers = 0;
+  std::uint32_t any = 0;
+  [[nodiscard]] bool there(const RawPublisher& p) const noexcept {
+    const std::uint32_t subs = p.subscriber_count();
+    const std::uint32_t obs = p.observer_count();
+    return subs >= subscribers && obs >= observers && subs + obs >= any;
+  }
+};
+
+// --wait-subscribers N, or every port ferryd lists on the topic now that
+// our publisher exists (each was matched with it; its queue is attached a
+// moment later), and at least one: a subscriber may be about to come.
+Readers readers_to_wait_for(discovery::Client& client, const PubOptions& o) {
+  if (o.wait_subscribers) return Readers{*o.wait_subscribers, 0, 0};
+  Readers readers{0, 0, 1};
+  for (const auto& port : find_topic(client, o.topic).subscribers)
+    ++(port.observer ? readers.observers : readers.subscribers);
+  return readers;
+}
+
+// Waits up to kWaitForSubscribers (or Ctrl-C) for `readers`' queues.
+void wait_for_readers(const RawPublisher& publisher, const Readers& readers) {
+  const auto wait_end = std::chrono::steady_clock::now() + kWaitForSubscribers;
+  while (!readers.there(publisher) && !interrupted()) {
+    const auto left = wait_end - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, kPollStep));
+  }
+}
+
 void pub(const Context& context, const PubOptions& o) {
   const std::string domain = context.domain();
   auto client = connect_daemon(context);
@@ -76,13 +111,7 @@ void pub(const Context& context, const PubOptions& o) {
                               "'{}' is {} bytes",
                               o.topic, publisher.sample_size(), info.type_name, sample.size()));
   }
-  const auto wait_end = std::chrono::steady_clock::now() + kWaitForSubscribers;
-  // An observer (topic echo) is worth waiting for too, though its queue
-  // is not counted in the results below.
-  while (publisher.subscriber_count() + publisher.observer_count() == 0 &&
-         std::chrono::steady_clock::now() < wait_end && !interrupted()) {
-    std::this_thread::sleep_for(kPollStep);
-  }
+  wait_for_readers(publisher, readers_to_wait_for(client, o));
 
   const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(1.0 / o.rate));

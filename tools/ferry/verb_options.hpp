@@ -31,6 +31,9 @@ struct PubOptions {
   std::string value;
   std::uint64_t count = 1;  // 0: until interrupted
   double rate = 10;         // samples per second when count != 1
+  // Subscribers to wait for before the first sample; empty: every
+  // subscriber and observer ferryd lists once the publisher exists.
+  std::optional<std::uint32_t> wait_subscribers;
 };
 
 // topic hz measures the rate, topic bw the bandwidth.

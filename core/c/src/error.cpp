@@ -15,7 +15,8 @@ static_assert(to_c(ErrorCode::PortClosed) == FERRY_ERROR_PORT_CLOSED);
 static_assert(to_c(ErrorCode::NodeDeclaredDead) == FERRY_ERROR_NODE_DECLARED_DEAD);
 static_assert(to_c(ErrorCode::CorruptData) == FERRY_ERROR_CORRUPT_DATA);
 static_assert(to_c(ErrorCode::InheritedNode) == FERRY_ERROR_INHERITED_NODE);
-static_assert(static_cast<int>(ErrorCode::InheritedNode) + 1 < FERRY_ERROR_INVALID_ARGUMENT,
+static_assert(to_c(ErrorCode::InvalidArgument) == FERRY_ERROR_INVALID_ARGUMENT);
+static_assert(static_cast<int>(ErrorCode::InvalidArgument) + 1 < FERRY_ERROR_INVALID_ARGUMENT,
               "ErrorCode grew into the C API's own range");
 
 namespace {

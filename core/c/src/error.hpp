@@ -18,6 +18,8 @@ namespace ferry::c {
 
 // The C value of a C++ ErrorCode (checked to stay in step in error.cpp).
 [[nodiscard]] constexpr ferry_error_t to_c(ErrorCode code) noexcept {
+  // The caller's mistake has the C API's own code already.
+  if (code == ErrorCode::InvalidArgument) return FERRY_ERROR_INVALID_ARGUMENT;
   return static_cast<ferry_error_t>(static_cast<int>(code) + 1);
 }
 

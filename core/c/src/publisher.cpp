@@ -1,9 +1,12 @@
 // Publishers: create, destroy, publish by copy (one and many), counts.
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "error.hpp"
 #include "handles.hpp"
 #include "publish_result.hpp"
+#include "timeout.hpp"
 
 using ferry::c::fail;
 using ferry::c::fail_null;
@@ -99,6 +102,17 @@ size_t ferry_publisher_subscriber_count(const ferry_publisher_t* publisher) {
     (void)fail_null("ferry_publisher_subscriber_count", "publisher");
     return 0;
   }
+  return publisher->port.subscriber_count();
+}
+
+size_t ferry_publisher_wait_for_subscribers(const ferry_publisher_t* publisher, size_t count,
+                                            uint64_t timeout_ns) {
+  if (publisher == nullptr) {
+    (void)fail_null("ferry_publisher_wait_for_subscribers", "publisher");
+    return 0;
+  }
+  const auto wanted = static_cast<std::uint32_t>(std::min<size_t>(count, UINT32_MAX));
+  (void)publisher->port.wait_for_subscribers(wanted, ferry::c::to_timeout(timeout_ns));
   return publisher->port.subscriber_count();
 }
 

@@ -77,8 +77,11 @@ ferry_error_t ferry_take_many(ferry_subscriber_t* subscriber, void* out, size_t 
   if (max_count > SIZE_MAX / sample_size) [[unlikely]]
     return fail(FERRY_ERROR_INVALID_ARGUMENT, "%s: %zu samples of %zu bytes overflow size_t", kCall,
                 max_count, sample_size);
-  *taken = subscriber->port.take_many(
+  const auto got = subscriber->port.take_many(
       std::span(static_cast<std::byte*>(out), max_count * sample_size), to_timeout(timeout_ns));
+  if (!got) [[unlikely]]
+    return ferry::c::fail_code(got.error(), kCall, subscriber->port.topic().c_str());
+  *taken = *got;
   return FERRY_OK;
 }
 

@@ -28,9 +28,10 @@ enum class ErrorCode : std::uint8_t {
   NodeDeclaredDead,  ///< ferryd declared this node dead (missed heartbeats)
   CorruptData,       ///< a peer wrote invalid data into shared memory
   InheritedNode,     ///< the node belongs to the process this one was forked from
+  InvalidArgument,   ///< the call cannot take its argument (an empty or foreign loan)
 };
 
-/// The code's name, e.g. "PoolExhausted".
+/// One sentence saying what the code means.
 [[nodiscard]] const char* to_string(ErrorCode code) noexcept;
 
 }  // namespace ferry

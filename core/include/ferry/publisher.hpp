@@ -1,6 +1,8 @@
 #pragma once
 /// @file
 /// Publisher<T>: publishes samples of T on one topic.
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <expected>
 #include <memory>
@@ -59,9 +61,16 @@ class Publisher {
     if (!chunk) return std::unexpected(chunk.error());
     return Loan<T>(port_.get(), *chunk, size);
   }
-  /// Publishes a loan without copying it; the loan is consumed.
+  /// Publishes a loan without copying it; the loan is consumed. An empty
+  /// (moved-from) loan or another publisher's is refused (InvalidArgument,
+  /// nothing sent; another publisher's chunk goes back to it).
   PublishResult publish(Loan<T>&& loan) noexcept {
-    if (loan.port_ == nullptr) return PublishResult{};
+    if (loan.port_ != port_.get()) [[unlikely]] {
+      const Loan<T> returned = std::move(loan);
+      PublishResult refused;
+      refused.error = ErrorCode::InvalidArgument;
+      return refused;
+    }
     loan.port_ = nullptr;
     if constexpr (std::is_same_v<T, Bytes>) {
       return port_->publish_loan(loan.chunk_, loan.view_.size());
@@ -81,6 +90,14 @@ class Publisher {
   /// after this returned N reaches (or waits for, or drops at) those N.
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->subscriber_count();
+  }
+  /// Waits until at least `count` subscribers are matched (subscriber_count()
+  /// >= count; observers are not counted) or `timeout` passed. True when they
+  /// are: a publish() after that reaches them. For start-up, before the first
+  /// publish; it polls, so keep it off the hot path.
+  [[nodiscard]] bool wait_for_subscribers(std::uint32_t count,
+                                          std::chrono::nanoseconds timeout) const noexcept {
+    return port_->wait_for_subscribers(count, timeout);
   }
   /// Matched observers (SubscriberOptions::observer), not in subscriber_count().
   [[nodiscard]] std::uint32_t observer_count() const noexcept { return port_->observer_count(); }

@@ -42,7 +42,7 @@ class Sample {
   ///@}
   /// Sequence, publisher and publish time (docs/cpp-api.md); valid while this
   /// handle holds the sample (not on a moved-from handle).
-  [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
+  [[nodiscard]] SampleInfo info() const noexcept { return held_->sample_info(token_); }
 
  private:
   template <class>
@@ -88,7 +88,7 @@ class Sample<Bytes> {
   [[nodiscard]] const Bytes* get() const noexcept { return &value_; }
   ///@}
   /// As Sample<T>::info().
-  [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
+  [[nodiscard]] SampleInfo info() const noexcept { return held_->sample_info(token_); }
 
  private:
   template <class>

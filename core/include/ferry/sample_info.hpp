@@ -1,22 +1,23 @@
 #pragma once
 /// @file
-/// What a subscriber learns about each sample besides its bytes (docs/cpp-api.md).
-/// It travels in the ring slot next to {length, flags} (and in a publisher's
-/// history), so the struct is the transport's slot metadata itself: taking a
-/// sample copies it once, into the subscriber's held-sample bookkeeping.
+/// SampleInfo: what a subscriber learns about each sample besides its bytes
+/// (docs/cpp-api.md).
 
 #include <cstdint>
 
-#include "ferry/detail/publish_clock.hpp"  // detail::realtime_ns
-#include "ferry/transport/ring_layout.hpp"
-
 namespace ferry {
 
-/// What a sample carries besides its bytes. sequence: per publisher, 0, 1,
-/// 2, ... one per publish() (a gap is samples this subscriber did not get);
-/// publisher_id: unique in the domain while the publisher lives;
-/// publish_time_ns: CLOCK_REALTIME at publish() (read through the TSC where
-/// it can be: detail/publish_clock.hpp).
-using SampleInfo = transport::SlotMeta;
+/// What a sample carries besides its bytes. A value of its own: the ring
+/// slot's format may change without changing it.
+struct SampleInfo {
+  /// Per publisher, 0, 1, 2, ... one per publish() (a gap is samples this
+  /// subscriber did not get).
+  std::uint64_t sequence = 0;
+  /// Unique in the domain while the publisher lives (Publisher::publisher_id()).
+  std::uint64_t publisher_id = 0;
+  /// CLOCK_REALTIME at publish(), in nanoseconds since the epoch.
+  std::uint64_t publish_time_ns = 0;
+  bool operator==(const SampleInfo&) const = default;
+};
 
 }  // namespace ferry

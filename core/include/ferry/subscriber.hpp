@@ -58,14 +58,18 @@ class Subscriber {
 
   /// Copies up to out.size() queued samples into `out`, fairly from the
   /// publishers and in each one's order, with one index store per queue;
-  /// never blocks. Returns how many it copied. It holds no sample, so
-  /// max_held does not limit it; SampleInfo is not kept (take() gives it).
-  std::size_t take_many(std::span<T> out) noexcept requires(!std::is_same_v<T, Bytes>) {
+  /// never blocks. Returns how many it copied (0: nothing is queued), or
+  /// why it could not take (NodeDeclaredDead, InheritedNode), as try_take().
+  /// It holds no sample, so max_held does not limit it; SampleInfo is not
+  /// kept (take() gives it).
+  std::expected<std::size_t, ErrorCode> take_many(std::span<T> out) noexcept
+      requires(!std::is_same_v<T, Bytes>) {
     return take_many(out, std::chrono::nanoseconds::zero());
   }
   /// As take_many(out), but waits up to `timeout` for the first sample (only
   /// for the first: then it takes what is there and returns).
-  std::size_t take_many(std::span<T> out, std::chrono::nanoseconds timeout) noexcept
+  std::expected<std::size_t, ErrorCode> take_many(std::span<T> out,
+                                                  std::chrono::nanoseconds timeout) noexcept
       requires(!std::is_same_v<T, Bytes>) {
     return port_->take_many(out.data(), out.size(), static_cast<std::uint32_t>(sizeof(T)), timeout);
   }

@@ -17,11 +17,7 @@ int main() {
     ferry::Node node{"consumer"};
     auto pub = node.publisher<Ping>("ping");
     auto sub = node.subscriber<Ping>("ping");
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (pub.subscriber_count() != 1) {
-      if (std::chrono::steady_clock::now() > deadline) return 3;
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
+    if (!pub.wait_for_subscribers(1, std::chrono::seconds(10))) return 3;
     const ferry::PublishResult r = pub.publish(Ping{42, 2.5});
     const auto s = sub.take(std::chrono::seconds(10));
     if (r.delivered != 1 || !s) return 1;

@@ -113,7 +113,7 @@ int echo_side(int cpu) {
   if (!await_peers(ping, pong)) return 3;
   std::array<Msg, kBurst> buf{};
   for (;;) {
-    const std::size_t n = ping.take_many(buf);
+    const std::size_t n = ping.take_many(buf).value_or(0);
     for (std::size_t i = 0; i < n; ++i) {
       if (buf[i].last == 2) return 0;  // the end
       if (buf[i].last == 1) (void)pong.publish(buf[i]);

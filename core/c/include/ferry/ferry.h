@@ -233,6 +233,17 @@ FERRY_C_API ferry_error_t ferry_loan_return(ferry_publisher_t* publisher, ferry_
 /// @return The number of subscribers.
 FERRY_C_API size_t ferry_publisher_subscriber_count(const ferry_publisher_t* publisher);
 
+/// Waits until at least `count` subscribers are attached (as
+/// ferry_publisher_subscriber_count()) or `timeout_ns` passed, polling; for
+/// start-up, before the first publish. 0 for NULL (and an error sentence).
+/// @param publisher The publisher.
+/// @param count How many subscribers to wait for.
+/// @param timeout_ns How long to wait at most, in nanoseconds.
+/// @return The number of subscribers when it returns: `count` or more
+///         unless the time ran out.
+FERRY_C_API size_t ferry_publisher_wait_for_subscribers(const ferry_publisher_t* publisher,
+                                                        size_t count, uint64_t timeout_ns);
+
 /// The publisher_id of every sample this publisher sends; 0 for NULL.
 /// @param publisher The publisher.
 /// @return The publisher id.
@@ -273,8 +284,9 @@ FERRY_C_API ferry_error_t ferry_take(ferry_subscriber_t* subscriber, uint64_t ti
 /// Copies up to `max_count` queued samples of `sample_size` bytes (the
 /// topic's sample size) into `out`, fairly from the publishers and in each
 /// one's order; waits up to `timeout_ns` for the first one only. `*taken`
-/// says how many (0: none came). Holds no sample, so max_held does not
-/// limit it; sample info is not kept (ferry_take() gives it).
+/// says how many (0: none came). FERRY_ERROR_NODE_DECLARED_DEAD or
+/// FERRY_ERROR_INHERITED_NODE as ferry_take(). Holds no sample, so max_held
+/// does not limit it; sample info is not kept (ferry_take() gives it).
 /// @param subscriber The subscriber.
 /// @param out Where the samples are copied.
 /// @param max_count How many samples `out` has room for.

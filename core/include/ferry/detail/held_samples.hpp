@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "ferry/sample_info.hpp"
 #include "ferry/transport/platform.hpp"     // FERRY_HOT
 #include "ferry/transport/ring_layout.hpp"  // SlotMeta
 
@@ -86,6 +87,11 @@ class HeldSamples {
   [[nodiscard]] transport::SlotMeta& info(std::uint32_t token) noexcept { return infos_[token]; }
   [[nodiscard]] const transport::SlotMeta& info(std::uint32_t token) const noexcept {
     return infos_[token];
+  }
+  // The same, as the public SampleInfo (a copy of three words).
+  [[nodiscard]] SampleInfo sample_info(std::uint32_t token) const noexcept {
+    const transport::SlotMeta& meta = infos_[token];
+    return SampleInfo{meta.sequence, meta.publisher_id, meta.publish_time_ns};
   }
 
   // Owner thread (a statistic).

@@ -4,7 +4,8 @@
 // Most ports spend their life with one queue and nothing changing. For them
 // publish() is one ring push and take() one ring pop into a held buffer. The
 // lane holds exactly what those need; the port's user thread keeps it
-// current whenever it applies a change to its queues (port_state.cpp), and
+// current whenever it applies a change to its queues (rebuild_lane() in
+// publisher_state.cpp and subscriber_state.cpp), and
 // clears it whenever the shortcut would not do what the general path does.
 //
 // Why inline, and forced (FERRY_HOT): measured on the bench (issue 7), an

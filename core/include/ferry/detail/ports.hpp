@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "ferry/detail/held_samples.hpp"
@@ -48,7 +47,7 @@ class PublisherPort {
   // pool chunk when the sample does not fit a ring slot).
   FERRY_HOT PublishResult publish(const void* data, std::uint32_t size) noexcept {
     lane_->prefetch(size);  // before the clock read, which it overlaps (lane.hpp)
-    const SampleInfo info = next_info();
+    const transport::SlotMeta info = next_info();
     if (lane_->try_publish(data, size, info)) [[likely]] {
       PublishResult result;
       result.delivered = 1;
@@ -72,6 +71,10 @@ class PublisherPort {
   void return_loan(LoanedChunk& chunk) noexcept;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept;
   [[nodiscard]] std::uint32_t observer_count() const noexcept;
+  // Polls subscriber_count() until it is at least `count` (true) or
+  // `timeout` passed (false). Not for the hot path: it sleeps between polls.
+  [[nodiscard]] bool wait_for_subscribers(std::uint32_t count,
+                                          std::chrono::nanoseconds timeout) const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;
   [[nodiscard]] std::size_t max_size() const noexcept;  // bytes topics
@@ -81,11 +84,11 @@ class PublisherPort {
  private:
   // Every case the lane does not cover: the topic's policy over all queues.
   PublishResult publish_general(const void* data, std::uint32_t size,
-                                const SampleInfo& info) noexcept;
+                                const transport::SlotMeta& info) noexcept;
   // The next publish()'s metadata: its sequence number (one per call,
   // whatever becomes of the sample) and the time now.
-  [[nodiscard]] FERRY_HOT SampleInfo next_info() noexcept {
-    return SampleInfo{next_sequence_++, publisher_id_, publish_time_ns()};
+  [[nodiscard]] FERRY_HOT transport::SlotMeta next_info() noexcept {
+    return transport::SlotMeta{next_sequence_++, publisher_id_, publish_time_ns()};
   }
 
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
@@ -136,12 +139,11 @@ class SubscriberPort {
   // Copies up to `max` samples of `size` bytes (the topic's sample size)
   // into `out`, fairly from the queues as take() does, each queue's run
   // with one head store; waits up to `timeout` for the first one only.
-  // Returns how many it copied (0: none, or the node was declared dead).
-  std::size_t take_many(void* out, std::size_t max, std::uint32_t size,
-                        std::chrono::nanoseconds timeout) noexcept;
-  // Why take_many() takes nothing for good (the node was declared dead, or
-  // the port is its parent's in a forked child); nullopt while it works.
-  [[nodiscard]] std::optional<ErrorCode> failure() noexcept;
+  // Returns how many it copied (0: none came), or why it could not take:
+  // NodeDeclaredDead, InheritedNode, InvalidArgument (`size` is not the
+  // topic's sample size).
+  std::expected<std::size_t, ErrorCode> take_many(void* out, std::size_t max, std::uint32_t size,
+                                                  std::chrono::nanoseconds timeout) noexcept;
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
   [[nodiscard]] std::size_t sample_size() const noexcept;

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -47,8 +48,16 @@ struct HeartbeatSlot {
   std::atomic<std::uint32_t> state;    // SlotState, written by ferryd
   std::atomic<std::int32_t> pid;       // written by ferryd
 };
+// A restarted ferryd adopts the table its predecessor left (and nodes built
+// from another ferry version may map it): the layout is fixed here.
 static_assert(sizeof(HeartbeatSlot) == 16);
+static_assert(alignof(HeartbeatSlot) == 8);
+static_assert(offsetof(HeartbeatSlot, beat_ms) == 0);
+static_assert(offsetof(HeartbeatSlot, state) == 8);
+static_assert(offsetof(HeartbeatSlot, pid) == 12);
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
+static_assert(std::atomic<std::int32_t>::is_always_lock_free);
 
 struct alignas(64) HeartbeatHeader {
   std::atomic<std::uint64_t> daemon_beat_ms;  // ferryd's own beat
@@ -61,6 +70,15 @@ struct alignas(64) HeartbeatHeader {
   std::atomic<std::uint32_t> next_owner;
   std::atomic<std::uint64_t> next_id;
 };
+static_assert(sizeof(HeartbeatHeader) == 64);
+static_assert(alignof(HeartbeatHeader) == 64);
+static_assert(offsetof(HeartbeatHeader, daemon_beat_ms) == 0);
+static_assert(offsetof(HeartbeatHeader, daemon_pid) == 8);
+static_assert(offsetof(HeartbeatHeader, heartbeat_ms) == 12);
+static_assert(offsetof(HeartbeatHeader, timeout_ms) == 16);
+static_assert(offsetof(HeartbeatHeader, slot_count) == 20);
+static_assert(offsetof(HeartbeatHeader, next_owner) == 24);
+static_assert(offsetof(HeartbeatHeader, next_id) == 32);
 
 inline constexpr std::size_t kHeartbeatTableBytes =
     sizeof(HeartbeatHeader) + std::size_t{kHeartbeatSlots} * sizeof(HeartbeatSlot);

@@ -84,9 +84,9 @@ class FerryCopyThroughput final : public ThroughputTransport {
     auto refill = [&](std::span<std::byte> out, std::size_t) -> std::size_t {
       std::size_t n = 0;
       if (plan.wait == Wait::Sleep) {
-        n = sub.take_many(out, std::chrono::nanoseconds(kPeerTimeoutNs));
+        n = sub.take_many(out, std::chrono::nanoseconds(kPeerTimeoutNs)).value_or(0);
       } else {
-        (void)spin_until([&] { return (n = sub.take_many(out)) != 0; }, kPeerTimeoutNs);
+        (void)spin_until([&] { return (n = sub.take_many(out).value_or(0)) != 0; }, kPeerTimeoutNs);
       }
       if (n == 0) report_error(control, who + ": no sample within the peer timeout");
       return n;

@@ -1,0 +1,343 @@
+#include "publisher_state.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "ferry/discovery/objects.hpp"
+
+namespace ferry::detail {
+
+namespace {
+
+template <class Connection>
+void remove_peer(std::vector<std::unique_ptr<Connection>>& list, std::uint64_t peer) {
+  std::erase_if(list, [peer](const auto& c) { return c->peer == peer; });
+}
+
+}  // namespace
+
+PublisherState::PublisherState(std::string domain_name, std::string topic_name,
+                               const discovery::PortCreated& created,
+                               std::shared_ptr<DomainPoolView> pool_view)
+    : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)),
+      publisher_id(created.port_id),
+      history_(created.topic.limits.history, inline_max) {
+  rebuild_lane();
+}
+
+PublisherState::~PublisherState() {
+  // A forked child's copy of its parent's port: the history's chunks and
+  // the leavings are the parent's, and mutex_ may have been held at the fork.
+  if (pool->is_inherited()) return;
+  // Nobody else uses the history now: the chunks it kept go back.
+  history_.for_each_pooled([this](std::uint64_t ref) {
+    (void)pool->pool.release(transport::ChunkRef::unpack(ref), pool->owner);
+  });
+  // Dead subscribers whose leaving the user's thread never applied: this
+  // port gives nothing more, so what it gave them after their reclaim goes.
+  std::lock_guard lock(mutex_);
+  for (const Leaving& l : leaving_) {
+    if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
+  }
+  // Nothing more comes from us: a reader that no ferryd will tell (one is
+  // down, or restarted since the queue was made) retires the queue once
+  // drained (RingConsumer::finished()).
+  for (auto& c : active_) c->producer.close();
+  for (auto& c : incoming_) c->producer.close();
+}
+
+void PublisherState::revoke_given_to_dead(transport::OwnerId dead_owner) noexcept {
+  if (const std::uint64_t n = pool->pool.revoke_given(pool->owner, dead_owner); n > 0) {
+    spdlog::debug(
+        "publisher on '{}': revoked {} reference(s) given to the dead node (owner {}) "
+        "after ferryd reclaimed it",
+        topic, n, dead_owner);
+  }
+}
+
+bool PublisherState::remember(std::span<const std::byte> slot_bytes, std::uint32_t flags,
+                              const transport::SlotMeta& meta) noexcept {
+  if (!history_.enabled()) return false;
+  if (const std::uint64_t evicted = history_.record(slot_bytes, flags, meta); evicted != 0) {
+    (void)pool->pool.release(transport::ChunkRef::unpack(evicted), pool->owner);
+  }
+  return true;
+}
+
+void PublisherState::hand_history(PublisherConnection& c) noexcept {
+  if (!history_.enabled()) return;
+  const std::uint64_t recorded = history_.recorded();
+  const std::uint64_t kept = std::min<std::uint64_t>(recorded, history_.depth());
+  const std::uint64_t from = std::max(c.history_next, recorded - kept);
+  if (from >= recorded) return;
+  // The entries [from, recorded) are collected first and pushed only as one
+  // unbroken run: an entry the publisher overwrote meanwhile (it lapped the
+  // serving thread), or whose chunk is gone, ends everything before it, so
+  // the subscriber never sees a gap between history and live samples. Not
+  // the hot path: it runs when a queue is matched.
+  struct Item {
+    std::uint32_t length = 0;
+    std::uint32_t flags = 0;
+    transport::ChunkRef chunk{};
+    transport::SlotMeta meta{};  // the original publish's: a late subscriber sees it unchanged
+  };
+  std::vector<Item> items;
+  items.reserve(static_cast<std::size_t>(recorded - from));
+  std::vector<std::byte> buffer(static_cast<std::size_t>(recorded - from) * inline_max);
+  auto slot_of = [&](std::size_t k) {
+    return std::span<std::byte>(buffer.data() + k * inline_max, inline_max);
+  };
+  auto drop_collected = [&] {
+    for (const Item& item : items) {
+      if (item.flags == kSlotPooled) (void)pool->pool.revoke(item.chunk, pool->owner, c.peer_owner);
+    }
+    items.clear();
+  };
+  for (std::uint64_t seq = from; seq < recorded; ++seq) {
+    Item item;
+    const auto slot = slot_of(items.size());
+    if (!history_.read(seq, slot, item.length, item.flags, item.meta)) {
+      drop_collected();  // overwritten: the run restarts after it
+      continue;
+    }
+    if (item.flags == kSlotPooled) {
+      PooledSlot pooled{};
+      if (item.length != sizeof pooled) {
+        drop_collected();
+        continue;
+      }
+      std::memcpy(&pooled, slot.data(), sizeof pooled);
+      item.chunk = transport::ChunkRef::unpack(pooled.ref);
+      // The history holds the chunk (or held it a moment ago: then the
+      // chunk's generation moved on and the give is refused).
+      if (!pool->pool.give(item.chunk, pool->owner, c.peer_owner)) {
+        drop_collected();
+        continue;
+      }
+    }
+    items.push_back(item);
+  }
+  std::size_t pushed = 0;
+  for (; pushed < items.size(); ++pushed) {
+    const Item& item = items[pushed];
+    if (!c.producer.try_push(slot_of(pushed).first(item.length), item.flags, item.meta)) break;
+  }
+  // A queue too full for the rest (history as large as the capacity, and
+  // more published meanwhile): those are not handed out.
+  for (std::size_t k = pushed; k < items.size(); ++k) {
+    if (items[k].flags == kSlotPooled) {
+      (void)pool->pool.revoke(items[k].chunk, pool->owner, c.peer_owner);
+    }
+  }
+  c.history_next = recorded;
+}
+
+void PublisherState::on_matched(const discovery::Matched& m) {
+  std::unique_ptr<PublisherConnection> connection;
+  try {
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                             pool->daemon_owner);
+    auto bell = open_segment(m.doorbell_shm, discovery::kDoorbellKind,
+                             discovery::kDoorbellLayoutVersion, pool->daemon_owner);
+    auto producer =
+        transport::RingProducer::attach(ring.payload(), ring.payload_size(), doorbell_in(bell));
+    if (!producer) {
+      throw std::runtime_error(
+          fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(producer.error())));
+    }
+    connection.reset(new PublisherConnection{m.peer_port_id, m.peer_owner, std::move(ring),
+                                             std::move(bell), std::move(*producer), 0,
+                                             m.peer_observer});
+  } catch (const std::exception& e) {
+    spdlog::error("publisher on '{}': cannot reach subscriber '{}' (pid {}): {}", topic,
+                  m.peer_node, m.peer_pid, e.what());
+    return;
+  }
+  spdlog::debug("publisher on '{}' matched {} '{}' (pid {})", topic,
+                m.peer_observer ? "observer" : "subscriber", m.peer_node, m.peer_pid);
+  PublisherConnection* const added = connection.get();
+  const std::uint64_t subscriber = peer_identity(m);
+  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, subscriber};
+  if (m.peer_observer) observer_peers_.insert(m.peer_port_id);
+  handed_[m.peer_port_id] = added;
+  // After a ferryd restart the new queue may replace the subscriber's old
+  // one. The switch is one step of the user's thread: the new queue and the
+  // old one's closing are handed over under one lock, so that apply_changes
+  // sees both or neither. (Handed over apart, a publish() between the two
+  // wrote both queues: the subscriber, which reads the new queue only once
+  // the old one is closed and drained, got those samples twice.) The
+  // replacement gets no history: the old queue had it, and every sample
+  // published since.
+  const std::vector<Leaving> replaced = replaced_queues(subscriber);
+  const bool replaces = !replaced.empty();
+  if (replaces) added->history_next = kNoHistory;
+  {
+    std::lock_guard lock(mutex_);
+    incoming_.push_back(std::move(connection));
+    leaving_.insert(leaving_.end(), replaced.begin(), replaced.end());
+  }
+  announce_change();
+  if (!replaces) {
+    // Observers are not the publisher's subscribers: counted apart.
+    // SYNC: release, pairs with the acquire load in PublisherPort::
+    // subscriber_count()/observer_count(): counted after the change is
+    // announced, so a thread that sees the new count and then publishes
+    // finds the change (LaneGuard's acquire) and delivers to the queue.
+    (m.peer_observer ? observers : matched).fetch_add(1, std::memory_order_release);
+  }
+  if (history_.enabled() && !replaces) {
+    // A late joiner gets the history now, even if we never publish again.
+    // Claimed first, so that a publish() that picks the queue up meanwhile
+    // waits for us (apply_changes) instead of writing the queue alongside,
+    // and then adds what it published since.
+    if (added->history.claim_for_serving()) {
+      hand_history(*added);
+      added->history.finish_serving();
+    }
+  }
+}
+
+void PublisherState::on_unmatched(const discovery::Unmatched& u) {
+  const auto owner = peer_owners_.find(u.peer_port_id);
+  if (owner == peer_owners_.end()) return;  // a queue we never mapped
+  const bool peer_dead = u.reason != discovery::UnmatchReason::port_destroyed;
+  const transport::OwnerId dead_owner = peer_dead ? owner->second.owner : transport::OwnerId{0};
+  peer_owners_.erase(owner);
+  // SYNC: relaxed; a count for the user, not a hand-over. Counted down
+  // first, so that a publish() released below already sees the new count.
+  (observer_peers_.erase(u.peer_port_id) != 0 ? observers : matched)
+      .fetch_sub(1, std::memory_order_relaxed);
+  if (auto h = handed_.find(u.peer_port_id); h != handed_.end()) {
+    abandon(*h->second);  // before `leaving_` lets the user's thread free it
+    handed_.erase(h);
+  }
+  {
+    std::lock_guard lock(mutex_);
+    leaving_.push_back(Leaving{u.peer_port_id, !peer_dead, false, dead_owner});
+  }
+  announce_change();
+}
+
+void PublisherState::abandon(PublisherConnection& c) noexcept {
+  // SYNC: release, pairs with the acquire load in the ring's push_slow;
+  // notify_space()'s fence orders it before the check of `sleeping`.
+  c.abandoned.store(true, std::memory_order_release);
+  c.producer.notify_space();
+}
+
+void PublisherState::mark_dead() noexcept {
+  for (auto& [peer, c] : handed_) abandon(*c);
+  handed_.clear();
+  PortState::mark_dead();
+}
+
+void PublisherState::apply_changes() {
+  if (pool->is_inherited()) [[unlikely]] {
+    // A forked child's copy of its parent's port (fork_guard.hpp): the
+    // queues are the parent's to write. No lock (a thread of the parent may
+    // have held it at the fork; the child has no serving thread to share
+    // these lists with), nothing touched: they are set aside until the port
+    // goes.
+    for (auto& c : active_) graveyard_.push_back(std::move(c));
+    active_.clear();
+    subscriber_queues_ = 0;
+    drop_for_good();
+    rebuild_lane();
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  mark_changes_seen();
+  if (session_over()) {
+    // ferryd reclaimed our node: its queues are not ours to write any more.
+    // They are kept (not freed) until the port goes: the serving thread may
+    // still release a push on one of them (handed_).
+    for (auto& c : active_) graveyard_.push_back(std::move(c));
+    for (auto& c : incoming_) graveyard_.push_back(std::move(c));
+    active_.clear();
+    incoming_.clear();
+    // We write no queue any more: as below, what we gave dead subscribers goes.
+    for (const Leaving& l : leaving_) {
+      if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
+    }
+    leaving_.clear();
+    drop_for_good();
+    subscriber_queues_ = 0;
+    rebuild_lane();
+    return;
+  }
+  for (auto& c : incoming_) {
+    if (history_.enabled()) {
+      c->history.claim_for_user();  // waits while the serving thread hands it (a few pushes)
+      hand_history(*c);  // all of it, or what was published since the serving thread's part
+    }
+    active_.push_back(std::move(c));
+  }
+  incoming_.clear();
+  for (const Leaving& l : leaving_) {
+    for (auto& c : active_) {
+      if (c->peer != l.peer) continue;
+      if (l.port_destroyed) take_back_queued(*c);
+      if (l.close_ring) c->producer.close();  // nothing more comes: its reader moves on
+    }
+    remove_peer(active_, l.peer);
+    // The exact re-reclaim of a dead subscriber node S. ferryd reclaimed S
+    // when it died, but this thread may have been between a give to S and
+    // its push then (stopped, descheduled), or published again before the
+    // serving thread had the Unmatched: those references are S's pending
+    // ones, in a ring nobody reads. Every give to S by this port happens on
+    // this thread, in a publish that found S's queue in active_; the queue
+    // is gone from active_ now, so no give follows: the scan below, on this
+    // thread, comes after the last one (program order) and drops them all
+    // (each a CAS on S's slot naming us as giver; references that ferryd's
+    // reclaim dropped already are not found twice). Another port of ours
+    // still feeding S does the same when it applies S's leaving; the last
+    // scan comes after every give. If we die first, ferryd's reclaim of us
+    // drops what we gave to dead nodes (reclaim_owner's dead_receiver).
+    if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
+  }
+  leaving_.clear();
+  // Real subscribers' queues first, observers' after them (deliver()).
+  const auto first_observer = std::stable_partition(active_.begin(), active_.end(),
+                                                    [](const auto& c) { return !c->observer; });
+  subscriber_queues_ = static_cast<std::size_t>(first_observer - active_.begin());
+  full_.reserve(active_.size());
+  rebuild_lane();
+}
+
+void PublisherState::rebuild_lane() noexcept {
+  // One queue, inline samples, and nothing a push alone would not do:
+  // drop_oldest may discard (a CAS, counted), history records each sample.
+  const bool applies = active_.size() == 1 && subscriber_queues_ == 1 && !dead_seen &&
+                       samples_fit_slot() && config.policy != discovery::Policy::drop_oldest &&
+                       !history_.enabled();
+  lane_.guard = &guard_;
+  lane_.producer = applies ? &active_.front()->producer : nullptr;
+}
+
+void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
+  // ferryd unmatches a destroyed port only after its DestroyPort, so its
+  // consumer is gone: we may read the ring as its one consumer now. (A dead
+  // subscriber node is reclaimed whole by ferryd instead.)
+  auto consumer =
+      transport::RingConsumer::attach(c.ring_segment.payload(), c.ring_segment.payload_size());
+  if (!consumer) return;
+  std::vector<std::byte> slot(inline_max);  // a departure, not the hot path
+  for (std::uint32_t left = consumer->capacity(); left > 0; --left) {
+    std::uint32_t flags = 0;
+    auto popped = consumer->try_pop(slot, &flags);
+    if (!popped) {
+      if (popped.error() != transport::RingError::CorruptSlot) break;  // empty, or unreadable
+      continue;                                                        // a bad slot was skipped
+    }
+    if (flags != kSlotPooled || *popped != sizeof(PooledSlot)) continue;
+    PooledSlot pooled{};
+    std::memcpy(&pooled, slot.data(), sizeof pooled);
+    (void)pool->pool.revoke(transport::ChunkRef::unpack(pooled.ref), pool->owner, c.peer_owner);
+  }
+}
+
+}  // namespace ferry::detail

@@ -1,0 +1,174 @@
+#include "subscriber_state.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "ferry/discovery/objects.hpp"
+
+namespace ferry::detail {
+
+SubscriberState::SubscriberState(std::string domain_name, std::string topic_name,
+                                 const discovery::PortCreated& created,
+                                 std::shared_ptr<DomainPoolView> pool_view)
+    : PortState(std::move(domain_name), std::move(topic_name), created, std::move(pool_view)) {
+  bell_segment_.emplace(open_segment(created.doorbell_shm, discovery::kDoorbellKind,
+                                     discovery::kDoorbellLayoutVersion, pool->daemon_owner));
+  bell_ = doorbell_in(*bell_segment_);
+  // A previous owner of this doorbell cannot exist (ferryd made it for us),
+  // but a stale flag would only cost wake-ups: start clean.
+  transport::doorbell_reset_sleeping(*bell_);
+  const std::uint32_t held =
+      std::clamp<std::uint32_t>(config.limits.max_held, 1, HeldSamples::kMaxBuffers);
+  // Inline samples are copied into these buffers; pooled ones are read in
+  // place (the buffer only receives the slot's reference).
+  held_ = HeldSamples::create(held, inline_max, pool);
+  scratch.resize(inline_max);
+  rebuild_lane();
+}
+
+SubscriberState::~SubscriberState() {
+  if (held_ != nullptr) held_->close();
+  // A forked child's copy of its parent's port: its queues are the parent's
+  // (and the pool view's lock may have been held at the fork).
+  if (pool->is_inherited()) return;
+  // Queues nobody will read again: a dead publisher's phantom references
+  // can be settled once no queue from it is left. Each ring says so to its
+  // publisher too: ferryd's Unmatched tells it as well, but a ferryd that
+  // is down (or restarted since the ring was made) never will; the
+  // publisher then stops waiting for room and retires the queue itself.
+  for (const auto& c : active_) {
+    c->consumer.leave();
+    pool->queue_closed(c->peer_owner);
+  }
+  for (const auto& c : incoming_) {
+    c->consumer.leave();
+    pool->queue_closed(c->peer_owner);
+  }
+}
+
+void SubscriberState::on_matched(const discovery::Matched& m) {
+  std::unique_ptr<SubscriberConnection> connection;
+  try {
+    auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
+                             pool->daemon_owner);
+    auto consumer = transport::RingConsumer::attach(ring.payload(), ring.payload_size(), bell_);
+    if (!consumer) {
+      throw std::runtime_error(
+          fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(consumer.error())));
+    }
+    connection.reset(new SubscriberConnection{m.peer_port_id, m.peer_owner, std::move(ring),
+                                              std::move(*consumer), false});
+    connection->peer_identity = peer_identity(m);
+    connection->match_order = ++matched_so_far_;
+  } catch (const std::exception& e) {
+    spdlog::error("subscriber on '{}': cannot reach publisher '{}' (pid {}): {}", topic,
+                  m.peer_node, m.peer_pid, e.what());
+    return;
+  }
+  spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node,
+                m.peer_pid);
+  pool->queue_opened(m.peer_owner);
+  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, connection->peer_identity};
+  const bool replaces = replaces_old_queue(*connection);
+  {
+    std::lock_guard lock(mutex_);
+    incoming_.push_back(std::move(connection));
+  }
+  // SYNC: relaxed; a count for the user, not a hand-over.
+  if (!replaces) matched.fetch_add(1, std::memory_order_relaxed);
+  announce_change();
+  // Wake a take() that sleeps: the new queue may already hold samples.
+  transport::doorbell_notify(*bell_);
+}
+
+void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
+  auto owner = peer_owners_.find(u.peer_port_id);
+  if (owner == peer_owners_.end()) return;  // a queue we never mapped
+  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second.owner);
+  peer_owners_.erase(owner);
+  {
+    std::lock_guard lock(mutex_);
+    leaving_.push_back(u.peer_port_id);
+  }
+  // SYNC: relaxed; a count for the user, not a hand-over.
+  matched.fetch_sub(1, std::memory_order_relaxed);
+  announce_change();
+  transport::doorbell_notify(*bell_);
+}
+
+void SubscriberState::apply_changes() {
+  if (pool->is_inherited()) [[unlikely]] {
+    // A forked child's copy of its parent's port, as in PublisherState::
+    // apply_changes: no lock, and the queues (the parent's to read) are
+    // only unmapped here.
+    active_.clear();
+    drop_for_good();
+    rebuild_lane();
+    return;
+  }
+  std::lock_guard lock(mutex_);
+  mark_changes_seen();
+  if (session_over()) {
+    // ferryd reclaimed what was queued to us: nothing there is ours now.
+    for (const auto& c : active_) pool->queue_closed(c->peer_owner);
+    for (const auto& c : incoming_) pool->queue_closed(c->peer_owner);
+    active_.clear();
+    incoming_.clear();
+    leaving_.clear();
+    drop_for_good();
+    rebuild_lane();
+    return;
+  }
+  for (auto& c : incoming_) active_.push_back(std::move(c));
+  incoming_.clear();
+  apply_aging();
+  // What a departed publisher published before it left is still delivered:
+  // its queue is only retired, and dropped once drained.
+  for (std::uint64_t peer : leaving_) {
+    for (auto& c : active_) {
+      if (c->peer == peer) c->retired = true;
+    }
+  }
+  leaving_.clear();
+  rebuild_lane();
+}
+
+void SubscriberState::drop_drained() noexcept {
+  std::erase_if(active_, [this](const auto& c) {
+    if (!c->retired || c->consumer.has_data()) return false;
+    pool->queue_closed(c->peer_owner);  // may settle a dead publisher's phantoms
+    // The previous ferryd's ring: its new daemon does not know the name.
+    if (c->old_epoch) {
+      transport::Segment::remove(c->ring_segment.name());
+      std::lock_guard lock(mutex_);
+      // No allocation: age_queues() reserved room for every old queue.
+      if (finished_old_.size() < finished_old_.capacity()) finished_old_.push_back(c->peer);
+    }
+    return true;
+  });
+  rebuild_lane();
+}
+
+void SubscriberState::rebuild_lane() noexcept {
+  lane_.guard = &guard_;
+  lane_.held = held_;
+  lane_.slot_bytes = inline_max;
+  lane_.sample_size = 0;
+  lane_.consumer = nullptr;
+  lane_queue_ = nullptr;
+  if (active_.size() != 1 || dead_seen || !samples_fit_slot()) return;
+  lane_.sample_size = static_cast<std::uint32_t>(config.sample_size);  // fits: <= inline_max
+  SubscriberConnection& q = *active_.front();
+  // A retired queue is dropped once drained, a previous daemon's once
+  // finished (pop_next); alone, a queue waits for no other.
+  if (q.retired || q.old_epoch) return;
+  q.waits_for = 0;
+  lane_.consumer = &q.consumer;
+  lane_queue_ = &q;
+}
+
+}  // namespace ferry::detail
