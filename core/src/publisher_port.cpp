@@ -295,6 +295,8 @@ std::uint32_t PublisherPort::observer_count() const noexcept {
 
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }
 
+std::uint32_t PublisherPort::capacity() const noexcept { return state_->config.capacity; }
+
 std::size_t PublisherPort::sample_size() const noexcept {
   return static_cast<std::size_t>(state_->config.sample_size);
 }

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ferry/error.hpp"
+#include "ferry/service.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/wait_set.hpp"
 
@@ -68,6 +69,29 @@ class Executor {
   /// n = 1, 2, ...: absolute deadlines, so lateness never accumulates. A tick
   /// more than a period late is called once, with Tick::missed counting the
   /// ticks skipped. Throws ferry::Error for a period <= 0.
+  /// Serves `server` (docs/services.md): `callback(const Req&)` returns the
+  /// Resp that answers each request, in order. A callback that throws
+  /// leaves its request unanswered (the client gets NoResponse) and the
+  /// exception leaves spin().
+  template <class Req, class Resp, class F>
+  void serve(Server<Req, Resp>& server, F&& callback) {
+    const std::size_t index = wait_set_.attach(server);
+    set_handler(index, [&server, cb = std::forward<F>(callback)](std::size_t budget) mutable {
+      for (std::size_t n = 0; n < budget; ++n) {
+        auto taken = server.try_take_request();
+        if (!taken) {
+          if (taken.error() == ErrorCode::TooManyHeld) return false;
+          throw Error(std::string("server of service '") + server.service() +
+                      "': " + to_string(taken.error()));
+        }
+        if (!taken->has_value()) return false;
+        auto& request = **taken;
+        request.respond(cb(*request));
+      }
+      return true;
+    });
+  }
+
   template <class F>
   void every(std::chrono::nanoseconds period, F&& callback) {
     if constexpr (std::is_invocable_v<F&, const Tick&>) {
