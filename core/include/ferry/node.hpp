@@ -127,6 +127,9 @@ class Node {
   std::unique_ptr<detail::ClientCore> raw_client(std::string_view service) {
     return make_client(service, detail::TypeInfo{"", 0, 0}, detail::TypeInfo{"", 0, 0});
   }
+  std::unique_ptr<detail::ServerCore> raw_server(std::string_view service) {
+    return make_server(service, detail::TypeInfo{"", 0, 0}, detail::TypeInfo{"", 0, 0});
+  }
   ///@}
 
   /// The node's name.

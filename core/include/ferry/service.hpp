@@ -24,6 +24,10 @@ class Node;
 class WaitSet;
 class Executor;
 
+/// What a call returns: the response, or why there is none.
+template <class T, class E>
+using expected = std::expected<T, E>;
+
 /// One request a Server took: read it (`->`, `*`), answer it once with
 /// respond(). Destroyed unanswered, it answers NoResponse. Move-only; it
 /// must not outlive its server.
