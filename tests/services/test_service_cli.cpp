@@ -89,6 +89,10 @@ TEST_CASE_FIXTURE(Served, "ferry service list, info and call; servers and client
     }
   }
   CHECK(found);
+  const auto top = ferry_cli(domain, {"top", "--count", "1"});
+  CHECK(top.exit_code == 0);
+  CHECK(top.out.find("service calc/add") != std::string::npos);
+  CHECK(top.out.find("/rr/") == std::string::npos);
   // Topics that carry services are not topics to the user.
   const auto topics = ferry_cli(domain, {"topic", "list"});
   CHECK(topics.out.find("_srv/") == std::string::npos);
