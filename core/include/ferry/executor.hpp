@@ -65,10 +65,6 @@ class Executor {
     });
   }
 
-  /// Calls `callback()` or `callback(const Tick&)` at start + n * period for
-  /// n = 1, 2, ...: absolute deadlines, so lateness never accumulates. A tick
-  /// more than a period late is called once, with Tick::missed counting the
-  /// ticks skipped. Throws ferry::Error for a period <= 0.
   /// Serves `server` (docs/services.md): `callback(const Req&)` returns the
   /// Resp that answers each request, in order. A callback that throws
   /// leaves its request unanswered (the client gets NoResponse) and the
@@ -92,6 +88,10 @@ class Executor {
     });
   }
 
+  /// Calls `callback()` or `callback(const Tick&)` at start + n * period for
+  /// n = 1, 2, ...: absolute deadlines, so lateness never accumulates. A tick
+  /// more than a period late is called once, with Tick::missed counting the
+  /// ticks skipped. Throws ferry::Error for a period <= 0.
   template <class F>
   void every(std::chrono::nanoseconds period, F&& callback) {
     if constexpr (std::is_invocable_v<F&, const Tick&>) {

@@ -276,8 +276,9 @@ class Client {
   /// Responses dropped because their call had ended (timed out, or its
   /// Pending destroyed untaken).
   [[nodiscard]] std::uint64_t late_responses() const noexcept { return core_->late_responses(); }
-  /// Calls in flight now, and at most.
+  /// Calls in flight now.
   [[nodiscard]] std::uint32_t pending() const noexcept { return core_->pending(); }
+  /// Calls in flight at most: the service's `capacity`.
   [[nodiscard]] std::uint32_t capacity() const noexcept { return core_->capacity(); }
   /// The service's name.
   [[nodiscard]] const std::string& service() const noexcept { return core_->service(); }

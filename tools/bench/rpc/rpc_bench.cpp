@@ -51,6 +51,10 @@ constexpr std::int64_t kRunBudgetNs = 60'000'000'000;
 
 // Shared by the orchestrator and its two sides (an anonymous shared mapping).
 struct Board {
+  // SYNC: `stop` is a plain signal (relaxed load by the server, seq_cst
+  // store by the client): nothing is published through it. `ok` (seq_cst
+  // store by the client after it wrote round_trip_ns and count) pairs with
+  // the orchestrator's seq_cst load, which also comes after waitpid().
   std::atomic<bool> stop{false};
   std::atomic<bool> ok{false};
   std::uint64_t count = 0;
@@ -94,7 +98,7 @@ int ferry_server(const PrivateDomain& domain, Board& board) {
   domain.enter();
   ferry::Node node{"rpc-server", ferry::NodeOptions{.take_spin = kSpin}};
   auto server = node.server<RpcMessage, RpcMessage>(kService);
-  while (!board.stop.load(std::memory_order_relaxed)) {
+  while (!board.stop.load(std::memory_order_relaxed)) {  // SYNC: relaxed, a signal (Board)
     if (auto request = server.take_request(std::chrono::milliseconds(50))) {
       RpcMessage answer = **request;
       answer.n += 1;
