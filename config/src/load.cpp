@@ -28,8 +28,8 @@ using detail::Entry;
 using detail::quote;
 using detail::Reader;
 
-const std::vector<std::string_view> kTopKeys{"domain", "liveness", "pool",   "defaults",
-                                             "strict", "types",    "topics", "limits"};
+const std::vector<std::string_view> kTopKeys{"domain", "liveness", "pool",   "defaults", "strict",
+                                             "types",  "topics",   "limits", "services"};
 const std::vector<std::string_view> kLivenessKeys{"heartbeat_ms", "timeout_ms"};
 const std::vector<std::string_view> kPoolKeys{"chunk_size", "count"};
 constexpr std::string_view kPoolExample = "{ chunk_size: 4KiB, count: 1024 }";
@@ -133,6 +133,8 @@ void read_root(Reader& r, const YAML::Node& root, Config& config) {
   if (const Entry* e = detail::find(entries, "topics"))
     config.topics =
         detail::read_topics(r, *e, {config.schema, decls, config.defaults, config.pool});
+  if (const Entry* e = detail::find(entries, "services"))
+    config.services = detail::read_services(r, *e, config.schema, config.topics);
 }
 
 // Parses `text` into `config`; every problem goes to `out`.

@@ -48,6 +48,13 @@ PoolPlan plan_pool(const Config& config) {
     by_chunk[d.chunk_size] = add_sat(by_chunk[d.chunk_size], d.chunks);
     plan.demands.push_back(std::move(d));
   }
+  for (const Service& service : config.services) {
+    for (const Topic& topic : service_topics(config, service)) {
+      TopicDemand d = topic_demand(topic);
+      by_chunk[d.chunk_size] = add_sat(by_chunk[d.chunk_size], d.chunks);
+      plan.demands.push_back(std::move(d));
+    }
+  }
   plan.from_config = !config.pool.empty();
   if (plan.from_config) {
     plan.classes = config.pool;

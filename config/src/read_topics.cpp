@@ -6,6 +6,7 @@
 
 #include "ferry/config/limits.hpp"
 #include "ferry/config/names.hpp"
+#include "ferry/config/service.hpp"
 #include "ferry/config/units.hpp"
 #include "readers.hpp"
 #include "suggest.hpp"
@@ -127,6 +128,12 @@ class TopicReader {
                         std::to_string(kMaxTopicNameLength) +
                         " characters of A-Z a-z 0-9 _ / . -, without a leading, trailing or "
                         "double '/'");
+      return;
+    }
+    if (name.starts_with(kServicePrefix)) {
+      r_.error(pos, "topic name " + quote(name) + " starts with '" + std::string(kServicePrefix) +
+                        "', which is kept for the topics that carry services; expected another "
+                        "name");
       return;
     }
     const auto [it, inserted] = seen_.emplace(name, pos);

@@ -48,4 +48,9 @@ struct TopicContext {
 [[nodiscard]] std::vector<Topic> read_topics(Reader& reader, const Entry& topics,
                                              const TopicContext& context);
 
+// `services:`, after `topics:` (a service may not take a topic's name).
+[[nodiscard]] std::vector<Service> read_services(Reader& reader, const Entry& services,
+                                                 const Schema& schema,
+                                                 const std::vector<Topic>& topics);
+
 }  // namespace ferry::config::detail

@@ -11,6 +11,7 @@
 #include "ferry/error.hpp"
 #include "ferry/node.hpp"
 #include "ports.hpp"
+#include "services.hpp"
 
 namespace py = pybind11;
 using namespace ferry::python;
@@ -38,6 +39,16 @@ class Node {
     ferry::RawSubscriber port = node_.raw_subscriber(topic);
     if (described.type_name.empty()) described = describe_topic(node_.domain(), topic);
     return Subscriber(std::move(port), std::move(described));
+  }
+  // Services (docs/services.md): the service must be declared (its types
+  // come from the configuration).
+  Client client(const std::string& service) {
+    ServiceSchema schema = describe_service(node_.domain(), service);
+    return Client(node_.raw_client(service), std::move(schema));
+  }
+  Server server(const std::string& service) {
+    ServiceSchema schema = describe_service(node_.domain(), service);
+    return Server(node_.raw_server(service), std::move(schema));
   }
   [[nodiscard]] const std::string& name() const noexcept { return node_.name(); }
   [[nodiscard]] const std::string& domain() const noexcept { return node_.domain(); }
@@ -163,8 +174,34 @@ PYBIND11_MODULE(ferry, m) {
            py::arg("domain") = py::none())
       .def("publisher", &Node::publisher, py::arg("topic"))
       .def("subscriber", &Node::subscriber, py::arg("topic"))
+      .def("client", &Node::client, py::arg("service"))
+      .def("server", &Node::server, py::arg("service"))
       .def_property_readonly("name", &Node::name)
       .def_property_readonly("domain", &Node::domain);
+
+  py::class_<Client>(m, "Client", "Calls a service (docs/services.md).")
+      .def("call", &Client::call, py::arg("request"), py::kw_only(),
+           py::arg("timeout") = py::none(),
+           "Sends `request` (a dict) and returns the response as a dict, waiting up to `timeout` "
+           "seconds (default 1; GIL released); ferry.Error names NoServer, Timeout, ServerGone, "
+           "TooManyPending or NoResponse.")
+      .def("wait_for_server", &Client::wait_for_server, py::arg("timeout") = py::none())
+      .def_property_readonly("has_server", &Client::has_server)
+      .def_property_readonly("service", &Client::service);
+
+  py::class_<Request>(m, "Request",
+                      "A request a Server took: fields by name; respond(dict) once. Garbage "
+                      "collected unanswered, it answers NoResponse.")
+      .def("__getitem__", &Request::item, py::arg("field"))
+      .def("to_dict", &Request::to_dict)
+      .def_property_readonly("info", &Request::info)
+      .def_property_readonly("answered", &Request::answered)
+      .def("respond", &Request::respond, py::arg("response"));
+
+  py::class_<Server>(m, "Server", "The one server of a service (docs/services.md).")
+      .def("take_request", &Server::take_request, py::arg("timeout") = py::none(),
+           "The next request, or None when none came within `timeout` seconds (GIL released).")
+      .def_property_readonly("service", &Server::service);
 
   py::class_<WaitSet>(m, "WaitSet", "Waits on up to 64 subscribers at once.")
       .def(py::init<>())

@@ -21,6 +21,16 @@ const char* to_string(ErrorCode code) noexcept {
     case ErrorCode::InheritedNode:
       return "the node belongs to the process this one was forked from; create a new node in "
              "the child";
+    case ErrorCode::NoServer:
+      return "the service has no server";
+    case ErrorCode::Timeout:
+      return "the response did not come in time";
+    case ErrorCode::ServerGone:
+      return "the server died or left with the call pending";
+    case ErrorCode::TooManyPending:
+      return "the client already has the service's capacity of calls in flight";
+    case ErrorCode::NoResponse:
+      return "the server dropped the request without answering it";
     case ErrorCode::InvalidArgument:
       return "the call cannot take this argument (an empty loan, or another publisher's)";
   }

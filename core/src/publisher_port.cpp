@@ -311,6 +311,8 @@ bool PublisherPort::wait_for_subscribers(std::uint32_t count,
 
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }
 
+std::uint32_t PublisherPort::capacity() const noexcept { return state_->config.capacity; }
+
 std::size_t PublisherPort::sample_size() const noexcept {
   return static_cast<std::size_t>(state_->config.sample_size);
 }

@@ -14,6 +14,7 @@
 #include "ferry/transport/pool_layout.hpp"
 #include "ferry/transport/slot_format.hpp"
 #include "object_names.hpp"
+#include "service_registry.hpp"
 
 namespace ferry::discovery {
 
@@ -87,6 +88,22 @@ Registry::TopicEntry* Registry::topic_for(const std::string& name, std::optional
                                           Error& error) {
   auto it = topics_.find(name);
   if (it != topics_.end()) return &it->second;
+  // A service's topic: made by the service's rules, strict or not.
+  if (auto settings = service_topic_settings(name, defaults_, [&](const std::string& n) {
+        auto t = topics_.find(n);
+        return t == topics_.end() ? nullptr : &t->second.settings;
+      })) {
+    if (strict_ && !settings->declared && settings->type_name.empty()) {
+      error = make_error(ErrorCode::unknown_topic,
+                         fmt::format("topic '{}' belongs to a service that is not declared in the "
+                                     "configuration and the domain is strict; declare it under "
+                                     "'services:'",
+                                     name));
+      return nullptr;
+    }
+    fresh.emplace(TopicEntry{std::move(*settings), {}, {}});
+    return &*fresh;
+  }
   if (strict_) {
     error = make_error(ErrorCode::unknown_topic,
                        fmt::format("topic '{}' is not declared in the configuration and the domain "
@@ -246,6 +263,13 @@ std::optional<Error> Registry::check_port_limit(const TopicEntry& topic, bool pu
   const auto& ports = publisher ? topic.publishers : topic.subscribers;
   const auto count = static_cast<std::size_t>(std::count_if(
       ports.begin(), ports.end(), [&](std::uint64_t id) { return !ports_.at(id).observer; }));
+  std::optional<ServingPort> serving;
+  if (!topic.subscribers.empty()) {
+    const PortEntry& server = ports_.at(topic.subscribers.front());
+    if (auto n = nodes_.find(server.node_id); n != nodes_.end())
+      serving = ServingPort{n->second.name, static_cast<std::int32_t>(n->second.pid)};
+  }
+  if (auto e = service_port_refusal(topic.settings, publisher, count, serving)) return e;
   const std::uint32_t limit = publisher ? topic.settings.config.limits.max_publishers
                                         : topic.settings.config.limits.max_subscribers;
   if (count < limit) return std::nullopt;

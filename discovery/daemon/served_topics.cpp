@@ -22,7 +22,12 @@ TopicConfig to_topic_config(const config::TopicSettings& s) {
 
 std::vector<ServedTopic> served_topics(const config::Config& config) {
   std::vector<ServedTopic> served;
-  for (const config::Topic& t : config.topics) {
+  // A service travels on topics of its own (ferry/config/service.hpp).
+  std::vector<config::Topic> topics = config.topics;
+  for (const config::Service& service : config.services) {
+    for (config::Topic& t : config::service_topics(config, service)) topics.push_back(std::move(t));
+  }
+  for (const config::Topic& t : topics) {
     ServedTopic s;
     s.name = t.name;
     s.declared = true;

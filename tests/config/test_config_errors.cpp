@@ -340,7 +340,7 @@ TEST_CASE("an empty file or a top level that is not a map is refused") {
   }
   CHECK(only_error("- a\n- b\n") ==
         "t.yaml:1:1: the top level is a list; expected a map with keys domain, liveness, pool, "
-        "defaults, strict, types, topics, limits");
+        "defaults, strict, types, topics, limits, services");
   CHECK(only_error("\nhello\n").starts_with("t.yaml:2:1: the top level is a single value"));
   CHECK(only_error("domain: a\n---\ndomain: b\n") ==
         "t.yaml:3:1: a second YAML document ('---'); expected one document per configuration file");

@@ -122,3 +122,47 @@ TEST_CASE("publish_many and take_many allocate nothing (drop_new)") { run_batche
 TEST_CASE("publish_many and take_many allocate nothing (drop_oldest)") {
   run_batches("drop_oldest");
 }
+
+// Services (docs/services.md): send, take_request, respond and take, once
+// the server knows its client, allocate nothing either.
+TEST_CASE("call and respond allocate nothing") {
+  TestDomain domain;
+  Daemon daemon(domain,
+                seq_config("  - { name: t, type: Seq }\n",
+                           "services:\n"
+                           "  - { name: svc, request: Seq, response: Seq, capacity: 8 }\n"));
+  ferry::test::use_domain_env(domain);
+  ferry::Node node{"test"};
+  auto server = node.server<Seq, Seq>("svc");
+  auto client = node.client<Seq, Seq>("svc");
+  REQUIRE(client.wait_for_server(std::chrono::seconds(5)));
+  // Warm up: the server makes its way back to this client at its first call.
+  {
+    auto p = client.send(make_seq(1, 0));
+    REQUIRE(p);
+    auto q = server.take_request(std::chrono::seconds(5));
+    REQUIRE(q);
+    q->respond(**q);
+    REQUIRE(p->take(std::chrono::seconds(5)));
+  }
+  std::uint64_t answered = 0;
+  std::size_t counted = 0;
+  {
+    ferry::test::CountThreadAllocations guard;
+    for (std::uint64_t i = 1; i <= 20000; ++i) {
+      auto p = client.send(make_seq(1, i));
+      if (!p) break;
+      auto q = server.take_request();
+      if (!q) break;
+      Seq answer = **q;
+      answer.seq += 1;
+      q->respond(answer);
+      auto r = p->take(std::chrono::seconds(1));
+      if (!r || (*r)->seq != i + 1) break;
+      ++answered;
+    }
+    counted = ferry::test::thread_allocations();
+  }
+  CHECK(counted == 0);
+  CHECK(answered == 20000);
+}

@@ -32,10 +32,14 @@ struct Verbs {
   RateOptions bw;
   DelayOptions delay;
   NodeListOptions node_list;
+  ServiceListOptions service_list;
+  ServiceInfoOptions service_info;
+  ServiceCallOptions service_call;
   PoolOptions pool;
   TopOptions top;
   ConfigCheckOptions config_check;
   BenchLatencyOptions bench_latency;
+  BenchRpcOptions bench_rpc;
   BenchThroughputOptions bench_throughput;
   BenchScaleOptions bench_scale;
   BenchFanoutOptions bench_fanout;
@@ -223,6 +227,43 @@ void add_node_commands(CLI::App& app, NodeListOptions& o, Run& run) {
   list->callback([&o, &run] { run.code = run_node_list(o, run.context); });
 }
 
+void add_service_commands(CLI::App& app, Verbs& v, Run& run) {
+  auto* service =
+      app.add_subcommand("service", "Inspect and call the services of a running domain");
+  service->require_subcommand(1);
+  auto* list = service->add_subcommand(
+      "list", "List services: request and response types, capacity, server, clients");
+  list->add_flag("--json", v.service_list.json, "Print a JSON array");
+  list->footer("Examples:\n  ferry service list\n  ferry --domain demo service list --json");
+  list->callback([&o = v.service_list, &run] { run.code = run_service_list(o, run.context); });
+
+  auto* info = service->add_subcommand(
+      "info", "A service's types (with their fields), capacity, server and clients");
+  info->add_option("NAME", v.service_info.service, "The service")->required();
+  info->add_flag("--json", v.service_info.json, "Print a JSON object");
+  info->footer("Examples:\n  ferry service info planner/plan");
+  info->callback([&o = v.service_info, &run] { run.code = run_service_info(o, run.context); });
+
+  auto* call = service->add_subcommand(
+      "call", "Call a service with a request given as a YAML/JSON flow map; print the response");
+  call->add_option("NAME", v.service_call.service, "The service")->required();
+  call->add_option("REQUEST", v.service_call.value,
+                   "The request as a flow map, e.g. '{x: 1.5}' (missing fields are zero)")
+      ->required();
+  call->add_option("--timeout", v.service_call.timeout_ms,
+                   "Milliseconds to wait for a server and for the response (default 1000)")
+      ->check(CLI::PositiveNumber);
+  call->add_flag("--json", v.service_call.json, "Print the response as one JSON object");
+  call->footer(
+      "The request is checked against the service's request type first: an unknown field, a\n"
+      "wrong type or a value out of range is exit 2, naming the field. The response is printed\n"
+      "field by field (one JSON object with --json). No server, a timeout or a server that\n"
+      "left is exit 1.\n"
+      "Examples:\n  ferry service call planner/plan '{goal_x: 3, goal_y: 4}'\n"
+      "  ferry service call calc/add '{a: 1, b: 2}' --timeout 200 --json");
+  call->callback([&o = v.service_call, &run] { run.code = run_service_call(o, run.context); });
+}
+
 void add_pool_command(CLI::App& app, PoolOptions& o, Run& run) {
   auto* cmd = app.add_subcommand(
       "pool", "Show the loaned-memory pool: size classes, free chunks, the topics holding them");
@@ -321,6 +362,24 @@ void add_bench_commands(CLI::App& app, Verbs& v, Run& run) {
       ->capture_default_str();
   add_domain_option(*latency, run.context, "")->group("");
   latency->callback([&lat, &run] { run.code = run_bench_latency(lat, run.context); });
+
+  BenchRpcOptions& rpc = v.bench_rpc;
+  auto* rpc_cmd = bench->add_subcommand(
+      "rpc",
+      "Round trip of a service call (docs/services.md) against a Unix-socket request/reply and "
+      "iceoryx 2.0's Client/Server (when built in): p50, p90, p99, p99.9, max");
+  rpc_cmd->add_option("--rounds", rpc.rounds, "Measured calls per run")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  rpc_cmd->add_option("--repeat", rpc.repeat, "Runs per transport; the median is reported")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  rpc_cmd->add_option("--cpus", rpc.cpus, "Pin the client and the server to these two CPUs")
+      ->delimiter(',');
+  rpc_cmd->add_flag("--json", rpc.json, "Print a JSON object");
+  rpc_cmd->footer("Examples:\n  ferry bench rpc\n  ferry bench rpc --cpus 0,1 --json");
+  add_domain_option(*rpc_cmd, run.context, "")->group("");
+  rpc_cmd->callback([&rpc, &run] { run.code = run_bench_rpc(rpc, run.context); });
 
   BenchThroughputOptions& tput = v.bench_throughput;
   auto* throughput = bench->add_subcommand(
@@ -611,6 +670,7 @@ int run_command_line(int argc, char** argv) {
 
   add_topic_commands(app, verbs, run);
   add_node_commands(app, verbs.node_list, run);
+  add_service_commands(app, verbs, run);
   add_pool_command(app, verbs.pool, run);
   add_top_command(app, verbs.top, run);
   add_config_commands(app, verbs.config_check, run);

@@ -92,6 +92,18 @@ int run_bench_latency(const BenchLatencyOptions& a, const Context& context) {
   return kExitOk;
 }
 
+int run_bench_rpc(const BenchRpcOptions& a, const Context& context) {
+  run_verb(context, [&] {
+    bench::RpcOptions o;
+    o.rounds = a.rounds;
+    o.repeat = a.repeat;
+    o.cpus = bench::parse_cpus(a.cpus);
+    o.json = a.json;
+    return bench::run_rpc(o, stdout);
+  });
+  return kExitOk;
+}
+
 int run_bench_throughput(const BenchThroughputOptions& a, const Context& context) {
   run_verb(context, [&] {
     bench::ThroughputOptions o;

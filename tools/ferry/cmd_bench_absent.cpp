@@ -23,6 +23,7 @@ std::string bench_transports_help() {
 }
 
 int run_bench_latency(const BenchLatencyOptions&, const Context&) { left_out(); }
+int run_bench_rpc(const BenchRpcOptions&, const Context&) { left_out(); }
 int run_bench_throughput(const BenchThroughputOptions&, const Context&) { left_out(); }
 int run_bench_scale(const BenchScaleOptions&, const Context&) { left_out(); }
 int run_bench_fanout(const BenchFanoutOptions&, const Context&) { left_out(); }

@@ -13,6 +13,7 @@
 #include "format.hpp"
 #include "interrupt.hpp"
 #include "queue_counters.hpp"
+#include "service_ports.hpp"
 #include "terminal.hpp"
 
 namespace ferry::cli {
@@ -37,7 +38,8 @@ std::string clip(const std::string& text, std::size_t width) {
 std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& now,
                   const RateMeter* rates, int width, bool keys) {
   std::size_t longest = 5;
-  for (const auto& s : now) longest = std::max(longest, printable(s.info.name).size());
+  for (const auto& s : now)
+    longest = std::max(longest, printable(display_name(s.info.name)).size());
   // The last terminal column stays free: a line that fills it wraps on
   // terminals without deferred wrapping, and the screen would scroll.
   const int room = std::max(10, width - kFixedWidth - 1);
@@ -65,12 +67,13 @@ std::string frame(const std::string& domain, const std::vector<TopicSnapshot>& n
       bandwidth = *rate * static_cast<double>(s.info.sample_size);
     }
     const auto& c = s.total;
-    out += clip(fmt::format(
-                    fmt::runtime(kColumns), clip(printable(s.info.name), topic_width), topic_width,
-                    fmt::format("{}/{}", s.info.publishers.size(),
-                                subscribers_of(s.info, false).size()),
-                    human_rate(rate), human_bytes(bandwidth, ""), human_count(c.backlog),
-                    human_count(c.dropped), human_count(c.overwritten), human_count(c.timed_out)),
+    out += clip(fmt::format(fmt::runtime(kColumns),
+                            clip(printable(display_name(s.info.name)), topic_width), topic_width,
+                            fmt::format("{}/{}", s.info.publishers.size(),
+                                        subscribers_of(s.info, false).size()),
+                            human_rate(rate), human_bytes(bandwidth, ""), human_count(c.backlog),
+                            human_count(c.dropped), human_count(c.overwritten),
+                            human_count(c.timed_out)),
                 line_width) +
            "\n";
   }
@@ -103,6 +106,12 @@ class Top {
   // Lists the topics again and takes a snapshot of each.
   void refresh_topics() {
     topics_ = list_topics(client_);
+    // A service shows as its request topic (calls; clients/server); its
+    // response topics are its plumbing.
+    std::erase_if(topics_, [](const auto& t) {
+      const auto role = service_role(t.name, true);
+      return role && role->hidden;
+    });
     std::vector<std::string> ring_names;
     for (const auto& t : topics_) {
       for (const auto& q : t.queues) ring_names.push_back(q.ring_shm);

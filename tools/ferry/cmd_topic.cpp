@@ -15,6 +15,7 @@
 #include "format.hpp"
 #include "queue_counters.hpp"
 #include "sample_codec.hpp"
+#include "service_ports.hpp"
 #include "table.hpp"
 
 namespace ferry::cli {
@@ -39,7 +40,9 @@ std::optional<double> rounded(std::optional<double> rate) {
 
 void topic_list(const Context& context, bool json) {
   auto client = connect_daemon(context);
-  const auto topics = list_topics(client);
+  auto topics = list_topics(client);
+  // A service's topics are its own plumbing: `ferry service list` shows it.
+  std::erase_if(topics, [](const auto& t) { return is_service_topic(t.name); });
   RingReader rings;
   RateMeter meter;
   const bool any_queue =

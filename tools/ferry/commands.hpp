@@ -17,12 +17,16 @@ int run_echo(const EchoOptions& o, const Context& context);                 // c
 int run_pub(const PubOptions& o, const Context& context);                   // cmd_pub.cpp
 int run_rate(Measure m, const RateOptions& o, const Context& context);      // cmd_rate.cpp: hz, bw
 int run_delay(const DelayOptions& o, const Context& context);               // cmd_delay.cpp
+int run_service_list(const ServiceListOptions& o, const Context& context);  // cmd_service.cpp
+int run_service_info(const ServiceInfoOptions& o, const Context& context);  // cmd_service.cpp
+int run_service_call(const ServiceCallOptions& o, const Context& context);  // cmd_service.cpp
 int run_node_list(const NodeListOptions& o, const Context& context);        // cmd_node.cpp
 int run_pool(const PoolOptions& o, const Context& context);                 // cmd_pool.cpp
 int run_top(const TopOptions& o, const Context& context);                   // cmd_top.cpp
 int run_config_check(const ConfigCheckOptions& o, const Context& context);  // cmd_config.cpp
 int run_bench_latency(const BenchLatencyOptions& o, const Context& context);  // cmd_bench.cpp
 int run_bench_throughput(const BenchThroughputOptions& o, const Context& context);
+int run_bench_rpc(const BenchRpcOptions& o, const Context& context);        // cmd_bench.cpp
 int run_bench_scale(const BenchScaleOptions& o, const Context& context);    // cmd_bench.cpp
 int run_bench_fanout(const BenchFanoutOptions& o, const Context& context);  // cmd_bench.cpp
 int run_clean(const CleanOptions& o, const Context& context);               // cmd_clean.cpp

@@ -79,6 +79,13 @@ struct BenchCommonOptions {
   bool json = false;
 };
 
+struct BenchRpcOptions {
+  std::uint64_t rounds = 20000;
+  std::uint32_t repeat = 3;
+  std::vector<std::string> cpus;
+  bool json = false;
+};
+
 struct BenchLatencyOptions {
   BenchCommonOptions common;
   std::uint64_t rounds = 0;  // 0: the default for each size
@@ -168,6 +175,23 @@ struct PlayOptions {
   std::vector<std::string> topics;  // empty: all
   double start_offset = 0;          // seconds
   double max_gap = 10;              // seconds of recording between two messages at most; 0: any
+};
+
+// ferry service list | info | call (docs/services.md).
+struct ServiceListOptions {
+  bool json = false;
+};
+
+struct ServiceInfoOptions {
+  std::string service;
+  bool json = false;
+};
+
+struct ServiceCallOptions {
+  std::string service;
+  std::string value;
+  std::uint64_t timeout_ms = 1000;
+  bool json = false;
 };
 
 }  // namespace ferry::cli

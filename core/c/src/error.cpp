@@ -15,6 +15,11 @@ static_assert(to_c(ErrorCode::PortClosed) == FERRY_ERROR_PORT_CLOSED);
 static_assert(to_c(ErrorCode::NodeDeclaredDead) == FERRY_ERROR_NODE_DECLARED_DEAD);
 static_assert(to_c(ErrorCode::CorruptData) == FERRY_ERROR_CORRUPT_DATA);
 static_assert(to_c(ErrorCode::InheritedNode) == FERRY_ERROR_INHERITED_NODE);
+static_assert(to_c(ErrorCode::NoServer) == FERRY_ERROR_NO_SERVER);
+static_assert(to_c(ErrorCode::Timeout) == FERRY_ERROR_TIMEOUT);
+static_assert(to_c(ErrorCode::ServerGone) == FERRY_ERROR_SERVER_GONE);
+static_assert(to_c(ErrorCode::TooManyPending) == FERRY_ERROR_TOO_MANY_PENDING);
+static_assert(to_c(ErrorCode::NoResponse) == FERRY_ERROR_NO_RESPONSE);
 static_assert(to_c(ErrorCode::InvalidArgument) == FERRY_ERROR_INVALID_ARGUMENT);
 static_assert(static_cast<int>(ErrorCode::InvalidArgument) + 1 < FERRY_ERROR_INVALID_ARGUMENT,
               "ErrorCode grew into the C API's own range");
@@ -65,6 +70,16 @@ const char* ferry_error_name(ferry_error_t error) {
       return "CORRUPT_DATA";
     case FERRY_ERROR_INHERITED_NODE:
       return "INHERITED_NODE";
+    case FERRY_ERROR_NO_SERVER:
+      return "NO_SERVER";
+    case FERRY_ERROR_TIMEOUT:
+      return "TIMEOUT";
+    case FERRY_ERROR_SERVER_GONE:
+      return "SERVER_GONE";
+    case FERRY_ERROR_TOO_MANY_PENDING:
+      return "TOO_MANY_PENDING";
+    case FERRY_ERROR_NO_RESPONSE:
+      return "NO_RESPONSE";
     case FERRY_ERROR_INVALID_ARGUMENT:
       return "INVALID_ARGUMENT";
     case FERRY_ERROR_REFUSED:

@@ -28,6 +28,11 @@ enum class ErrorCode : std::uint8_t {
   NodeDeclaredDead,  ///< ferryd declared this node dead (missed heartbeats)
   CorruptData,       ///< a peer wrote invalid data into shared memory
   InheritedNode,     ///< the node belongs to the process this one was forked from
+  NoServer,          ///< the service has no server (docs/services.md)
+  Timeout,           ///< the call's response did not come in time
+  ServerGone,        ///< the server died or left with the call pending
+  TooManyPending,    ///< the client has `capacity` calls in flight already
+  NoResponse,        ///< the server dropped the request without answering it
   InvalidArgument,   ///< the call cannot take its argument (an empty or foreign loan)
 };
 

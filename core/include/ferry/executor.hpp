@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ferry/error.hpp"
+#include "ferry/service.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/wait_set.hpp"
 
@@ -61,6 +62,29 @@ class Executor {
         cb(std::move(**taken));  // a throw releases the sample on the way out
       }
       return true;  // more may wait: the next round goes on (timers first)
+    });
+  }
+
+  /// Serves `server` (docs/services.md): `callback(const Req&)` returns the
+  /// Resp that answers each request, in order. A callback that throws
+  /// leaves its request unanswered (the client gets NoResponse) and the
+  /// exception leaves spin().
+  template <class Req, class Resp, class F>
+  void serve(Server<Req, Resp>& server, F&& callback) {
+    const std::size_t index = wait_set_.attach(server);
+    set_handler(index, [&server, cb = std::forward<F>(callback)](std::size_t budget) mutable {
+      for (std::size_t n = 0; n < budget; ++n) {
+        auto taken = server.try_take_request();
+        if (!taken) {
+          if (taken.error() == ErrorCode::TooManyHeld) return false;
+          throw Error(std::string("server of service '") + server.service() +
+                      "': " + to_string(taken.error()));
+        }
+        if (!taken->has_value()) return false;
+        auto& request = **taken;
+        request.respond(cb(*request));
+      }
+      return true;
     });
   }
 

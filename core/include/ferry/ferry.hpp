@@ -22,6 +22,7 @@
 #include "ferry/raw.hpp"
 #include "ferry/sample.hpp"
 #include "ferry/sample_info.hpp"
+#include "ferry/service.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/type_name.hpp"
 #include "ferry/wait_set.hpp"

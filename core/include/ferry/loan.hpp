@@ -12,6 +12,9 @@
 
 namespace ferry {
 
+template <class Req, class Resp>
+class Request;
+
 template <class T>
 class Publisher;
 
@@ -49,6 +52,8 @@ class Loan {
 
  private:
   friend class Publisher<T>;
+  template <class, class>
+  friend class Request;  // services: a response written in place
   Loan(detail::PublisherPort* port, detail::LoanedChunk chunk) noexcept
       : port_(port), chunk_(chunk) {}
   void reset() noexcept {

@@ -10,6 +10,7 @@
 #include "ferry/bytes.hpp"
 #include "ferry/publisher.hpp"
 #include "ferry/raw.hpp"
+#include "ferry/service.hpp"
 #include "ferry/subscriber.hpp"
 #include "ferry/type_name.hpp"
 
@@ -106,6 +107,31 @@ class Node {
   }
   ///@}
 
+  /// The server of `service` (docs/services.md), taking Req and answering
+  /// Resp. Throws ferry::Error when the service refuses it: it has a server
+  /// already (the sentence names its node), the types differ from the
+  /// service's, an undeclared service under strict.
+  template <NamedSample Req, NamedSample Resp>
+  Server<Req, Resp> server(std::string_view service) {
+    return Server<Req, Resp>(make_server(service, type_info<Req>(), type_info<Resp>()));
+  }
+  /// A client of `service`. Throws ferry::Error as server() does
+  /// (max_clients reached, types, strict).
+  template <NamedSample Req, NamedSample Resp>
+  Client<Req, Resp> client(std::string_view service) {
+    return Client<Req, Resp>(make_client(service, type_info<Req>(), type_info<Resp>()));
+  }
+  /// Untyped service ports of the service's own types (for tools: `ferry
+  /// service call`); the core is used bytewise.
+  ///@{
+  std::unique_ptr<detail::ClientCore> raw_client(std::string_view service) {
+    return make_client(service, detail::TypeInfo{"", 0, 0}, detail::TypeInfo{"", 0, 0});
+  }
+  std::unique_ptr<detail::ServerCore> raw_server(std::string_view service) {
+    return make_server(service, detail::TypeInfo{"", 0, 0}, detail::TypeInfo{"", 0, 0});
+  }
+  ///@}
+
   /// The node's name.
   [[nodiscard]] const std::string& name() const noexcept;
   /// The domain it joined.
@@ -137,6 +163,13 @@ class Node {
   std::unique_ptr<detail::SubscriberPort> make_subscriber(std::string_view topic,
                                                           const detail::TypeInfo& type,
                                                           const SubscriberOptions& options);
+
+  std::unique_ptr<detail::ServerCore> make_server(std::string_view service,
+                                                  const detail::TypeInfo& request,
+                                                  const detail::TypeInfo& response);
+  std::unique_ptr<detail::ClientCore> make_client(std::string_view service,
+                                                  const detail::TypeInfo& request,
+                                                  const detail::TypeInfo& response);
 
   std::shared_ptr<detail::NodeRuntime> runtime_;
   std::uint32_t take_spin_ =

@@ -10,6 +10,9 @@
 
 namespace ferry {
 
+template <class Req, class Resp>
+class Pending;
+
 /// A sample taken by a subscriber: valid, and never rewritten, until this
 /// handle is destroyed, which releases it (from any thread). Move-only.
 template <class T>
@@ -47,6 +50,8 @@ class Sample {
  private:
   template <class>
   friend class Subscriber;
+  template <class, class>
+  friend class Pending;  // services: a call's response
   Sample(detail::HeldSamples* held, std::uint32_t token, const T* value) noexcept
       : held_(held), token_(token), value_(value) {}
   void reset() noexcept {

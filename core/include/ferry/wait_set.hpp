@@ -14,6 +14,7 @@
 #include "ferry/detail/ports.hpp"
 #include "ferry/error.hpp"
 #include "ferry/raw.hpp"
+#include "ferry/service.hpp"
 #include "ferry/subscriber.hpp"
 
 namespace ferry {
@@ -112,6 +113,24 @@ class WaitSet {
     return attach_port(subscriber.port_.get());
   }
   std::size_t attach(RawSubscriber& subscriber) { return attach_port(subscriber.port_.get()); }
+  /// A server is ready while a request waits; a client while a response
+  /// does (docs/services.md).
+  template <class Req, class Resp>
+  std::size_t attach(Server<Req, Resp>& server) {
+    return attach_port(&server.core_->requests());
+  }
+  template <class Req, class Resp>
+  std::size_t attach(Client<Req, Resp>& client) {
+    return attach_port(&client.core_->responses());
+  }
+  template <class Req, class Resp>
+  void detach(Server<Req, Resp>& server) {
+    detach_port(&server.core_->requests());
+  }
+  template <class Req, class Resp>
+  void detach(Client<Req, Resp>& client) {
+    detach_port(&client.core_->responses());
+  }
   ///@}
   /// Detaches a subscriber. Throws ferry::Error when it is not attached here.
   ///@{

@@ -25,6 +25,7 @@
 #include "ferry/config/diagnostic.hpp"
 #include "ferry/config/policy.hpp"
 #include "ferry/config/schema.hpp"
+#include "ferry/config/service.hpp"
 
 namespace ferry::config {
 
@@ -98,9 +99,11 @@ struct Config {
   bool strict = false;
   DaemonLimits limits;
   Schema schema;
-  std::vector<Topic> topics;  // declaration order
+  std::vector<Topic> topics;      // declaration order
+  std::vector<Service> services;  // declaration order (docs/services.md)
 
   [[nodiscard]] const Topic* find_topic(std::string_view name) const noexcept;
+  [[nodiscard]] const Service* find_service(std::string_view name) const noexcept;
   // The topic's declared type, or nullptr for bytes topics.
   [[nodiscard]] const Type* type_of(const Topic& topic) const noexcept;
 };

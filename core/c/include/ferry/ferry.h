@@ -65,6 +65,16 @@ typedef enum ferry_error_t {
   FERRY_ERROR_CORRUPT_DATA = 7,
   /// The node belongs to the process this one was forked from.
   FERRY_ERROR_INHERITED_NODE = 8,
+  /// The service has no server (services: docs/services.md).
+  FERRY_ERROR_NO_SERVER = 9,
+  /// A call's response did not come in time.
+  FERRY_ERROR_TIMEOUT = 10,
+  /// The server died or left with the call pending.
+  FERRY_ERROR_SERVER_GONE = 11,
+  /// The client has the service's capacity of calls in flight already.
+  FERRY_ERROR_TOO_MANY_PENDING = 12,
+  /// The server dropped the request without answering it.
+  FERRY_ERROR_NO_RESPONSE = 13,
   /// A NULL handle or pointer, a wrong size, a sample released twice, a
   /// loan of another publisher: the caller's mistake, nothing was done.
   FERRY_ERROR_INVALID_ARGUMENT = 100,

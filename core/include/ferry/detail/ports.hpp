@@ -80,6 +80,13 @@ class PublisherPort {
   [[nodiscard]] std::size_t max_size() const noexcept;  // bytes topics
   // What every sample of this publisher says it came from.
   [[nodiscard]] std::uint64_t publisher_id() const noexcept { return publisher_id_; }
+  // The sequence the next publish carries. Services number their calls by
+  // it, and a server's response carries the sequence of the call it
+  // answers (set_next_sequence; docs/services.md).
+  [[nodiscard]] std::uint64_t next_sequence() const noexcept { return next_sequence_; }
+  void set_next_sequence(std::uint64_t sequence) noexcept { next_sequence_ = sequence; }
+  // The topic's queue capacity.
+  [[nodiscard]] std::uint32_t capacity() const noexcept;
 
  private:
   // Every case the lane does not cover: the topic's policy over all queues.

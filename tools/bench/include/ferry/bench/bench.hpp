@@ -20,6 +20,7 @@ int run_latency(LatencyOptions options, std::FILE* out);
 int run_throughput(ThroughputOptions options, std::FILE* out);
 int run_scale(ScaleOptions options, std::FILE* out);
 int run_fanout(FanoutOptions options, std::FILE* out);
+int run_rpc(const RpcOptions& options, std::FILE* out);  // rpc/rpc_bench.cpp
 
 inline constexpr int kExitInterrupted = 130;
 

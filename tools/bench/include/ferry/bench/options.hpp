@@ -76,6 +76,14 @@ struct CommonOptions {
   bool json = false;
 };
 
+// `ferry bench rpc` (docs/services.md): round trips of 64-byte calls.
+struct RpcOptions {
+  std::uint64_t rounds = 20000;  // measured calls per run
+  std::uint32_t repeat = 3;      // runs per transport; the median is reported
+  std::vector<int> cpus;         // [0]: the client, [1]: the server; empty: not pinned
+  bool json = false;
+};
+
 struct LatencyOptions : CommonOptions {
   std::uint64_t rounds = 0;      // measured round trips per run; 0: by size (auto_rounds)
   double max_run_seconds = 1.0;  // a run stops measuring after this long (fewer samples)
