@@ -73,7 +73,7 @@ void gen_msg(const std::string& file, const std::string& type) {
   // line between them.
   for (std::size_t i = 0; i < types.size(); ++i) {
     std::printf("%s# %s (ferry type '%s')\n", i == 0 ? "" : "\n",
-                config::ros2_type_name(types[i].name).c_str(), types[i].name.c_str());
+                config::ros2_type_name(loaded.schema, i).c_str(), types[i].name.c_str());
     std::fputs(config::ros2msg_definition(loaded.schema, i).c_str(), stdout);
   }
 }

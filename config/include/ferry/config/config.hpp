@@ -99,6 +99,10 @@ struct Config {
   DaemonLimits limits;
   Schema schema;
   std::vector<Topic> topics;  // declaration order
+  // `include:`: the files read (after the configuration's own), and their
+  // texts, for self_contained_text().
+  std::vector<std::string> included_files;
+  std::vector<std::string> included_texts;
 
   [[nodiscard]] const Topic* find_topic(std::string_view name) const noexcept;
   // The topic's declared type, or nullptr for bytes topics.
