@@ -119,9 +119,13 @@ void add_echo(CLI::App& topic, EchoOptions& o, Run& run) {
   cmd->add_option("TOPIC", o.topic, "The topic")->required();
   cmd->add_option("--count,-n", o.count, "Stop after N samples (default: until Ctrl-C)");
   cmd->add_flag("--json", o.json, "One JSON object per line, keyed by field name");
+  cmd->add_flag("--full", o.full,
+                "Print arrays and sequences longer than 256 elements in full (else their count "
+                "and first elements, or a u8 one's size and a hex prefix)");
   cmd->footer(
-      "Samples are decoded with the YAML types ferryd loaded: nested types, arrays, char[N] as a\n"
-      "string; opaque types and bytes topics as their size and a hex prefix. After the fields,\n"
+      "Samples are decoded with the YAML types ferryd loaded: nested types, arrays, char[N] and\n"
+      "string<=N as strings, T[<=N] as a list of the elements used; opaque types and bytes\n"
+      "topics as their size and a hex prefix. After the fields,\n"
       "_info: the sample's sequence (per publisher; a gap is samples this echo missed),\n"
       "publisher_id, publish_time_ns (CLOCK_REALTIME) and age_ms (publish to take).\n"
       "Examples:\n  ferry topic echo robot/pose\n  ferry topic echo robot/pose --count 1 --json");

@@ -24,6 +24,7 @@ struct EchoOptions {
   std::string topic;
   std::uint64_t count = 0;  // 0: until interrupted
   bool json = false;
+  bool full = false;  // long arrays and sequences in full, not elided
 };
 
 struct PubOptions {
