@@ -21,6 +21,7 @@
 #include "ferry/config/cpp_header.hpp"
 #include "ferry/config/layout_fingerprint.hpp"
 #include "ferry/config/load.hpp"
+#include "ferry/config/msg_to_yaml.hpp"
 #include "ferry/config/ros2msg.hpp"
 
 using namespace ferry::config;
@@ -295,4 +296,42 @@ TEST_CASE("the shipped definitions load and Image fits a 4K RGB frame") {
   const auto header = generate_cpp_header(c.schema, "sensor_msgs.yaml", "sensor_msgs.yaml");
   REQUIRE(header);
   CHECK(header->find("namespace sensor_msgs {\nnamespace msg {") != std::string::npos);
+}
+
+TEST_CASE("ferry gen yaml: ROS 2 .msg files become ferry types") {
+  const std::vector<MsgFile> files = {{"my_pkg/msg/Detection.msg",
+                                       "# A detection\n"
+                                       "uint8 KIND_CAR=1   # a constant: not a field\n"
+                                       "std_msgs/Header header\n"
+                                       "string label\n"
+                                       "string<=16 short_label\n"
+                                       "float64[] scores\n"
+                                       "float32[4] box\n"
+                                       "int32[<=8] ids\n"
+                                       "Point2 centre\n"
+                                       "byte flags 0  # a default\n"},
+                                      {"my_pkg/msg/Point2.msg", "float64 x\nfloat64 y\n"}};
+  const auto yaml = msg_to_yaml(files, {.max_string = 64, .max_sequence = 100});
+  REQUIRE(yaml);
+  CHECK(yaml->starts_with("include: [std_msgs.yaml]\ntypes:\n  my_pkg/msg/Detection:\n"));
+  CHECK(yaml->find("{ name: label, type: \"string<=64\" }") != std::string::npos);
+  CHECK(yaml->find("{ name: scores, type: \"f64[<=100]\" }") != std::string::npos);
+  CHECK(yaml->find("{ name: centre, type: \"my_pkg/msg/Point2\" }") != std::string::npos);
+  const Config c = load_string(*yaml, "<gen yaml>");
+  const Type* d = c.schema.find("my_pkg/msg/Detection");
+  REQUIRE(d != nullptr);
+  REQUIRE(d->fields.size() == 8);
+  CHECK(d->fields[2].type_text == "string<=16");
+  CHECK(d->fields[4].type_text == "f32[4]");
+  CHECK(d->fields[5].type_text == "i32[<=8]");
+  CHECK(d->fields[7].type_text == "u8");
+  CHECK(ros2msg_definition(c.schema, *c.schema.index_of("my_pkg/msg/Detection"))
+            .starts_with("std_msgs/msg/Header header\nstring label\nstring short_label\n"
+                         "float64[] scores\nfloat32[4] box\nint32[] ids\n"));
+
+  const auto bad = msg_to_yaml({{"p/msg/Bad.msg", "uint8 ok\n  string[] names\n"}}, {});
+  REQUIRE_FALSE(bad);
+  REQUIRE(bad.error().size() == 1);
+  CHECK(bad.error()[0].to_string().starts_with(
+      "p/msg/Bad.msg:2:3: an array of strings ('string[]') has no ferry form"));
 }

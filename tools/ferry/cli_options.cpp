@@ -44,6 +44,7 @@ struct Verbs {
   GenCppOptions gen_cpp;
   GenCOptions gen_c;
   GenMsgOptions gen_msg;
+  GenYamlOptions gen_yaml;
   BridgeCliOptions bridge;
   FoxgloveCliOptions foxglove;
   RecordOptions record;
@@ -453,6 +454,25 @@ void add_gen_commands(CLI::App& app, Verbs& v, Run& run) {
   add_domain_option(*msg, run.context, "Accepted for uniformity, not used: gen reads FILE only");
   msg->footer("Example:\n  ferry gen msg examples/hello/hello.yaml Pose > Pose.msg");
   msg->callback([&m, &run] { run.code = run_gen_msg(m, run.context); });
+
+  GenYamlOptions& y = v.gen_yaml;
+  auto* yaml = gen->add_subcommand("yaml", "Turn ROS 2 .msg definitions into ferry YAML types");
+  yaml->add_option("FILE", y.files, "The .msg files (PKG/msg/NAME.msg: the type is PKG/msg/NAME)")
+      ->required();
+  yaml->add_option("--max-string", y.max_string,
+                   "The bound N of string<=N for a `string` field (default 256)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}));
+  yaml->add_option("--max-sequence", y.max_sequence,
+                   "The bound N of T[<=N] for a `T[]` field (default 1024)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}));
+  yaml->add_option("-o,--output", y.output, "Write to this file (default: standard output)");
+  add_domain_option(*yaml, run.context, "Accepted for uniformity, not used: gen reads FILE only");
+  yaml->footer(
+      "string<=N and T[<=N] of the .msg keep their bounds, T[N] stays fixed; constants are left\n"
+      "out; standard types (std_msgs, geometry_msgs, sensor_msgs, builtin_interfaces) come from\n"
+      "ferry's shipped definitions through `include:`.\n"
+      "Example:\n  ferry gen yaml my_pkg/msg/Detection.msg --max-string 64 > detection.yaml");
+  yaml->callback([&y, &run] { run.code = run_gen_yaml(y, run.context); });
 }
 
 void add_bridge_command(CLI::App& app, BridgeCliOptions& o, Run& run) {

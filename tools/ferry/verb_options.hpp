@@ -134,6 +134,13 @@ struct GenMsgOptions {
   std::string type;  // empty: every type
 };
 
+struct GenYamlOptions {
+  std::vector<std::string> files;  // .msg files
+  std::uint64_t max_string = 256;
+  std::uint64_t max_sequence = 1024;
+  std::string output;  // empty: standard output
+};
+
 struct BridgeCliOptions {
   std::optional<std::uint32_t> dds_domain;
   std::vector<std::string> exports, imports;
