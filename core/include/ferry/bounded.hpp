@@ -32,6 +32,7 @@ class String {
   static_assert(N >= 1 && N <= UINT32_MAX, "String<N> holds 1 to 2^32-1 bytes");
 
  public:
+  /// The element type.
   using value_type = char;
 
   /// An empty string (the storage is left as it is: nothing to clear).
@@ -43,14 +44,21 @@ class String {
     for (std::size_t i = 0; i + 1 < M && text[i] != '\0'; ++i) data_[size_++] = text[i];
   }
 
+  /// N: the most it holds.
   [[nodiscard]] static constexpr std::size_t capacity() noexcept { return N; }
+  /// The length used (never more than N).
   [[nodiscard]] constexpr std::size_t size() const noexcept {
     return std::min<std::size_t>(size_, N);
   }
+  /// Whether the length is 0.
   [[nodiscard]] constexpr bool empty() const noexcept { return size() == 0; }
+  /// The text, of size() bytes.
   [[nodiscard]] constexpr std::string_view view() const noexcept { return {data_, size()}; }
+  /// The text, of size() bytes.
   constexpr operator std::string_view() const noexcept { return view(); }  // NOLINT
+  /// The storage (N elements; the first size() are used).
   [[nodiscard]] constexpr const char* data() const noexcept { return data_; }
+  /// The storage (N elements; the first size() are used).
   [[nodiscard]] constexpr char* data() noexcept { return data_; }
 
   /// Replaces the text; false (and unchanged) when it is longer than N.
@@ -74,8 +82,10 @@ class String {
     size_ = static_cast<std::uint32_t>(n);
     return true;
   }
+  /// Sets the length to 0.
   constexpr void clear() noexcept { size_ = 0; }
 
+  /// Compares the text.
   friend constexpr bool operator==(const String& a, std::string_view b) noexcept {
     return a.view() == b;
   }
@@ -93,27 +103,39 @@ class Vector {
   static_assert(std::is_trivially_copyable_v<T>, "Vector<T, N> holds trivially copyable T");
 
  public:
+  /// The element type.
   using value_type = T;
 
   /// An empty sequence (the storage is left as it is: an image's worth of
   /// bytes is not cleared for nothing).
   constexpr Vector() noexcept : size_(0) {}  // NOLINT: storage stays uninitialised on purpose
 
+  /// N: the most it holds.
   [[nodiscard]] static constexpr std::size_t capacity() noexcept { return N; }
+  /// The length used (never more than N).
   [[nodiscard]] constexpr std::size_t size() const noexcept {
     return std::min<std::size_t>(size_, N);
   }
+  /// Whether the length is 0.
   [[nodiscard]] constexpr bool empty() const noexcept { return size() == 0; }
+  /// The elements used.
   [[nodiscard]] constexpr std::span<const T> span() const noexcept { return {data_, size()}; }
+  /// The elements used, writable.
   [[nodiscard]] constexpr std::span<T> span() noexcept { return {data_, size()}; }
+  /// The storage (N elements; the first size() are used).
   [[nodiscard]] constexpr const T* data() const noexcept { return data_; }
+  /// The storage (N elements; the first size() are used).
   [[nodiscard]] constexpr T* data() noexcept { return data_; }
+  /// The first element used.
   [[nodiscard]] constexpr const T* begin() const noexcept { return data_; }
+  /// Past the last element used.
   [[nodiscard]] constexpr const T* end() const noexcept { return data_ + size(); }
+  /// The first element used.
   [[nodiscard]] constexpr T* begin() noexcept { return data_; }
+  /// Past the last element used.
   [[nodiscard]] constexpr T* end() noexcept { return data_ + size(); }
-  /// Unchecked, as std::vector's: i < size().
   [[nodiscard]] constexpr const T& operator[](std::size_t i) const noexcept { return data_[i]; }
+  /// Element i, unchecked as std::vector's: i < size().
   [[nodiscard]] constexpr T& operator[](std::size_t i) noexcept { return data_[i]; }
 
   /// Replaces the elements; false (and unchanged) when there are more than N.
@@ -146,8 +168,10 @@ class Vector {
     size_ = static_cast<std::uint32_t>(n);
     return true;
   }
+  /// Sets the length to 0.
   constexpr void clear() noexcept { size_ = 0; }
 
+  /// Compares the elements used, byte for byte.
   friend bool operator==(const Vector& a, const Vector& b) noexcept {
     return std::equal(a.begin(), a.end(), b.begin(), b.end(),
                       [](const T& x, const T& y) { return std::memcmp(&x, &y, sizeof(T)) == 0; });
