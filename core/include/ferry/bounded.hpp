@@ -134,6 +134,7 @@ class Vector {
   [[nodiscard]] constexpr T* begin() noexcept { return data_; }
   /// Past the last element used.
   [[nodiscard]] constexpr T* end() noexcept { return data_ + size(); }
+  /// Element i, unchecked as std::vector's: i < size().
   [[nodiscard]] constexpr const T& operator[](std::size_t i) const noexcept { return data_[i]; }
   /// Element i, unchecked as std::vector's: i < size().
   [[nodiscard]] constexpr T& operator[](std::size_t i) noexcept { return data_[i]; }
