@@ -11,7 +11,8 @@
 
 namespace ferry::config::detail {
 
-[[nodiscard]] Schema build_schema(std::span<const TypeDecl> decls, std::string_view file,
+[[nodiscard]] Schema build_schema(std::span<const TypeDecl> decls,
+                                  std::span<const std::string> files,
                                   std::vector<Diagnostic>& errors, SuggestBudget& suggestions);
 
 }  // namespace ferry::config::detail

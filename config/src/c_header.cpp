@@ -131,11 +131,23 @@ class CWriter {
       case FieldKind::Scalar:
         return std::string(scalar_c(f.scalar));
       case FieldKind::String:
+      case FieldKind::BoundedString:
         return "char";
       case FieldKind::Nested:
         return names_[f.nested];
     }
     return "uint8_t";
+  }
+
+  // string<=N and T[<=N]: a length and inline storage, laid out as
+  // ferry::String / ferry::Vector are.
+  std::string member(const Field& f) const {
+    if (f.bounded()) {
+      return "struct { uint32_t size; " + member_type(f) + " data[" + std::to_string(f.count) +
+             "]; } " + f.name;
+    }
+    const bool bracket = f.kind == FieldKind::String || f.is_array;
+    return member_type(f) + " " + f.name + (bracket ? "[" + std::to_string(f.count) + "]" : "");
   }
 
   void emit(std::size_t index) {
@@ -147,11 +159,7 @@ class CWriter {
     if (t.kind == TypeKind::Opaque) {
       out_ += "  _Alignas(" + std::to_string(t.align) + ") unsigned char data[" + size + "];\n";
     } else {
-      for (const Field& f : t.fields) {
-        const bool bracket = f.kind == FieldKind::String || f.is_array;
-        out_ += "  " + member_type(f) + " " + f.name +
-                (bracket ? "[" + std::to_string(f.count) + "]" : "") + ";\n";
-      }
+      for (const Field& f : t.fields) out_ += "  " + member(f) + ";\n";
     }
     out_ += "} " + n + ";\n";
     out_ += "#define " + n + "_TYPE_NAME \"" + t.name + "\"\n";
@@ -164,6 +172,11 @@ class CWriter {
     for (const Field& f : t.fields) {
       out_ += "_Static_assert(offsetof(" + n + ", " + f.name + ") == " + std::to_string(f.offset) +
               ", \"" + n + "." + f.name + ": offset\");\n";
+      if (f.bounded()) {
+        out_ += "_Static_assert(offsetof(" + n + ", " + f.name +
+                ".data) == " + std::to_string(f.offset + f.data_offset) + ", \"" + n + "." +
+                f.name + ".data: offset\");\n";
+      }
     }
   }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The syntax of a field's type: "T" or "T[N]".
+// The syntax of a field's type: "T", "T[N]", "T[<=N]" or "string<=N".
 
 #include <cstdint>
 #include <expected>
@@ -11,7 +11,8 @@ namespace ferry::config::detail {
 
 struct FieldTypeRef {
   std::string_view base;               // "u8", "char", "Pose"
-  std::optional<std::uint64_t> count;  // N when written T[N]
+  std::optional<std::uint64_t> count;  // N when written T[N], T[<=N] or string<=N
+  bool bounded = false;                // T[<=N] or string<=N: at most N
 };
 
 // Spaces around the base and inside the brackets are tolerated. The error

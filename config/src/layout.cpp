@@ -45,10 +45,10 @@ std::string join_links(const std::vector<std::string>& links) {
 
 class SchemaBuilder {
  public:
-  SchemaBuilder(std::span<const TypeDecl> decls, std::string_view file,
+  SchemaBuilder(std::span<const TypeDecl> decls, std::span<const std::string> files,
                 std::vector<Diagnostic>& errors, detail::SuggestBudget& suggestions)
       : decls_(decls),
-        file_(file),
+        files_(files),
         errors_(errors),
         suggestions_(suggestions),
         state_(decls.size()),
@@ -69,8 +69,18 @@ class SchemaBuilder {
  private:
   enum class State : std::uint8_t { Unvisited, Ok, Bad };
 
+  // At `pos` in the file of the type being looked at (current_).
   void report(SourcePos pos, std::string message) {
-    errors_.push_back(Diagnostic{std::string(file_), pos.line, pos.column, std::move(message)});
+    const std::size_t file = decls_.empty() ? 0 : decls_[current_].file;
+    errors_.push_back(Diagnostic{file < files_.size() ? files_[file] : std::string(), pos.line,
+                                 pos.column, std::move(message)});
+  }
+  // Where type `i` is declared, for "first declared at": with its file
+  // when that is not the one of the type being looked at.
+  std::string declared_at(std::size_t i) const {
+    const std::size_t file = decls_[i].file;
+    if (file == decls_[current_].file || file >= files_.size()) return at(decls_[i].pos);
+    return files_[file] + ":" + at(decls_[i].pos);
   }
 
   // Duplicates and bad names are found before layout so that a field
@@ -78,6 +88,7 @@ class SchemaBuilder {
   void check_type_names() {
     for (std::size_t i = 0; i < decls_.size(); ++i) {
       const TypeDecl& d = decls_[i];
+      current_ = i;
       if (is_reserved_type_name(d.name)) {
         report(d.pos, "type name " + quote(d.name) +
                           " is reserved (a primitive or 'bytes'); expected another name");
@@ -91,9 +102,14 @@ class SchemaBuilder {
       const auto [it, inserted] = by_name_.emplace(d.name, i);
       if (!inserted) {
         report(d.pos, "duplicate type " + quote(d.name) + "; first declared at " +
-                          at(decls_[it->second].pos));
+                          declared_at(it->second));
         state_[i] = State::Bad;
       }
+    }
+    // A type may also be named by its ROS 2 name (`ros2:`), unless a type
+    // is declared under that name.
+    for (std::size_t i = 0; i < decls_.size(); ++i) {
+      if (!decls_[i].ros2.empty() && state_[i] != State::Bad) by_name_.emplace(decls_[i].ros2, i);
     }
   }
 
@@ -101,7 +117,8 @@ class SchemaBuilder {
   // win over a type declared with their name, which is refused anyway).
   std::optional<std::size_t> nested_type(const FieldDecl& fd) const {
     const auto ref = detail::parse_field_type(fd.type);
-    if (!ref || ref->base == "char" || ref->base == "bytes" || parse_scalar(ref->base))
+    if (!ref || ref->base == "char" || ref->base == "bytes" || ref->base == "string" ||
+        parse_scalar(ref->base))
       return std::nullopt;
     const auto it = by_name_.find(ref->base);
     if (it == by_name_.end()) return std::nullopt;
@@ -136,6 +153,7 @@ class SchemaBuilder {
           const std::size_t f = top.next_field++;
           const auto j = nested_type(d.fields[f]);
           if (!j) continue;
+          current_ = top.type;
           if (mark[*j] == Mark::OnStack) {
             report_cycle(stack, stack_index[*j], d.fields[f]);
           } else if (mark[*j] == Mark::Done) {
@@ -182,6 +200,7 @@ class SchemaBuilder {
     if (!any) return;
     for (std::size_t i = 0; i < decls_.size(); ++i) {
       if (depth_[i] <= kMaxTypeNesting || state_[i] == State::Bad) continue;
+      current_ = i;
       if (!held_by_deep[i]) report_too_deep(i);
       state_[i] = State::Bad;
     }
@@ -213,6 +232,7 @@ class SchemaBuilder {
   // Every type it holds was laid out before (walk()'s order).
   bool layout(std::size_t i) {
     if (state_[i] == State::Bad) return false;
+    current_ = i;
     const bool ok = decls_[i].opaque_size ? layout_opaque(i) : layout_struct(i);
     state_[i] = ok ? State::Ok : State::Bad;
     return ok;
@@ -240,14 +260,14 @@ class SchemaBuilder {
                              " (as sizeof always is in C++)");
       ok = false;
     }
-    types_[i] = Type{d.name, TypeKind::Opaque, size, align, {}, d.pos};
+    types_[i] = Type{d.name, TypeKind::Opaque, size, align, {}, d.pos, d.ros2, file_name(d), false};
     return ok;
   }
 
   bool layout_struct(std::size_t i) {
     const TypeDecl& d = decls_[i];
     Type& out = types_[i];
-    out = Type{d.name, TypeKind::Struct, 0, 1, {}, d.pos};
+    out = Type{d.name, TypeKind::Struct, 0, 1, {}, d.pos, d.ros2, file_name(d), false};
     if (d.fields.empty()) {
       report(d.pos, "type " + quote(d.name) +
                         " has no fields; expected at least one field, or 'size' for an opaque "
@@ -284,6 +304,8 @@ class SchemaBuilder {
         continue;
       }
       out.align = std::max(out.align, field->align);
+      out.variable = out.variable || field->bounded() ||
+                     (field->kind == FieldKind::Nested && types_[field->nested].variable);
       out.fields.push_back(std::move(*field));
     }
     if (!ok) return false;
@@ -308,9 +330,31 @@ class SchemaBuilder {
     Field field;
     field.name = fd.name;
     field.type_text = fd.type;
-    field.is_array = ref->count.has_value();
+    field.is_array = ref->count.has_value() && !ref->bounded;
+    field.sequence = ref->bounded;
     field.count = ref->count.value_or(1);
-    if (ref->base == "char") {
+    if (ref->base == "string" && ref->bounded && !ref->count) {
+      report(fd.type_pos, "field type 'string' of " + quote(fd.name) +
+                              " needs a bound; expected string<=N, e.g. string<=64");
+      return std::nullopt;
+    }
+    if (ref->base == "string" && ref->bounded && field.sequence &&
+        fd.type.find('[') != std::string::npos) {
+      report(fd.type_pos, "a sequence of strings " + quote(fd.type) + " (field " + quote(fd.name) +
+                              ") is not supported; expected a declared type holding a string<=N, "
+                              "and a sequence of that type");
+      return std::nullopt;
+    }
+    if (ref->base == "string" && ref->bounded) {
+      field.kind = FieldKind::BoundedString;
+      field.sequence = false;
+      field.element_size = 1;
+      field.align = 1;
+    } else if (ref->base == "char" && ref->bounded) {
+      report(fd.type_pos, "field type " + quote(fd.type) + " of " + quote(fd.name) +
+                              " is not supported; expected string<=N for a bounded string");
+      return std::nullopt;
+    } else if (ref->base == "char") {
       if (!ref->count) {
         report(fd.type_pos, "field type 'char' of " + quote(fd.name) +
                                 " needs a length; expected char[N], e.g. char[16]");
@@ -342,8 +386,15 @@ class SchemaBuilder {
       report_unknown_type(fd, ref->base);
       return std::nullopt;
     }
-    if (__builtin_mul_overflow(field.element_size, field.count, &field.size) ||
-        field.size > kMaxSampleSize) {
+    bool overflow = __builtin_mul_overflow(field.element_size, field.count, &field.size);
+    if (field.bounded() && !overflow) {
+      // A uint32 length, then the elements (ferry::String, ferry::Vector).
+      field.align = std::max<std::uint64_t>(field.align, sizeof(std::uint32_t));
+      field.data_offset = field.align;
+      overflow = __builtin_add_overflow(field.size, field.data_offset, &field.size);
+      field.size = align_up(field.size, field.align);
+    }
+    if (overflow || field.size > kMaxSampleSize) {
       report(fd.type_pos, "field " + quote(fd.name) + " of type " + quote(d.name) + " (" + fd.type +
                               ") is " + kTooLarge + "; expected a smaller array");
       return std::nullopt;
@@ -362,8 +413,8 @@ class SchemaBuilder {
       message += "; did you mean " + quote(*guess) + "?";
     } else {
       message +=
-          "; expected bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, char[N], T[N] or a "
-          "type declared under 'types'";
+          "; expected bool, i8, i16, i32, i64, u8, u16, u32, u64, f32, f64, char[N], "
+          "string<=N, T[N], T[<=N] or a type declared under 'types'";
     }
     report(fd.type_pos, std::move(message));
   }
@@ -407,8 +458,13 @@ class SchemaBuilder {
     return schema;
   }
 
+  std::string file_name(const TypeDecl& d) const {
+    return d.file < files_.size() ? files_[d.file] : std::string();
+  }
+
   std::span<const TypeDecl> decls_;
-  std::string_view file_;
+  std::span<const std::string> files_;
+  std::size_t current_ = 0;  // the type whose problems report() reports
   std::vector<Diagnostic>& errors_;
   detail::SuggestBudget& suggestions_;
   std::unordered_map<std::string_view, std::size_t> by_name_;  // first declaration
@@ -425,16 +481,23 @@ class SchemaBuilder {
 };
 
 namespace detail {
-Schema build_schema(std::span<const TypeDecl> decls, std::string_view file,
+Schema build_schema(std::span<const TypeDecl> decls, std::span<const std::string> files,
                     std::vector<Diagnostic>& errors, SuggestBudget& suggestions) {
-  return SchemaBuilder(decls, file, errors, suggestions).build();
+  return SchemaBuilder(decls, files, errors, suggestions).build();
 }
 }  // namespace detail
 
 Schema build_schema(std::span<const TypeDecl> decls, std::string_view file,
                     std::vector<Diagnostic>& errors) {
   detail::SuggestBudget suggestions;
-  return detail::build_schema(decls, file, errors, suggestions);
+  const std::string files[] = {std::string(file)};
+  return detail::build_schema(decls, files, errors, suggestions);
+}
+
+Schema build_schema(std::span<const TypeDecl> decls, std::span<const std::string> files,
+                    std::vector<Diagnostic>& errors) {
+  detail::SuggestBudget suggestions;
+  return detail::build_schema(decls, files, errors, suggestions);
 }
 
 }  // namespace ferry::config

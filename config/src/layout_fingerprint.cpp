@@ -10,14 +10,18 @@ namespace {
 
 // The field's type as a canonical word (no spaces, whatever the YAML wrote).
 std::string type_word(const Schema& schema, const Field& f) {
-  const std::string count = "[" + std::to_string(f.count) + "]";
+  // The bound is part of the word: String<32> differs from String<64>.
+  const std::string count = (f.sequence ? "[<=" : "[") + std::to_string(f.count) + "]";
+  const bool brackets = f.is_array || f.sequence;
   switch (f.kind) {
     case FieldKind::Scalar:
-      return std::string(to_string(f.scalar)) + (f.is_array ? count : "");
+      return std::string(to_string(f.scalar)) + (brackets ? count : "");
     case FieldKind::String:
       return "char" + count;
+    case FieldKind::BoundedString:
+      return "string<=" + std::to_string(f.count);
     case FieldKind::Nested:
-      return schema.type(f.nested).name + (f.is_array ? count : "");
+      return schema.type(f.nested).name + (brackets ? count : "");
   }
   return "?";
 }
@@ -31,8 +35,9 @@ bool append_entries(const Schema& schema, const Type& type, const std::string& p
     out += path + ':' + type_word(schema, f) + '@' + std::to_string(base + f.offset);
     if (out.size() > kMaxLayoutFingerprint) return false;
     if (f.kind != FieldKind::Nested) continue;
-    const std::string inner = path + (f.is_array ? "[]." : ".");
-    if (!append_entries(schema, schema.type(f.nested), inner, base + f.offset, out)) return false;
+    const std::string inner = path + (f.is_array || f.sequence ? "[]." : ".");
+    if (!append_entries(schema, schema.type(f.nested), inner, base + f.offset + f.data_offset, out))
+      return false;
   }
   return true;
 }

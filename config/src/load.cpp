@@ -16,6 +16,7 @@
 #include "ferry/config/limits.hpp"
 #include "ferry/config/names.hpp"
 #include "ferry/config/units.hpp"
+#include "includes.hpp"
 #include "readers.hpp"
 #include "suggest.hpp"
 #include "yaml_parse.hpp"
@@ -29,7 +30,7 @@ using detail::quote;
 using detail::Reader;
 
 const std::vector<std::string_view> kTopKeys{"domain", "liveness", "pool",   "defaults", "strict",
-                                             "types",  "topics",   "limits", "services"};
+                                             "types",  "topics",   "limits", "services", "include"};
 const std::vector<std::string_view> kLivenessKeys{"heartbeat_ms", "timeout_ms"};
 const std::vector<std::string_view> kPoolKeys{"chunk_size", "count"};
 constexpr std::string_view kPoolExample = "{ chunk_size: 4KiB, count: 1024 }";
@@ -115,7 +116,7 @@ void read_pool(Reader& r, const Entry& e, Config& config) {
   std::ranges::sort(config.pool, {}, &PoolClass::chunk_size);
 }
 
-void read_root(Reader& r, const YAML::Node& root, Config& config) {
+void read_root(Reader& r, const YAML::Node& root, Config& config, std::vector<Diagnostic>& out) {
   const auto entries = r.entries(root, "at the top level", kTopKeys);
   if (const Entry* e = detail::find(entries, "domain")) read_domain(r, *e, config);
   if (const Entry* e = detail::find(entries, "liveness")) read_liveness(r, *e, config);
@@ -125,11 +126,25 @@ void read_root(Reader& r, const YAML::Node& root, Config& config) {
   if (const Entry* e = detail::find(entries, "strict"))
     config.strict = r.boolean(*e).value_or(false);
   if (const Entry* e = detail::find(entries, "limits")) config.limits = detail::read_limits(r, *e);
-  std::vector<TypeDecl> decls;
-  if (const Entry* e = detail::find(entries, "types")) decls = detail::read_types(r, *e);
+  detail::Included included;
+  included.files.push_back(config.source);
+  if (const Entry* e = detail::find(entries, "include"))
+    detail::read_includes(r, *e, config.source, included, out);
+  std::vector<TypeDecl> decls = std::move(included.decls);
+  if (const Entry* e = detail::find(entries, "types")) {
+    for (TypeDecl& d : detail::read_types(r, *e)) decls.push_back(std::move(d));
+  }
+  config.included_files.assign(included.files.begin() + 1, included.files.end());
+  config.included_texts = std::move(included.texts);
   std::vector<Diagnostic> schema_errors;
-  config.schema = detail::build_schema(decls, config.source, schema_errors, r.suggestions());
-  for (Diagnostic& d : schema_errors) r.error({d.line, d.column}, std::move(d.message));
+  config.schema = detail::build_schema(decls, included.files, schema_errors, r.suggestions());
+  for (Diagnostic& d : schema_errors) {
+    if (d.file == config.source) {
+      r.error({d.line, d.column}, std::move(d.message));
+    } else {
+      out.push_back(std::move(d));
+    }
+  }
   if (const Entry* e = detail::find(entries, "topics"))
     config.topics =
         detail::read_topics(r, *e, {config.schema, decls, config.defaults, config.pool});
@@ -168,7 +183,7 @@ void parse(std::string_view text, Config& config, std::vector<Diagnostic>& out) 
                                       "; expected a map with keys " + detail::join(kTopKeys));
     return;
   }
-  read_root(r, root, config);
+  read_root(r, root, config, out);
 }
 
 std::vector<Diagnostic> check(std::string_view text, std::string_view name, Config& config) {

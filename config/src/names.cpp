@@ -27,7 +27,7 @@ bool is_valid_topic_name(std::string_view name) noexcept {
 }
 
 bool is_reserved_type_name(std::string_view name) noexcept {
-  return parse_scalar(name).has_value() || name == "char" || name == "bytes";
+  return parse_scalar(name).has_value() || name == "char" || name == "bytes" || name == "string";
 }
 
 bool is_valid_type_name(std::string_view name) noexcept {
@@ -42,6 +42,18 @@ bool is_valid_field_name(std::string_view name) noexcept {
   if (name.empty() || name.size() > kMaxTypeNameLength) return false;
   if (!is_alpha(name.front()) && name.front() != '_') return false;
   return std::ranges::all_of(name, [](char c) { return is_alnum(c) || c == '_'; });
+}
+
+bool is_ros2_message_name(std::string_view name) noexcept {
+  const auto first = name.find('/');
+  const auto last = name.rfind('/');
+  if (first == std::string_view::npos || name.substr(first, last - first + 1) != "/msg/")
+    return false;
+  const auto part = [](std::string_view p) {
+    return !p.empty() && is_alpha(p.front()) &&
+           std::ranges::all_of(p, [](char c) { return is_alnum(c) || c == '_'; });
+  };
+  return part(name.substr(0, first)) && part(name.substr(last + 1));
 }
 
 }  // namespace ferry::config

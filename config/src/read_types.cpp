@@ -3,12 +3,13 @@
 #include <cstdint>
 
 #include "ferry/config/limits.hpp"
+#include "ferry/config/names.hpp"
 #include "readers.hpp"
 
 namespace ferry::config::detail {
 
 namespace {
-const std::vector<std::string_view> kTypeKeys{"fields", "size", "align"};
+const std::vector<std::string_view> kTypeKeys{"fields", "size", "align", "ros2"};
 const std::vector<std::string_view> kFieldKeys{"name", "type"};
 constexpr std::string_view kFieldExample = "{ name: x, type: f64 }";
 
@@ -81,6 +82,17 @@ TypeDecl read_type(Reader& reader, const Entry& t) {
   TypeDecl d;
   d.name = t.key;
   d.pos = t.key_pos;
+  if (const Entry* ros2 = find(entries, "ros2")) {
+    if (auto s = reader.string(*ros2)) {
+      if (is_ros2_message_name(*s)) {
+        d.ros2 = *s;
+      } else {
+        reader.error(ros2->value_pos, "invalid ROS 2 name " + quote(*s) + " of type " +
+                                          quote(t.key) +
+                                          "; expected pkg/msg/Name, e.g. sensor_msgs/msg/Image");
+      }
+    }
+  }
   if (size) {
     const auto bytes = reader.size(*size, 0, UINT64_MAX);
     if (!bytes) return placeholder(t.key, t.key_pos);

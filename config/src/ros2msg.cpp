@@ -38,18 +38,28 @@ std::string_view ros2_scalar(Scalar scalar) noexcept {
 
 std::string array_suffix(std::uint64_t count) { return "[" + std::to_string(count) + "]"; }
 
+// A bounded sequence is ROS 2's unbounded one ("T[]"): the bound is
+// ferry's, and what ROS 2 and its tools expect is the unbounded type.
+std::string suffix(const Field& field) {
+  if (field.sequence) return "[]";
+  return field.is_array ? array_suffix(field.count) : "";
+}
+
 std::string field_type(const Schema& schema, const Field& field) {
   switch (field.kind) {
     case FieldKind::Scalar:
-      return std::string(ros2_scalar(field.scalar)) +
-             (field.is_array ? array_suffix(field.count) : "");
+      return std::string(ros2_scalar(field.scalar)) + suffix(field);
     case FieldKind::String:
       return "uint8" + array_suffix(field.count);
+    case FieldKind::BoundedString:
+      return "string";
     case FieldKind::Nested: {
       const Type& nested = schema.type(field.nested);
       // An opaque type has no fields for ROS 2 to see: its bytes, as one array.
-      if (nested.kind == TypeKind::Opaque) return "uint8" + array_suffix(field.size);
-      return ros2_type_name(nested.name) + (field.is_array ? array_suffix(field.count) : "");
+      if (nested.kind == TypeKind::Opaque) {
+        return field.sequence ? "uint8[]" : "uint8" + array_suffix(field.size);
+      }
+      return ros2_type_name(schema, field.nested) + suffix(field);
     }
   }
   return "uint8";
@@ -85,6 +95,11 @@ std::string ros2_type_name(std::string_view ferry_type) {
   return std::string(package) + "/msg/" + std::string(ferry_type.substr(slash + 1));
 }
 
+std::string ros2_type_name(const Schema& schema, std::size_t type) {
+  const Type& t = schema.type(type);
+  return t.ros2.empty() ? ros2_type_name(t.name) : t.ros2;
+}
+
 std::string ros2msg_definition(const Schema& schema, std::size_t type) {
   std::string out;
   append_fields(schema, schema.type(type), out);
@@ -94,7 +109,7 @@ std::string ros2msg_definition(const Schema& schema, std::size_t type) {
   collect_dependencies(schema, type, seen, dependencies);
   for (const std::size_t d : dependencies) {
     out += std::string(80, '=') + "\n";
-    out += "MSG: " + ros2_type_name(schema.type(d).name) + "\n";
+    out += "MSG: " + ros2_type_name(schema, d) + "\n";
     append_fields(schema, schema.type(d), out);
   }
   return out;

@@ -130,6 +130,12 @@ PYBIND11_MODULE(ferry, m) {
                              "Writable numpy structured view of the chunk (its previous contents "
                              "until written); uint8 for bytes topics.")
       .def_property_readonly("data", &Loan::data, "Writable memoryview of the chunk.")
+      .def("__setitem__", &Loan::set_item,
+           "Writes one field, checked: a string or sequence past its bound raises ferry.Error "
+           "naming the field.")
+      .def("__getitem__", &Loan::item,
+           "A field: strings as str; arrays and sequences (their used length) as writable "
+           "numpy views.")
       .def("publish", &Loan::publish)
       .def("discard", &Loan::discard)
       .def("__enter__", [](py::object self) { return self; })

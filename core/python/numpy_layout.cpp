@@ -43,11 +43,24 @@ py::object numpy_dtype(py::object spec, bool align = false) {
   return dtype(spec, py::arg("align") = align);
 }
 
+// string<=N and T[<=N]: a record of the length ("size") and the storage
+// ("data", all N elements), as ferry::String and ferry::Vector lay them out.
+py::object bounded_format(py::object element, const config::Field& f) {
+  py::dict spec;
+  spec["names"] = py::make_tuple("size", "data");
+  spec["formats"] = py::make_tuple(scalar_dtype(config::Scalar::U32), std::move(element));
+  spec["offsets"] = py::make_tuple(0, f.data_offset);
+  spec["itemsize"] = f.size;
+  return numpy_dtype(spec, true);
+}
+
 py::object field_format(const config::Schema& schema, const config::Field& f) {
   py::object element;
   switch (f.kind) {
     case config::FieldKind::String:
       return numpy_dtype(py::str(fmt::format("S{}", f.count)));
+    case config::FieldKind::BoundedString:
+      return bounded_format(numpy_dtype(py::str(fmt::format("S{}", f.count))), f);
     case config::FieldKind::Scalar:
       element = scalar_dtype(f.scalar);
       break;
@@ -55,8 +68,10 @@ py::object field_format(const config::Schema& schema, const config::Field& f) {
       element = make_dtype(schema, schema.type(f.nested));
       break;
   }
-  if (!f.is_array) return element;
-  return numpy_dtype(py::make_tuple(element, py::make_tuple(f.count)));
+  if (!f.is_array && !f.sequence) return element;
+  py::object array = numpy_dtype(py::make_tuple(element, py::make_tuple(f.count)));
+  if (f.sequence) return bounded_format(std::move(array), f);
+  return array;
 }
 
 }  // namespace

@@ -111,6 +111,12 @@ py::object Sample::item(const std::string& field) {
   const std::byte* base = bytes();
   const config::Field& f = find_field(*schema_, field);
   if (f.is_array) return array()[py::str(field)];  // a zero-copy view
+  if (f.sequence) {
+    // A zero-copy view of the elements used.
+    const auto n = used_length(f, base + f.offset);
+    py::object data = array()[py::str(field)][py::str("data")];
+    return data[py::slice(0, static_cast<py::ssize_t>(n), 1)];
+  }
   return field_value(schema_->config->schema, f, base);
 }
 
@@ -163,6 +169,24 @@ py::object Loan::array() {
 }
 
 py::memoryview Loan::data() { return byte_view(hold_, bytes(), size_, true); }
+
+void Loan::set_item(const std::string& field, py::handle value) {
+  std::byte* base = bytes();
+  const config::Field& f = find_field(*schema_, field);
+  store_field(base + f.offset, value, schema_->config->schema, f, field);
+}
+
+py::object Loan::item(const std::string& field) {
+  std::byte* base = bytes();
+  const config::Field& f = find_field(*schema_, field);
+  if (f.is_array) return array()[py::str(field)];
+  if (f.sequence) {
+    const auto n = used_length(f, base + f.offset);
+    py::object data = array()[py::str(field)][py::str("data")];
+    return data[py::slice(0, static_cast<py::ssize_t>(n), 1)];
+  }
+  return field_value(schema_->config->schema, f, base);
+}
 
 PublishResult Loan::publish() {
   (void)bytes();

@@ -96,6 +96,11 @@ class Loan {
 
   [[nodiscard]] pybind11::object array();
   [[nodiscard]] pybind11::memoryview data();
+  // loan["field"] = value: checked as publish(dict) checks it (a string or
+  // sequence past its bound raises, naming the field); loan["field"]: a
+  // string as str, an array or sequence (its used length) as a writable view.
+  void set_item(const std::string& field, pybind11::handle value);
+  [[nodiscard]] pybind11::object item(const std::string& field);
   PublishResult publish();
   // Gives the chunk back unpublished (also what leaving a `with` block does
   // when publish() was not called).

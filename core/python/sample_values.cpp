@@ -227,9 +227,66 @@ void store_scalar_array(std::byte* at, py::handle value, const Field& f, const s
   std::memcpy(at, buffer.ptr, static_cast<std::size_t>(size * f.element_size));
 }
 
+// string<=N: the UTF-8 bytes and their length; more than N is an error
+// (never truncated).
+void store_bounded_string(std::byte* at, py::handle value, const Field& f,
+                          const std::string& path) {
+  std::string_view text;
+  std::string utf8;
+  if (PyUnicode_Check(value.ptr())) {
+    utf8 = value.cast<std::string>();
+    text = utf8;
+  } else if (PyBytes_Check(value.ptr())) {
+    text = std::string_view(PyBytes_AS_STRING(value.ptr()),
+                            static_cast<std::size_t>(PyBytes_GET_SIZE(value.ptr())));
+  } else {
+    field_error(path, fmt::format("expected a str ({}), got {}", f.type_text, type_of(value)));
+  }
+  if (text.size() > f.count) {
+    field_error(path, fmt::format("a string of {} bytes does not fit {} (at most {} bytes)",
+                                  text.size(), f.type_text, f.count));
+  }
+  store(at, static_cast<std::uint32_t>(text.size()));
+  if (!text.empty()) std::memcpy(at + f.data_offset, text.data(), text.size());
+}
+
+// The number of elements `value` (a list, tuple or numpy array) has.
+std::uint64_t length_of(py::handle value) {
+  static const py::handle ndarray = numpy_attr("ndarray");
+  if (py::isinstance(value, ndarray)) return value.attr("size").cast<std::uint64_t>();
+  if (PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()) || PyBytes_Check(value.ptr()))
+    return static_cast<std::uint64_t>(PyObject_Length(value.ptr()));
+  return 0;
+}
+
+}  // namespace
+
 void store_field(std::byte* at, py::handle value, const config::Schema& schema, const Field& f,
                  const std::string& path) {
   if (f.kind == FieldKind::String) return store_string(at, value, f, path);
+  if (f.kind == FieldKind::BoundedString) return store_bounded_string(at, value, f, path);
+  if (f.sequence) {
+    // T[<=N]: the elements as for T[N] after the length; more than N is an
+    // error naming the field (never truncated).
+    static const py::handle ndarray = numpy_attr("ndarray");
+    const bool listlike =
+        PyList_Check(value.ptr()) || PyTuple_Check(value.ptr()) || py::isinstance(value, ndarray);
+    if (!listlike) {
+      field_error(path, fmt::format("expected a list or numpy array for {}, got {}", f.type_text,
+                                    type_of(value)));
+    }
+    const std::uint64_t n = length_of(value);
+    if (n > f.count) {
+      field_error(path,
+                  fmt::format("{} elements do not fit {} (at most {})", n, f.type_text, f.count));
+    }
+    Field array = f;
+    array.sequence = false;
+    array.is_array = true;
+    store_field(at + f.data_offset, value, schema, array, path);
+    store(at, static_cast<std::uint32_t>(n));
+    return;
+  }
   if (!f.is_array) {
     if (f.kind == FieldKind::Nested)
       return encode_struct(schema, schema.type(f.nested), value, at, path);
@@ -257,14 +314,29 @@ void store_field(std::byte* at, py::handle value, const config::Schema& schema, 
   }
 }
 
-}  // namespace
+std::uint64_t used_length(const Field& f, const std::byte* at) {
+  return std::min<std::uint64_t>(load<std::uint32_t>(at), f.count);  // shared memory: not trusted
+}
 
 py::object field_value(const config::Schema& schema, const Field& f, const std::byte* base) {
   const std::byte* at = base + f.offset;
   if (f.kind == FieldKind::String) return string_value(at, f.count);
-  if (!f.is_array) return element_value(schema, f, at);
-  py::list items(f.count);
-  for (std::uint64_t i = 0; i < f.count; ++i) {
+  if (f.kind == FieldKind::BoundedString) {
+    const auto n = used_length(f, at);
+    PyObject* text = PyUnicode_DecodeUTF8(reinterpret_cast<const char*>(at + f.data_offset),
+                                          static_cast<Py_ssize_t>(n), "replace");
+    if (text == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::str>(text);
+  }
+  std::uint64_t count = f.count;
+  if (f.sequence) {
+    count = used_length(f, at);
+    at += f.data_offset;
+  } else if (!f.is_array) {
+    return element_value(schema, f, at);
+  }
+  py::list items(count);
+  for (std::uint64_t i = 0; i < count; ++i) {
     items[i] = element_value(schema, f, at + i * f.element_size);
   }
   return items;

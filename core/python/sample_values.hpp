@@ -23,6 +23,15 @@ namespace ferry::python {
 [[nodiscard]] pybind11::dict struct_value(const config::Schema& schema, const config::Type& type,
                                           const std::byte* base);
 
+// Writes `value` into the field at `at` (the field's own first byte): a
+// value that does not fit (a string or sequence past its bound, a number
+// out of range) raises ferry.Error naming `path`.
+void store_field(std::byte* at, pybind11::handle value, const config::Schema& schema,
+                 const config::Field& f, const std::string& path);
+
+// string<=N / T[<=N]: the length in the sample, never more than N.
+[[nodiscard]] std::uint64_t used_length(const config::Field& f, const std::byte* at);
+
 // Writes `value` into `out` (type.size bytes, zeroed by the caller).
 void encode_struct(const config::Schema& schema, const config::Type& type, pybind11::handle value,
                    std::byte* out, const std::string& path);

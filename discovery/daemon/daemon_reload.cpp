@@ -29,8 +29,8 @@ LoadedConfig load(const std::string& path) {
   LoadedConfig loaded;
   auto text = config::read_config_text(path);
   if (!text) throw config::ConfigError({std::move(text.error())});
-  loaded.text = std::move(*text);
-  loaded.config = config::load_string(loaded.text, path);
+  loaded.config = config::load_string(*text, path);
+  loaded.text = config::self_contained_text(loaded.config, *text);
   return loaded;
 }
 

@@ -324,8 +324,10 @@ int main(int argc, char** argv) {
     // without waiting on it. The error names the file and why.
     auto text = ferry::config::read_config_text(args.config);
     if (!text) return fail(2, text.error().to_string());
-    setup.config_text = std::move(*text);
-    setup.config = ferry::config::load_string(setup.config_text, args.config);
+    setup.config = ferry::config::load_string(*text, args.config);
+    // With `include:`, the included types written in: clients read this
+    // text alone.
+    setup.config_text = ferry::config::self_contained_text(setup.config, *text);
   } catch (const ferry::config::ConfigError& e) {
     return fail(2, e.what());
   }

@@ -167,7 +167,8 @@ TEST_CASE("an unknown field type suggests a close one or lists what is valid") {
   CHECK(only_error(other) ==
         at(other, "\"quaternion") +
             "unknown field type 'quaternion' of field 'q'; expected bool, i8, i16, i32, i64, u8, "
-            "u16, u32, u64, f32, f64, char[N], T[N] or a type declared under 'types'");
+            "u16, u32, u64, f32, f64, char[N], string<=N, T[N], T[<=N] or a type declared under "
+            "'types'");
   const char* declared =
       "types:\n  Vector3: { size: 24 }\n  T: { fields: [{ name: v, type: Vectr3 }] }\n";
   CHECK(only_error(declared) ==
@@ -178,8 +179,9 @@ TEST_CASE("an unknown field type suggests a close one or lists what is valid") {
 TEST_CASE("malformed field types say what the syntax is") {
   const char* unclosed = "types: { T: { fields: [{ name: x, type: \"u8[4\" }] } }\n";
   CHECK(only_error(unclosed) == at(unclosed, "\"u8[4") +
-                                    "invalid field type 'u8[4'; expected T or T[N], e.g. u8, "
-                                    "char[16], Pose[4]");
+                                    "invalid field type 'u8[4'; expected T, T[N], T[<=N] or "
+                                    "string<=N, e.g. u8, char[16], Pose[4], u8[<=1024], "
+                                    "string<=64");
   const char* multi = "types: { T: { fields: [{ name: x, type: \"u8[2][3]\" }] } }\n";
   CHECK(only_error(multi).starts_with(at(multi, "\"u8") +
                                       "multi-dimensional array 'u8[2][3]' is not supported"));
@@ -340,7 +342,7 @@ TEST_CASE("an empty file or a top level that is not a map is refused") {
   }
   CHECK(only_error("- a\n- b\n") ==
         "t.yaml:1:1: the top level is a list; expected a map with keys domain, liveness, pool, "
-        "defaults, strict, types, topics, limits, services");
+        "defaults, strict, types, topics, limits, services, include");
   CHECK(only_error("\nhello\n").starts_with("t.yaml:2:1: the top level is a single value"));
   CHECK(only_error("domain: a\n---\ndomain: b\n") ==
         "t.yaml:3:1: a second YAML document ('---'); expected one document per configuration file");

@@ -234,7 +234,7 @@ TEST_CASE("\"did you mean\" is computed for the first misspelt type names only")
   CHECK(errors[kMaxSuggestions - 1].message.ends_with("did you mean 'Type99'?"));
   CHECK(errors[kMaxSuggestions].message ==
         "unknown field type 'Tpye100' of field 'x'; expected bool, i8, i16, i32, i64, u8, u16, "
-        "u32, u64, f32, f64, char[N], T[N] or a type declared under 'types'");
+        "u32, u64, f32, f64, char[N], string<=N, T[N], T[<=N] or a type declared under 'types'");
 }
 
 TEST_CASE("read_config_text returns the text of a regular file") {

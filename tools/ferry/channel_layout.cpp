@@ -29,10 +29,12 @@ ChannelLayout channel_layout(const config::Config& config, const discovery::Topi
   if (type.type != nullptr) {
     layout.kind = ChannelLayout::Kind::Declared;
     layout.type = *config.schema.index_of(topic.type_name);
+    layout.schema_name = config::ros2_type_name(config.schema, layout.type);
     layout.definition = config::ros2msg_definition(config.schema, layout.type);
     layout.sample_size = type.type->size;
     layout.cdr_size = config::cdr_size(config.schema, layout.type);
     layout.cdr_is_image = config::cdr_is_sample_image(config.schema, layout.type);
+    layout.variable = type.type->variable;
     return layout;
   }
   // As an opaque type: its bytes, copied as they are.
@@ -54,8 +56,11 @@ std::size_t cdr_image_prefix(const ChannelLayout& layout, std::size_t size,
   return sizeof kCdrHeader + sizeof length;
 }
 
-std::uint64_t cdr_size(const ChannelLayout& layout, std::size_t size) noexcept {
-  return layout.kind == ChannelLayout::Kind::Bytes ? config::cdr_bytes_size(size) : layout.cdr_size;
+std::uint64_t cdr_size(const config::Schema& schema, const ChannelLayout& layout,
+                       std::span<const std::byte> sample) {
+  if (layout.kind == ChannelLayout::Kind::Bytes) return config::cdr_bytes_size(sample.size());
+  if (layout.variable) return config::cdr_size(schema, layout.type, sample);
+  return layout.cdr_size;
 }
 
 void encode(const config::Schema& schema, const ChannelLayout& layout,

@@ -27,6 +27,8 @@ struct ChannelLayout {
   std::size_t type = 0;           // Declared: its index in the schema
   std::uint64_t sample_size = 0;  // Declared and Undeclared: the C layout's size
   std::uint64_t cdr_size = 0;     // Declared and Undeclared: every sample's CDR size
+                                  // (unless `variable`)
+  bool variable = false;          // Declared: a type with string<=N or T[<=N]
   // Declared and Undeclared: the CDR payload is the sample's bytes as they
   // are (config::cdr_is_sample_image); Bytes: always (after its length).
   bool cdr_is_image = false;
@@ -48,8 +50,11 @@ inline constexpr std::size_t kMaxCdrImagePrefix = 8;
 [[nodiscard]] ChannelLayout channel_layout(const config::Config& config,
                                            const discovery::TopicInfo& topic);
 
-// CDR size of a sample of `size` bytes (bytes topics vary per sample).
-[[nodiscard]] std::uint64_t cdr_size(const ChannelLayout& layout, std::size_t size) noexcept;
+// CDR size of `sample` (bytes topics, and types with string<=N or T[<=N],
+// vary per sample). Throws config::CdrError when a length in the sample is
+// over its bound.
+[[nodiscard]] std::uint64_t cdr_size(const config::Schema& schema, const ChannelLayout& layout,
+                                     std::span<const std::byte> sample);
 
 // Writes the CDR form of `sample` into `out` (exactly cdr_size() bytes).
 // Throws config::CdrError when the sample's size does not match its type.

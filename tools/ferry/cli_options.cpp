@@ -48,6 +48,7 @@ struct Verbs {
   GenCppOptions gen_cpp;
   GenCOptions gen_c;
   GenMsgOptions gen_msg;
+  GenYamlOptions gen_yaml;
   BridgeCliOptions bridge;
   FoxgloveCliOptions foxglove;
   RecordOptions record;
@@ -123,9 +124,13 @@ void add_echo(CLI::App& topic, EchoOptions& o, Run& run) {
   cmd->add_option("TOPIC", o.topic, "The topic")->required();
   cmd->add_option("--count,-n", o.count, "Stop after N samples (default: until Ctrl-C)");
   cmd->add_flag("--json", o.json, "One JSON object per line, keyed by field name");
+  cmd->add_flag("--full", o.full,
+                "Print arrays and sequences longer than 256 elements in full (else their count "
+                "and first elements, or a u8 one's size and a hex prefix)");
   cmd->footer(
-      "Samples are decoded with the YAML types ferryd loaded: nested types, arrays, char[N] as a\n"
-      "string; opaque types and bytes topics as their size and a hex prefix. After the fields,\n"
+      "Samples are decoded with the YAML types ferryd loaded: nested types, arrays, char[N] and\n"
+      "string<=N as strings, T[<=N] as a list of the elements used; opaque types and bytes\n"
+      "topics as their size and a hex prefix. After the fields,\n"
       "_info: the sample's sequence (per publisher; a gap is samples this echo missed),\n"
       "publisher_id, publish_time_ns (CLOCK_REALTIME) and age_ms (publish to take).\n"
       "Examples:\n  ferry topic echo robot/pose\n  ferry topic echo robot/pose --count 1 --json");
@@ -512,6 +517,25 @@ void add_gen_commands(CLI::App& app, Verbs& v, Run& run) {
   add_domain_option(*msg, run.context, "Accepted for uniformity, not used: gen reads FILE only");
   msg->footer("Example:\n  ferry gen msg examples/hello/hello.yaml Pose > Pose.msg");
   msg->callback([&m, &run] { run.code = run_gen_msg(m, run.context); });
+
+  GenYamlOptions& y = v.gen_yaml;
+  auto* yaml = gen->add_subcommand("yaml", "Turn ROS 2 .msg definitions into ferry YAML types");
+  yaml->add_option("FILE", y.files, "The .msg files (PKG/msg/NAME.msg: the type is PKG/msg/NAME)")
+      ->required();
+  yaml->add_option("--max-string", y.max_string,
+                   "The bound N of string<=N for a `string` field (default 256)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}));
+  yaml->add_option("--max-sequence", y.max_sequence,
+                   "The bound N of T[<=N] for a `T[]` field (default 1024)")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{UINT32_MAX}));
+  yaml->add_option("-o,--output", y.output, "Write to this file (default: standard output)");
+  add_domain_option(*yaml, run.context, "Accepted for uniformity, not used: gen reads FILE only");
+  yaml->footer(
+      "string<=N and T[<=N] of the .msg keep their bounds, T[N] stays fixed; constants are left\n"
+      "out; standard types (std_msgs, geometry_msgs, sensor_msgs, builtin_interfaces) come from\n"
+      "ferry's shipped definitions through `include:`.\n"
+      "Example:\n  ferry gen yaml my_pkg/msg/Detection.msg --max-string 64 > detection.yaml");
+  yaml->callback([&y, &run] { run.code = run_gen_yaml(y, run.context); });
 }
 
 void add_bridge_command(CLI::App& app, BridgeCliOptions& o, Run& run) {

@@ -49,8 +49,9 @@ void echo(const Context& context, const EchoOptions& o) {
     auto sample = sub.take(std::chrono::milliseconds(100));
     if (!sample) continue;
     const std::uint64_t taken_ns = ferry::detail::realtime_ns();
-    Json value = type.type != nullptr ? decode_sample(config.schema, *type.type, sample->bytes())
-                                      : decode_opaque(sample->bytes());
+    Json value = type.type != nullptr
+                     ? decode_sample(config.schema, *type.type, sample->bytes(), o.full)
+                     : decode_opaque(sample->bytes());
     add_info(value, sample->info(), taken_ns);
     if (o.json) {
       std::printf("%s\n", to_json_line(value).c_str());

@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "ferry/config/c_header.hpp"
 #include "ferry/config/cpp_header.hpp"
+#include "ferry/config/msg_to_yaml.hpp"
 #include "ferry/config/ros2msg.hpp"
 
 namespace ferry::cli {
@@ -73,7 +74,7 @@ void gen_msg(const std::string& file, const std::string& type) {
   // line between them.
   for (std::size_t i = 0; i < types.size(); ++i) {
     std::printf("%s# %s (ferry type '%s')\n", i == 0 ? "" : "\n",
-                config::ros2_type_name(types[i].name).c_str(), types[i].name.c_str());
+                config::ros2_type_name(loaded.schema, i).c_str(), types[i].name.c_str());
     std::fputs(config::ros2msg_definition(loaded.schema, i).c_str(), stdout);
   }
 }
@@ -87,6 +88,29 @@ int run_gen_cpp(const GenCppOptions& o, const Context& /*context*/) {
 
 int run_gen_c(const GenCOptions& o, const Context& /*context*/) {
   gen_header(o.file, o.output, config::generate_c_header);
+  return kExitOk;
+}
+
+int run_gen_yaml(const GenYamlOptions& o, const Context& /*context*/) {
+  std::vector<config::MsgFile> files;
+  for (const std::string& path : o.files) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Failure(kExitUsage, path + ": cannot read: " + std::strerror(errno));
+    files.push_back({path, std::string(std::istreambuf_iterator<char>(in), {})});
+  }
+  auto yaml = config::msg_to_yaml(files, {o.max_string, o.max_sequence});
+  if (!yaml) {
+    std::string all;
+    for (const auto& d : yaml.error()) all += (all.empty() ? "" : "\n") + d.to_string();
+    throw Failure(kExitUsage, all);
+  }
+  if (o.output.empty()) {
+    std::fputs(yaml->c_str(), stdout);
+  } else {
+    std::ofstream out(o.output, std::ios::binary);
+    out << *yaml;
+    if (!out) throw Failure(kExitUsage, o.output + ": cannot write: " + std::strerror(errno));
+  }
   return kExitOk;
 }
 

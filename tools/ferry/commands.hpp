@@ -34,6 +34,7 @@ int run_bag_info(const BagInfoOptions& o, const Context& context);          // c
 int run_gen_cpp(const GenCppOptions& o, const Context& context);            // cmd_gen.cpp
 int run_gen_c(const GenCOptions& o, const Context& context);                // cmd_gen.cpp
 int run_gen_msg(const GenMsgOptions& o, const Context& context);            // cmd_gen.cpp
+int run_gen_yaml(const GenYamlOptions& o, const Context& context);          // cmd_gen.cpp
 int run_bridge(const BridgeCliOptions& o, const Context& context);          // cmd_bridge.cpp
 int run_foxglove(const FoxgloveCliOptions& o, const Context& context);      // cmd_foxglove.cpp
 int run_record(const RecordOptions& o, const Context& context);             // cmd_record.cpp

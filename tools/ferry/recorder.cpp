@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -9,6 +10,7 @@
 #include <span>
 
 #include "cli_context.hpp"
+#include "ferry/config/cdr.hpp"
 
 namespace ferry::cli {
 
@@ -271,7 +273,17 @@ void Recorder::add_channel(RecordedTopic& topic) {
 void Recorder::write_sample(RecordJob& job) {
   RecordedTopic& topic = *job.topic;
   const std::span<const std::byte> bytes = job.bytes();
-  const std::uint64_t size = cdr_size(topic.layout, bytes.size());
+  std::uint64_t size = 0;
+  try {
+    size = cdr_size(config_.schema, topic.layout, bytes);
+  } catch (const config::CdrError& e) {
+    if (topic.bad_samples++ == 0)
+      spdlog::warn(
+          "record: topic '{}': a sample was not written ({}); such samples are counted "
+          "in the file's metadata",
+          topic.name, e.what());
+    return;
+  }
   // MCAP's sequence is 32 bits: the low half of ferry's.
   const bag::MessageHeader header{topic.channel, static_cast<std::uint32_t>(job.meta.sequence),
                                   job.log_time, job.meta.publish_time_ns};
@@ -296,6 +308,8 @@ void Recorder::write_metadata() {
   for (const auto& t : topics_) {
     metadata.emplace_back("messages:" + t->name, std::to_string(t->messages));
     metadata.emplace_back("missed:" + t->name, std::to_string(t->gaps.missed()));
+    if (t->bad_samples != 0)
+      metadata.emplace_back("bad_samples:" + t->name, std::to_string(t->bad_samples));
     if (t->gaps.missed() != 0)
       metadata.emplace_back("missed_ranges:" + t->name, t->gaps.describe());
     missed += t->gaps.missed();

@@ -49,6 +49,9 @@ struct RecordedTopic {
   std::uint16_t channel = 0;
   std::uint64_t messages = 0;
   std::uint64_t bytes = 0;  // CDR bytes written
+  // Samples not written: a string or sequence length over its bound (only a
+  // faulty or hostile publisher writes one).
+  std::uint64_t bad_samples = 0;
   // Samples taken, held (not copied) and not yet released by the writer.
   std::atomic<std::uint32_t> in_flight{0};
 };

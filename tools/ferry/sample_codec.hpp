@@ -9,6 +9,8 @@
 //                           form, so 0.1f shows as 0.1); NaN and infinities
 //                           are the strings ".nan", ".inf", "-.inf"
 //   char[N]                 a string, up to the first NUL
+//   string<=N               a string (its length, at most N)
+//   T[<=N]                  an array of the elements used, elided as T[N]
 //   T[N]                    an array; one longer than kMaxArrayShown shows as
 //                           {count, head: [first kArrayHead elements]}, or
 //                           for i8/u8 {size, hex} like an opaque payload
@@ -41,8 +43,9 @@ inline constexpr std::size_t kHexPrefix = 32;
 
 // A sample of `type` (a struct or opaque type of `schema`). `bytes` shorter
 // than the type is shown as opaque (it cannot be decoded field by field).
+// With `full`, long arrays and sequences are shown whole.
 [[nodiscard]] Json decode_sample(const config::Schema& schema, const config::Type& type,
-                                 std::span<const std::byte> bytes);
+                                 std::span<const std::byte> bytes, bool full = false);
 
 // {size, hex}: an opaque or `bytes` payload.
 [[nodiscard]] Json decode_opaque(std::span<const std::byte> bytes);
@@ -62,7 +65,8 @@ inline constexpr std::size_t kHexPrefix = 32;
 // null or an empty map gives all zeros). Missing fields and array elements
 // are zero. An unknown field, a value of the wrong type, a number out of its
 // type's range, a string longer than its char[N] (N - 1 characters, keeping
-// the terminating NUL) or an array longer than N is an error naming the
+// the terminating NUL) or its string<=N (N bytes), or an array longer than
+// N (T[N] or T[<=N]) is an error naming the
 // field, e.g. "field 'pose.frame': ...".
 [[nodiscard]] std::expected<std::vector<std::byte>, std::string> encode_sample(
     const config::Schema& schema, const config::Type& type, const YAML::Node& value);

@@ -69,43 +69,61 @@ std::string hex(std::span<const std::byte> bytes) {
   return out;
 }
 
-Json decode_struct(const config::Schema& schema, const config::Type& type, const std::byte* base);
+Json decode_struct(const config::Schema& schema, const config::Type& type, const std::byte* base,
+                   bool full);
 
-Json element(const config::Schema& schema, const Field& f, const std::byte* at) {
-  if (f.kind == FieldKind::Nested) return decode_struct(schema, schema.type(f.nested), at);
+Json element(const config::Schema& schema, const Field& f, const std::byte* at, bool full) {
+  if (f.kind == FieldKind::Nested) return decode_struct(schema, schema.type(f.nested), at, full);
   return scalar_value(f.scalar, at);
 }
 
-Json field_value(const config::Schema& schema, const Field& f, const std::byte* base) {
+// A length written in the sample, never more than the bound (the sample
+// comes from shared memory: it is not trusted).
+std::uint64_t used_length(const Field& f, const std::byte* at) {
+  return std::min<std::uint64_t>(load<std::uint32_t>(at), f.count);
+}
+
+Json field_value(const config::Schema& schema, const Field& f, const std::byte* base, bool full) {
   const std::byte* at = base + f.offset;
   if (f.kind == FieldKind::String) {
     const char* chars = reinterpret_cast<const char*>(at);
     return std::string(chars, ::strnlen(chars, f.count));
   }
-  if (!f.is_array) return element(schema, f, at);
-  if (f.count > kMaxArrayShown) {
+  if (f.kind == FieldKind::BoundedString) {
+    return std::string(reinterpret_cast<const char*>(at + f.data_offset), used_length(f, at));
+  }
+  if (!f.is_array && !f.sequence) return element(schema, f, at, full);
+  std::uint64_t count = f.count;
+  std::uint64_t bytes = f.size;
+  if (f.sequence) {
+    count = used_length(f, at);
+    bytes = count * f.element_size;
+    at += f.data_offset;
+  }
+  if (count > kMaxArrayShown && !full) {
     if (f.kind == FieldKind::Scalar && (f.scalar == Scalar::U8 || f.scalar == Scalar::I8)) {
-      return decode_opaque(std::span<const std::byte>(at, f.size));
+      return decode_opaque(std::span<const std::byte>(at, bytes));
     }
     Json head = Json::array();
     for (std::uint64_t i = 0; i < kArrayHead; ++i) {
-      head.push_back(element(schema, f, at + i * f.element_size));
+      head.push_back(element(schema, f, at + i * f.element_size, full));
     }
-    return Json{{"count", f.count}, {"head", std::move(head)}};
+    return Json{{"count", count}, {"head", std::move(head)}};
   }
   Json items = Json::array();
-  for (std::uint64_t i = 0; i < f.count; ++i) {
-    items.push_back(element(schema, f, at + i * f.element_size));
+  for (std::uint64_t i = 0; i < count; ++i) {
+    items.push_back(element(schema, f, at + i * f.element_size, full));
   }
   return items;
 }
 
-Json decode_struct(const config::Schema& schema, const config::Type& type, const std::byte* base) {
+Json decode_struct(const config::Schema& schema, const config::Type& type, const std::byte* base,
+                   bool full) {
   if (type.kind == config::TypeKind::Opaque) {
     return decode_opaque(std::span<const std::byte>(base, type.size));
   }
   Json out = Json::object();
-  for (const Field& f : type.fields) out[f.name] = field_value(schema, f, base);
+  for (const Field& f : type.fields) out[f.name] = field_value(schema, f, base, full);
   return out;
 }
 
@@ -166,9 +184,9 @@ Json decode_opaque(std::span<const std::byte> bytes) {
 }
 
 Json decode_sample(const config::Schema& schema, const config::Type& type,
-                   std::span<const std::byte> bytes) {
+                   std::span<const std::byte> bytes, bool full) {
   if (bytes.size() < type.size) return decode_opaque(bytes);
-  return decode_struct(schema, type, bytes.data());
+  return decode_struct(schema, type, bytes.data(), full);
 }
 
 std::string to_json_line(const Json& value) {

@@ -198,13 +198,31 @@ Result put_field(const config::Schema& schema, const Field& f, const YAML::Node&
     std::memcpy(at, text.data(), text.size());
     return {};
   }
-  if (!f.is_array) return put_element(schema, f, node, at, path);
+  if (f.kind == FieldKind::BoundedString) {
+    if (!node.IsScalar())
+      return fail(path, fmt::format("expected a string ({}), got {}", f.type_text, describe(node)));
+    const std::string& text = node.Scalar();
+    if (text.size() > f.count) {
+      return fail(path, fmt::format("\"{}\" is {} bytes; a {} holds at most {}", text, text.size(),
+                                    f.type_text, f.count));
+    }
+    const auto length = static_cast<std::uint32_t>(text.size());
+    std::memcpy(at, &length, sizeof length);
+    if (!text.empty()) std::memcpy(at + f.data_offset, text.data(), text.size());
+    return {};
+  }
+  if (!f.is_array && !f.sequence) return put_element(schema, f, node, at, path);
   if (!node.IsSequence()) {
     return fail(path, fmt::format("expected a list ({}), got {}", f.type_text, describe(node)));
   }
   if (node.size() > f.count) {
-    return fail(path,
-                fmt::format("{} elements given; a {} holds {}", node.size(), f.type_text, f.count));
+    return fail(path, fmt::format("{} elements given; a {} holds {}{}", node.size(), f.type_text,
+                                  f.sequence ? "at most " : "", f.count));
+  }
+  if (f.sequence) {
+    const auto length = static_cast<std::uint32_t>(node.size());
+    std::memcpy(at, &length, sizeof length);
+    at += f.data_offset;
   }
   for (std::size_t i = 0; i < node.size(); ++i) {
     auto done =

@@ -24,6 +24,7 @@ struct EchoOptions {
   std::string topic;
   std::uint64_t count = 0;  // 0: until interrupted
   bool json = false;
+  bool full = false;  // long arrays and sequences in full, not elided
 };
 
 struct PubOptions {
@@ -141,6 +142,13 @@ struct GenCOptions {
 struct GenMsgOptions {
   std::string file;
   std::string type;  // empty: every type
+};
+
+struct GenYamlOptions {
+  std::vector<std::string> files;  // .msg files
+  std::uint64_t max_string = 256;
+  std::uint64_t max_sequence = 1024;
+  std::string output;  // empty: standard output
 };
 
 struct BridgeCliOptions {

@@ -12,6 +12,7 @@
 ///     auto sub = node.subscriber<Pose>("robot/pose");
 ///     if (auto s = sub.take(std::chrono::milliseconds(100))) use((*s)->x);
 
+#include "ferry/bounded.hpp"
 #include "ferry/bytes.hpp"
 #include "ferry/error.hpp"
 #include "ferry/executor.hpp"

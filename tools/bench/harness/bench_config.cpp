@@ -35,7 +35,17 @@ std::map<std::uint64_t, std::uint64_t> pool_classes(const std::vector<TopicSet>&
 }  // namespace
 
 namespace {
-const char* path_suffix(FerryPath path) noexcept { return path == FerryPath::Copy ? "-copy" : ""; }
+const char* path_suffix(FerryPath path) noexcept {
+  switch (path) {
+    case FerryPath::Copy:
+      return "-copy";
+    case FerryPath::Image:
+      return "-image";
+    case FerryPath::Loan:
+      break;
+  }
+  return "";
+}
 }  // namespace
 
 std::string latency_ping_topic(std::uint64_t size, FerryPath path) {
@@ -59,6 +69,13 @@ std::uint32_t throughput_capacity(std::uint64_t size) noexcept {
 
 TopicSet latency_topics(std::uint64_t size, FerryPath path) {
   const bool fixed = path == FerryPath::Copy;
+  if (path == FerryPath::Image) {
+    const std::uint64_t image = kBenchImageSize;
+    return {BenchTopic{latency_ping_topic(size, path), image, false, kLatencyCapacity, 1, 1,
+                       std::string(kBenchImageType)},
+            BenchTopic{latency_pong_topic(size, path), image, false, kLatencyCapacity, 1, 1,
+                       std::string(kBenchImageType)}};
+  }
   return {BenchTopic{latency_ping_topic(size, path), size, fixed, kLatencyCapacity, 1, 1},
           BenchTopic{latency_pong_topic(size, path), size, fixed, kLatencyCapacity, 1, 1}};
 }
@@ -74,8 +91,12 @@ std::string bench_yaml(const std::vector<TopicSet>& sets) {
   // may starve its node's heartbeat thread for a moment; that is not death.
   std::string y =
       "# Written by `ferry bench` for its private ferryd; removed when the run ends.\n"
-      "liveness: { heartbeat_ms: 100, timeout_ms: 5000 }\n"
-      "pool:\n";
+      "liveness: { heartbeat_ms: 100, timeout_ms: 5000 }\n";
+  const bool shipped = std::any_of(sets.begin(), sets.end(), [](const TopicSet& set) {
+    return std::any_of(set.begin(), set.end(), [](const BenchTopic& t) { return !t.type.empty(); });
+  });
+  if (shipped) y += "include: [sensor_msgs.yaml]\n";
+  y += "pool:\n";
   for (const auto& [chunk, count] : pool_classes(sets)) {
     y += fmt::format("  - {{ chunk_size: {}, count: {} }}\n", chunk, count);
   }
@@ -93,8 +114,9 @@ std::string bench_yaml(const std::vector<TopicSet>& sets) {
   for (std::uint32_t slot = 0; slot < kTopicSlots; ++slot) {
     for (const auto& set : sets) {
       for (const auto& t : set) {
-        const std::string type =
-            t.fixed ? bench_blob_type(t.max_size) : fmt::format("bytes, max_size: {}", t.max_size);
+        const std::string type = !t.type.empty() ? t.type
+                                 : t.fixed       ? bench_blob_type(t.max_size)
+                                                 : fmt::format("bytes, max_size: {}", t.max_size);
         y += fmt::format(
             "  - {{ name: {}, type: {}, capacity: {}, policy: block, block_timeout_ms: 5000, "
             "max_publishers: 1, max_subscribers: {}, max_loans: {}, max_held: {} }}\n",

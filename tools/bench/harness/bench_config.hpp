@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ferry/bench/options.hpp"
@@ -27,7 +28,9 @@ namespace ferry::bench {
 //   of it (what ferry does for small samples); above, once into a pool chunk.
 // - Loan: loan(n) / publish(loan) on a bytes topic and take(): zero copy,
 //   the sample stays in the pool.
-enum class FerryPath : std::uint8_t { Copy, Loan };
+// - Image: loan / publish of a sensor_msgs/msg/Image (the shipped
+//   definition) whose data sequence holds the message: zero copy too.
+enum class FerryPath : std::uint8_t { Copy, Loan, Image };
 
 // The path a user of the full API takes for `size`, which the `ferry`
 // transport measures: the inline copy while the sample fits a ring slot,
@@ -38,6 +41,10 @@ enum class FerryPath : std::uint8_t { Copy, Loan };
 
 inline constexpr std::uint32_t kTopicSlots = 8;
 
+// The Image path's type (transports/ferry/bench_image.hpp) and its size.
+inline constexpr std::string_view kBenchImageType = "sensor_msgs/msg/Image";
+inline constexpr std::uint64_t kBenchImageSize = 24883332;
+
 struct BenchTopic {
   std::string name;                   // without the slot suffix
   std::uint64_t max_size = 0;         // bytes topic: max_size; fixed: the type's size
@@ -47,6 +54,7 @@ struct BenchTopic {
   // Messages a queue ever holds at once (sizes the pool): capacity for a
   // stream, 1 for a ping-pong (one message in flight, whatever the capacity).
   std::uint32_t max_queued = 0;
+  std::string type = {};  // a type of ferry's shipped definitions (Image path), else empty
 };
 
 // The topics one run uses at the same time.
@@ -114,6 +122,7 @@ std::vector<TopicSet> ferry_topic_sets(const std::vector<std::string>& transport
     if (wants(kFerryLoan) || (full_api && ferry_path(size) == FerryPath::Loan)) {
       sets.push_back(topics_for(size, FerryPath::Loan));
     }
+    if (wants(kFerryImage)) sets.push_back(topics_for(size, FerryPath::Image));
   }
   return sets;
 }

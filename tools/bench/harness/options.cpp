@@ -92,11 +92,11 @@ bool cyclonedds_built() noexcept {
 
 const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = [] {
-    std::vector<std::string> n{std::string(kFerry),      std::string(kFerryCopy),
-                               std::string(kFerryLoan),  std::string(kFerryWaitSet),
-                               std::string(kFerryFd),    std::string(kFerryC),
-                               std::string(kRawRing),    std::string(kCacheline),
-                               std::string(kUnixSocket), std::string(kPipe)};
+    std::vector<std::string> n{
+        std::string(kFerry),        std::string(kFerryCopy), std::string(kFerryLoan),
+        std::string(kFerryWaitSet), std::string(kFerryFd),   std::string(kFerryC),
+        std::string(kRawRing),      std::string(kCacheline), std::string(kUnixSocket),
+        std::string(kPipe),         std::string(kFerryImage)};
     if (iceoryx_built()) n.emplace_back(kIceoryx);
     if (fastdds_built()) n.emplace_back(kFastDds);
     if (cyclonedds_built()) n.emplace_back(kCycloneDds);
@@ -220,6 +220,8 @@ void finalize(LatencyOptions& o) {
 
 void finalize(ThroughputOptions& o) {
   if (o.sizes.empty()) o.sizes = {64};
+  if (std::find(o.transports.begin(), o.transports.end(), kFerryImage) != o.transports.end())
+    throw UsageError("ferry-image is a latency transport; expected it with `ferry bench latency`");
   if (o.seconds <= 0 || o.seconds > 3600) throw UsageError("--seconds must be between 0 and 3600");
   if (o.subscribers < 1 || o.subscribers > kMaxSubscribers) {
     throw UsageError(fmt::format("--subscribers must be between 1 and {}", kMaxSubscribers));

@@ -56,6 +56,8 @@ enum class FerryWake : std::uint8_t { Take, WaitSet, Fd };
     std::string_view name = kFerryCopy, FerryWake wake = FerryWake::Take);
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_loan_latency(
     std::string_view name = kFerryLoan);
+// ferry-image: ferry-loan with a sensor_msgs/msg/Image.
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_image_latency();
 // ferry-copy with the ping side through the C API (transports/ferry_c/).
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_c_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();

@@ -9,6 +9,7 @@ std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name) 
   if (name == kFerryWaitSet) return make_ferry_copy_latency(kFerryWaitSet, FerryWake::WaitSet);
   if (name == kFerryFd) return make_ferry_copy_latency(kFerryFd, FerryWake::Fd);
   if (name == kFerryC) return make_ferry_c_latency();
+  if (name == kFerryImage) return make_ferry_image_latency();
   if (name == kRawRing) return make_raw_ring_latency();
   if (name == kUnixSocket) return make_unix_socket_latency();
   if (name == kPipe) return make_pipe_latency();

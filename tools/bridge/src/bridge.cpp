@@ -41,8 +41,9 @@ std::string msg_definition(const config::Config& config, const config::Topic& to
                           : config::ros2msg_definition(config.schema, *topic.type_index);
 }
 
-std::string ros_type(const config::Topic& topic) {
-  return topic.is_bytes() ? config::ros2_bytes_type_name() : config::ros2_type_name(topic.type);
+std::string ros_type(const config::Config& config, const config::Topic& topic) {
+  return topic.is_bytes() ? config::ros2_bytes_type_name()
+                          : config::ros2_type_name(config.schema, *topic.type_index);
 }
 
 TopicCounts snapshot(const BridgedTopic& t) {
@@ -206,6 +207,13 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
 
   for (const auto& [name, dirs] : wanted) {
     const config::Topic& topic = declared_topic(config, name);
+    // Cyclone's ops describe the sample's memory; a bounded string or
+    // sequence is inline storage there, not the pointer Cyclone expects.
+    if (!topic.is_bytes() && config.schema.type(*topic.type_index).variable)
+      throw BridgeError(fmt::format(
+          "topic '{}': its type '{}' has a bounded string or sequence (string<=N, T[<=N]), which "
+          "the bridge does not carry yet; expected a topic of a fixed-size type",
+          name, topic.type));
     BridgedTopic& t = topics.emplace_back();
     t.topic = &topic;
     t.schema = &config.schema;
@@ -218,7 +226,7 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
         "bridge: topic '{}' ({}) <-> DDS topic 'rt/{}' type '{}'{}{}; its ROS 2 message "
         "{}:\n{}",
         name, topic.type, name, t.type.name(), dirs.first ? ", exported" : "",
-        dirs.second ? ", imported" : "", ros_type(topic), msg_definition(config, topic));
+        dirs.second ? ", imported" : "", ros_type(config, topic), msg_definition(config, topic));
     if (dirs.first) {
       subscribers.push_back(node.raw_subscriber(name));
       endpoints.emplace_back(

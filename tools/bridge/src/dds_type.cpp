@@ -112,6 +112,8 @@ class OpsBuilder {
         case FieldKind::String:
           bytes_array(f.offset, f.count);  // char[N] -> uint8[N]
           break;
+        case FieldKind::BoundedString:
+          break;  // not bridged: the bridge refuses such types
         case FieldKind::Nested: {
           const config::Type& nested = schema_.type(f.nested);
           if (nested.kind == config::TypeKind::Opaque) {
@@ -166,7 +168,7 @@ DdsType::DdsType(const config::Schema& schema, std::size_t type) {
   OpsBuilder builder(schema);
   builder.build(type);
   const config::Type& t = schema.type(type);
-  init(dds_type_name(t.name), builder.take(), builder.instructions(),
+  init(dds_type_name(config::ros2_type_name(schema, type)), builder.take(), builder.instructions(),
        static_cast<std::uint32_t>(t.size), static_cast<std::uint32_t>(t.align), true);
 }
 

@@ -26,7 +26,7 @@ constexpr std::chrono::seconds kIdleWait{5};
 std::shared_ptr<const Payload> encode_sample(const TopicCoding& coding,
                                              std::span<const std::byte> sample) {
   const cli::ChannelLayout& layout = coding.layout;
-  auto payload = std::make_shared<Payload>(cli::cdr_size(layout, sample.size()));
+  auto payload = std::make_shared<Payload>(cli::cdr_size(coding.config->schema, layout, sample));
   std::array<std::byte, cli::kMaxCdrImagePrefix> prefix{};
   const std::size_t prefix_size = cli::cdr_image_prefix(layout, sample.size(), prefix);
   std::span<std::byte> out = payload->bytes();

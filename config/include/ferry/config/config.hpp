@@ -101,6 +101,10 @@ struct Config {
   Schema schema;
   std::vector<Topic> topics;      // declaration order
   std::vector<Service> services;  // declaration order (docs/services.md)
+  // `include:`: the files read (after the configuration's own), and their
+  // texts, for self_contained_text().
+  std::vector<std::string> included_files;
+  std::vector<std::string> included_texts;
 
   [[nodiscard]] const Topic* find_topic(std::string_view name) const noexcept;
   [[nodiscard]] const Service* find_service(std::string_view name) const noexcept;

@@ -41,4 +41,9 @@ namespace ferry::config {
 [[nodiscard]] std::vector<Diagnostic> check_string(std::string_view text,
                                                    std::string_view name_for_errors = "<string>");
 
+// The configuration `config` was loaded from (`text`) with its included
+// types written in: what ferryd serves its clients, who may not see the
+// included files. `text` itself when nothing is included.
+[[nodiscard]] std::string self_contained_text(const Config& config, std::string_view text);
+
 }  // namespace ferry::config

@@ -15,13 +15,17 @@ namespace ferry::config {
 // bare "Name" -> "ferry/msg/Name"; a name already written "pkg/msg/Name"
 // is kept.
 [[nodiscard]] std::string ros2_type_name(std::string_view ferry_type);
+// The ROS 2 name of schema.type(type): its `ros2:` name when it has one,
+// else ros2_type_name(its name).
+[[nodiscard]] std::string ros2_type_name(const Schema& schema, std::size_t type);
 
 // The .msg text of schema.type(type): one "TYPE name" line per field, then,
 // for each nested type it depends on (depth first, each once), a line of 80
 // '=' followed by "MSG: pkg/msg/Name" and that type's fields, as ROS 2 bags
 // write dependent definitions. Mapping: bool, i8..i64 -> int8..int64,
 // u8..u64 -> uint8..uint64, f32/f64 -> float32/float64, char[N] -> uint8[N],
-// T[N] -> T[N], nested -> its schema name, opaque -> uint8[size] (an opaque
+// T[N] -> T[N], string<=N -> string, T[<=N] -> T[] (ROS 2's unbounded
+// forms: the bound is ferry's), nested -> its schema name, opaque -> uint8[size] (an opaque
 // type used as a field becomes a uint8 array; an opaque topic type is the
 // single field "uint8[size] data").
 [[nodiscard]] std::string ros2msg_definition(const Schema& schema, std::size_t type);

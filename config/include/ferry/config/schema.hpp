@@ -40,23 +40,38 @@ enum class Scalar : std::uint8_t { Bool, I8, I16, I32, I64, U8, U16, U32, U64, F
 [[nodiscard]] std::uint64_t scalar_size(Scalar scalar) noexcept;
 
 enum class FieldKind : std::uint8_t {
-  Scalar,  // a primitive, or an array of them (is_array)
-  String,  // char[N]: N bytes holding a NUL-padded string (count == N)
-  Nested,  // a declared type, or an array of them; see Field::nested
+  Scalar,         // a primitive, or an array of them (is_array)
+  String,         // char[N]: N bytes holding a NUL-padded string (count == N)
+  Nested,         // a declared type, or an array of them; see Field::nested
+  BoundedString,  // string<=N: a uint32 length, then N bytes (count == N)
 };
+
+// The layout of string<=N and T[<=N] (ferry::String, ferry::Vector): a
+// uint32 length at the field's offset, the N elements from data_offset
+// (the larger of 4 and the element's alignment), the whole aligned to that
+// too. A length read from a sample is not trusted: readers check it
+// against count.
 
 struct Field {
   std::string name;
   std::string type_text;  // as written in YAML: "u64", "char[16]", "Pose[4]"
   FieldKind kind = FieldKind::Scalar;
-  Scalar scalar = Scalar::U8;  // kind == Scalar
-  std::size_t nested = 0;      // kind == Nested: index into Schema::types()
-  bool is_array = false;       // written T[N] (char[N] is a String, not an array)
-  std::uint64_t count = 1;     // elements: N for T[N] and char[N], else 1
+  Scalar scalar = Scalar::U8;     // kind == Scalar
+  std::size_t nested = 0;         // kind == Nested: index into Schema::types()
+  bool is_array = false;          // written T[N] (char[N] is a String, not an array)
+  bool sequence = false;          // written T[<=N] (kind Scalar or Nested)
+  std::uint64_t count = 1;        // elements: N for T[N], T[<=N], char[N], string<=N, else 1
+  std::uint64_t data_offset = 0;  // sequence and BoundedString: the first element's
+                                  // offset from the field's (the length is at 0)
   std::uint64_t element_size = 0;
   std::uint64_t size = 0;    // element_size x count
   std::uint64_t offset = 0;  // from the start of the enclosing type
   std::uint64_t align = 1;
+
+  // T[<=N] or string<=N: a length, then up to `count` elements.
+  [[nodiscard]] bool bounded() const noexcept {
+    return sequence || kind == FieldKind::BoundedString;
+  }
 };
 
 enum class TypeKind : std::uint8_t {
@@ -71,6 +86,11 @@ struct Type {
   std::uint64_t align = 1;
   std::vector<Field> fields;  // in declaration order; empty for Opaque
   SourcePos pos;              // where the type's name was declared
+  std::string ros2;           // its ROS 2 name ("sensor_msgs/msg/Image") if declared
+  std::string file;           // the file that declared it (an include, or the configuration)
+  // Whether its samples have a bounded field, here or in a nested type:
+  // their CDR size then depends on the sample.
+  bool variable = false;
 };
 
 class Schema {
@@ -98,6 +118,8 @@ struct FieldDecl {
 struct TypeDecl {
   std::string name;
   SourcePos pos;                  // of the name
+  std::string ros2;               // `ros2:` (checked: pkg/msg/Name), or empty
+  std::size_t file = 0;           // index into build_schema's `files` (0: the configuration)
   std::vector<FieldDecl> fields;  // a struct when opaque_size is empty
   std::optional<std::uint64_t> opaque_size;
   std::uint64_t opaque_align = 1;  // only with opaque_size
@@ -113,6 +135,11 @@ struct TypeDecl {
 // also catches arithmetic overflow), opaque size/alignment rules. Types with
 // a problem, and those that use them, are left out of the result.
 [[nodiscard]] Schema build_schema(std::span<const TypeDecl> decls, std::string_view file,
+                                  std::vector<Diagnostic>& errors);
+// The same with types of several files (a configuration and its includes):
+// TypeDecl::file indexes `files`, which names each in messages.
+[[nodiscard]] Schema build_schema(std::span<const TypeDecl> decls,
+                                  std::span<const std::string> files,
                                   std::vector<Diagnostic>& errors);
 
 }  // namespace ferry::config

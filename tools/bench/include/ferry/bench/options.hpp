@@ -34,6 +34,11 @@ inline constexpr std::string_view kFerryFd = "ferry-fd";
 // Latency only: ferry-copy with the pinging side written against the C API
 // (libferry_c), the echo side in C++: what the C binding adds.
 inline constexpr std::string_view kFerryC = "ferry-c";
+// Latency only: ferry-loan with a sensor_msgs/msg/Image (ferry's shipped
+// definition: a header, an encoding string, `size` bytes of data in its
+// bounded sequence) instead of a bytes sample, to compare with ferry-loan's
+// fixed-size frame of the same size.
+inline constexpr std::string_view kFerryImage = "ferry-image";
 inline constexpr std::string_view kRawRing = "raw-ring";
 inline constexpr std::string_view kUnixSocket = "unix-socket";
 inline constexpr std::string_view kPipe = "pipe";
@@ -55,7 +60,8 @@ inline constexpr std::string_view kCacheline = "cacheline";
 // ferry, ferry-copy or ferry-loan: measured through the private ferryd.
 [[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
   return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan ||
-         transport == kFerryWaitSet || transport == kFerryFd || transport == kFerryC;
+         transport == kFerryWaitSet || transport == kFerryFd || transport == kFerryC ||
+         transport == kFerryImage;
 }
 // Every transport, in canonical order.
 [[nodiscard]] const std::vector<std::string>& known_transports();
