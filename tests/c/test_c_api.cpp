@@ -162,6 +162,9 @@ TEST_CASE_FIXTURE(CDomain, "a C waitset over two topics, and its descriptor in p
     REQUIRE(b.publish(reading(i)).delivered == 1);
   }
   CHECK(waiter.wait() == 0);
+  // The waiter's subscriber gone first: else the count below may still be
+  // its own, and the poller not matched yet when the samples go.
+  REQUIRE(eventually([&] { return a.subscriber_count() == 0; }));
 
   Child poller = run({FERRY_TEST_C_PEER, "poll", "c/in", std::to_string(kCount)});
   REQUIRE(a.wait_for_subscribers(1, std::chrono::seconds(10)));
