@@ -399,6 +399,132 @@ FERRY_C_API ferry_error_t ferry_waitset_notify(ferry_waitset_t* waitset);
 /// @return The descriptor, or -1.
 FERRY_C_API int ferry_waitset_fd(ferry_waitset_t* waitset);
 
+/// @name Services (docs/services.md)
+/// A client calls the one server of a service; requests and responses are
+/// structs of the service's declared types (their names and sizes are
+/// checked when the handle is made, as a port's are).
+///@{
+
+/// Calls a service (ferry::Client). One thread at a time.
+typedef struct ferry_client_s ferry_client_t;
+/// The one server of a service (ferry::Server). One thread at a time.
+typedef struct ferry_server_s ferry_server_t;
+
+/// A call sent with ferry_send(), owned by the caller (no allocation): take
+/// its response with ferry_pending_take(), or give it up with
+/// ferry_pending_abandon(). Its fields are ferry's.
+typedef struct ferry_pending_t {
+  /// ferry's bookkeeping; do not change.
+  uint64_t opaque[2];
+  /// The call's number (the request's sequence at the server).
+  uint64_t sequence;
+} ferry_pending_t;
+
+/// A request a server took, owned by the caller until ferry_respond() or
+/// ferry_request_drop() (exactly one of them, on the server's thread).
+typedef struct ferry_request_t {
+  /// The request's bytes (the service's request type), read-only.
+  const void* data;
+  /// How many bytes.
+  size_t size;
+  /// sequence: the client's call number; publisher_id: the client.
+  ferry_sample_info_t info;
+  /// ferry's bookkeeping; do not change.
+  uint64_t opaque[3];
+} ferry_request_t;
+
+/// Creates a client of `service`: its request and response types must be
+/// the service's (names and sizes).
+/// @param node The node.
+/// @param service The service's name.
+/// @param request_type The request type's name.
+/// @param request_size Its size.
+/// @param response_type The response type's name.
+/// @param response_size Its size.
+/// @param client Receives the client (NULL on failure).
+/// @return FERRY_OK, or FERRY_ERROR_REFUSED naming the mismatch or limit.
+FERRY_C_API ferry_error_t ferry_client_create(ferry_node_t* node, const char* service,
+                                              const char* request_type, size_t request_size,
+                                              const char* response_type, size_t response_size,
+                                              ferry_client_t** client);
+/// Destroys a client; its pending calls are dropped. NULL: nothing happens.
+/// @param client The client, or NULL.
+FERRY_C_API void ferry_client_destroy(ferry_client_t* client);
+/// Waits up to `timeout_ns` for a server.
+/// @param client The client.
+/// @param timeout_ns Nanoseconds.
+/// @return FERRY_OK once there is one, FERRY_ERROR_NO_SERVER after the timeout.
+FERRY_C_API ferry_error_t ferry_client_wait_for_server(ferry_client_t* client, uint64_t timeout_ns);
+/// Sends `request` (request_size bytes) and copies the response into
+/// `response` (response_size bytes), waiting up to `timeout_ns`.
+/// @param client The client.
+/// @param request The request.
+/// @param response Where the response goes.
+/// @param timeout_ns Nanoseconds.
+/// @return FERRY_OK, FERRY_ERROR_NO_SERVER, FERRY_ERROR_TIMEOUT,
+/// FERRY_ERROR_SERVER_GONE, FERRY_ERROR_TOO_MANY_PENDING or FERRY_ERROR_NO_RESPONSE.
+FERRY_C_API ferry_error_t ferry_call(ferry_client_t* client, const void* request, void* response,
+                                     uint64_t timeout_ns);
+/// Sends `request` without waiting.
+/// @param client The client.
+/// @param request The request.
+/// @param pending Receives the call.
+/// @return FERRY_OK, FERRY_ERROR_NO_SERVER or FERRY_ERROR_TOO_MANY_PENDING.
+FERRY_C_API ferry_error_t ferry_send(ferry_client_t* client, const void* request,
+                                     ferry_pending_t* pending);
+/// Copies the call's response into `response`, waiting up to `timeout_ns`.
+/// With 0 it never waits: FERRY_ERROR_TIMEOUT then means "not yet" and the
+/// call stays pending; with a timeout, every error ends the call.
+/// @param client The client that sent it.
+/// @param pending The call.
+/// @param response Where the response goes.
+/// @param timeout_ns Nanoseconds.
+/// @return FERRY_OK, or the call's error (as ferry_call()).
+FERRY_C_API ferry_error_t ferry_pending_take(ferry_client_t* client, ferry_pending_t* pending,
+                                             void* response, uint64_t timeout_ns);
+/// Gives a call up: its response is dropped when it comes.
+/// @param client The client that sent it.
+/// @param pending The call.
+FERRY_C_API void ferry_pending_abandon(ferry_client_t* client, ferry_pending_t* pending);
+
+/// Creates the server of `service` (refused when it has one: the sentence
+/// names the node that serves). Types as ferry_client_create().
+/// @param node The node.
+/// @param service The service's name.
+/// @param request_type The request type's name.
+/// @param request_size Its size.
+/// @param response_type The response type's name.
+/// @param response_size Its size.
+/// @param server Receives the server (NULL on failure).
+/// @return FERRY_OK, or FERRY_ERROR_REFUSED.
+FERRY_C_API ferry_error_t ferry_server_create(ferry_node_t* node, const char* service,
+                                              const char* request_type, size_t request_size,
+                                              const char* response_type, size_t response_size,
+                                              ferry_server_t** server);
+/// Destroys a server. Answer or drop its requests first. NULL: nothing happens.
+/// @param server The server, or NULL.
+FERRY_C_API void ferry_server_destroy(ferry_server_t* server);
+/// Takes the next request, waiting up to `timeout_ns` (0: never waits).
+/// @param server The server.
+/// @param timeout_ns Nanoseconds.
+/// @param request Filled when one came.
+/// @param taken Set to 1 when one came, else 0.
+/// @return FERRY_OK, or the error (FERRY_ERROR_TOO_MANY_HELD: answer some first).
+FERRY_C_API ferry_error_t ferry_take_request(ferry_server_t* server, uint64_t timeout_ns,
+                                             ferry_request_t* request, int* taken);
+/// Answers a request with `response` (response_size bytes); the request is done.
+/// @param server The server that took it.
+/// @param request The request.
+/// @param response The response.
+/// @return FERRY_OK (also when its client is gone: nothing to answer).
+FERRY_C_API ferry_error_t ferry_respond(ferry_server_t* server, ferry_request_t* request,
+                                        const void* response);
+/// Drops a request unanswered: its client gets FERRY_ERROR_NO_RESPONSE.
+/// @param server The server that took it.
+/// @param request The request.
+FERRY_C_API void ferry_request_drop(ferry_server_t* server, ferry_request_t* request);
+///@}
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif
