@@ -147,7 +147,7 @@ py::dict Request::to_dict() const {
 
 SampleInfo Request::info() const {
   if (server_ == nullptr) throw Error("the request was answered and released");
-  return server_->core->held()->info(taken_.token);
+  return server_->core->held()->sample_info(taken_.token);
 }
 
 void Request::respond(py::handle response) {

@@ -67,7 +67,7 @@ class Request {
   ///@}
   /// sequence: the client's call number; publisher_id: the client;
   /// publish_time_ns: when it called.
-  [[nodiscard]] const SampleInfo& info() const noexcept { return held_->info(token_); }
+  [[nodiscard]] SampleInfo info() const noexcept { return held_->sample_info(token_); }
 
   /// Answers the call with a copy of `response` (at most once; later calls
   /// do nothing). `delivered` is 0 when the client is gone.
