@@ -274,7 +274,26 @@ PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) 
   if (chunk.ref == 0) return PublishResult{};
   --state_->loans_out;
   const ChunkRef ref = ChunkRef::unpack(std::exchange(chunk.ref, 0));
-  return deliver_chunk(*state_, ref, std::min(size, chunk.capacity), next_info());
+  const std::size_t used = std::min(size, chunk.capacity);
+  if (used > state_->inline_max) return deliver_chunk(*state_, ref, used, next_info());
+  // A loan that fits a slot travels inline, as publish() would send it:
+  // copying a few lines that are in our cache costs less than a reference
+  // costs its reader (a CAS on the chunk's metadata line to accept it, the
+  // payload line, another CAS to release it: three cross-core transfers).
+  // The chunk goes back to the pool from our cache, and the next loan takes
+  // it again (Pool::allocate tries the chunk this handle freed last first),
+  // so a publisher that loans small samples never waits for its readers'
+  // releases (docs/loans.md).
+  const auto bytes = static_cast<std::uint32_t>(used);
+  const SampleInfo info = next_info();
+  PublishResult result;
+  if (lane_->try_publish(chunk.data, bytes, info)) [[likely]] {
+    result.delivered = 1;
+  } else {
+    result = publish_general(chunk.data, bytes, info);
+  }
+  (void)state_->pool->pool.release(ref, state_->pool->owner);
+  return result;
 }
 
 void PublisherPort::return_loan(LoanedChunk& chunk) noexcept {

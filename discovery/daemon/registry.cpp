@@ -60,11 +60,15 @@ Registry::Registry(std::string domain, std::vector<ServedTopic> declared, TopicC
 }
 
 std::uint32_t Registry::slot_size_for(const TopicConfig& config) {
-  // Samples up to the inline limit are copied into the slot; larger ones and
-  // bytes topics travel as a pool reference (16 bytes), so their slots stay
-  // small whatever the sample size.
+  // Samples up to the inline limit are copied into the slot; larger ones
+  // travel as a pool reference (16 bytes), so their slots stay small whatever
+  // the sample size. A bytes topic's slot holds up to kBytesInlineMax bytes
+  // of a sample inline (a longer one goes by reference).
   std::uint64_t payload = transport::kPooledSlotBytes;
-  if (config.max_size == 0 && config.sample_size <= config::kMaxInlineSample) {
+  if (config.max_size != 0) {
+    payload = std::clamp<std::uint64_t>(config.max_size, transport::kPooledSlotBytes,
+                                        transport::kBytesInlineMax);
+  } else if (config.sample_size <= config::kMaxInlineSample) {
     payload = std::max<std::uint64_t>(config.sample_size, transport::kPooledSlotBytes);
   }
   return transport::slot_size_for_payload(payload);

@@ -107,7 +107,9 @@ TEST_CASE_FIXTURE(
   REQUIRE(kept_frame);
   REQUIRE(status.publish(make_seq(1, 1)).delivered == 1);
   // logs/text: 3 lines; the tail takes 2 and holds them, 1 stays queued.
-  for (int i = 0; i < 3; ++i) loan_and_publish(lines, "line " + std::to_string(i));
+  // Longer than a bytes topic's slot holds inline, so each takes a chunk.
+  for (int i = 0; i < 3; ++i)
+    loan_and_publish(lines, "line " + std::to_string(i) + std::string(300, '.'));
   auto first = lines_in.take(std::chrono::seconds(5));
   auto second = lines_in.take(std::chrono::seconds(5));
   REQUIRE((first && second));

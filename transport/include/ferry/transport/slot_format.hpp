@@ -33,6 +33,12 @@ struct PooledSlot {
 };
 inline constexpr auto kPooledSlotBytes = static_cast<std::uint32_t>(sizeof(PooledSlot));
 
+// How much of a bytes topic's sample travels inline, copied into the slot:
+// its slots have room for this (four cache lines with the header), so a
+// short message (a log line, a command) costs its reader the slot's lines
+// and no pool chunk; longer ones travel as a PooledSlot in the first line.
+inline constexpr std::uint32_t kBytesInlineMax = 224;
+
 // Bytes of a slot whose payload holds `payload` bytes: header and payload in
 // whole cache lines, so that consecutive slots never share a line.
 [[nodiscard]] constexpr std::uint32_t slot_size_for_payload(std::uint64_t payload) noexcept {
@@ -51,5 +57,6 @@ static_assert(slot_size_for_payload(kPooledSlotBytes) == 64);
 static_assert(slot_size_for_payload(kPooledSlotBytes) >= ring_layout::kMinSlotSize,
               "a slot sized for a pool reference is a valid ring slot");
 static_assert(slot_size_for_payload(33) == 128);
+static_assert(slot_size_for_payload(kBytesInlineMax) == 4 * kCacheLine);
 
 }  // namespace ferry::transport
