@@ -285,7 +285,7 @@ PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) 
   // so a publisher that loans small samples never waits for its readers'
   // releases (docs/loans.md).
   const auto bytes = static_cast<std::uint32_t>(used);
-  const SampleInfo info = next_info();
+  const transport::SlotMeta info = next_info();
   PublishResult result;
   if (lane_->try_publish(chunk.data, bytes, info)) [[likely]] {
     result.delivered = 1;

@@ -220,7 +220,7 @@ ferry_error_t ferry_take_request(ferry_server_t* server, uint64_t timeout_ns,
   ferry::ErrorCode error{};
   switch (server->core->take(sample, responder, error, to_timeout(timeout_ns))) {
     case ferry::detail::TakeStatus::Taken: {
-      const ferry::SampleInfo& i = server->core->held()->info(sample.token);
+      const ferry::SampleInfo i = server->core->held()->sample_info(sample.token);
       request->data = sample.data;
       request->size = sample.size;
       request->info = ferry_sample_info_t{i.sequence, i.publisher_id, i.publish_time_ns};
