@@ -7,8 +7,10 @@
 // subscriber's node before the push (docs/design/pool.md), taken back when
 // the push fails or drop_oldest discards it.
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <span>
 #include <thread>
 
@@ -17,6 +19,11 @@
 #include "publisher_state.hpp"
 
 namespace ferry::detail {
+
+static_assert(transport::kMaxPoolClasses <= 128, "a ChunkRef never sets kScratchLoan's bit");
+static_assert(std::has_single_bit(PublisherPort::kScratchLoans) &&
+                  PublisherPort::kScratchLoans <= 32,
+              "scratch_free_ is a bit mask, k = ref & (kScratchLoans - 1)");
 
 namespace {
 
@@ -207,7 +214,20 @@ PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
     : runtime_(std::move(runtime)),
       state_(std::move(state)),
       lane_(state_->lane()),
-      publisher_id_(state_->publisher_id) {}
+      publisher_id_(state_->publisher_id) {
+  // The buffers for small loans, made now so that no loan allocates.
+  scratch_stride_ = (static_cast<std::size_t>(state_->inline_max) + transport::kCacheLine - 1) /
+                    transport::kCacheLine * transport::kCacheLine;
+  if (scratch_stride_ != 0) {
+    scratch_.reset(static_cast<std::byte*>(
+        ::operator new (scratch_stride_* kScratchLoans, std::align_val_t{transport::kCacheLine})));
+    scratch_free_ = (1U << kScratchLoans) - 1;
+  }
+}
+
+void PublisherPort::AlignedFree::operator()(std::byte* p) const noexcept {
+  ::operator delete (p, std::align_val_t{transport::kCacheLine});
+}
 
 PublisherPort::~PublisherPort() { runtime_->destroy_port(*state_); }
 
@@ -255,6 +275,13 @@ std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noex
   if (s.dead_seen) [[unlikely]]
     return std::unexpected(s.dead_error());
   if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);
+  if (size <= s.inline_max && scratch_free_ != 0) {
+    // Fits a slot: one of our own buffers (publish_loan copies it inline).
+    const auto k = static_cast<std::uint32_t>(std::countr_zero(scratch_free_));
+    scratch_free_ &= ~(1U << k);
+    ++s.loans_out;
+    return LoanedChunk{scratch_.get() + k * scratch_stride_, s.inline_max, kScratchLoan | k};
+  }
   auto ref = s.pool->pool.allocate(size, s.pool->owner);
   if (!ref) {
     return std::unexpected(ref.error() == transport::PoolError::TooLarge
@@ -273,17 +300,19 @@ std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noex
 PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) noexcept {
   if (chunk.ref == 0) return PublishResult{};
   --state_->loans_out;
-  const ChunkRef ref = ChunkRef::unpack(std::exchange(chunk.ref, 0));
+  const std::uint64_t packed = std::exchange(chunk.ref, 0);
   const std::size_t used = std::min(size, chunk.capacity);
-  if (used > state_->inline_max) return deliver_chunk(*state_, ref, used, next_info());
+  if ((packed & kScratchLoan) == 0 && used > state_->inline_max) {
+    return deliver_chunk(*state_, ChunkRef::unpack(packed), used, next_info());
+  }
   // A loan that fits a slot travels inline, as publish() would send it:
   // copying a few lines that are in our cache costs less than a reference
   // costs its reader (a CAS on the chunk's metadata line to accept it, the
   // payload line, another CAS to release it: three cross-core transfers).
-  // The chunk goes back to the pool from our cache, and the next loan takes
-  // it again (Pool::allocate tries the chunk this handle freed last first),
-  // so a publisher that loans small samples never waits for its readers'
-  // releases (docs/loans.md).
+  // Usually it is one of our scratch buffers; a pool chunk (all four were
+  // out) goes back to the pool from our cache, and the next pool loan takes
+  // it again (Pool::allocate tries the chunk this handle freed last first).
+  // docs/loans.md.
   const auto bytes = static_cast<std::uint32_t>(used);
   const transport::SlotMeta info = next_info();
   PublishResult result;
@@ -292,15 +321,22 @@ PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) 
   } else {
     result = publish_general(chunk.data, bytes, info);
   }
-  (void)state_->pool->pool.release(ref, state_->pool->owner);
+  give_back(packed);
   return result;
 }
 
 void PublisherPort::return_loan(LoanedChunk& chunk) noexcept {
   if (chunk.ref == 0) return;
   --state_->loans_out;
-  (void)state_->pool->pool.release(ChunkRef::unpack(std::exchange(chunk.ref, 0)),
-                                   state_->pool->owner);
+  give_back(std::exchange(chunk.ref, 0));
+}
+
+void PublisherPort::give_back(std::uint64_t packed) noexcept {
+  if ((packed & kScratchLoan) != 0) {
+    scratch_free_ |= 1U << (packed & (kScratchLoans - 1));
+    return;
+  }
+  (void)state_->pool->pool.release(ChunkRef::unpack(packed), state_->pool->owner);
 }
 
 std::uint32_t PublisherPort::subscriber_count() const noexcept {

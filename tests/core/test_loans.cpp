@@ -94,8 +94,8 @@ TEST_CASE_FIXTURE(
 }
 
 TEST_CASE_FIXTURE(Served,
-                  "a loan that fits a slot arrives as a copy in the slot and gives its chunk "
-                  "back at publish, so the next loan reuses it") {
+                  "a loan that fits a slot is written into a buffer of the publisher's own and "
+                  "arrives as a copy in the slot: no pool chunk, the buffer reused") {
   Child reader([] {
     ferry::Node node{"reader"};
     auto sub = node.subscriber<Seq>("seq");
@@ -111,11 +111,13 @@ TEST_CASE_FIXTURE(Served,
   REQUIRE(pub.wait_for_subscribers(1, 10s));
   const void* first_chunk = nullptr;
   for (std::uint64_t i = 0; i < 6; ++i) {
-    auto loan = pub.loan();  // max_loans 2: a chunk still held would refuse the third
+    auto loan = pub.loan();  // max_loans 2: a buffer still held would refuse the third
     REQUIRE(loan);
     if (i == 0) first_chunk = loan->get();
     CHECK(static_cast<const void*>(loan->get()) == first_chunk);  // our own, still in our cache
-    CHECK(in_pool_mapping(loan->get(), domain.name()));
+    CHECK_FALSE(in_pool_mapping(loan->get(), domain.name()));
+    const auto loaned = ferry::test::pool_count(domain.name());
+    CHECK(loaned.total == loaned.free);
     **loan = make_seq(1, i);
     CHECK(pub.publish(std::move(*loan)).delivered == 1);
     const auto count = ferry::test::pool_count(domain.name());
@@ -293,20 +295,33 @@ TEST_CASE("a pool with no chunk left makes loan() return PoolExhausted until one
   ferry::test::use_domain_env(domain);
   ferry::Node node{"n"};
   auto pub = node.publisher<ferry::Bytes>("log");
+  // 300 bytes: more than a bytes topic's slot holds, so each is a chunk.
   std::vector<ferry::Loan<ferry::Bytes>> loans;
   for (int i = 0; i < 3; ++i) {
-    auto l = pub.loan(100);
+    auto l = pub.loan(300);
     REQUIRE(l);
     loans.push_back(std::move(*l));
   }
-  auto none = pub.loan(100);
+  auto none = pub.loan(300);
   REQUIRE_FALSE(none);
   CHECK(none.error() == ferry::ErrorCode::PoolExhausted);
   auto too_big = pub.loan(2000);
   REQUIRE_FALSE(too_big);
   CHECK(too_big.error() == ferry::ErrorCode::TooLarge);
-  loans.pop_back();
+  // A loan that fits a slot needs no chunk (the publisher's own buffers).
+  for (int i = 0; i < 4; ++i) {
+    auto small = pub.loan(100);
+    REQUIRE(small);
+    loans.push_back(std::move(*small));
+  }
+  // All four buffers out: the next small loan would need a chunk.
+  auto fifth = pub.loan(100);
+  REQUIRE_FALSE(fifth);
+  CHECK(fifth.error() == ferry::ErrorCode::PoolExhausted);
+  loans.pop_back();  // a buffer back
   CHECK(pub.loan(100));
+  loans.erase(loans.begin());  // a chunk back
+  CHECK(pub.loan(300));
 }
 
 TEST_CASE_FIXTURE(Served,

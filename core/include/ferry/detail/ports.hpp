@@ -33,8 +33,15 @@ inline constexpr std::uint32_t kDefaultTakeSpin = 1024;
 struct LoanedChunk {
   std::byte* data = nullptr;
   std::size_t capacity = 0;
-  std::uint64_t ref = 0;  // the chunk's reference; 0 once published or returned
+  // The chunk's reference (ChunkRef::pack()), or kScratchLoan | k for the
+  // publisher's own buffer k (a loan that fits a ring slot); 0 once
+  // published or returned.
+  std::uint64_t ref = 0;
 };
+
+// LoanedChunk::ref of a scratch buffer: a bit no ChunkRef sets (its class
+// byte, the top one, stays below transport::kMaxPoolClasses = 32).
+inline constexpr std::uint64_t kScratchLoan = std::uint64_t{1} << 63;
 
 class PublisherPort {
  public:
@@ -89,6 +96,8 @@ class PublisherPort {
   [[nodiscard]] std::uint32_t capacity() const noexcept;
 
  private:
+  // A published or returned loan's buffer or chunk goes back (LoanedChunk::ref).
+  void give_back(std::uint64_t packed) noexcept;
   // Every case the lane does not cover: the topic's policy over all queues.
   PublishResult publish_general(const void* data, std::uint32_t size,
                                 const transport::SlotMeta& info) noexcept;
@@ -106,6 +115,21 @@ class PublisherPort {
   // the port re-registers with a restarted daemon.
   std::uint64_t publisher_id_;
   std::uint64_t next_sequence_ = 0;  // user's thread
+  // Loans that fit a ring slot are written into buffers of the publisher's
+  // own and copied into the slots at publish: no pool chunk, no atomic
+  // instruction (docs/loans.md). kScratchLoans buffers of scratch_stride_
+  // bytes, 64-byte aligned; bit k of scratch_free_ set: buffer k is free.
+  // User's thread only.
+ public:
+  static constexpr std::uint32_t kScratchLoans = 4;
+
+ private:
+  struct AlignedFree {
+    void operator()(std::byte* p) const noexcept;
+  };
+  std::unique_ptr<std::byte[], AlignedFree> scratch_;
+  std::size_t scratch_stride_ = 0;
+  std::uint32_t scratch_free_ = 0;
 };
 
 // One sample taken out of a queue and held by the user.
