@@ -114,7 +114,7 @@ TEST_CASE_FIXTURE(
   auto second = lines_in.take(std::chrono::seconds(5));
   REQUIRE((first && second));
   // mux: one loan on a node with two pooled topics.
-  auto mux_loan = mux_a.loan(100);
+  auto mux_loan = mux_a.loan(300);  // more than a slot holds: a chunk
   REQUIRE(mux_loan);
 
   const json pool = ferry_json(domain, {"pool"});
