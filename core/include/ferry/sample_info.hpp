@@ -17,6 +17,7 @@ struct SampleInfo {
   std::uint64_t publisher_id = 0;
   /// CLOCK_REALTIME at publish(), in nanoseconds since the epoch.
   std::uint64_t publish_time_ns = 0;
+  /// Field by field.
   bool operator==(const SampleInfo&) const = default;
 };
 
