@@ -55,6 +55,9 @@ struct Board {
   std::atomic<std::uint64_t> taken{0};
   std::atomic<bool> pause{false};  // the publisher stops publishing (and lives on)
   std::atomic<bool> stop{false};   // the publisher exits
+  // A publisher asked to run first after SIGCONT could not (SCHED_FIFO not
+  // permitted): the case does not test what it means to, and says so.
+  std::atomic<bool> fifo_refused{false};
 };
 
 Board* make_board() {
@@ -99,7 +102,8 @@ int loan_publisher_body(Board& board, std::size_t index, bool first_after_wake) 
   if (first_after_wake) {
     sched_param fifo{};
     fifo.sched_priority = 1;
-    (void)::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &fifo);
+    if (::pthread_setschedparam(::pthread_self(), SCHED_FIFO, &fifo) != 0)
+      board.fifo_refused.store(true);
   }
   while (!board.stop.load()) {
     if (board.pause.load()) {
@@ -196,6 +200,11 @@ TEST_CASE_FIXTURE(
   board->stop.store(true);
   for (auto& p : pubs) CHECK(p.wait(10s) == 0);
   CHECK(pool_whole(domain, 3s));
+  if (board->fifo_refused.load()) {
+    ferry::test::skip_test(
+        "SCHED_FIFO is not permitted here: the publishers did not run first after SIGCONT, so "
+        "the stopped-publisher case did not test its ordering");
+  }
   free_board(board);
 }
 
