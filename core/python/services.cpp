@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ferry/config/service.hpp"
+#include "ferry/error_name.hpp"
 #include "ports.hpp"
 #include "sample_values.hpp"
 #include "topic_schema.hpp"
@@ -43,25 +44,8 @@ ServiceSchema describe_service(const std::string& domain, const std::string& nam
 
 namespace {
 
-const char* code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::NoServer:
-      return "NoServer";
-    case ErrorCode::Timeout:
-      return "Timeout";
-    case ErrorCode::ServerGone:
-      return "ServerGone";
-    case ErrorCode::TooManyPending:
-      return "TooManyPending";
-    case ErrorCode::NoResponse:
-      return "NoResponse";
-    default:
-      return "error";
-  }
-}
-
 [[noreturn]] void call_failed(const std::string& service, ErrorCode code) {
-  throw Error(fmt::format("call of service '{}' failed: {} ({})", service, code_name(code),
+  throw Error(fmt::format("call of service '{}' failed: {} ({})", service, ferry::name_of(code),
                           to_string(code)));
 }
 

@@ -1,5 +1,7 @@
 #include "ferry/error.hpp"
 
+#include "ferry/error_name.hpp"
+
 namespace ferry {
 
 const char* to_string(ErrorCode code) noexcept {
@@ -33,6 +35,40 @@ const char* to_string(ErrorCode code) noexcept {
       return "the server dropped the request without answering it";
     case ErrorCode::InvalidArgument:
       return "the call cannot take this argument (an empty loan, or another publisher's)";
+  }
+  return "unknown error";
+}
+
+const char* name_of(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::TooManyHeld:
+      return "TooManyHeld";
+    case ErrorCode::TooManyLoans:
+      return "TooManyLoans";
+    case ErrorCode::PoolExhausted:
+      return "PoolExhausted";
+    case ErrorCode::TooLarge:
+      return "TooLarge";
+    case ErrorCode::PortClosed:
+      return "PortClosed";
+    case ErrorCode::NodeDeclaredDead:
+      return "NodeDeclaredDead";
+    case ErrorCode::CorruptData:
+      return "CorruptData";
+    case ErrorCode::InheritedNode:
+      return "InheritedNode";
+    case ErrorCode::NoServer:
+      return "NoServer";
+    case ErrorCode::Timeout:
+      return "Timeout";
+    case ErrorCode::ServerGone:
+      return "ServerGone";
+    case ErrorCode::TooManyPending:
+      return "TooManyPending";
+    case ErrorCode::NoResponse:
+      return "NoResponse";
+    case ErrorCode::InvalidArgument:
+      return "InvalidArgument";
   }
   return "unknown error";
 }

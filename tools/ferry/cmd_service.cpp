@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "daemon_query.hpp"
 #include "ferry/config/service.hpp"
+#include "ferry/error_name.hpp"
 #include "sample_codec.hpp"
 #include "service_ports.hpp"
 #include "table.hpp"
@@ -21,24 +22,6 @@ namespace ferry::cli {
 namespace {
 
 Json port_json(const discovery::PortInfo& p) { return {{"node", p.node}, {"pid", p.pid}}; }
-
-// The ErrorCode's name, as the C++ API spells it.
-const char* error_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::NoServer:
-      return "NoServer";
-    case ErrorCode::Timeout:
-      return "Timeout";
-    case ErrorCode::ServerGone:
-      return "ServerGone";
-    case ErrorCode::TooManyPending:
-      return "TooManyPending";
-    case ErrorCode::NoResponse:
-      return "NoResponse";
-    default:
-      return "error";
-  }
-}
 
 std::string response_type(const config::Config& config, const std::string& service) {
   const config::Service* s = config.find_service(service);
@@ -164,7 +147,7 @@ void service_call(const Context& context, const ServiceCallOptions& o) {
   if (client->take(*sent, timeout, taken, error) != detail::ClientCore::Outcome::Taken) {
     throw Failure(kExitRuntime,
                   fmt::format("call of service '{}' failed: {} ({}; timeout {} ms)", o.service,
-                              error_name(error), ferry::to_string(error), o.timeout_ms));
+                              ferry::name_of(error), ferry::to_string(error), o.timeout_ms));
   }
   const Json response = decode_sample(
       config.schema, reply_type,

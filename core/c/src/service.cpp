@@ -92,6 +92,31 @@ ferry_error_t call_error(ferry::ErrorCode code, const char* call, const std::str
   return ferry::c::fail_code(code, call, service.c_str());
 }
 
+// ferry_client_create and ferry_server_create: the arguments checked, the
+// types checked against the declared service, then the handle made.
+template <class Handle, class Make>
+ferry_error_t create_endpoint(const char* call, const char* out_name, ferry_node_t* node,
+                              const char* service, const char* request_type, size_t request_size,
+                              const char* response_type, size_t response_size, Handle** out,
+                              Make&& make) {
+  if (out == nullptr) return fail_null(call, out_name);
+  *out = nullptr;
+  if (node == nullptr) return fail_null(call, "node");
+  if (service == nullptr) return fail_null(call, "service");
+  if (request_type == nullptr) return fail_null(call, "request_type");
+  if (response_type == nullptr) return fail_null(call, "response_type");
+  return guarded(call, [&] {
+    check_types(node->node.domain(), service, request_type, request_size, response_type,
+                response_size);
+    auto made = std::make_unique<Handle>();
+    made->core = make();
+    made->request_size = request_size;
+    made->response_size = response_size;
+    *out = made.release();
+    return FERRY_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -99,23 +124,9 @@ extern "C" {
 ferry_error_t ferry_client_create(ferry_node_t* node, const char* service, const char* request_type,
                                   size_t request_size, const char* response_type,
                                   size_t response_size, ferry_client_t** client) {
-  constexpr const char* kCall = "ferry_client_create";
-  if (client == nullptr) return fail_null(kCall, "the client out-pointer");
-  *client = nullptr;
-  if (node == nullptr) return fail_null(kCall, "node");
-  if (service == nullptr) return fail_null(kCall, "service");
-  if (request_type == nullptr) return fail_null(kCall, "request_type");
-  if (response_type == nullptr) return fail_null(kCall, "response_type");
-  return guarded(kCall, [&] {
-    check_types(node->node.domain(), service, request_type, request_size, response_type,
-                response_size);
-    auto made = std::make_unique<ferry_client_t>();
-    made->core = node->node.raw_client(service);
-    made->request_size = request_size;
-    made->response_size = response_size;
-    *client = made.release();
-    return FERRY_OK;
-  });
+  return create_endpoint("ferry_client_create", "the client out-pointer", node, service,
+                         request_type, request_size, response_type, response_size, client,
+                         [&] { return node->node.raw_client(service); });
 }
 
 void ferry_client_destroy(ferry_client_t* client) { delete client; }
@@ -184,23 +195,9 @@ ferry_error_t ferry_call(ferry_client_t* client, const void* request, void* resp
 ferry_error_t ferry_server_create(ferry_node_t* node, const char* service, const char* request_type,
                                   size_t request_size, const char* response_type,
                                   size_t response_size, ferry_server_t** server) {
-  constexpr const char* kCall = "ferry_server_create";
-  if (server == nullptr) return fail_null(kCall, "the server out-pointer");
-  *server = nullptr;
-  if (node == nullptr) return fail_null(kCall, "node");
-  if (service == nullptr) return fail_null(kCall, "service");
-  if (request_type == nullptr) return fail_null(kCall, "request_type");
-  if (response_type == nullptr) return fail_null(kCall, "response_type");
-  return guarded(kCall, [&] {
-    check_types(node->node.domain(), service, request_type, request_size, response_type,
-                response_size);
-    auto made = std::make_unique<ferry_server_t>();
-    made->core = node->node.raw_server(service);
-    made->request_size = request_size;
-    made->response_size = response_size;
-    *server = made.release();
-    return FERRY_OK;
-  });
+  return create_endpoint("ferry_server_create", "the server out-pointer", node, service,
+                         request_type, request_size, response_type, response_size, server,
+                         [&] { return node->node.raw_server(service); });
 }
 
 void ferry_server_destroy(ferry_server_t* server) { delete server; }
