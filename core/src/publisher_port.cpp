@@ -1,11 +1,11 @@
-// The publish hot path: the topic's full-queue policy applied to every
-// matched queue, no allocation, no lock, no system call unless a subscriber
+// The publisher's port: publish() beyond the inlined lane, loans, and the
+// port's counts. No allocation, no lock, no system call unless a subscriber
 // sleeps (its doorbell) or we must wait (block policy).
 //
 // A sample travels inline (copied into each queue's slot) when it fits a
 // slot, else as a pool reference: one chunk, one reference given to each
-// subscriber's node before the push (docs/design/pool.md), taken back when
-// the push fails or drop_oldest discards it.
+// subscriber's node (publish_policy.cpp applies the topic's policy to
+// both).
 #include <algorithm>
 #include <bit>
 #include <chrono>
@@ -16,6 +16,7 @@
 
 #include "ferry/detail/ports.hpp"
 #include "node_runtime.hpp"
+#include "publish_policy.hpp"
 #include "publisher_state.hpp"
 
 namespace ferry::detail {
@@ -27,169 +28,7 @@ static_assert(std::has_single_bit(PublisherPort::kScratchLoans) &&
 
 namespace {
 
-using discovery::Policy;
 using transport::ChunkRef;
-using transport::RingError;
-
-// What one publish carries: the slot bytes and, for a pooled sample, the
-// chunk whose references move with it.
-struct Message {
-  std::span<const std::byte> bytes;
-  std::uint32_t flags = kSlotInline;
-  transport::SlotMeta info{};  // travels in the slot next to the bytes
-  ChunkRef chunk{};            // pooled only
-  // Pooled and no history: when there is exactly one queue, the
-  // publisher's own reference is handed to its subscriber (Pool::transfer,
-  // one CAS) instead of a give now and a release after the push. Null: never;
-  // else set true by prepare() once it happened.
-  bool* handed = nullptr;
-};
-
-// The reference a pooled slot's payload names (0 when unreadable).
-std::uint64_t pooled_ref(std::span<const std::byte> payload) noexcept {
-  if (payload.size() < sizeof(std::uint64_t)) return 0;
-  std::uint64_t ref = 0;
-  std::memcpy(&ref, payload.data(), sizeof ref);
-  return ref;
-}
-
-class Delivery {
- public:
-  Delivery(PublisherState& state, const Message& msg, PublishResult& result,
-           bool hand_over) noexcept
-      : state_(state), msg_(msg), result_(result), hand_over_(hand_over) {}
-
-  // Gives the subscriber's node its reference before the push makes the
-  // sample visible. False: the queue is skipped (counted as dropped).
-  bool prepare(PublisherConnection& c) noexcept {
-    if (msg_.flags != kSlotPooled) return true;
-    if (hand_over_ && !*msg_.handed &&
-        state_.pool->pool.transfer(msg_.chunk, state_.pool->owner, c.peer_owner)) {
-      *msg_.handed = true;
-      return true;
-    }
-    if (state_.pool->pool.give(msg_.chunk, state_.pool->owner, c.peer_owner)) return true;
-    refuse(c);
-    return false;
-  }
-  // The push failed for good: the subscriber will never see the reference.
-  void refuse(PublisherConnection& c) noexcept {
-    c.producer.count_dropped();
-    ++result_.dropped;
-  }
-  void take_back(PublisherConnection& c) noexcept {
-    if (msg_.flags == kSlotPooled) {
-      (void)state_.pool->pool.revoke(msg_.chunk, state_.pool->owner, c.peer_owner);
-    }
-  }
-  // drop_oldest discarded an older sample of ours from c's queue.
-  void discarded(PublisherConnection& c, std::span<const std::byte> payload,
-                 std::uint32_t flags) noexcept {
-    if (flags != kSlotPooled) return;  // inline samples own nothing outside their slot
-    if (const std::uint64_t ref = pooled_ref(payload); ref != 0) {
-      (void)state_.pool->pool.revoke(ChunkRef::unpack(ref), state_.pool->owner, c.peer_owner);
-    }
-  }
-
-  void drop_new(PublisherConnection& c) noexcept {
-    if (!prepare(c)) return;
-    if (c.producer.try_push(msg_.bytes, msg_.flags, msg_.info)) {
-      ++result_.delivered;
-      return;
-    }
-    take_back(c);
-    refuse(c);
-  }
-
-  void drop_oldest(PublisherConnection& c) noexcept {
-    if (!prepare(c)) return;
-    auto pushed = c.producer.try_push_overwrite(
-        msg_.bytes, msg_.flags,
-        [&](std::span<const std::byte> payload, std::uint32_t flags) {
-          discarded(c, payload, flags);
-        },
-        msg_.info);
-    if (!pushed) {
-      take_back(c);
-      refuse(c);
-      return;
-    }
-    ++result_.delivered;
-    if (*pushed == transport::PushOutcome::Overwrote) ++result_.overwritten;
-  }
-
-  // First every queue with room, so that a full one does not delay the
-  // others; then wait for the full ones against one shared deadline. The
-  // clock is read only when some queue is full.
-  void block(std::span<std::unique_ptr<PublisherConnection>> connections) noexcept {
-    auto& full = state_.full_queues();
-    full.clear();
-    for (auto& c : connections) {
-      if (!prepare(*c)) continue;
-      if (c->producer.try_push(msg_.bytes, msg_.flags, msg_.info)) {
-        ++result_.delivered;
-      } else {
-        full.push_back(c.get());  // capacity reserved when the queue was added
-      }
-    }
-    if (full.empty()) return;
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(state_.config.block_timeout_ms);
-    for (PublisherConnection* c : full) {
-      const auto left = std::max(deadline - std::chrono::steady_clock::now(),
-                                 std::chrono::steady_clock::duration::zero());
-      // push() spins, then sleeps on the queue's space doorbell; a Timeout is
-      // counted in the queue's timed_out counter by the ring itself.
-      auto pushed = c->producer.push(msg_.bytes, msg_.flags, left, &c->abandoned, msg_.info);
-      if (pushed) {
-        ++result_.delivered;
-        continue;
-      }
-      take_back(*c);
-      if (pushed.error() == RingError::Timeout) {
-        ++result_.timed_out;
-      } else {
-        refuse(*c);
-      }
-    }
-  }
-
- private:
-  PublisherState& state_;
-  const Message& msg_;
-  PublishResult& result_;
-  const bool hand_over_;  // decided once the queues are read: exactly one
-};
-
-PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
-  PublishResult result;
-  auto& connections = state.connections();
-  if (state.dead_seen) [[unlikely]] {
-    result.error = state.dead_error();
-    return result;
-  }
-  const bool hand_over = msg.handed != nullptr && connections.size() == 1;
-  const std::span<std::unique_ptr<PublisherConnection>> all(connections);
-  const auto subscribers = all.first(state.subscriber_queues());
-  Delivery delivery(state, msg, result, hand_over);
-  switch (state.config.policy) {
-    case Policy::drop_new:
-      for (auto& c : subscribers) delivery.drop_new(*c);
-      break;
-    case Policy::drop_oldest:
-      for (auto& c : subscribers) delivery.drop_oldest(*c);
-      break;
-    case Policy::block:
-      delivery.block(subscribers);
-      break;
-  }
-  // Observers last: their queues overwrite, so nobody waits for them, and
-  // what they missed is counted in their queues, not in the result.
-  PublishResult unseen;
-  Delivery observe(state, msg, unseen, hand_over);
-  for (auto& c : all.subspan(subscribers.size())) observe.drop_oldest(*c);
-  return result;
-}
 
 // Sends chunk `ref` (holding `size` bytes); the publisher's own reference
 // goes to the topic's history, or is dropped: the subscribers' references
@@ -197,12 +36,13 @@ PublishResult deliver(PublisherState& state, const Message& msg) noexcept {
 PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t size,
                             const transport::SlotMeta& info) noexcept {
   const PooledSlot slot{ref.pack(), size};
+  const auto bytes = std::as_bytes(std::span(&slot, 1));
   bool handed = false;
-  const Message msg{std::as_bytes(std::span(&slot, 1)), kSlotPooled, info, ref,
-                    state.keeps_history() ? nullptr : &handed};
-  const PublishResult result = deliver(state, msg);
+  const Outgoing out{bytes.data(), 1,   static_cast<std::uint32_t>(bytes.size()), kSlotPooled,
+                     info,         ref, state.keeps_history() ? nullptr : &handed};
+  const PublishResult result = deliver(state, out);
   if (handed) return result;  // our reference went to the subscriber
-  if (!state.remember(msg.bytes, kSlotPooled, info))
+  if (!state.remember(bytes, kSlotPooled, info))
     (void)state.pool->pool.release(ref, state.pool->owner);
   return result;
 }
@@ -233,23 +73,11 @@ PublisherPort::~PublisherPort() { runtime_->destroy_port(*state_); }
 
 PublishResult PublisherPort::publish_general(const void* data, std::uint32_t size,
                                              const transport::SlotMeta& info) noexcept {
-  const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), size);
   if (size <= state_->inline_max) {
-    // One queue with room, no drop_oldest: one push (the inlined lane
-    // usually got here first; this serves history topics and the first
-    // publish after a change). Else the policy over every queue: deliver().
-    auto& connections = state_->connections();
-    PublishResult result;
-    if (connections.size() == 1 && state_->subscriber_queues() == 1 &&
-        state_->config.policy != Policy::drop_oldest &&
-        connections.front()->producer.try_push(bytes, kSlotInline, info)) [[likely]] {
-      result.delivered = 1;
-    } else {
-      result = deliver(*state_, Message{bytes, kSlotInline, info, {}});
-    }
-    if (!result.error)
-      (void)state_->remember(bytes, kSlotInline, info);  // a no-op without `history:`
-    return result;
+    // The inlined lane did not apply (a history topic, several queues, a
+    // full queue, the first publish after a change): a batch of one.
+    return deliver(*state_,
+                   Outgoing{static_cast<const std::byte*>(data), 1, size, kSlotInline, info});
   }
   // Too large for a slot: copy it into a chunk once, and share the chunk.
   auto chunk = loan(size);

@@ -101,10 +101,15 @@ struct PublishLane {
   // general path (it repeats the attempt with the policy applied).
   [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size,
                                            const transport::SlotMeta& meta) const noexcept {
-    if (producer == nullptr || !guard->clear()) return false;
-    return producer
-        ->try_push(std::span(static_cast<const std::byte*>(data), size), kSlotInline, meta)
-        .has_value();
+    transport::RingProducer* ring = open();
+    return ring != nullptr &&
+           ring->try_push(std::span(static_cast<const std::byte*>(data), size), kSlotInline, meta)
+               .has_value();
+  }
+  // The queue's producer when the shortcut applies now (publish_many stages
+  // a batch into it), else null.
+  [[nodiscard]] FERRY_HOT transport::RingProducer* open() const noexcept {
+    return producer != nullptr && guard->clear() ? producer : nullptr;
   }
 };
 
