@@ -102,9 +102,10 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   if (stop(PoolCrashStep::allocate_hint_cleared))
     return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
   ChunkMeta& m = cv.meta[index];
-  // The loan's first write goes to the payload the last reader may have in
-  // its cache: fetch it for writing while the claim's CAS fetches the metadata.
-  prefetch_line(cv.payload + static_cast<std::size_t>(index) * cv.chunk_size, true);
+  // The loan's first writes go to the payload the last reader (or writer)
+  // may have in its cache: fetch its head for writing while the claim's CAS
+  // fetches the metadata.
+  prefetch_head(cv.payload + static_cast<std::size_t>(index) * cv.chunk_size, cv.chunk_size, true);
   auto claimed = claim(m, owner, st::make_free(static_cast<std::uint32_t>(known)));
   if (!claimed) return std::unexpected(claimed.error());
   if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // in use: try another

@@ -442,7 +442,8 @@ std::expected<std::span<std::byte>, PoolError> Pool::resolve(ChunkRef ref) const
 void Pool::prefetch_payload(ChunkRef ref, bool for_write) const noexcept {
   if (ref.size_class >= class_count_ || ref.index >= classes_[ref.size_class].count) return;
   const ClassView& cv = classes_[ref.size_class];
-  prefetch_line(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size, for_write);
+  prefetch_head(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size, cv.chunk_size,
+                for_write);
 }
 
 namespace detail {
