@@ -78,22 +78,23 @@ class QueueSet {
       if (q->peer == peer && !closed(q->state)) advance(q->state, closed_by_publisher(q->state));
     }
   }
-  // Drops every queue, calling gone(queue) for each first.
+  // Drops every queue, calling gone(queue) for each first (in its last state).
   template <class Gone>
   void clear(Gone&& gone) noexcept {
     for (auto& q : queues_) {
+      gone(*q);  // sees the state the queue ends in
       advance(q->state, QueueState::Dropped);
-      gone(*q);
     }
     queues_.clear();
   }
-  // Drops the Closed queues that are empty, calling gone(queue) for each.
+  // Drops the Closed queues that are empty, calling gone(queue) for each
+  // first (in its last state: an Old queue's ring name is removed).
   template <class Gone>
   void drop_drained(Gone&& gone) noexcept {
     std::erase_if(queues_, [&](const auto& q) {
       if (!closed(q->state) || q->consumer.has_data()) return false;
+      gone(*q);  // sees the state the queue ends in
       advance(q->state, QueueState::Dropped);
-      gone(*q);
       return true;
     });
   }

@@ -106,6 +106,9 @@ std::string ring_name(const char* what) {
   return "ferry.test_queue_state." + std::to_string(::getpid()) + "." + what;
 }
 
+// The state the last queue dropped by take_one was in when it was dropped.
+QueueState last_state_seen = QueueState::Live;
+
 // One take: the first sample of a round, with the peer it came from.
 struct Took {
   std::uint64_t peer = 0;
@@ -126,6 +129,7 @@ Took take_one(QueueSet& set, std::vector<std::uint64_t>* dropped = nullptr) {
   });
   if (end.drained) {
     set.drop_drained([&](const SubscriberQueueEnd& q) {
+      last_state_seen = q.state;
       if (dropped != nullptr) dropped->push_back(q.peer);
     });
   }
@@ -232,6 +236,7 @@ TEST_CASE("a Waiting queue is read once its publisher's old queue is finished an
   std::vector<std::uint64_t> dropped;
   CHECK(take_one(set, &dropped).peer == 0);
   CHECK(dropped == std::vector<std::uint64_t>{1});
+  CHECK(last_state_seen == QueueState::OldClosed);  // the port removes an old ring's name
   t = take_one(set);
   CHECK(t.peer == 2);
   CHECK(t.value == 2);
