@@ -18,10 +18,7 @@
 #include "queue_set.hpp"
 #include "queue_state.hpp"
 
-using ferry::detail::QueueSet;
-using ferry::detail::QueueState;
-using ferry::detail::SubscriberQueueEnd;
-using ferry::detail::Visited;
+using namespace ferry::detail;  // NOLINT(google-build-using-namespace): the types under test
 namespace transport = ferry::transport;
 
 namespace {
@@ -143,13 +140,12 @@ TEST_CASE("the queue state table: each legal move is allowed, every other move r
     for (const QueueState to : kAll) {
       CAPTURE(static_cast<int>(from));
       CAPTURE(static_cast<int>(to));
-      CHECK(ferry::detail::queue_move_legal(from, to) == listed(from, to));
+      CHECK(queue_move_legal(from, to) == listed(from, to));
     }
   }
 }
 
 TEST_CASE("the events of the table lead where it says") {
-  using namespace ferry::detail;
   CHECK(aged(QueueState::Live) == QueueState::Old);
   CHECK(aged(QueueState::Waiting) == QueueState::OldWaiting);
   CHECK_FALSE(queue_move_legal(QueueState::Closed, aged(QueueState::Closed)));
@@ -177,7 +173,7 @@ TEST_CASE("an illegal move aborts in a checked build") {
     REQUIRE(pid >= 0);
     if (pid == 0) {
       QueueState state = from;
-      ferry::detail::advance(state, to);
+      advance(state, to);
       ::_exit(0);
     }
     int status = 0;
