@@ -14,25 +14,22 @@
 //   Closed   its publisher left (Unmatched) or was found dead, or, Old, it
 //            finished: what it queued is still delivered, then it is dropped.
 //
-//   from            to              event (function)                      why
-//   Live            Old             ferryd restarted and adopted our      the queue goes on until
-//   its Waiting         OldWaiting        node (apply_aging, from              publisher switches
-//   to the queue
-//                                     begin_epoch)                          that replaces it
-//   Live            Closed          the publisher left or died            delivered what it queued,
-//   then Waiting         ClosedWaiting     (apply_changes, from on_unmatched    dropped; a waiting
-//   one still Old             OldClosed         or check_old_peers)                  waits (the
-//   publisher's order) OldWaiting      OldClosedWaiting Old             OldClosed       empty and
-//   finished: its publisher     the publisher writes its new
-//                                     closed it (QueueSet::round)          queue now
-//   *Waiting        (same, not      no older queue of the publisher is    the older samples were
-//   all
-//                    Waiting)         left (QueueSet: still_waits, or      taken
-//                                     lone_live)
-//   any             Dropped         a Closed queue is empty               nothing more comes
-//                                     (QueueSet::drop_drained); or the
-//                                     port's session ended, or it is a
-//                                     forked child's (QueueSet::clear)
+//   from              to                event (where)                      why
+//   Live              Old               ferryd restarted and adopted our   it is read until its
+//   Waiting           OldWaiting          node (apply_aging)               publisher switches
+//   Live              Closed            the publisher left or died         what it queued is
+//   Waiting           ClosedWaiting       (apply_changes: on_unmatched,    delivered; a waiting
+//   Old               OldClosed           check_old_peers)                 one still waits
+//   OldWaiting        OldClosedWaiting
+//   Old               OldClosed         empty and finished: its publisher  it writes its new
+//                                         closed it (QueueSet::round)      queue now
+//   Waiting           Live              no older queue of the publisher    the older samples
+//   OldWaiting        Old                 is left (QueueSet: still_waits,  were all taken
+//   ClosedWaiting     Closed              lone_live)
+//   OldClosedWaiting  OldClosed
+//   any               Dropped           Closed and empty (drop_drained),   nothing more comes,
+//                                         or the session ended, or a       or nobody reads it
+//                                         forked child's copy (clear)
 // Dropped is final: the queue end is destroyed right after. A second word
 // that the same publisher left changes nothing (closing a Closed queue keeps
 // its state). Everything else is a bug in ferry (FERRY_CHECK).
