@@ -45,24 +45,21 @@
 // Its history hand-off (`history`, HistoryClaim: shared) is a machine of its
 // own, in history_handoff.hpp.
 //
-// Subscriber queue (SubscriberConnection)
-//   from           to        function                   thread   field or list
-//   -              Incoming  on_matched()               serving  incoming_ (mutex_); waits_for
-//                                                                 when it replaces an old queue
-//   Incoming       Active    apply_changes()            user     active_
-//   Active         Old       begin_epoch(), then        serving, aging_ (mutex_), then
-//                            apply_changes()            user     old_epoch
-//   Active, Old    Retired   on_unmatched(),            serving, leaving_ (mutex_), then
-//                            check_old_peers(), then    user     retired
-//                            apply_changes()
-//   Old            Retired   pop_next(), take_many      user     retired: its publisher closed it
-//                                                                 and it is drained (finished())
-//   Retired        dropped   drop_drained(), empty      user     out of active_ (an old queue's
-//                                                                 ring name is removed)
-//   any            dropped   apply_changes(), dead      user     out of active_
-// waits_for (set before the hand-over) is cleared by the user's thread once
-// the queue it waits for is gone (must_wait, rebuild_lane). Apart from the
-// hand-over lists these fields are the user's thread's alone: plain fields.
+// Subscriber queue (SubscriberQueueEnd): where it is listed is its hand-over,
+// its QueueState (queue_state.hpp: Live, Waiting, Old, Closed and their
+// combinations, Dropped) its life once the user's thread has it.
+//   from      to        function               thread   list
+//   -         Incoming  on_matched()           serving  incoming_ (mutex_); its first state
+//                                                        is Waiting when it replaces an old
+//                                                        queue, else Live
+//   Incoming  Active    apply_changes()        user     active_ (QueueSet)
+//   Active    (state)   apply_changes(), from  user     the state moves (QueueSet::age,
+//                       aging_ and leaving_              close); the rest in QueueSet::round
+//   Active    dropped   QueueSet::drop_drained user     out of active_: Closed and empty
+//                       or clear()                       (an Old queue's ring name is removed),
+//                                                        or the session ended
+// Apart from the hand-over lists the queue's fields are the user's thread's
+// alone: plain fields.
 //
 // ---- Ownership ------------------------------------------------------------
 // field                  written by          lock     published to readers by
@@ -109,15 +106,18 @@
 //   finished_old_          user appends (no    mutex_   the mutex; the serving thread drains
 //                          allocation), serving         it in check_old_peers()
 //   old_peers_             serving             -        serving only
-//   active_, lane_,        user                -        user only
-//   lane_queue_, next_ring,
+//   active_ (with its      user                -        user only
+//   round-robin start),
+//   lane_, lane_queue_,
 //   scratch
-// SubscriberConnection
+// SubscriberQueueEnd
 //   peer, peer_owner,      serving, at         -        immutable; through incoming_ (mutex_)
-//   ring_segment           construction
-//   waits_for              serving, then user  -        through incoming_ (mutex_), then user only
-//   consumer, retired,     user                -        user only
-//   old_epoch
+//   ring_segment,          construction
+//   peer_identity,
+//   match_order
+//   state                  serving (first),    -        through incoming_ (mutex_), then user only
+//                          then user
+//   consumer               user                -        user only
 //
 // Locks: mutex_ is rank 5 in lock_order.hpp. The runtime's mutex_ (3) or a
 // WaitSet's (4) may be held when it is taken; under it, only the pool view's

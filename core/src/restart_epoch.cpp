@@ -103,11 +103,12 @@ void SubscriberState::age_queues() {
   announce_change();
 }
 
-bool SubscriberState::replaces_old_queue(SubscriberConnection& added) {
+bool SubscriberState::replaces_old_queue(SubscriberQueueEnd& added) {
   if (!old_peers_.adopt(added.peer_identity, [](std::uint64_t, const OldPeer&) {})) return false;
   // The same publisher, re-registered with the new ferryd: read this queue
-  // only after the old ones, which it closes when it switches.
-  added.waits_for = added.peer_identity;
+  // only after the old ones, which it closes when it switches. Its first
+  // state (queue_state.hpp), set before the hand-over.
+  added.state = QueueState::Waiting;
   return true;
 }
 
@@ -150,11 +151,7 @@ void SubscriberState::check_old_peers(const std::function<bool(transport::OwnerI
 }
 
 void SubscriberState::apply_aging() noexcept {
-  for (std::uint64_t peer : aging_) {
-    for (auto& c : active_) {
-      if (c->peer == peer) c->old_epoch = true;
-    }
-  }
+  for (std::uint64_t peer : aging_) active_.age(peer);
   aging_.clear();
 }
 

@@ -21,8 +21,8 @@
 // What each side does with a replaced queue keeps the publisher's order: the
 // publisher stops writing the old ring and closes it (old_queue_leaving); the
 // subscriber reads the new queue only once the old one is finished and
-// drained (SubscriberConnection::waits_for), then removes the old ring's
-// name, which the new daemon does not know. A dead peer's old queue is
+// drained (the new one is Waiting till then, queue_state.hpp), then removes
+// the old ring's name, which the new daemon does not know. A dead peer's old queue is
 // retired as an Unmatched would (counts down, and a push waiting on it gives
 // up); a replaced one was counted once, by its replacement's Matched.
 //
@@ -35,8 +35,8 @@
 //     a publish() in between wrote A and B: samples twice.
 //  2. apply_changes closes A (RingProducer::close: release store of
 //     `closed`) after A's last push (program order) and before B's first.
-//  3. The subscriber reads B only once A has left its active list
-//     (must_wait), which happens only when A is finished (acquire load of
+//  3. The subscriber reads B only once A has left its QueueSet (B is
+//     Waiting till then), which happens only when A is finished (acquire load of
 //     `closed`, pairing with 2: A's tail as of the close is visible) and
 //     drained. So every sample of A is taken before any of B, and B holds
 //     only samples published after A's last.

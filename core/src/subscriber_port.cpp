@@ -19,7 +19,7 @@ using transport::RingError;
 
 // A pooled slot: accept the reference the publisher's node gave us, and
 // find the sample in the pool (zero copy). False: the slot is dropped.
-bool accept_pooled(SubscriberState& state, SubscriberConnection& q, const std::byte* slot,
+bool accept_pooled(SubscriberState& state, const SubscriberQueueEnd& q, const std::byte* slot,
                    std::uint32_t length, std::uint32_t token, TakenSample& out) noexcept {
   if (length != sizeof(PooledSlot)) return false;
   PooledSlot pooled;
@@ -39,58 +39,30 @@ bool accept_pooled(SubscriberState& state, SubscriberConnection& q, const std::b
   return true;
 }
 
-// Pops the next sample, fairly, into `buffer` (inline) or the pool (pooled).
-// False when every queue is empty.
+// Pops the next sample, fairly (QueueSet::round), into `buffer` (inline) or
+// the pool (pooled). False when every queue is empty.
 bool pop_next(SubscriberState& state, std::byte* buffer, std::uint32_t token,
               TakenSample& out) noexcept {
-  auto& queues = state.connections();
-  const std::size_t n = queues.size();
-  bool retired_empty = false;
-  std::size_t index = state.next_ring < n ? state.next_ring : 0;  // no division on the hot path
-  for (std::size_t i = 0; i < n; ++i, index = index + 1 < n ? index + 1 : 0) {
-    SubscriberConnection& q = *queues[index];
-    if (must_wait(queues, q)) continue;
-    const std::span<std::byte> into(buffer, state.slot_bytes());
+  const std::span<std::byte> into(buffer, state.slot_bytes());
+  transport::SlotMeta* meta = &state.held().info(token);  // where the Sample reads it
+  return state.round([&](SubscriberQueueEnd& q) {
     std::uint32_t flags = 0;
-    transport::SlotMeta* meta = &state.held().info(token);  // where the Sample reads it
     auto popped = q.consumer.try_pop(into, &flags, meta);
     while (!popped && popped.error() == RingError::CorruptSlot) {
       // A slot a broken publisher wrote badly was skipped and counted.
       popped = q.consumer.try_pop(into, &flags, meta);
     }
-    if (popped) {
-      if (flags == kSlotPooled) {
-        if (!accept_pooled(state, q, buffer, *popped, token, out)) continue;
-      } else {
-        if (flags != kSlotInline || !plausible_size(state, *popped)) continue;
-        out.data = buffer;
-        out.size = *popped;
-      }
-      out.token = token;
-      state.next_ring = index + 1;
-      return true;
+    if (!popped) return Visited::Empty;
+    if (flags == kSlotPooled) {
+      if (!accept_pooled(state, q, buffer, *popped, token, out)) return Visited::Skipped;
+    } else {
+      if (flags != kSlotInline || !plausible_size(state, *popped)) return Visited::Skipped;
+      out.data = buffer;
+      out.size = *popped;
     }
-    if (q.retired) {
-      retired_empty = true;
-    } else if (q.old_epoch && q.consumer.finished()) [[unlikely]] {
-      q.retired = true;  // the publisher switched to its new queue
-      retired_empty = true;
-    }
-  }
-  if (retired_empty) state.drop_drained();
-  return false;
-}
-
-// The poll of a spinning caller, usually empty: one load of each queue's
-// tail (none while a queue's cached tail already shows a sample), nothing
-// else touched. A retired queue sends us the long way (pop_next drops it
-// once drained).
-bool any_ready(SubscriberState& state) noexcept {
-  for (const auto& q : state.connections()) {
-    // Retired and previous-daemon queues go the long way (pop_next drops them).
-    if (q->retired || q->old_epoch || q->consumer.ready()) return true;
-  }
-  return false;
+    out.token = token;
+    return Visited::Done;
+  });
 }
 
 }  // namespace
@@ -113,7 +85,7 @@ TakeStatus SubscriberPort::take_popped(const LaneTaken& popped, TakenSample& out
   SubscriberState& state = *state_;
   // The queue the lane popped from: still active, as the lane changes only
   // when this thread applies a change, and none was applied since.
-  SubscriberConnection& q = *state.lane_queue();
+  SubscriberQueueEnd& q = *state.lane_queue();
   if (popped.flags == kSlotPooled &&
       accept_pooled(state, q, popped.data, popped.size, popped.token, out)) {
     out.token = popped.token;
@@ -128,7 +100,7 @@ TakeStatus SubscriberPort::take_popped(const LaneTaken& popped, TakenSample& out
 TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
                                         std::chrono::nanoseconds timeout) noexcept {
   SubscriberState& state = *state_;
-  auto& queues = state.connections();  // one acquire load: also picks up a death sentence
+  QueueSet& queues = state.queues();  // one acquire load: also picks up a death sentence
   if (state.dead_seen) [[unlikely]] {
     error = state.dead_error();
     return TakeStatus::Failed;
@@ -138,9 +110,8 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
     // costs one load of the queue's tail (none while its cached tail shows
     // a sample) and touches no held buffer; a sample is taken right here,
     // without the round-robin walk and the calls of pop_next.
-    if (queues.size() == 1 && !queues.front()->retired && !queues.front()->old_epoch &&
-        queues.front()->waits_for == 0) [[likely]] {
-      SubscriberConnection& q = *queues.front();
+    if (queues.size() == 1 && queues.front().state == QueueState::Live) [[likely]] {
+      SubscriberQueueEnd& q = queues.front();
       if (!q.consumer.ready()) return TakeStatus::Empty;
       std::uint32_t token = 0;
       std::byte* buffer = nullptr;
@@ -166,7 +137,7 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
       state.held().unacquire(token);
       // A slot dropped (bad flags, size or reference) or skipped (corrupt),
       // or lost to the producer (overwrite mode): the general path below.
-    } else if (!any_ready(state)) {
+    } else if (!queues.any_ready()) {
       return TakeStatus::Empty;
     }
   }
@@ -212,7 +183,7 @@ bool SubscriberPort::wait_ready() noexcept {
   const std::uint32_t changes = state.changes_announced();
   const bool changed = changes != changes_seen_;
   changes_seen_ = changes;
-  state.connections();  // applies what was handed over (and a death sentence)
+  state.queues();  // applies what was handed over (and a death sentence)
   if (state.dead_seen) return true;
   return changed || any_data(state);
 }

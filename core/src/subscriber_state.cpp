@@ -40,9 +40,9 @@ SubscriberState::~SubscriberState() {
   // publisher too: ferryd's Unmatched tells it as well, but a ferryd that
   // is down (or restarted since the ring was made) never will; the
   // publisher then stops waiting for room and retires the queue itself.
-  for (const auto& c : active_) {
-    c->consumer.leave();
-    pool->queue_closed(c->peer_owner);
+  for (const auto& q : active_) {
+    q->consumer.leave();
+    pool->queue_closed(q->peer_owner);
   }
   for (const auto& c : incoming_) {
     c->consumer.leave();
@@ -51,7 +51,7 @@ SubscriberState::~SubscriberState() {
 }
 
 void SubscriberState::on_matched(const discovery::Matched& m) {
-  std::unique_ptr<SubscriberConnection> connection;
+  std::unique_ptr<SubscriberQueueEnd> queue;
   try {
     auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
                              pool->daemon_owner);
@@ -60,10 +60,10 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
       throw std::runtime_error(
           fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(consumer.error())));
     }
-    connection.reset(new SubscriberConnection{m.peer_port_id, m.peer_owner, std::move(ring),
-                                              std::move(*consumer), false});
-    connection->peer_identity = peer_identity(m);
-    connection->match_order = ++matched_so_far_;
+    queue.reset(new SubscriberQueueEnd{m.peer_port_id, m.peer_owner, std::move(ring),
+                                       std::move(*consumer)});
+    queue->peer_identity = peer_identity(m);
+    queue->match_order = ++matched_so_far_;
   } catch (const std::exception& e) {
     spdlog::error("subscriber on '{}': cannot reach publisher '{}' (pid {}): {}", topic,
                   m.peer_node, m.peer_pid, e.what());
@@ -72,11 +72,11 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
   spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node,
                 m.peer_pid);
   pool->queue_opened(m.peer_owner);
-  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, connection->peer_identity};
-  const bool replaces = replaces_old_queue(*connection);
+  peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, queue->peer_identity};
+  const bool replaces = replaces_old_queue(*queue);
   {
     std::lock_guard lock(mutex_);
-    incoming_.push_back(std::move(connection));
+    incoming_.push_back(std::move(queue));
   }
   // SYNC: relaxed; a count for the user, not a hand-over.
   if (!replaces) matched.fetch_add(1, std::memory_order_relaxed);
@@ -105,7 +105,7 @@ void SubscriberState::apply_changes() {
     // A forked child's copy of its parent's port, as in PublisherState::
     // apply_changes: no lock, and the queues (the parent's to read) are
     // only unmapped here.
-    active_.clear();
+    active_.clear([](SubscriberQueueEnd&) {});
     drop_for_good();
     rebuild_lane();
     return;
@@ -114,41 +114,34 @@ void SubscriberState::apply_changes() {
   mark_changes_seen();
   if (session_over()) {
     // ferryd reclaimed what was queued to us: nothing there is ours now.
-    for (const auto& c : active_) pool->queue_closed(c->peer_owner);
-    for (const auto& c : incoming_) pool->queue_closed(c->peer_owner);
-    active_.clear();
+    active_.clear([this](SubscriberQueueEnd& q) { pool->queue_closed(q.peer_owner); });
+    for (const auto& q : incoming_) pool->queue_closed(q->peer_owner);
     incoming_.clear();
     leaving_.clear();
     drop_for_good();
     rebuild_lane();
     return;
   }
-  for (auto& c : incoming_) active_.push_back(std::move(c));
+  for (auto& q : incoming_) active_.add(std::move(q));
   incoming_.clear();
   apply_aging();
   // What a departed publisher published before it left is still delivered:
-  // its queue is only retired, and dropped once drained.
-  for (std::uint64_t peer : leaving_) {
-    for (auto& c : active_) {
-      if (c->peer == peer) c->retired = true;
-    }
-  }
+  // its queue is only Closed, and dropped once drained.
+  for (std::uint64_t peer : leaving_) active_.close(peer);
   leaving_.clear();
   rebuild_lane();
 }
 
 void SubscriberState::drop_drained() noexcept {
-  std::erase_if(active_, [this](const auto& c) {
-    if (!c->retired || c->consumer.has_data()) return false;
-    pool->queue_closed(c->peer_owner);  // may settle a dead publisher's phantoms
+  active_.drop_drained([this](const SubscriberQueueEnd& q) {
+    pool->queue_closed(q.peer_owner);  // may settle a dead publisher's phantoms
     // The previous ferryd's ring: its new daemon does not know the name.
-    if (c->old_epoch) {
-      transport::Segment::remove(c->ring_segment.name());
+    if (from_previous_daemon(q.state)) {
+      transport::Segment::remove(q.ring_segment.name());
       std::lock_guard lock(mutex_);
       // No allocation: age_queues() reserved room for every old queue.
-      if (finished_old_.size() < finished_old_.capacity()) finished_old_.push_back(c->peer);
+      if (finished_old_.size() < finished_old_.capacity()) finished_old_.push_back(q.peer);
     }
-    return true;
   });
   rebuild_lane();
 }
@@ -162,13 +155,12 @@ void SubscriberState::rebuild_lane() noexcept {
   lane_queue_ = nullptr;
   if (active_.size() != 1 || dead_seen || !samples_fit_slot()) return;
   lane_.sample_size = static_cast<std::uint32_t>(config.sample_size);  // fits: <= inline_max
-  SubscriberConnection& q = *active_.front();
-  // A retired queue is dropped once drained, a previous daemon's once
-  // finished (pop_next); alone, a queue waits for no other.
-  if (q.retired || q.old_epoch) return;
-  q.waits_for = 0;
-  lane_.consumer = &q.consumer;
-  lane_queue_ = &q;
+  // Only a Live queue: a Closed one is dropped once drained, an Old one
+  // once finished (QueueSet::round), which the lane does not look for.
+  SubscriberQueueEnd* q = active_.lone_live();
+  if (q == nullptr) return;
+  lane_.consumer = &q->consumer;
+  lane_queue_ = q;
 }
 
 }  // namespace ferry::detail

@@ -33,7 +33,7 @@ struct Out {
 
 // A pooled slot (a loan published on this topic): accept the reference,
 // copy the sample out of the chunk, let the chunk go. False: dropped.
-bool copy_pooled(SubscriberState& state, const SubscriberConnection& q,
+bool copy_pooled(SubscriberState& state, const SubscriberQueueEnd& q,
                  std::span<const std::byte> slot, std::byte* to, std::uint32_t size) noexcept {
   if (slot.size() != sizeof(PooledSlot)) return false;
   PooledSlot pooled;
@@ -49,7 +49,7 @@ bool copy_pooled(SubscriberState& state, const SubscriberConnection& q,
 }
 
 // One slot's bytes into `out`, when they are a plausible sample.
-void keep(SubscriberState& state, const SubscriberConnection& q, std::span<const std::byte> slot,
+void keep(SubscriberState& state, const SubscriberQueueEnd& q, std::span<const std::byte> slot,
           std::uint32_t flags, Out& out) noexcept {
   if (flags == kSlotInline) {
     if (slot.size() != out.size) return;  // a broken peer's: dropped, as take() does
@@ -61,7 +61,7 @@ void keep(SubscriberState& state, const SubscriberConnection& q, std::span<const
 }
 
 // Takes what q has, up to out.room(). True when q was empty.
-bool take_from(SubscriberState& state, SubscriberConnection& q, Out& out) noexcept {
+bool take_from(SubscriberState& state, SubscriberQueueEnd& q, Out& out) noexcept {
   const std::size_t before = out.got;
   if (q.consumer.mode() == RingMode::Spsc) {
     while (out.room() > 0) {
@@ -89,28 +89,13 @@ bool take_from(SubscriberState& state, SubscriberConnection& q, Out& out) noexce
   return out.got == before;
 }
 
-// One round over the queues from the round-robin start, until `out` is
-// full; the next call starts after the last queue that gave something.
+// One round over the queues (QueueSet::round) until `out` is full; the
+// next call starts after the last queue that gave something.
 void take_round(SubscriberState& state, Out& out) noexcept {
-  auto& queues = state.connections();
-  const std::size_t n = queues.size();
-  bool retired_empty = false;
-  std::size_t index = state.next_ring < n ? state.next_ring : 0;
-  for (std::size_t i = 0; i < n && out.room() > 0; ++i, index = index + 1 < n ? index + 1 : 0) {
-    SubscriberConnection& q = *queues[index];
-    if (must_wait(queues, q)) continue;
-    if (!take_from(state, q, out)) {
-      state.next_ring = index + 1;
-      continue;
-    }
-    if (q.retired) {
-      retired_empty = true;
-    } else if (q.old_epoch && q.consumer.finished()) [[unlikely]] {
-      q.retired = true;  // the publisher switched to its new queue
-      retired_empty = true;
-    }
-  }
-  if (retired_empty) state.drop_drained();
+  (void)state.round([&](SubscriberQueueEnd& q) {
+    if (take_from(state, q, out)) return Visited::Empty;
+    return out.room() > 0 ? Visited::Took : Visited::Done;
+  });
 }
 
 }  // namespace
@@ -122,7 +107,7 @@ std::expected<std::size_t, ErrorCode> SubscriberPort::take_many(
   Out out{static_cast<std::byte*>(out_data), max, size, 0};
   if (size != state.config.sample_size) [[unlikely]]
     return std::unexpected(ErrorCode::InvalidArgument);
-  state.connections();  // one acquire load: applies changes, sees a death sentence
+  state.queues();  // one acquire load: applies changes, sees a death sentence
   if (state.dead_seen) [[unlikely]]
     return std::unexpected(state.dead_error());
   if (max == 0) return 0;
