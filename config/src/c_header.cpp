@@ -7,6 +7,8 @@
 #include <iterator>
 #include <map>
 
+#include "gen_header.hpp"
+
 namespace ferry::config {
 
 namespace {
@@ -103,27 +105,14 @@ class CWriter {
     out_ += "   Do not edit: change the YAML and generate again. */\n";
     out_ += "#ifndef " + guard + "\n#define " + guard + "\n\n";
     out_ += "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n";
-    std::vector<bool> done(schema_.types().size(), false);
-    for (std::size_t i = 0; i < schema_.types().size(); ++i) emit_with_dependencies(i, done);
+    for (const std::size_t i : types_in_dependency_order(schema_)) emit(i);
     out_ += "\n#endif /* " + guard + " */\n";
     return std::move(out_);
   }
 
  private:
   void fail(const Type& t, const std::string& why) {
-    errors_.push_back(Diagnostic{
-        std::string(file_), t.pos.line, t.pos.column,
-        "type '" + t.name + "' cannot be written as C: " + why + "; rename it in the YAML"});
-  }
-
-  // Depth first, as gen cpp: a type's nested types come before it.
-  void emit_with_dependencies(std::size_t index, std::vector<bool>& done) {
-    if (done[index]) return;
-    done[index] = true;
-    for (const Field& f : schema_.type(index).fields) {
-      if (f.kind == FieldKind::Nested) emit_with_dependencies(f.nested, done);
-    }
-    emit(index);
+    errors_.push_back(unwritable_type(file_, t, "C", why));
   }
 
   std::string member_type(const Field& f) const {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "ferry/config/layout_fingerprint.hpp"
+#include "gen_header.hpp"
 
 namespace ferry::config {
 
@@ -172,27 +173,13 @@ class Writer {
     });
     if (bounded) out_ += "#include <ferry/bounded.hpp>\n";
     out_ += "#include <ferry/type_name.hpp>\n";
-    std::vector<bool> done(schema_.types().size(), false);
-    for (std::size_t i = 0; i < schema_.types().size(); ++i) emit_with_dependencies(i, done);
+    for (const std::size_t i : types_in_dependency_order(schema_)) emit(i);
     return std::move(out_);
   }
 
  private:
   void fail(const Type& t, const std::string& why) {
-    errors_.push_back(Diagnostic{
-        std::string(file_), t.pos.line, t.pos.column,
-        "type '" + t.name + "' cannot be written as C++: " + why + "; rename it in the YAML"});
-  }
-
-  // Depth first: a type's nested types come before it (the schema has no
-  // cycles and bounds the depth, kMaxTypeNesting).
-  void emit_with_dependencies(std::size_t index, std::vector<bool>& done) {
-    if (done[index]) return;
-    done[index] = true;
-    for (const Field& f : schema_.type(index).fields) {
-      if (f.kind == FieldKind::Nested) emit_with_dependencies(f.nested, done);
-    }
-    emit(index);
+    errors_.push_back(unwritable_type(file_, t, "C++", why));
   }
 
   // Inside a namespace a nested type is named from the global one, so that

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <string_view>
+#include <type_traits>
 
 #include "ferry/error.hpp"
 #include "numpy_layout.hpp"
@@ -33,32 +34,47 @@ void store(std::byte* at, T value) {
   std::memcpy(at, &value, sizeof value);
 }
 
-py::object scalar_value(Scalar scalar, const std::byte* at) {
+// Calls f(T{}) with the C++ type T that holds a `scalar` (bool for Bool,
+// which is one byte, 0 or 1, in a sample).
+template <class F>
+decltype(auto) with_scalar_type(Scalar scalar, F&& f) {
   switch (scalar) {
     case Scalar::Bool:
-      return py::bool_(load<std::uint8_t>(at) != 0);
+      return f(bool{});
     case Scalar::I8:
-      return py::int_(load<std::int8_t>(at));
+      return f(std::int8_t{});
     case Scalar::I16:
-      return py::int_(load<std::int16_t>(at));
+      return f(std::int16_t{});
     case Scalar::I32:
-      return py::int_(load<std::int32_t>(at));
+      return f(std::int32_t{});
     case Scalar::I64:
-      return py::int_(load<std::int64_t>(at));
+      return f(std::int64_t{});
     case Scalar::U8:
-      return py::int_(load<std::uint8_t>(at));
+      return f(std::uint8_t{});
     case Scalar::U16:
-      return py::int_(load<std::uint16_t>(at));
+      return f(std::uint16_t{});
     case Scalar::U32:
-      return py::int_(load<std::uint32_t>(at));
+      return f(std::uint32_t{});
     case Scalar::U64:
-      return py::int_(load<std::uint64_t>(at));
+      return f(std::uint64_t{});
     case Scalar::F32:
-      return py::float_(load<float>(at));
+      return f(float{});
     case Scalar::F64:
-      return py::float_(load<double>(at));
+      break;
   }
-  return py::none();
+  return f(double{});
+}
+
+py::object scalar_value(Scalar scalar, const std::byte* at) {
+  return with_scalar_type(scalar, [at]<class T>(T) -> py::object {
+    if constexpr (std::is_same_v<T, bool>) {
+      return py::bool_(load<std::uint8_t>(at) != 0);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return py::float_(load<T>(at));
+    } else {
+      return py::int_(load<T>(at));
+    }
+  });
 }
 
 py::str string_value(const std::byte* at, std::size_t capacity) {
@@ -142,46 +158,37 @@ void store_float(std::byte* at, py::handle value, Scalar scalar, const std::stri
 }
 
 void store_scalar(std::byte* at, py::handle value, Scalar scalar, const std::string& path) {
-  switch (scalar) {
-    case Scalar::Bool:
+  with_scalar_type(scalar, [&]<class T>(T) {
+    if constexpr (std::is_same_v<T, bool>) {
       if (!is_bool(value))
         field_error(path, fmt::format("expected a bool, got {}", type_of(value)));
       store<std::uint8_t>(at, PyObject_IsTrue(value.ptr()) == 1 ? 1 : 0);
-      return;
-    case Scalar::I8:
-      return store_integer<std::int8_t>(at, value, scalar, path);
-    case Scalar::I16:
-      return store_integer<std::int16_t>(at, value, scalar, path);
-    case Scalar::I32:
-      return store_integer<std::int32_t>(at, value, scalar, path);
-    case Scalar::I64:
-      return store_integer<std::int64_t>(at, value, scalar, path);
-    case Scalar::U8:
-      return store_integer<std::uint8_t>(at, value, scalar, path);
-    case Scalar::U16:
-      return store_integer<std::uint16_t>(at, value, scalar, path);
-    case Scalar::U32:
-      return store_integer<std::uint32_t>(at, value, scalar, path);
-    case Scalar::U64:
-      return store_integer<std::uint64_t>(at, value, scalar, path);
-    case Scalar::F32:
-    case Scalar::F64:
-      return store_float(at, value, scalar, path);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      store_float(at, value, scalar, path);
+    } else {
+      store_integer<T>(at, value, scalar, path);
+    }
+  });
+}
+
+// The text of a str (its UTF-8, kept in `utf8`) or of a bytes object, for
+// a string field.
+std::string_view text_of(py::handle value, std::string& utf8, const Field& f,
+                         const std::string& path) {
+  if (PyUnicode_Check(value.ptr())) {
+    utf8 = value.cast<std::string>();
+    return utf8;
   }
+  if (PyBytes_Check(value.ptr())) {
+    return {PyBytes_AS_STRING(value.ptr()),
+            static_cast<std::size_t>(PyBytes_GET_SIZE(value.ptr()))};
+  }
+  field_error(path, fmt::format("expected a str ({}), got {}", f.type_text, type_of(value)));
 }
 
 void store_string(std::byte* at, py::handle value, const Field& f, const std::string& path) {
-  std::string_view text;
   std::string utf8;
-  if (PyUnicode_Check(value.ptr())) {
-    utf8 = value.cast<std::string>();
-    text = utf8;
-  } else if (PyBytes_Check(value.ptr())) {
-    text = std::string_view(PyBytes_AS_STRING(value.ptr()),
-                            static_cast<std::size_t>(PyBytes_GET_SIZE(value.ptr())));
-  } else {
-    field_error(path, fmt::format("expected a str ({}), got {}", f.type_text, type_of(value)));
-  }
+  const std::string_view text = text_of(value, utf8, f, path);
   if (text.size() >= f.count) {
     field_error(path, fmt::format("a string of {} bytes does not fit {} (at most {} and the NUL)",
                                   text.size(), f.type_text, f.count - 1));
@@ -231,17 +238,8 @@ void store_scalar_array(std::byte* at, py::handle value, const Field& f, const s
 // (never truncated).
 void store_bounded_string(std::byte* at, py::handle value, const Field& f,
                           const std::string& path) {
-  std::string_view text;
   std::string utf8;
-  if (PyUnicode_Check(value.ptr())) {
-    utf8 = value.cast<std::string>();
-    text = utf8;
-  } else if (PyBytes_Check(value.ptr())) {
-    text = std::string_view(PyBytes_AS_STRING(value.ptr()),
-                            static_cast<std::size_t>(PyBytes_GET_SIZE(value.ptr())));
-  } else {
-    field_error(path, fmt::format("expected a str ({}), got {}", f.type_text, type_of(value)));
-  }
+  const std::string_view text = text_of(value, utf8, f, path);
   if (text.size() > f.count) {
     field_error(path, fmt::format("a string of {} bytes does not fit {} (at most {} bytes)",
                                   text.size(), f.type_text, f.count));

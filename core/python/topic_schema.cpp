@@ -1,13 +1,10 @@
 #include "topic_schema.hpp"
 
-#include <fmt/format.h>
-
 #include <chrono>
 #include <variant>
 
-#include "ferry/config/error.hpp"
-#include "ferry/config/load.hpp"
 #include "ferry/discovery/client.hpp"
+#include "ferry/discovery/queries.hpp"
 #include "ferry/error.hpp"
 #include "numpy_layout.hpp"
 
@@ -17,40 +14,10 @@ namespace {
 
 constexpr std::chrono::milliseconds kTimeout{3000};
 
-// Sends `request`; the reply must be a `Reply` (an Error reply is thrown).
-template <class Reply>
-Reply ask(discovery::Client& client, const discovery::Message& request, std::string_view what) {
-  auto reply = client.request(request, kTimeout);
-  if (!reply) throw Error(reply.error());
-  if (const auto* error = std::get_if<discovery::Error>(&*reply)) throw Error(error->message);
-  const auto* answer = std::get_if<Reply>(&*reply);
-  if (answer == nullptr) {
-    throw Error(fmt::format("ferryd answered the {} request with {}", what,
-                            discovery::to_string(discovery::type_of(*reply))));
-  }
-  return *answer;
-}
-
 std::shared_ptr<const config::Config> fetch_config(discovery::Client& client) {
-  std::string text;
-  std::string source;
-  // Each page adds text; the bound guards against a daemon answering in circles.
-  for (int pages = 0; pages < 100'000; ++pages) {
-    const auto page = ask<discovery::ConfigText>(
-        client, discovery::GetConfig{static_cast<std::uint32_t>(text.size())}, "configuration");
-    source = page.source;
-    if (page.offset != text.size()) {
-      throw Error("ferryd answered the configuration request out of order");
-    }
-    text += page.text;
-    if (page.text.empty() || text.size() >= page.total) break;
-  }
-  try {
-    return std::make_shared<const config::Config>(
-        config::load_string(text, source.empty() ? "<ferryd's configuration>" : source));
-  } catch (const config::ConfigError& e) {
-    throw Error(fmt::format("cannot read the configuration ferryd serves: {}", e.what()));
-  }
+  auto config = discovery::fetch_config(client, kTimeout);
+  if (!config) throw Error(config.error());
+  return std::make_shared<const config::Config>(std::move(*config));
 }
 
 }  // namespace
@@ -61,9 +28,10 @@ TopicSchema describe_topic(const std::string& domain, const std::string& topic) 
   TopicSchema schema;
   schema.topic = topic;
   schema.config = fetch_config(*client);
-  const auto page =
-      ask<discovery::TopicList>(*client, discovery::ListTopics{0, topic, 0}, "topic list");
-  for (const auto& t : page.topics) {
+  const auto page = discovery::ask<discovery::TopicList>(
+      *client, discovery::ListTopics{0, topic, 0}, "topic list", kTimeout);
+  if (!page) throw Error(page.error());
+  for (const auto& t : page->topics) {
     if (t.name == topic) schema.type_name = t.type_name;
   }
   return schema;

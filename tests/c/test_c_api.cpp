@@ -21,9 +21,7 @@
 #include "temp_files.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Child;
-using ferry::test::eventually;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using namespace std::chrono_literals;
 
 namespace {

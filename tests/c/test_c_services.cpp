@@ -36,13 +36,19 @@ const std::string kConfig =
     "  - { name: calc/add, request: AddRequest, response: AddResponse, capacity: 4 }\n";
 using Served = ferry::test::ServedDomain<kConfig>;
 
+// The C peer program as a child process: a "server" that answers, or a
+// "client" that makes, `calls` calls of calc/add.
+Child c_peer(const char* role, const char* calls) {
+  return Child([role, calls] {
+    ::execl(FERRY_TEST_C_SERVICE_PEER, FERRY_TEST_C_SERVICE_PEER, role, calls, nullptr);
+    return 127;
+  });
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(Served, "a C server answers C++ calls") {
-  Child server([] {
-    ::execl(FERRY_TEST_C_SERVICE_PEER, FERRY_TEST_C_SERVICE_PEER, "server", "101", nullptr);
-    return 127;
-  });
+  Child server = c_peer("server", "101");
   ferry::Node node{"cpp-caller"};
   auto client = node.client<AddRequest, AddResponse>("calc/add");
   REQUIRE(client.wait_for_server(5s));
@@ -59,10 +65,7 @@ TEST_CASE_FIXTURE(Served, "a C server answers C++ calls") {
 }
 
 TEST_CASE_FIXTURE(Served, "a C client calls a C++ server") {
-  Child caller([] {
-    ::execl(FERRY_TEST_C_SERVICE_PEER, FERRY_TEST_C_SERVICE_PEER, "client", "41", nullptr);
-    return 127;
-  });
+  Child caller = c_peer("client", "41");
   ferry::Node node{"cpp-server"};
   auto server = node.server<AddRequest, AddResponse>("calc/add");
   for (int n = 0; n < 41; ++n) {

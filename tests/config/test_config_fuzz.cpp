@@ -25,8 +25,7 @@
 #include "temp_files.hpp"
 #include "text_lines.hpp"
 
-using ferry::test::lines_of;
-using ferry::test::read_file;
+using namespace ferry::test;
 
 using namespace ferry::config;
 

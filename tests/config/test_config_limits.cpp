@@ -19,6 +19,7 @@
 #include "ferry/config/limits.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry/config/schema.hpp"
+#include "temp_dir.hpp"
 
 using namespace ferry::config;
 
@@ -45,28 +46,6 @@ std::string chain(std::size_t n, bool closed = false) {
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
-
-// A private directory, removed with what it holds.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "ferry-cfg-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const {
-    return path_ / name;
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 // Runs `body` in a child killed after `seconds` (a hang fails the test
 // instead of stalling the suite); true when it exited 0.
@@ -163,7 +142,7 @@ TEST_CASE("a long misspelt name is not compared at length, and still gets an ans
 }
 
 TEST_CASE("a FIFO is refused without waiting for a writer") {
-  TempDir dir;
+  ferry::test::TempDir dir("cfg");
   const auto fifo = dir / "topics.yaml";
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   CHECK(in_child_within(5, [&] {
@@ -183,7 +162,7 @@ TEST_CASE("a FIFO is refused without waiting for a writer") {
 }
 
 TEST_CASE("devices and directories are refused as not regular files") {
-  TempDir dir;
+  ferry::test::TempDir dir("cfg");
   const auto zero = check_file("/dev/zero");
   REQUIRE(zero.size() == 1);
   CHECK(zero[0].to_string() ==
@@ -201,7 +180,7 @@ TEST_CASE("devices and directories are refused as not regular files") {
 }
 
 TEST_CASE("a file over the size limit is refused by its size, one at the limit is read") {
-  TempDir dir;
+  ferry::test::TempDir dir("cfg");
   const auto big = dir / "big.yaml";
   std::ofstream(big).close();
   std::filesystem::resize_file(big, kMaxConfigFileSize + 1);  // sparse: nothing written
@@ -238,7 +217,7 @@ TEST_CASE("\"did you mean\" is computed for the first misspelt type names only")
 }
 
 TEST_CASE("read_config_text returns the text of a regular file") {
-  TempDir dir;
+  ferry::test::TempDir dir("cfg");
   const auto path = dir / "ok.yaml";
   std::ofstream(path) << "domain: demo\n";
   const auto text = read_config_text(path);

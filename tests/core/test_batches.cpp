@@ -19,10 +19,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -71,10 +68,9 @@ std::vector<std::uint64_t> range(std::uint64_t from, std::uint64_t to) {
 TEST_CASE(
     "10 M samples in random batches of 1..300 mixed with single publishes reach two subscriber "
     "processes once each, in order") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 256, policy: block, "
-                                   "block_timeout_ms: 10000 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, capacity: 256, policy: block, "
+                 "block_timeout_ms: 10000 }\n"));
   const std::uint64_t total = ferry::test::scaled(10'000'000, 10);
   // One subscriber takes in batches of random sizes, the other mixes
   // take_many with single takes (and checks SampleInfo on those).
@@ -135,9 +131,7 @@ TEST_CASE(
 }
 
 TEST_CASE("an empty batch is a no-op: no sample, no sequence number used") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 16, policy: block }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 16, policy: block }\n"));
   Signal matched;
   Child sub([&] {
     ferry::Node node{"sub"};
@@ -164,9 +158,7 @@ TEST_CASE("an empty batch is a no-op: no sample, no sequence number used") {
 TEST_CASE(
     "drop_new with batches larger than the queue: the first that fit, the rest dropped, per "
     "queue") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 16, policy: drop_new }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 16, policy: drop_new }\n"));
   Signal ready;
   Signal published;
   // Two subscriber processes that take only once the batches are out.
@@ -202,10 +194,8 @@ TEST_CASE(
 }
 
 TEST_CASE("drop_oldest with a batch larger than the queue keeps the newest capacity samples") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: t, type: Seq, capacity: 16, policy: drop_oldest }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, capacity: 16, policy: drop_oldest }\n"));
   Signal ready;
   Signal published;
   Child sub([&] {
@@ -238,10 +228,9 @@ TEST_CASE("drop_oldest with a batch larger than the queue keeps the newest capac
 }
 
 TEST_CASE("block timing out mid-batch reports exactly how many samples each queue missed") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 8, policy: block, "
-                                   "block_timeout_ms: 300 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, capacity: 8, policy: block, "
+                 "block_timeout_ms: 300 }\n"));
   Signal ready;
   Signal release;
   // A subscriber that keeps up, and one that takes nothing until told.
@@ -289,10 +278,9 @@ TEST_CASE("block timing out mid-batch reports exactly how many samples each queu
 
 TEST_CASE(
     "history: a late subscriber gets the newest samples of a batch, then live batches, in order") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 16, policy: block, "
-                                   "history: 4 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, capacity: 16, policy: block, "
+                 "history: 4 }\n"));
   Signal first;
   Signal joined;
   Signal more;
@@ -326,11 +314,10 @@ TEST_CASE(
 }
 
 TEST_CASE("batches keep their order across a ferryd restart") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block, "
-                                   "block_timeout_ms: 10000 }\n",
-                                   "liveness: { heartbeat_ms: 20, timeout_ms: 500 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, capacity: 64, policy: block, "
+                 "block_timeout_ms: 10000 }\n",
+                 "liveness: { heartbeat_ms: 20, timeout_ms: 500 }\n"));
   const std::uint64_t total = 20000;
   Signal progress;
   Child pub([&] {
@@ -369,9 +356,9 @@ TEST_CASE("batches keep their order across a ferryd restart") {
     return int{kOk};
   });
   REQUIRE(progress.wait(30s));
-  daemon.kill9();
+  served.daemon.kill9();
   REQUIRE(progress.wait(30s));  // batches flow with no daemon at all
-  daemon.start();               // the nodes reconnect, each queue is replaced
+  served.daemon.start();        // the nodes reconnect, each queue is replaced
   REQUIRE(progress.wait(30s));
   REQUIRE(progress.wait(30s));
   CHECK(sub.wait(120s) == kOk);

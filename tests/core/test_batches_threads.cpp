@@ -14,8 +14,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -65,9 +64,7 @@ void consume(ferry::Subscriber<Seq>& sub, std::uint64_t last, bool batches, bool
 }
 
 void run(const char* topic, bool batch_producer, bool gaps) {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kConfig);
   ferry::Node node{"threads"};
   auto pub = node.publisher<Seq>(topic);
   auto sub = node.subscriber<Seq>(topic);

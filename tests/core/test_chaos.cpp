@@ -5,7 +5,6 @@
 // every node is gone the pool is whole again.
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <sys/mman.h>
 
 #include <atomic>
 #include <cstdio>
@@ -18,12 +17,11 @@
 #include "daemon_fixture.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "shared_object.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -154,26 +152,25 @@ int subscriber(Board& board, int slot) {
   return 0;
 }
 
+// A chaos worker in a child process: slots 0..2 publish, 3..5 subscribe.
+constexpr int kWorkers = 6;
+std::unique_ptr<Child> start_worker(Board* board, int slot) {
+  return std::make_unique<Child>([board, slot] {
+    try {
+      return slot < 3 ? publisher(*board, slot) : subscriber(*board, slot - 3);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "chaos worker %d: %s\n", slot, e.what());
+      return 98;
+    }
+  });
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(
     Served, "200 random kill -9 of publishers and subscribers: no bad sample, every chunk back") {
-  void* shared =
-      ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(shared != MAP_FAILED);
-  auto* board = new (shared) Board{};
-
-  constexpr int kWorkers = 6;  // 0..2 publishers, 3..5 subscribers
-  auto start = [&](int slot) {
-    return std::make_unique<Child>([board, slot] {
-      try {
-        return slot < 3 ? publisher(*board, slot) : subscriber(*board, slot - 3);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "chaos worker %d: %s\n", slot, e.what());
-        return 98;
-      }
-    });
-  };
+  SharedObject<Board> board;
+  auto start = [&](int slot) { return start_worker(board.get(), slot); };
   std::vector<std::unique_ptr<Child>> workers;
   for (int slot = 0; slot < kWorkers; ++slot) workers.push_back(start(slot));
   std::this_thread::sleep_for(300ms);
@@ -196,31 +193,13 @@ TEST_CASE_FIXTURE(
   MESSAGE(kills << " kills, " << board->taken.load() << " samples checked");
   // Every node is gone: ferryd has reclaimed all they held.
   CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 10s); }));
-  board->~Board();
-  ::munmap(shared, sizeof(Board));
 }
 
 TEST_CASE(
     "ferryd killed at random points, publishers stopped while subscribers die: every chunk back") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
-  void* shared =
-      ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(shared != MAP_FAILED);
-  auto* board = new (shared) Board{};
-
-  constexpr int kWorkers = 6;  // 0..2 publishers, 3..5 subscribers
-  auto start = [&](int slot) {
-    return std::make_unique<Child>([board, slot] {
-      try {
-        return slot < 3 ? publisher(*board, slot) : subscriber(*board, slot - 3);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "chaos worker %d: %s\n", slot, e.what());
-        return 98;
-      }
-    });
-  };
+  ServedConfig served(kConfig);
+  SharedObject<Board> board;
+  auto start = [&](int slot) { return start_worker(board.get(), slot); };
   std::vector<std::unique_ptr<Child>> workers;
   for (int slot = 0; slot < kWorkers; ++slot) workers.push_back(start(slot));
   std::this_thread::sleep_for(300ms);
@@ -239,12 +218,12 @@ TEST_CASE(
     switch (random() % 3) {
       case 0: {  // ferryd dies at a random moment, maybe a node with it
         std::this_thread::sleep_for(std::chrono::milliseconds(random() % 20));
-        daemon.kill9();
+        served.daemon.kill9();
         ++daemon_kills;
         const int victim = random() % 2 == 0 ? static_cast<int>(random() % kWorkers) : -1;
         if (victim >= 0) workers[static_cast<std::size_t>(victim)]->kill(SIGKILL);
         std::this_thread::sleep_for(std::chrono::milliseconds(random() % 50));
-        daemon.start();
+        served.daemon.start();
         if (victim >= 0) {
           CHECK(workers[static_cast<std::size_t>(victim)]->wait(5s) == 128 + SIGKILL);
           workers[static_cast<std::size_t>(victim)] = start(victim);
@@ -291,7 +270,6 @@ TEST_CASE(
   CHECK(board->taken.load() > 500);
   MESSAGE(rounds << " rounds: " << daemon_kills << " ferryd kills, " << stalls << " stalls, "
                  << board->taken.load() << " samples checked");
-  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 10s); }));
-  board->~Board();
-  ::munmap(shared, sizeof(Board));
+  CHECK(
+      ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f, 10s); }));
 }

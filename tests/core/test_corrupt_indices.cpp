@@ -39,9 +39,7 @@ enum class Scribble { Tail, Head };
 void check_sleeps_after_scribble(const ferry::test::TestDomain& domain, const char* topic,
                                  Scribble what) {
   ferry::Node node{"victim"};
-  auto pub = node.publisher<Seq>(topic);
-  auto sub = node.subscriber<Seq>(topic);
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(node, topic);
   for (std::uint64_t i = 0; i < 2; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
   for (std::uint64_t i = 0; i < 2; ++i) {
     auto s = sub.take(1s);

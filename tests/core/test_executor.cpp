@@ -16,10 +16,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -48,9 +45,7 @@ int publish_every(const char* topic, std::uint64_t id, std::uint64_t count,
 
 TEST_CASE(
     "a 100 Hz timer keeps 100 Hz within 1% over 2 s, no drift, while two topics' callbacks fire") {
-  TestDomain domain;
-  Daemon daemon(domain, kTopics);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kTopics);
   // Children first, while this process has no thread of its own (TSan
   // supports no thread started after a multi-threaded fork).
   Child pa([] { return publish_every("a", 0, 2000, 1000us); });  // 1 kHz
@@ -146,9 +141,7 @@ TEST_CASE("stop() from another thread ends spin(); a stop() before spin() is not
 }
 
 TEST_CASE("SIGINT ends spin() of an executor that stops on signals") {
-  TestDomain domain;
-  Daemon daemon(domain, kTopics);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kTopics);
   Signal spinning;
   Child node_proc([&] {
     ferry::Node node{"spinner"};
@@ -170,9 +163,7 @@ TEST_CASE("SIGINT ends spin() of an executor that stops on signals") {
 TEST_CASE(
     "a throwing callback ends spin() with its exception; the sample is consumed, the next one "
     "follows") {
-  TestDomain domain;
-  Daemon daemon(domain, kTopics);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kTopics);
   Child pub([] { return publish_every("a", 0, 10, 100us); });  // before our threads (TSan and fork)
   ferry::Node node{"exec"};
   auto a = node.subscriber<Seq>("a");

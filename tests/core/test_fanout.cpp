@@ -6,7 +6,6 @@
 // nodes: docs/design/pool.md).
 #include <doctest/doctest.h>
 #include <signal.h>
-#include <sys/mman.h>
 
 #include <array>
 #include <atomic>
@@ -20,12 +19,11 @@
 #include "frame.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
+#include "shared_object.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 // A Seq with a page behind it: too large for a ring slot (4 KiB), so each
 // sample travels as a reference to a pool chunk that every reader holds
@@ -47,17 +45,6 @@ struct Board {
   std::atomic<std::uint32_t> stop{0};   // readers exit
   std::atomic<std::uint64_t> published{0};
 };
-
-Board* make_board() {
-  void* shared =
-      ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(shared != MAP_FAILED);
-  return new (shared) Board{};
-}
-void free_board(Board* board) {
-  board->~Board();
-  ::munmap(board, sizeof(Board));
-}
 
 // A reader process with `nodes` reader nodes on `topic`, each taking
 // `expect` samples of one publisher, in order and intact.
@@ -153,10 +140,9 @@ TEST_CASE(
     "publisher drops none") {
   // Before chains of holder nodes, readers 14 to 16 lost every loaned sample
   // and the publisher counted them dropped.
-  TestDomain domain;
-  Daemon daemon(domain, kSeqConfig);
-  ferry::test::use_domain_env(domain);
-  Board* board = make_board();
+  ServedConfig served(kSeqConfig);
+  SharedObject<Board> shared_board;
+  Board* board = shared_board.get();
   constexpr int kReaders = 16;
   const std::uint64_t n = scaled(2000, 4);
   std::vector<Child> readers;
@@ -169,18 +155,16 @@ TEST_CASE(
   CHECK(r.delivered == n * kReaders);
   for (auto& c : readers) CHECK(c.wait(120s) == kOk);
   CHECK(board->taken.load() == n * kReaders);
-  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
-  const auto stats = ferry::test::pool_stats(domain.name());
+  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
+  const auto stats = ferry::test::pool_stats(served.domain.name());
   CHECK(stats.holder_overflow == 0);
   CHECK(stats.holder_nodes_linked > 0);
-  free_board(board);
 }
 
 TEST_CASE("64 reader nodes of a loaned topic (max_subscribers 64) each get every sample") {
-  TestDomain domain;
-  Daemon daemon(domain, kSeqConfig);
-  ferry::test::use_domain_env(domain);
-  Board* board = make_board();
+  ServedConfig served(kSeqConfig);
+  SharedObject<Board> shared_board;
+  Board* board = shared_board.get();
   constexpr int kProcesses = 16;
   constexpr int kNodesEach = 4;
   constexpr std::uint32_t kReaders = kProcesses * kNodesEach;
@@ -196,23 +180,18 @@ TEST_CASE("64 reader nodes of a loaned topic (max_subscribers 64) each get every
   CHECK(r.delivered == n * kReaders);
   for (auto& c : readers) CHECK(c.wait(120s) == kOk);
   CHECK(board->taken.load() == n * kReaders);
-  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
-  CHECK(ferry::test::pool_stats(domain.name()).holder_overflow == 0);
-  free_board(board);
+  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
+  CHECK(ferry::test::pool_stats(served.domain.name()).holder_overflow == 0);
 }
 
 namespace {
 
 const std::string kFrameConfig = seq_config(
     "  - { name: camera, type: Frame, capacity: 4, policy: block, block_timeout_ms: 10000 }\n",
-    "  Frame:\n"
-    "    fields:\n"
-    "      - { name: width, type: u32 }\n"
-    "      - { name: height, type: u32 }\n"
-    "      - { name: pixels, type: \"u8[3110400]\" }\n"
-    "liveness: { heartbeat_ms: 100, timeout_ms: 5000 }\n"
-    "pool:\n"
-    "  - { chunk_size: 4MiB, count: 24 }\n");
+    kFrameType +
+        "liveness: { heartbeat_ms: 100, timeout_ms: 5000 }\n"
+        "pool:\n"
+        "  - { chunk_size: 4MiB, count: 24 }\n");
 
 // A frame's content, from its number: a few bytes per page.
 std::uint8_t frame_byte(std::uint32_t frame, std::size_t i) {
@@ -251,10 +230,9 @@ int frame_reader(Board& board, int index, std::uint32_t expect) {
 TEST_CASE("16 subscribers of loaned 1080p frames at 30 Hz each get every frame") {
   // Before chains of holder nodes, ferryd refused the 14th viewer of a
   // pooled topic although max_subscribers is 16.
-  TestDomain domain;
-  Daemon daemon(domain, kFrameConfig);
-  ferry::test::use_domain_env(domain);
-  Board* board = make_board();
+  ServedConfig served(kFrameConfig);
+  SharedObject<Board> shared_board;
+  Board* board = shared_board.get();
   constexpr int kViewers = 16;
   const std::uint32_t frames = static_cast<std::uint32_t>(scaled(60, 2));  // 2 s at 30 Hz
   std::vector<Child> viewers;
@@ -289,8 +267,7 @@ TEST_CASE("16 subscribers of loaned 1080p frames at 30 Hz each get every frame")
   CHECK(total.delivered == std::uint64_t{frames} * kViewers);
   for (auto& v : viewers) CHECK(v.wait(60s) == kOk);
   CHECK(board->taken.load() == std::uint64_t{frames} * kViewers);
-  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
-  free_board(board);
+  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
 }
 
 namespace {
@@ -350,10 +327,9 @@ int blob_publisher(Board& board) {
 TEST_CASE(
     "kill -9 of readers and of the publisher of a topic with 20 readers, at random moments, "
     "leaves the pool whole") {
-  TestDomain domain;
-  Daemon daemon(domain, kKillConfig);
-  ferry::test::use_domain_env(domain);
-  Board* board = make_board();
+  ServedConfig served(kKillConfig);
+  SharedObject<Board> shared_board;
+  Board* board = shared_board.get();
   constexpr int kReaders = 20;
   std::vector<std::optional<Child>> readers(kReaders);
   for (int i = 0; i < kReaders; ++i)
@@ -385,11 +361,11 @@ TEST_CASE(
   }
   board->stop.store(1);
   for (auto& r : readers) CHECK(r->wait(30s) == kOk);
-  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f, 10s); }));
-  const auto stats = ferry::test::pool_stats(domain.name());
+  CHECK(
+      ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f, 10s); }));
+  const auto stats = ferry::test::pool_stats(served.domain.name());
   CHECK(stats.holder_nodes_linked > 0);
   CHECK(stats.corrupt == 0);
   MESSAGE(board->published.load() << " samples published, " << board->taken.load() << " taken; "
                                   << stats.holder_nodes_linked << " overflow nodes linked");
-  free_board(board);
 }

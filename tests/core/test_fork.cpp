@@ -17,8 +17,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Signal;
+using namespace ferry::test;
 
 namespace {
 
@@ -148,9 +147,7 @@ TEST_CASE_FIXTURE(Served,
                   "queue, not even its backlog statistic") {
   ferry::Node parent{"parent"};
   // drop_new: a single-producer queue, whose consumer keeps max_backlog.
-  auto pub = parent.publisher<Seq>("f_spsc");
-  auto sub = parent.subscriber<Seq>("f_spsc");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(parent, "f_spsc");
   // The parent takes a first backlog of 10 (its queue reader is set up and
   // notes it), then 20 more wait.
   for (std::uint64_t i = 0; i < 10; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);

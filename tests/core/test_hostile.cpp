@@ -23,9 +23,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -165,9 +163,7 @@ TEST_CASE_FIXTURE(
       ferry::test::run_program(domain, {ferry::test::bin_path("ferry"), "topic", "list"});
   CHECK(listed.exit_code == 0);
   ferry::Node node{"after"};
-  auto fresh_pub = node.publisher<Seq>("fresh");
-  auto fresh_sub = node.subscriber<Seq>("fresh");
-  REQUIRE(fresh_pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [fresh_pub, fresh_sub] = matched_ports<Seq>(node, "fresh");
   CHECK(fresh_pub.publish(make_seq(9, 1)).delivered == 1);
   auto s = fresh_sub.take(1s);
   REQUIRE(s);
@@ -193,9 +189,7 @@ TEST_CASE_FIXTURE(
     "a queue slot with an impossible length is skipped and counted; the samples around it "
     "arrive") {
   ferry::Node node{"victim"};
-  auto pub = node.publisher<Seq>("fresh");
-  auto sub = node.subscriber<Seq>("fresh");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(node, "fresh");
   for (std::uint64_t i = 0; i < 3; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
 
   auto rings = ferry::test::open_queue_rings(domain.name());
@@ -229,9 +223,7 @@ TEST_CASE_FIXTURE(
     Served,
     "a forged pool reference in a queue is refused and counted; the chunks around it arrive") {
   ferry::Node node{"victim"};
-  auto pub = node.publisher<ferry::Bytes>("blobs");
-  auto sub = node.subscriber<ferry::Bytes>("blobs");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<ferry::Bytes>(node, "blobs");
   for (std::uint8_t i = 0; i < 3; ++i) {
     const std::vector<std::byte> blob(1000, std::byte{i});
     REQUIRE(pub.publish(std::span(blob)).delivered == 1);

@@ -13,8 +13,7 @@
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 // One node with a publisher and a subscriber of topic t (Seq, `capacity`,
 // `policy`, a 64 B pool class), matched, on a ferryd of its own.
@@ -126,12 +125,9 @@ TEST_CASE("publish_many and take_many allocate nothing (drop_oldest)") {
 // Services (docs/services.md): send, take_request, respond and take, once
 // the server knows its client, allocate nothing either.
 TEST_CASE("call and respond allocate nothing") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: t, type: Seq }\n",
-                           "services:\n"
-                           "  - { name: svc, request: Seq, response: Seq, capacity: 8 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq }\n",
+                                 "services:\n"
+                                 "  - { name: svc, request: Seq, response: Seq, capacity: 8 }\n"));
   ferry::Node node{"test"};
   auto server = node.server<Seq, Seq>("svc");
   auto client = node.client<Seq, Seq>("svc");

@@ -12,8 +12,7 @@
 #include "layout_port_types.hpp"  // generated from gen/layout_port_types.yaml
 #include "test_domain.hpp"
 
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 // Written by hand with Pair's fields swapped too: no fingerprint to check.
 struct HandPair {

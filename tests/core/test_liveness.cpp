@@ -11,6 +11,7 @@
 
 #include "daemon_fixture.hpp"
 #include "ferry/discovery/client.hpp"
+#include "node_list.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
 #include "queue_probe.hpp"
@@ -18,10 +19,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -34,15 +32,14 @@ const std::string kConfig = seq_config(
 
 using Served = ferry::test::ServedDomain<kConfig>;
 
-// The nodes ferryd lists, with their heartbeat ages.
-std::vector<ferry::discovery::NodeInfo> list_nodes(const TestDomain& domain) {
-  auto client = ferry::discovery::Client::connect(domain.name(), "probe", 2s);
-  REQUIRE(client.has_value());
-  auto reply = client->request(ferry::discovery::ListNodes{0}, 2s);
-  REQUIRE(reply.has_value());
-  const auto* list = std::get_if<ferry::discovery::NodeList>(&*reply);
-  REQUIRE(list != nullptr);
-  return list->nodes;
+// Sends `frame` to the one subscriber, which holds it (and raises
+// `holding`), then four more that fill its queue (capacity 4).
+void fill_behind_held(ferry::Publisher<ferry::Bytes>& pub, std::span<const std::byte> frame,
+                      Signal& holding) {
+  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  CHECK(pub.publish(frame).delivered == 1);
+  REQUIRE(holding.wait());
+  for (int i = 0; i < 4; ++i) CHECK(pub.publish(frame).delivered == 1);
 }
 
 enum : int { kOk = 0, kNoSample = 1, kNotDead = 2, kNoReason = 3, kNoRejoin = 4, kBadRejoin = 5 };
@@ -87,11 +84,8 @@ TEST_CASE_FIXTURE(
 
   ferry::Node node{"camera"};
   auto pub = node.publisher<ferry::Bytes>("frames");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::vector<std::byte> frame(5000);
-  CHECK(pub.publish(std::span(frame)).delivered == 1);
-  REQUIRE(holding.wait());
-  for (int i = 0; i < 4; ++i) CHECK(pub.publish(std::span(frame)).delivered == 1);  // queue full
+  fill_behind_held(pub, std::span(frame), holding);
   CHECK(ferry::test::pool_count(domain.name()).free + 5 ==
         ferry::test::pool_count(domain.name()).total);
 
@@ -167,11 +161,8 @@ TEST_CASE_FIXTURE(
   });
   ferry::Node node{"camera"};
   auto pub = node.publisher<ferry::Bytes>("frames");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   const std::vector<std::byte> frame(5000);
-  CHECK(pub.publish(std::span(frame)).delivered == 1);
-  REQUIRE(holding.wait());
-  for (int i = 0; i < 4; ++i) CHECK(pub.publish(std::span(frame)).delivered == 1);  // full now
+  fill_behind_held(pub, std::span(frame), holding);
   auto rings = ferry::test::open_queue_rings(domain.name());
   REQUIRE(rings.size() == 1);
   const auto& space_bell = ferry::test::ring_header(rings[0]).space_bell;

@@ -18,10 +18,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -30,15 +27,11 @@ const std::string kConfig = seq_config(
     "  - { name: seq, type: Seq, capacity: 8, policy: drop_new, max_loans: 2, max_held: 2 }\n"
     "  - { name: log, type: bytes, max_size: 64KiB, capacity: 16, policy: block }\n",
     // Continues the `types:` map seq_config opened, then the pool.
-    "  Frame:\n"
-    "    fields:\n"
-    "      - { name: width, type: u32 }\n"
-    "      - { name: height, type: u32 }\n"
-    "      - { name: pixels, type: \"u8[3110400]\" }\n"
-    "pool:\n"
-    "  - { chunk_size: 4MiB, count: 6 }\n"
-    "  - { chunk_size: 64KiB, count: 32 }\n"
-    "  - { chunk_size: 64B, count: 16 }\n");
+    kFrameType +
+        "pool:\n"
+        "  - { chunk_size: 4MiB, count: 6 }\n"
+        "  - { chunk_size: 64KiB, count: 32 }\n"
+        "  - { chunk_size: 64B, count: 16 }\n");
 
 using Served = ferry::test::ServedDomain<kConfig>;
 
@@ -70,9 +63,7 @@ TEST_CASE_FIXTURE(
     "a loaned frame is read in place: the sample lies in the pool and holds the bytes written") {
   {
     ferry::Node node{"camera"};
-    auto pub = node.publisher<Frame>("frames");
-    auto sub = node.subscriber<Frame>("frames");
-    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+    auto [pub, sub] = matched_ports<Frame>(node, "frames");
     auto loan = pub.loan();
     REQUIRE(loan);
     (*loan)->width = 1920;
@@ -233,9 +224,7 @@ TEST_CASE_FIXTURE(Served,
                   "max_loans, an exhausted pool and max_held are error values that recover") {
   {
     ferry::Node node{"n"};
-    auto pub = node.publisher<Seq>("seq");
-    auto sub = node.subscriber<Seq>("seq");
-    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+    auto [pub, sub] = matched_ports<Seq>(node, "seq");
     auto l1 = pub.loan();
     auto l2 = pub.loan();
     REQUIRE(l1);
@@ -288,11 +277,8 @@ TEST_CASE_FIXTURE(Served,
 }
 
 TEST_CASE("a pool with no chunk left makes loan() return PoolExhausted until one comes back") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: log, type: bytes, max_size: 1KiB, max_loans: 100 }\n",
-                           "pool:\n  - { chunk_size: 1KiB, count: 3 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: log, type: bytes, max_size: 1KiB, max_loans: 100 }\n",
+                                 "pool:\n  - { chunk_size: 1KiB, count: 3 }\n"));
   ferry::Node node{"n"};
   auto pub = node.publisher<ferry::Bytes>("log");
   // 300 bytes: more than a bytes topic's slot holds, so each is a chunk.
@@ -365,10 +351,9 @@ TEST_CASE_FIXTURE(Served,
 }
 
 TEST_CASE("a block publisher that times out keeps no chunk") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: log, type: bytes, max_size: 1KiB, capacity: 2, "
-                                   "policy: block, block_timeout_ms: 50 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: log, type: bytes, max_size: 1KiB, capacity: 2, "
+                 "policy: block, block_timeout_ms: 50 }\n"));
   {
     ferry::Node node{"n"};
     auto pub = node.publisher<ferry::Bytes>("log");
@@ -381,10 +366,10 @@ TEST_CASE("a block publisher that times out keeps no chunk") {
     CHECK(pub.publish(std::span(payload)).delivered == 1);
     const auto r = pub.publish(std::span(payload));
     CHECK(r.timed_out == 1);
-    const auto count = ferry::test::pool_count(domain.name());
+    const auto count = ferry::test::pool_count(served.domain.name());
     CHECK(count.total - count.free == 2);  // the two queued, not the timed-out one
   }
-  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
+  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
 }
 
 TEST_CASE_FIXTURE(
@@ -452,9 +437,7 @@ TEST_CASE(
   // A chunk's own metadata counts 13 holders, the publisher's node being
   // one; the other readers' holders go to overflow nodes chained from it
   // (docs/design/pool.md). ferryd used to refuse a 14th reader node here.
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kConfig);
   std::vector<std::unique_ptr<ferry::Node>> nodes;
   std::vector<ferry::Subscriber<ferry::Bytes>> readers;
   for (int i = 0; i < 15; ++i) {
@@ -487,5 +470,5 @@ TEST_CASE(
       CHECK(static_cast<int>((*s)->data()[9999]) == 7 + k);
     }
   }
-  CHECK(ferry::test::pool_stats(domain.name()).holder_overflow == 0);
+  CHECK(ferry::test::pool_stats(served.domain.name()).holder_overflow == 0);
 }

@@ -13,8 +13,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 struct Other {  // same size as Seq, another name
   std::uint64_t words[8];
@@ -49,9 +48,7 @@ TEST_CASE("a node without a running ferryd fails with the socket path and how to
 }
 
 TEST_CASE("a port whose type differs from the topic's is refused with both types named") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq }\n"));
   ferry::Node node{"test"};
   CHECK_THROWS_WITH_AS(node.publisher<Other>("t"), doctest::Contains("'Other'"), ferry::Error);
   CHECK_THROWS_WITH_AS(node.publisher<Other>("t"), doctest::Contains("'Seq'"), ferry::Error);
@@ -68,9 +65,7 @@ TEST_CASE("a port whose type differs from the topic's is refused with both types
 }
 
 TEST_CASE("an undeclared topic takes the type of its first port, and later ports must match") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq }\n"));
   ferry::Node node{"test"};
   auto pub = node.publisher<Other>("free/topic");
   auto sub = node.subscriber<Other>("free/topic");
@@ -84,9 +79,7 @@ TEST_CASE("an undeclared topic takes the type of its first port, and later ports
 }
 
 TEST_CASE("a strict domain refuses undeclared topics") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq }\n", "strict: true\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq }\n", "strict: true\n"));
   ferry::Node node{"test"};
   CHECK_THROWS_WITH_AS(node.publisher<Seq>("not/declared"), doctest::Contains("'not/declared'"),
                        ferry::Error);
@@ -96,10 +89,8 @@ TEST_CASE("a strict domain refuses undeclared topics") {
 }
 
 TEST_CASE("max_publishers and max_subscribers are enforced with the limit named") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: t, type: Seq, max_publishers: 1, max_subscribers: 2 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, max_publishers: 1, max_subscribers: 2 }\n"));
   ferry::Node node{"test"};
   auto p1 = node.publisher<Seq>("t");
   CHECK_THROWS_WITH_AS(node.publisher<Seq>("t"), doctest::Contains("max_publishers is 1"),
@@ -153,19 +144,15 @@ TEST_CASE("two domains side by side do not see each other") {
 }
 
 TEST_CASE("garbage, half messages and idle connections do not disturb a running flow") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
   ferry::Node node{"test"};
-  auto pub = node.publisher<Seq>("t");
-  auto sub = node.subscriber<Seq>("t");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(node, "t");
 
-  const int idle = raw_connect(domain);  // connects and never says a word
-  const int garbage = raw_connect(domain);
+  const int idle = raw_connect(served.domain);  // connects and never says a word
+  const int garbage = raw_connect(served.domain);
   const char junk[] = "this is not a ferry message at all";
   CHECK(::send(garbage, junk, sizeof junk, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof junk));
-  const int truncated = raw_connect(domain);
+  const int truncated = raw_connect(served.domain);
   const unsigned char header_only[6] = {'F', 'R', 'R', 'Y', 1, 0};
   CHECK(::send(truncated, header_only, sizeof header_only, MSG_NOSIGNAL) == 6);
 
@@ -192,9 +179,7 @@ TEST_CASE("garbage, half messages and idle connections do not disturb a running 
 }
 
 TEST_CASE("raw ports take the topic's type and exchange its bytes with typed ports") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, policy: drop_new }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, policy: drop_new }\n"));
   ferry::Node node{"tool"};
   auto raw_sub = node.raw_subscriber("t");
   auto raw_pub = node.raw_publisher("t");

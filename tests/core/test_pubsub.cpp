@@ -14,10 +14,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -61,9 +58,7 @@ int publish_n(const std::string& topic, std::uint64_t id, std::uint64_t count,
 }  // namespace
 
 TEST_CASE("a subscriber that joins after the publisher receives every sample in order") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
   Signal publisher_made;
   Child pub([&] { return publish_n("t", 1, 10000, 1, &publisher_made); });
   REQUIRE(publisher_made.wait());
@@ -73,9 +68,7 @@ TEST_CASE("a subscriber that joins after the publisher receives every sample in 
 }
 
 TEST_CASE("a publisher that joins after the subscriber is matched and delivers") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n"));
   Signal subscriber_made;
   Child sub([&] { return subscribe_and_check("t", 10000, 1, 5s, &subscriber_made); });
   REQUIRE(subscriber_made.wait());
@@ -87,9 +80,7 @@ TEST_CASE("a publisher that joins after the subscriber is matched and delivers")
 TEST_CASE(
     "two publishers and three subscribers: every subscriber gets each publisher's samples in "
     "order") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 32, policy: block }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 32, policy: block }\n"));
   constexpr std::uint64_t kPerPublisher = 20000;
   std::vector<Child> subs;
   for (int i = 0; i < 3; ++i) {
@@ -103,10 +94,9 @@ TEST_CASE(
 }
 
 TEST_CASE("block: a million samples to a slower subscriber, none lost, in order, no timeouts") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block, "
-                                   "block_timeout_ms: 5000 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, capacity: 64, policy: block, "
+                 "block_timeout_ms: 5000 }\n"));
   const std::uint64_t n = scaled(1000000, 10);
   Child sub([n] {
     ferry::Node node{"slow"};
@@ -135,10 +125,9 @@ TEST_CASE("block: a million samples to a slower subscriber, none lost, in order,
 
 TEST_CASE(
     "block: a subscriber that never takes costs timed_out after block_timeout_ms, not a hang") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 4, policy: block, "
-                                   "block_timeout_ms: 200 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: t, type: Seq, capacity: 4, policy: block, "
+                 "block_timeout_ms: 200 }\n"));
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");  // never takes
   auto pub = node.publisher<Seq>("t");
@@ -161,9 +150,7 @@ TEST_CASE(
 }
 
 TEST_CASE("drop_new: delivered + dropped == published, and every delivered sample is taken") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 8, policy: drop_new }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 8, policy: drop_new }\n"));
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");
   auto pub = node.publisher<Seq>("t");
@@ -189,10 +176,7 @@ TEST_CASE("drop_new: delivered + dropped == published, and every delivered sampl
 TEST_CASE(
     "drop_oldest: the subscriber always ends with the newest samples; taken + overwritten == "
     "published") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: t, type: Seq, capacity: 8, policy: drop_oldest }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 8, policy: drop_oldest }\n"));
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");
   auto pub = node.publisher<Seq>("t");
@@ -217,10 +201,7 @@ TEST_CASE(
 TEST_CASE(
     "drop_oldest across processes: racing subscriber sees no torn, duplicated or reordered "
     "sample") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: t, type: Seq, capacity: 4, policy: drop_oldest }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 4, policy: drop_oldest }\n"));
   const std::uint64_t n = scaled(200000, 10);
   Child sub([n] {
     ferry::Node node{"sub"};
@@ -249,9 +230,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a publisher that exits right after publishing still delivers what it published") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 256, policy: block }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 256, policy: block }\n"));
   Child pub([] { return publish_n("t", 0, 200, 1); });  // forked before this process has a node
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");
@@ -266,9 +245,7 @@ TEST_CASE("a publisher that exits right after publishing still delivers what it 
 }
 
 TEST_CASE("a subscriber drains its publishers' queues in turn, so none starves another") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 16, policy: drop_new }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 16, policy: drop_new }\n"));
   ferry::Node node{"test"};
   auto sub = node.subscriber<Seq>("t");
   auto pub_a = node.publisher<Seq>("t");

@@ -6,7 +6,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,18 +19,17 @@
 #include "daemon_fixture.hpp"
 #include "ferry/discovery/client.hpp"
 #include "ferry/discovery/node_lock.hpp"
+#include "node_list.hpp"
 #include "pool_probe.hpp"
 #include "pool_test_hooks.hpp"  // transport/src: tests only
 #include "pubsub_util.hpp"
+#include "shared_object.hpp"
 #include "signal_pipe.hpp"
 #include "skip.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -59,18 +57,6 @@ struct Board {
   // permitted): the case does not test what it means to, and says so.
   std::atomic<bool> fifo_refused{false};
 };
-
-Board* make_board() {
-  void* shared =
-      ::mmap(nullptr, sizeof(Board), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  REQUIRE(shared != MAP_FAILED);
-  return new (shared) Board{};
-}
-
-void free_board(Board* board) {
-  board->~Board();
-  ::munmap(board, sizeof(Board));
-}
 
 // Publishes loans in bursts until paused; exits when stopped.
 // `first_after_wake`: the publishing thread runs first whenever the process
@@ -153,22 +139,13 @@ bool publishes_more(Board& board, std::size_t count, std::uint64_t more) {
       5s);
 }
 
-std::vector<ferry::discovery::NodeInfo> list_nodes(const TestDomain& domain) {
-  auto client = ferry::discovery::Client::connect(domain.name(), "probe", 2s);
-  REQUIRE(client.has_value());
-  auto reply = client->request(ferry::discovery::ListNodes{0}, 2s);
-  REQUIRE(reply.has_value());
-  const auto* list = std::get_if<ferry::discovery::NodeList>(&*reply);
-  REQUIRE(list != nullptr);
-  return list->nodes;
-}
-
 }  // namespace
 
 TEST_CASE_FIXTURE(
     Served,
     "a publisher stopped past the old re-reclaim window while its subscriber dies: pool whole") {
-  Board* board = make_board();
+  SharedObject<Board> shared_board;
+  Board* board = shared_board.get();
   Child sub([board] { return taker(*board); });
   // After SIGCONT they go on giving to the dead subscriber until their
   // serving threads have the Unmatched and their publishing threads applied
@@ -205,14 +182,14 @@ TEST_CASE_FIXTURE(
         "SCHED_FIFO is not permitted here: the publishers did not run first after SIGCONT, so "
         "the stopped-publisher case did not test its ordering");
   }
-  free_board(board);
 }
 
 TEST_CASE_FIXTURE(
     Served,
     "ferryd killed right after a subscriber's death, the publisher still giving to it: pool "
     "whole") {
-  Board* board = make_board();
+  SharedObject<Board> shared_board;
+  Board* board = shared_board.get();
   Child sub([board] { return taker(*board); });
   std::vector<Child> pubs;
   for (std::size_t i = 0; i < 3; ++i)
@@ -234,7 +211,6 @@ TEST_CASE_FIXTURE(
   board->stop.store(true);
   for (auto& p : pubs) CHECK(p.wait(10s) == 0);
   CHECK(pool_whole(domain, 3s));
-  free_board(board);
 }
 
 TEST_CASE_FIXTURE(
@@ -285,7 +261,9 @@ TEST_CASE_FIXTURE(
     "a node in another pid namespace is watched by its lock: alive while it runs, reclaimed when "
     "killed") {
   Signal holding;
-  Board* board = make_board();  // `published` carries the node's pid as we see it
+  // `published` carries the node's pid as we see it.
+  SharedObject<Board> shared_board;
+  Board* board = shared_board.get();
   // unshare(CLONE_NEWPID) then fork, as `unshare --pid --fork` does: the
   // node is pid 1 of a new namespace, sharing the runtime dir and /dev/shm.
   Child outer([&] {
@@ -310,7 +288,6 @@ TEST_CASE_FIXTURE(
     const int code = outer.wait(5s);
     if (code == 77) {
       ferry::test::skip_test("unshare(CLONE_NEWPID) is not permitted here");
-      free_board(board);
       return;
     }
     FAIL("the contained node did not start (exit " << code << ")");
@@ -347,5 +324,4 @@ TEST_CASE_FIXTURE(
       },
       3s));
   CHECK(outer.wait(5s) == 128 + SIGKILL);
-  free_board(board);
 }

@@ -80,6 +80,24 @@ class LoggedDaemon {
 const std::string kV1 = seq_config("  - { name: a, type: Seq, capacity: 16 }\n", "strict: true\n");
 
 void write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+std::string written(const std::string& path, const std::string& text) {
+  write(path, text);
+  return path;
+}
+
+// A fresh domain served by a LoggedDaemon from a file, `config`, that a
+// test rewrites before it asks for a reload(); this process's environment
+// points at the domain.
+struct ReloadableDomain {
+  explicit ReloadableDomain(const std::string& yaml)
+      : config(written((domain.runtime_dir() / "ferry.yaml").string(), yaml)),
+        daemon(domain, config) {
+    ferry::test::use_domain_env(domain);
+  }
+  TestDomain domain;
+  std::string config;
+  LoggedDaemon daemon;
+};
 
 // "" when a publisher on `topic` is made; else ferryd's refusal. Any other
 // failure (ferryd unreachable, a broken node) fails the test: a refusal
@@ -103,11 +121,7 @@ bool publisher_allowed(ferry::Node& node, const std::string& topic) {
 }  // namespace
 
 TEST_CASE("SIGHUP adds new types and topics, and new limits apply to new ports") {
-  TestDomain domain;
-  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
-  write(config, kV1);
-  LoggedDaemon daemon(domain, config);
-  ferry::test::use_domain_env(domain);
+  ReloadableDomain served(kV1);
   ferry::Node node{"n"};
   auto live = node.publisher<Seq>("a");
   CHECK_FALSE(publisher_allowed(node, "b"));  // strict: not declared yet
@@ -119,8 +133,8 @@ TEST_CASE("SIGHUP adds new types and topics, and new limits apply to new ports")
       "  - { name: c, type: Extra }\n",
       "strict: true\n");
   text.replace(text.find("types:\n"), 7, "types:\n  Extra: { size: 32 }\n");
-  write(config, text);
-  const std::string log = daemon.reload();
+  write(served.config, text);
+  const std::string log = served.daemon.reload();
   CHECK(log.find("configuration reloaded") != std::string::npos);
   CHECK(publisher_allowed(node, "b"));        // the new topic
   CHECK_FALSE(publisher_allowed(node, "a"));  // max_publishers 1 now, and `live` holds it
@@ -128,39 +142,31 @@ TEST_CASE("SIGHUP adds new types and topics, and new limits apply to new ports")
 }
 
 TEST_CASE("SIGHUP refuses a change that conflicts with live ports, naming file:line:col") {
-  TestDomain domain;
-  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
-  write(config, kV1);
-  LoggedDaemon daemon(domain, config);
-  ferry::test::use_domain_env(domain);
+  ReloadableDomain served(kV1);
   ferry::Node node{"n"};
   auto live = node.publisher<Seq>("a");
 
   // a's capacity changes under its live port; b is new but comes with it.
   const std::string text = seq_config(
       "  - { name: b, type: Seq }\n  - { name: a, type: Seq, capacity: 32 }\n", "strict: true\n");
-  write(config, text);
-  const std::string log = daemon.reload();
+  write(served.config, text);
+  const std::string log = served.daemon.reload();
   const std::size_t line = static_cast<std::size_t>(
       std::count(text.begin(), text.begin() + static_cast<long>(text.find("name: a")), '\n') + 1);
   CAPTURE(log);
-  CHECK(std::regex_search(
-      log, std::regex(config + ":" + std::to_string(line) + ":[0-9]+: topic 'a' has 1 live port")));
+  CHECK(std::regex_search(log, std::regex(served.config + ":" + std::to_string(line) +
+                                          ":[0-9]+: topic 'a' has 1 live port")));
   CHECK(log.find("capacity 32") != std::string::npos);
   CHECK(log.find("reload refused, the old configuration stays") != std::string::npos);
   CHECK_FALSE(publisher_allowed(node, "b"));  // nothing of the refused file applied
 }
 
 TEST_CASE("SIGHUP keeps the old configuration when the file does not load") {
-  TestDomain domain;
-  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
-  write(config, kV1);
-  LoggedDaemon daemon(domain, config);
-  ferry::test::use_domain_env(domain);
-  write(config, "topics:\n  - { name: b, type: Nope }\n");
-  const std::string log = daemon.reload();
+  ReloadableDomain served(kV1);
+  write(served.config, "topics:\n  - { name: b, type: Nope }\n");
+  const std::string log = served.daemon.reload();
   CAPTURE(log);
-  CHECK(std::regex_search(log, std::regex(config + ":2:[0-9]+: ")));
+  CHECK(std::regex_search(log, std::regex(served.config + ":2:[0-9]+: ")));
   CHECK(log.find("reload refused, the old configuration stays") != std::string::npos);
   ferry::Node node{"n"};
   CHECK(publisher_allowed(node, "a"));
@@ -168,11 +174,7 @@ TEST_CASE("SIGHUP keeps the old configuration when the file does not load") {
 }
 
 TEST_CASE("SIGHUP reads a large file on a thread of its own: ferryd answers meanwhile") {
-  TestDomain domain;
-  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
-  write(config, kV1);
-  LoggedDaemon daemon(domain, config);
-  ferry::test::use_domain_env(domain);
+  ReloadableDomain served(kV1);
   // Close to the node limit (config/include/ferry/config/limits.hpp): an
   // anchored list of 9,000 users aliased by 2 x 50 topics, ~900,000 nodes.
   std::string text = seq_config("", "strict: true\n");
@@ -184,15 +186,15 @@ TEST_CASE("SIGHUP reads a large file on a thread of its own: ferryd answers mean
     text += "  - { name: t" + std::to_string(i) +
             ", type: Seq, allow: { publish: *all, subscribe: *all } }\n";
   }
-  write(config, text);
-  const std::size_t before = daemon.log().size();
+  write(served.config, text);
+  const std::size_t before = served.daemon.log().size();
   ferry::Node node{"n"};
-  REQUIRE(::kill(daemon.pid(), SIGHUP) == 0);
+  REQUIRE(::kill(served.daemon.pid(), SIGHUP) == 0);
   // While the file is read: each port request is answered at once.
   int answered_during = 0;
   std::chrono::milliseconds slowest{0};
-  while (daemon.log().find("configuration reloaded", before) == std::string::npos &&
-         daemon.log().find("reload refused", before) == std::string::npos) {
+  while (served.daemon.log().find("configuration reloaded", before) == std::string::npos &&
+         served.daemon.log().find("reload refused", before) == std::string::npos) {
     const auto t0 = std::chrono::steady_clock::now();
     CHECK(publisher_allowed(node, "a"));
     slowest = std::max(slowest, std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -200,7 +202,7 @@ TEST_CASE("SIGHUP reads a large file on a thread of its own: ferryd answers mean
     ++answered_during;
     REQUIRE(answered_during < 100000);
   }
-  const std::string log = daemon.log().substr(before);
+  const std::string log = served.daemon.log().substr(before);
   CHECK(log.find("configuration reloaded") != std::string::npos);
   MESSAGE(answered_during << " port requests answered while the file was read, the slowest in "
                           << slowest.count() << " ms");
@@ -235,17 +237,14 @@ std::string names(int n, const std::string& last) {
 TEST_CASE(
     "allow: lists of 9,000 names cost a port request nothing, SIGHUP changes them for new "
     "ports, and a topic dropped from the file stays while ports use it") {
-  TestDomain domain;
-  const std::string config = (domain.runtime_dir() / "ferry.yaml").string();
   const std::string me = std::to_string(::getuid());
   // This process may publish on g (the last of 9,000 names), not subscribe.
-  write(config, seq_config("  - { name: g, type: Seq, max_publishers: 16, allow: { publish: " +
-                               names(9000, me) + ", subscribe: " + names(9000, "") +
-                               " } }\n"
-                               "  - { name: d, type: Seq }\n",
-                           "strict: true\n"));
-  LoggedDaemon daemon(domain, config);
-  ferry::test::use_domain_env(domain);
+  ReloadableDomain served(seq_config(
+      "  - { name: g, type: Seq, max_publishers: 16, allow: { publish: " + names(9000, me) +
+          ", subscribe: " + names(9000, "") +
+          " } }\n"
+          "  - { name: d, type: Seq }\n",
+      "strict: true\n"));
   ferry::Node node{"n"};
 
   // Each request used to look all 9,000 names up in the user database on
@@ -267,10 +266,11 @@ TEST_CASE(
   REQUIRE(eventually([&] { return dropped_pub->subscriber_count() == 1; }));
 
   // Now the other way round, and d is gone from the file.
-  write(config, seq_config("  - { name: g, type: Seq, allow: { publish: [absent1], subscribe: " +
-                               names(9000, me) + " } }\n",
-                           "strict: true\n"));
-  CHECK(daemon.reload().find("configuration reloaded") != std::string::npos);
+  write(served.config,
+        seq_config("  - { name: g, type: Seq, allow: { publish: [absent1], subscribe: " +
+                       names(9000, me) + " } }\n",
+                   "strict: true\n"));
+  CHECK(served.daemon.reload().find("configuration reloaded") != std::string::npos);
   auto allowed_sub = node.subscriber<Seq>("g");
   try {
     auto refused = node.publisher<Seq>("g");

@@ -22,10 +22,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -64,6 +61,23 @@ std::size_t ring_names(const std::string& domain, const std::string& what = "rin
   return n;
 }
 
+// The publisher of take_in_order's samples on "t": once a subscriber is
+// matched (it raises `go`), n samples of publisher 1, one every 300 us, each
+// delivered (block: nothing may be lost on the way); then half a second for
+// the subscribers to drain what is queued.
+int publish_in_order(std::uint64_t n, Signal& go) {
+  ferry::Node node{"pub"};
+  auto publisher = node.publisher<Seq>("t");
+  if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
+  go.raise();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (publisher.publish(make_seq(1, i)).delivered < 1) return 2;
+    std::this_thread::sleep_for(300us);
+  }
+  std::this_thread::sleep_for(500ms);
+  return 0;
+}
+
 }  // namespace
 
 TEST_CASE_FIXTURE(
@@ -71,19 +85,7 @@ TEST_CASE_FIXTURE(
   const std::uint64_t n = 8000;
   Signal go;
   Signal progress;
-  Child pub([&] {
-    ferry::Node node{"pub"};
-    auto publisher = node.publisher<Seq>("t");
-    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
-    go.raise();
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const auto r = publisher.publish(make_seq(1, i));
-      if (r.delivered < 1) return 2;  // block: nothing may be lost on the way
-      std::this_thread::sleep_for(300us);
-    }
-    std::this_thread::sleep_for(500ms);  // the subscribers drain what is queued
-    return 0;
-  });
+  Child pub([&] { return publish_in_order(n, go); });
   // The first subscriber checks every sample, start to end, in order.
   Child sub([&] { return take_in_order("sub", n, progress); });
   REQUIRE(go.wait());
@@ -139,27 +141,14 @@ TEST_CASE(
   // queue the previous ferryd made is still alive. From another pid
   // namespace the publisher's pid means nothing: judged by it, the queue
   // was dropped while the publisher still filled it (samples lost).
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kConfig);
   const std::uint64_t n = 4000;
   Signal go;
   Signal progress;
   Child sub([&] {
     return in_new_pid_namespace([&] { return take_in_order("contained-sub", n, progress); });
   });
-  Child pub([&] {
-    ferry::Node node{"pub"};
-    auto publisher = node.publisher<Seq>("t");
-    if (!publisher.wait_for_subscribers(1, std::chrono::seconds(10))) return 1;
-    go.raise();
-    for (std::uint64_t i = 0; i < n; ++i) {
-      if (publisher.publish(make_seq(1, i)).delivered < 1) return 2;
-      std::this_thread::sleep_for(300us);
-    }
-    std::this_thread::sleep_for(500ms);
-    return 0;
-  });
+  Child pub([&] { return publish_in_order(n, go); });
   if (!go.wait()) {
     const int code = sub.wait(5s);
     if (code == 77) {
@@ -170,9 +159,9 @@ TEST_CASE(
     FAIL("the publisher never matched the contained subscriber (its exit " << code << ")");
   }
   REQUIRE(progress.wait());
-  daemon.kill9();
+  served.daemon.kill9();
   REQUIRE(progress.wait());
-  daemon.start();
+  served.daemon.start();
   REQUIRE(progress.wait());
   CHECK(sub.wait() == 0);
   CHECK(pub.wait() == 0);

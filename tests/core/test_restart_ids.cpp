@@ -18,8 +18,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -55,9 +54,7 @@ TEST_CASE(
   for (const std::uint64_t scribbled :
        {std::uint64_t{0}, std::numeric_limits<std::uint64_t>::max()}) {
     CAPTURE(scribbled);
-    TestDomain domain;
-    Daemon daemon(domain, kConfig);
-    ferry::test::use_domain_env(domain);
+    ServedConfig served(kConfig);
     ferry::Node a{"a"};
     ferry::Node b{"b"};
     // Ports come and go before the live ones: the ids of the live ports
@@ -69,9 +66,9 @@ TEST_CASE(
     REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
     REQUIRE(delivered(pub, sub, 0));
 
-    daemon.kill9();
-    scribble_next_id(domain, scribbled);
-    daemon.start();
+    served.daemon.kill9();
+    scribble_next_id(served.domain, scribbled);
+    served.daemon.start();
     // New ports after the restart: each gets an id of its own, so none of
     // their doorbells replaces the live subscriber's (which it keeps).
     ferry::Node c{"c"};
@@ -99,6 +96,6 @@ TEST_CASE(
     CHECK(took < 1500ms);
     // The old flow goes on.
     CHECK(delivered(pub, sub, 1));
-    CHECK(daemon.stop() == 0);
+    CHECK(served.daemon.stop() == 0);
   }
 }

@@ -21,8 +21,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Signal;
+using namespace ferry::test;
 
 namespace {
 

@@ -18,9 +18,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Signal;
-using ferry::test::ValuePipe;
+using namespace ferry::test;
 
 namespace {
 

@@ -18,9 +18,7 @@
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -72,10 +70,8 @@ int subscriber_side(Outcome& out) {
 }  // namespace
 
 TEST_CASE("a steady stream between two nodes allocates nothing in either node's threads") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n",
-                                   "liveness: { heartbeat_ms: 10, timeout_ms: 2000 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 64, policy: block }\n",
+                                 "liveness: { heartbeat_ms: 10, timeout_ms: 2000 }\n"));
   void* shared =
       ::mmap(nullptr, sizeof(Outcome), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   REQUIRE(shared != MAP_FAILED);

@@ -12,10 +12,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 // Four u32 fields: 16 bytes, alignment 4 in the YAML's C ABI layout.
 struct Quad {
@@ -51,19 +48,15 @@ ferry::PublishResult publish_n(ferry::Publisher<Seq>& pub, int n) {
 }  // namespace
 
 TEST_CASE("defaults: apply to declared topics that do not set a key and to undeclared ones") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: plain, type: Seq }\n"
-                           "  - { name: own, type: Seq, capacity: 8, policy: drop_oldest, "
-                           "max_subscribers: 2 }\n",
-                           "defaults: { capacity: 2, policy: drop_new, max_subscribers: 1 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: plain, type: Seq }\n"
+                 "  - { name: own, type: Seq, capacity: 8, policy: drop_oldest, "
+                 "max_subscribers: 2 }\n",
+                 "defaults: { capacity: 2, policy: drop_new, max_subscribers: 1 }\n"));
   ferry::Node node{"defaults"};
   for (const std::string topic : {"plain", "undeclared"}) {
     CAPTURE(topic);
-    auto pub = node.publisher<Seq>(topic);
-    auto sub = node.subscriber<Seq>(topic);
-    REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+    auto [pub, sub] = matched_ports<Seq>(node, topic);
     // capacity 2, drop_new: the third sample is refused, the first two kept.
     CHECK(publish_n(pub, 2).delivered == 1);
     const auto third = pub.publish(make_seq(1, 2));
@@ -92,9 +85,7 @@ TEST_CASE("defaults: apply to declared topics that do not set a key and to undec
 }
 
 TEST_CASE("a port whose type's alignment differs from the declared one is refused naming both") {
-  TestDomain domain;
-  Daemon daemon(domain, "types:\n" + kQuadType + "topics:\n  - { name: quads, type: Quad }\n");
-  ferry::test::use_domain_env(domain);
+  ServedConfig served("types:\n" + kQuadType + "topics:\n  - { name: quads, type: Quad }\n");
   ferry::Node node{"aligner"};
   static_assert(sizeof(wide::Quad) == sizeof(Quad) && alignof(wide::Quad) != alignof(Quad));
   const auto mismatch = doctest::Contains(
@@ -105,9 +96,7 @@ TEST_CASE("a port whose type's alignment differs from the declared one is refuse
   CHECK_THROWS_WITH_AS(static_cast<void>(node.subscriber<wide::Quad>("quads")), mismatch,
                        ferry::Error);
   // The struct laid out as declared is accepted.
-  auto pub = node.publisher<Quad>("quads");
-  auto sub = node.subscriber<Quad>("quads");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Quad>(node, "quads");
   CHECK(pub.publish(Quad{1, 2, 3, 4}).delivered == 1);
   auto s = sub.take(5s);
   REQUIRE(s.has_value());
@@ -115,10 +104,9 @@ TEST_CASE("a port whose type's alignment differs from the declared one is refuse
 }
 
 TEST_CASE("block with one full and one draining subscriber: delivered 1, timed_out 1") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: blk, type: Seq, capacity: 1, policy: block, "
-                                   "block_timeout_ms: 500 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: blk, type: Seq, capacity: 1, policy: block, "
+                 "block_timeout_ms: 500 }\n"));
   Signal full_ready;
   Signal check_full;
   // Never takes until told: its one slot stays full.

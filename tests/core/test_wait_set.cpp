@@ -29,10 +29,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::Signal;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 
@@ -105,9 +102,7 @@ void notify_from_signal(int) { g_signal_wait_set->notify(); }
 
 TEST_CASE(
     "a WaitSet over 3 topics fed by 3 processes at different rates gets every sample in order") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"fast", "medium", "slow"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"fast", "medium", "slow"})));
   constexpr std::array<std::uint64_t, 3> kCounts{20000, 4000, 400};
   // Children first, while this process has no thread of its own (TSan
   // supports no thread started after a multi-threaded fork).
@@ -149,9 +144,7 @@ TEST_CASE(
 
 TEST_CASE(
     "no lost wake-up: 100,000 samples in bursts with random 0-200 us pauses, never a timeout") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"a", "b"}, 16)));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"a", "b"}, 16)));
   const std::uint64_t n =
       scaled(50000, 10);  // per topic: 100,000 in all (the issue's 1,000,000 takes too long for CI)
   const auto bursty = [n](const char* topic, std::uint64_t id) {
@@ -206,9 +199,7 @@ TEST_CASE(
 
 TEST_CASE(
     "idle costs nothing: 8 idle subscribers, wait 2 s, < 1% CPU and < 20 voluntary switches") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"})));
   ferry::Node node{"idle"};
   std::vector<ferry::Subscriber<Seq>> subs;
   ferry::WaitSet ws;
@@ -234,9 +225,7 @@ TEST_CASE(
 }
 
 TEST_CASE("notify() from another thread wakes wait(); a notify before wait() is not lost") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"t"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"t"})));
   ferry::Node node{"n"};
   auto sub = node.subscriber<Seq>("t");
   ferry::WaitSet ws;
@@ -259,9 +248,7 @@ TEST_CASE("notify() from another thread wakes wait(); a notify before wait() is 
 }
 
 TEST_CASE("notify() from a signal handler wakes wait()") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"t"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"t"})));
   ferry::Node node{"n"};
   auto sub = node.subscriber<Seq>("t");
   ferry::WaitSet ws;
@@ -290,10 +277,7 @@ TEST_CASE("notify() from a signal handler wakes wait()") {
 
 TEST_CASE(
     "attach refuses a 65th subscriber, a second attach and a moved-from subscriber, naming them") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: t, type: Seq, capacity: 4, max_subscribers: 70 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 4, max_subscribers: 70 }\n"));
   ferry::Node node{"n"};
   std::vector<ferry::Subscriber<Seq>> subs;
   ferry::WaitSet ws;
@@ -330,9 +314,7 @@ TEST_CASE(
 TEST_CASE(
     "a subscriber destroyed on another thread while attached wakes wait(), which reports its "
     "index") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"t", "u"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"t", "u"})));
   ferry::Node node{"n"};
   auto keep = node.subscriber<Seq>("t");
   std::optional<ferry::Subscriber<Seq>> doomed(node.subscriber<Seq>("u"));
@@ -355,9 +337,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a publisher killed while a WaitSet sleeps: wait() returns promptly, try_take() is empty") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"t"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"t"})));
   Signal matched;
   Child pub([&] {  // before our node's thread exists (TSan and fork)
     ferry::Node pnode{"doomed"};
@@ -395,9 +375,7 @@ TEST_CASE(
 
 TEST_CASE(
     "fd() in an epoll loop: readable while a sample waits or after notify(), clear once drained") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"a", "b"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"a", "b"})));
   constexpr std::uint64_t kEach = 2000;
   // Children before our threads (TSan and fork).
   Child pa([] { return publish_paced("a", 0, kEach, 16, 300us); });
@@ -455,9 +433,7 @@ TEST_CASE(
 
 TEST_CASE(
     "fd() in a Boost.Asio posix::stream_descriptor gets every sample, with a timer beside it") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"a"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"a"})));
   constexpr std::uint64_t kCount = 3000;
   // The child before our threads (TSan and fork).
   Child pa([] { return publish_paced("a", 0, kCount, 8, 200us); });
@@ -561,9 +537,7 @@ bool reported_through_fd(ferry::WaitSet& ws, int fd, std::size_t index,
 TEST_CASE(
     "a subscriber attached while the fd() helper sleeps is watched: its first sample makes fd() "
     "readable") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"a", "b"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"a", "b"})));
   ferry::Node node{"n"};
   auto pub_b = node.publisher<Seq>("b");
   auto a = node.subscriber<Seq>("a");
@@ -587,9 +561,7 @@ TEST_CASE(
 TEST_CASE(
     "a child forked while the fd() helper sleeps destroys its copies of the WaitSet and the "
     "attached subscriber: the parent's wake-ups are intact") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"t"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"t"})));
   ferry::Node node{"n"};
   auto pub = node.publisher<Seq>("t");
   for (const bool subscriber_first : {false, true}) {
@@ -633,9 +605,7 @@ TEST_CASE(
 TEST_CASE(
     "a subscriber destroyed on another thread while its WaitSet with fd() is destroyed writes "
     "no descriptor after it was closed") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config(block_topics({"t"})));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config(block_topics({"t"})));
   ferry::Node node{"n"};
   // TSan sees the race between the port's write and ~WaitSet's close (both
   // orders happen over the rounds); without TSan the rounds check that a

@@ -81,14 +81,36 @@ class Mutator {
   std::mt19937_64 rng_;
 };
 
+// Every sample message encoded (a notification with request id 0, any
+// other with 1): the datagrams the fuzzers start from.
+std::vector<Bytes> seed_datagrams() {
+  std::vector<Bytes> seeds;
+  for (const Message& m : test::sample_messages()) {
+    seeds.push_back(encode(m, is_notification(type_of(m)) ? 0 : 1).value());
+  }
+  return seeds;
+}
+
+// Decodes a fuzzed datagram: a refusal must say why (and is counted by its
+// code in `errors`, when given); what is accepted must encode back to the
+// very same bytes. Returns whether it was accepted.
+bool decodes_canonically(const Bytes& d, std::map<DecodeErrorCode, int>* errors) {
+  const auto decoded = decode(d);
+  if (!decoded) {
+    if (errors != nullptr) ++(*errors)[decoded.error().code];
+    REQUIRE_FALSE(decoded.error().message.empty());
+    return false;
+  }
+  const auto again = encode(decoded->message, decoded->request_id);
+  REQUIRE_MESSAGE(again.has_value(), again.error().message);
+  REQUIRE(*again == d);
+  return true;
+}
+
 }  // namespace
 
 TEST_CASE("randomly mutated datagrams never crash the decoder and decode canonically") {
-  const auto samples = test::sample_messages();
-  std::vector<Bytes> seeds;
-  for (const Message& m : samples) {
-    seeds.push_back(encode(m, is_notification(type_of(m)) ? 0 : 1).value());
-  }
+  const std::vector<Bytes> seeds = seed_datagrams();
 
   Mutator mutator{0xF3221};  // fixed seed: a failure reproduces
   std::map<DecodeErrorCode, int> errors;
@@ -100,16 +122,7 @@ TEST_CASE("randomly mutated datagrams never crash the decoder and decode canonic
     // the body checks rather than stopping at the length check.
     if (mutator.below(4) != 0) test::fix_body_length(d);
 
-    const auto decoded = decode(d);
-    if (!decoded) {
-      ++errors[decoded.error().code];
-      REQUIRE_FALSE(decoded.error().message.empty());
-      continue;
-    }
-    ++accepted;
-    const auto again = encode(decoded->message, decoded->request_id);
-    REQUIRE_MESSAGE(again.has_value(), again.error().message);
-    REQUIRE(*again == d);
+    if (decodes_canonically(d, &errors)) ++accepted;
   }
   MESSAGE("accepted " << accepted << " of " << kIterations);
   CHECK(accepted > 0);
@@ -147,11 +160,7 @@ TEST_CASE("random bodies behind a valid header of every type never crash the dec
 // decoder's per-type checks with well-formed pieces in the wrong places,
 // which single-byte mutations of one message rarely build.
 TEST_CASE("bodies spliced across message types and repeated runs never crash the decoder") {
-  const auto samples = test::sample_messages();
-  std::vector<Bytes> seeds;
-  for (const Message& m : samples) {
-    seeds.push_back(encode(m, is_notification(type_of(m)) ? 0 : 1).value());
-  }
+  const std::vector<Bytes> seeds = seed_datagrams();
   const auto body_of = [](const Bytes& d) {
     return Bytes(d.begin() + static_cast<std::ptrdiff_t>(kHeaderSize), d.end());
   };
@@ -189,15 +198,7 @@ TEST_CASE("bodies spliced across message types and repeated runs never crash the
     Bytes d(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(kHeaderSize));
     d.insert(d.end(), body.begin(), body.end());
     test::fix_body_length(d);
-    const auto decoded = decode(d);
-    if (!decoded) {
-      REQUIRE_FALSE(decoded.error().message.empty());
-      continue;
-    }
-    ++accepted;
-    const auto again = encode(decoded->message, decoded->request_id);
-    REQUIRE_MESSAGE(again.has_value(), again.error().message);
-    REQUIRE(*again == d);
+    if (decodes_canonically(d, nullptr)) ++accepted;
   }
   MESSAGE("accepted " << accepted << " of " << kIterations);
   CHECK(accepted > 0);

@@ -63,6 +63,16 @@ int pong_server(const fs::path& path) {
   }
 }
 
+// The first connection to `server`, which does not block: accept() polled
+// every millisecond for 5 s.
+std::optional<Socket> accept_within_5s(Socket& server) {
+  for (int i = 0; i < 5000; ++i) {
+    if (auto c = server.accept()) return std::move(*c);
+    std::this_thread::sleep_for(1ms);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 TEST_CASE("SO_PEERCRED names the connecting child process") {
@@ -78,13 +88,7 @@ TEST_CASE("SO_PEERCRED names the connecting child process") {
     (void)client->recv(buffer, 10s);  // stay connected until the parent is done
     return 0;
   }};
-  std::optional<Socket> conn;
-  for (int i = 0; i < 5000 && !conn; ++i) {
-    if (auto c = server->accept())
-      conn = std::move(*c);
-    else
-      std::this_thread::sleep_for(1ms);
-  }
+  std::optional<Socket> conn = accept_within_5s(*server);
   REQUIRE(conn.has_value());
   const auto cred = conn->peer_credentials();
   REQUIRE(cred.has_value());
@@ -182,13 +186,7 @@ TEST_CASE("an oversized datagram from another process is detected") {
     (void)client->recv(buffer, 10s);
     return 0;
   }};
-  std::optional<Socket> conn;
-  for (int i = 0; i < 5000 && !conn; ++i) {
-    if (auto c = server->accept())
-      conn = std::move(*c);
-    else
-      std::this_thread::sleep_for(1ms);
-  }
+  std::optional<Socket> conn = accept_within_5s(*server);
   REQUIRE(conn.has_value());
   std::vector<std::byte> buffer(kMaxMessageSize);
   const auto big = conn->recv(buffer, 5s);

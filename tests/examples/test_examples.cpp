@@ -18,12 +18,7 @@
 #include "text_lines.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::Daemon;
-using ferry::test::lines_of;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 

@@ -12,10 +12,7 @@
 #include "daemon_fixture.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Daemon;
-using ferry::test::run_program;
-using ferry::test::RunResult;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 

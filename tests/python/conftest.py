@@ -152,31 +152,32 @@ class Domain:
         return problem
 
 
-@pytest.fixture
-def bare_domain(monkeypatch):
-    """A fresh domain whose ferryd the test starts (Domain.start)."""
+def _served(monkeypatch, config=None):
+    """A fresh domain (its ferryd started with `config`, unless None), this
+    process's FERRY_DOMAIN and FERRY_RUNTIME_DIR pointing at it; stopped after
+    the test, which fails if ferryd did not stop cleanly."""
     d = Domain("/tmp")
     try:
+        if config is not None:
+            d.start(config)
         monkeypatch.setenv("FERRY_DOMAIN", d.name)
         monkeypatch.setenv("FERRY_RUNTIME_DIR", str(d.runtime_dir))
         yield d
     finally:
         problem = d.stop()
     assert problem is None, problem
+
+
+@pytest.fixture
+def bare_domain(monkeypatch):
+    """A fresh domain whose ferryd the test starts (Domain.start)."""
+    yield from _served(monkeypatch)
 
 
 @pytest.fixture
 def domain(monkeypatch):
     """A running ferryd with the test topics; FERRY_DOMAIN and FERRY_RUNTIME_DIR point at it."""
-    d = Domain("/tmp")
-    try:
-        d.start("types:\n" + all_types_yaml() + FRAME_TYPE + TOPICS)
-        monkeypatch.setenv("FERRY_DOMAIN", d.name)
-        monkeypatch.setenv("FERRY_RUNTIME_DIR", str(d.runtime_dir))
-        yield d
-    finally:
-        problem = d.stop()
-    assert problem is None, problem
+    yield from _served(monkeypatch, "types:\n" + all_types_yaml() + FRAME_TYPE + TOPICS)
 
 
 def wait_until(predicate, timeout=5.0):

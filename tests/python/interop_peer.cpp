@@ -23,8 +23,7 @@
 
 #include "all_types.hpp"
 
-using ferry::test::All;
-using ferry::test::Inner;
+using namespace ferry::test;
 
 struct Frame {
   std::uint64_t stamp_ns;

@@ -12,9 +12,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::bin_path;
-using ferry::test::run_program;
-using ferry::test::RunResult;
+using namespace ferry::test;
 
 namespace {
 

@@ -20,9 +20,7 @@
 
 using namespace std::chrono_literals;
 using ferry::ErrorCode;
-using ferry::test::Child;
-using ferry::test::eventually;
-using ferry::test::Signal;
+using namespace ferry::test;
 
 namespace {
 

@@ -76,14 +76,21 @@ class Daemon {
 void use_domain_env(const TestDomain& domain);
 
 // The usual start of a test: a fresh domain served by a real ferryd with
-// `Yaml`, and this process's environment pointing at it.
+// `yaml`, and this process's environment pointing at it.
+//   ferry::test::ServedConfig served(seq_config("  - { name: t, type: Seq }\n"));
+//   ferry::Node node{"n"}; ... served.domain ... served.daemon ...
+struct ServedConfig {
+  explicit ServedConfig(const std::string& yaml) : daemon(domain, yaml) { use_domain_env(domain); }
+  TestDomain domain;
+  Daemon daemon;
+};
+
+// The same as a doctest fixture, for a config fixed at compile time:
 //   using Served = ferry::test::ServedDomain<kConfig>;
 //   TEST_CASE_FIXTURE(Served, "...") { ferry::Node node{"n"}; ... domain ... daemon ... }
 template <const std::string& Yaml>
-struct ServedDomain {
-  ServedDomain() { use_domain_env(domain); }
-  TestDomain domain;
-  Daemon daemon{domain, Yaml};
+struct ServedDomain : ServedConfig {
+  ServedDomain() : ServedConfig(Yaml) {}
 };
 
 // In a forked child: the domain's environment, then exec_argv (process.hpp).

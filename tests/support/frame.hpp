@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <ferry/ferry.hpp>
+#include <string>
 
 struct Frame {
   std::uint32_t width;
@@ -11,3 +12,12 @@ struct Frame {
   std::uint8_t pixels[3110400];
 };
 FERRY_TYPE(Frame);
+
+// Its declaration, as an entry of a config's `types:` map (seq_config's
+// `extra` continues that map: pubsub_util.hpp).
+inline const std::string kFrameType =
+    "  Frame:\n"
+    "    fields:\n"
+    "      - { name: width, type: u32 }\n"
+    "      - { name: height, type: u32 }\n"
+    "      - { name: pixels, type: \"u8[3110400]\" }\n";

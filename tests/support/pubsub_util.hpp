@@ -3,6 +3,8 @@
 // carries its publisher and sequence number, the YAML that declares it, and
 // helpers (waits: eventually.hpp).
 
+#include <doctest/doctest.h>
+
 #include <chrono>
 #include <cstdint>
 #include <ferry/ferry.hpp>
@@ -38,6 +40,21 @@ inline std::string seq_config(const std::string& topics, const std::string& extr
          "      - { name: check, type: u64 }\n"
          "      - { name: pad, type: \"u64[5]\" }\n" +
          extra + "topics:\n" + topics;
+}
+
+// A publisher and a subscriber of `topic` on `node`, made in that order and
+// matched by ferryd (the running test fails after 10 s otherwise):
+//   auto [pub, sub] = matched_ports<Seq>(node, "t");
+template <class T>
+struct MatchedPorts {
+  ferry::Publisher<T> pub;
+  ferry::Subscriber<T> sub;
+};
+template <class T>
+MatchedPorts<T> matched_ports(ferry::Node& node, const std::string& topic) {
+  MatchedPorts<T> ports{node.publisher<T>(topic), node.subscriber<T>(topic)};
+  REQUIRE(ports.pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  return ports;
 }
 
 // Sanitizer builds run fewer iterations of the long tests (test_scale.hpp).

@@ -16,30 +16,11 @@
 #include "ferry/config/cdr.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry/config/ros2msg.hpp"
+#include "temp_dir.hpp"
 
 namespace bag_test {
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag)
-      : path_(std::filesystem::temp_directory_path() /
-              ("ferry-" + tag + "-" + std::to_string(::getpid()))) {
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] std::filesystem::path operator/(const std::string& name) const {
-    return path_ / name;
-  }
-
- private:
-  std::filesystem::path path_;
-};
+using ferry::test::TempDir;
 
 inline std::vector<std::byte> read_all(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -98,19 +79,31 @@ inline std::vector<std::byte> log_cdr(std::uint32_t i) {
   return out;
 }
 
+// The ros2msg schema of kTypesYaml's geo/Pose, added to `writer`.
+inline std::uint16_t add_pose_schema(ferry::bag::McapWriter& writer) {
+  const auto config = ferry::config::load_string(kTypesYaml);
+  const std::string msg =
+      ferry::config::ros2msg_definition(config.schema, *config.schema.index_of("geo/Pose"));
+  return writer.add_schema(ferry::config::ros2_type_name("geo/Pose"), "ros2msg",
+                           std::as_bytes(std::span(msg)));
+}
+
+// A channel of CDR geo/Pose messages on `topic`, as ferry record writes a
+// drop_oldest topic's.
+inline std::uint16_t add_pose_channel(ferry::bag::McapWriter& writer, std::uint16_t pose_schema,
+                                      const std::string& topic) {
+  return writer.add_channel(pose_schema, topic, "cdr",
+                            {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
+}
+
 inline void write_recording(const std::filesystem::path& path, ferry::bag::WriterOptions options,
                             std::uint32_t count) {
-  const auto config = ferry::config::load_string(kTypesYaml);
-  const std::size_t pose_type = *config.schema.index_of("geo/Pose");
   ferry::bag::McapWriter writer(path, options);
-  const std::string pose_msg = ferry::config::ros2msg_definition(config.schema, pose_type);
   const std::string bytes_msg = ferry::config::ros2msg_bytes_definition();
-  const auto pose_schema = writer.add_schema(ferry::config::ros2_type_name("geo/Pose"), "ros2msg",
-                                             std::as_bytes(std::span(pose_msg)));
+  const auto pose_schema = add_pose_schema(writer);
   const auto bytes_schema = writer.add_schema(ferry::config::ros2_bytes_type_name(), "ros2msg",
                                               std::as_bytes(std::span(bytes_msg)));
-  const auto pose = writer.add_channel(pose_schema, "pose", "cdr",
-                                       {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
+  const auto pose = add_pose_channel(writer, pose_schema, "pose");
   const auto log = writer.add_channel(bytes_schema, "log", "cdr", {{"ferry_type", "bytes"}});
   for (std::uint32_t i = 0; i < count; ++i) {
     writer.write_message({pose, i, 1000 + 2ull * i, 900 + 2ull * i}, pose_cdr(i));

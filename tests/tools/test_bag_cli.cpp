@@ -12,8 +12,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::bin_path;
-using ferry::test::run_program;
+using namespace ferry::test;
 
 TEST_CASE("ferry bag info: topics, types, counts, start, end and size") {
   ferry::test::TestDomain domain;

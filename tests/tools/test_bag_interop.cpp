@@ -10,6 +10,7 @@
 
 #include "bag_test_util.hpp"
 #include "daemon_fixture.hpp"
+#include "hex.hpp"
 #include "record_test_util.hpp"
 #include "test_domain.hpp"
 
@@ -17,15 +18,7 @@ using namespace ferry::bag;
 
 namespace {
 
-std::string hex(const std::vector<std::byte>& bytes) {
-  static const char* const kDigits = "0123456789abcdef";
-  std::string out;
-  for (const std::byte b : bytes) {
-    out += kDigits[std::to_integer<unsigned>(b) >> 4];
-    out += kDigits[std::to_integer<unsigned>(b) & 15];
-  }
-  return out;
-}
+using ferry::test::hex;
 
 nlohmann::json read_with_reference(const ferry::test::TestDomain& domain,
                                    const std::filesystem::path& file,

@@ -8,12 +8,8 @@
 
 #include "bench_test_util.hpp"
 
-using ferry::test::bin_path;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
-using ferry::test::bench::Json;
-using ferry::test::bench::run_bench;
-using ferry::test::bench::transports_of;
+using namespace ferry::test;
+using namespace ferry::test::bench;
 
 namespace {
 

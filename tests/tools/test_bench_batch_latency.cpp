@@ -13,10 +13,7 @@
 #include "cli_test_util.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 

@@ -9,9 +9,7 @@
 
 #include "bench_test_util.hpp"
 
-using ferry::test::bench::Json;
-using ferry::test::bench::run_bench;
-using ferry::test::bench::transports_of;
+using namespace ferry::test::bench;
 
 TEST_CASE("bench_scale_matches_every_pair_and_reports_ferryd_costs") {
   const auto lines = run_bench({"scale", "--nodes", "6", "--topics", "3", "--idle-seconds", "0.5",

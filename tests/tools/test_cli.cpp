@@ -20,14 +20,7 @@
 #include "test_domain.hpp"
 #include "text_lines.hpp"
 
-using ferry::test::bin_path;
-using ferry::test::Daemon;
-using ferry::test::lines_of;
-using ferry::test::run_program;
-using ferry::test::RunResult;
-using ferry::test::TestDomain;
-using ferry::test::words_of;
-using ferry::test::write_file;
+using namespace ferry::test;
 
 namespace {
 // Runs `ferry ARGS...` with FERRY_DOMAIN naming another (unserved) domain of

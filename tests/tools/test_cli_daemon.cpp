@@ -28,12 +28,7 @@
 #include "temp_files.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::bin_path;
-using ferry::test::Daemon;
-using ferry::test::read_file;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
-using ferry::test::write_file;
+using namespace ferry::test;
 
 namespace {
 

@@ -15,17 +15,7 @@
 #include "test_domain.hpp"
 #include "text_lines.hpp"
 
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::ferry_json;
-using ferry::test::json_lines;
-using ferry::test::last_line_words;
-using ferry::test::OnTerminal;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
-using ferry::test::words_of;
+using namespace ferry::test;
 using nlohmann::json;
 
 namespace {
@@ -91,36 +81,38 @@ const json* find_named(const json& array, const std::string& name) {
 const std::string kLongTopic = "a/topic/name/much/longer/than/the/top/column/allows";
 
 TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"
-                                   "  - { name: " +
-                                   kLongTopic + ", type: Seq }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"
+                 "  - { name: " +
+                 kLongTopic + ", type: Seq }\n"));
   // Every tool runs past the table and top checks below (4 subscribers),
   // with room for a sanitizer build's slower start; the metronome outlives them.
   Child metronome = publisher_at_rate("rate", 6.0);
-  Background hz(domain, {bin_path("ferry"), "topic", "hz", "rate", "--window", "100", "--duration",
-                         "4.2", "--json"});
-  Background bw(domain, {bin_path("ferry"), "topic", "bw", "rate", "--duration", "3.5", "--json"});
-  Background hz_text(domain, {bin_path("ferry"), "topic", "hz", "rate", "--duration", "3.5"});
-  Background bw_text(domain, {bin_path("ferry"), "topic", "bw", "rate", "--duration", "3.5"});
+  Background hz(served.domain, {bin_path("ferry"), "topic", "hz", "rate", "--window", "100",
+                                "--duration", "4.2", "--json"});
+  Background bw(served.domain,
+                {bin_path("ferry"), "topic", "bw", "rate", "--duration", "3.5", "--json"});
+  Background hz_text(served.domain,
+                     {bin_path("ferry"), "topic", "hz", "rate", "--duration", "3.5"});
+  Background bw_text(served.domain,
+                     {bin_path("ferry"), "topic", "bw", "rate", "--duration", "3.5"});
 
   // While they subscribe, the rings count what is published.
   REQUIRE(eventually([&] {
-    const json topics = ferry_json(domain, {"topic", "list"});
+    const json topics = ferry_json(served.domain, {"topic", "list"});
     const json* t = find_named(topics, "rate");
     return t != nullptr && (*t)["observers"] == 4 && (*t)["publishers"] == 1;  // hz and bw observe
   }));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const json* listed = nullptr;
-  const json list = ferry_json(domain, {"topic", "list"});
+  const json list = ferry_json(served.domain, {"topic", "list"});
   listed = find_named(list, "rate");
   REQUIRE(listed != nullptr);
   REQUIRE((*listed)["rate_hz"].is_number());
   CHECK((*listed)["rate_hz"].get<double>() == doctest::Approx(kRate).epsilon(0.10));
 
   // The same as a table: the header, then the row's values under it.
-  const auto table = run_program(domain, {bin_path("ferry"), "topic", "list"});
+  const auto table = run_program(served.domain, {bin_path("ferry"), "topic", "list"});
   REQUIRE(table.exit_code == 0);
   CHECK(
       words_of(table.out.substr(0, table.out.find('\n'))) ==
@@ -138,7 +130,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
         std::vector<std::string>{kLongTopic, "Seq", "drop_oldest", "64", "0", "0", "-"});
 
   {
-    OnTerminal top(domain, {bin_path("ferry"), "top"});
+    OnTerminal top(served.domain, {bin_path("ferry"), "top"});
     REQUIRE(top.started());
     for (const char* header : {"RATE/s", "BW/s", "BACKLOG", "DROPPED", "OVERWR", "TIMEOUT"}) {
       CAPTURE(header);
@@ -209,14 +201,12 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
 }
 
 TEST_CASE("topic delay reports the publish-to-take delay of a 50 Hz publisher every second") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: rate, type: Seq, capacity: 64 }\n"));
   Child metronome = publisher_at_rate("rate", 5.0);
-  Background json_out(domain,
+  Background json_out(served.domain,
                       {bin_path("ferry"), "topic", "delay", "rate", "--duration", "3.5", "--json"});
-  Background text(
-      domain, {bin_path("ferry"), "topic", "delay", "rate", "--window", "2", "--duration", "2.5"});
+  Background text(served.domain, {bin_path("ferry"), "topic", "delay", "rate", "--window", "2",
+                                  "--duration", "2.5"});
   REQUIRE(json_out.wait() == 0);
   const auto reports = json_lines(json_out.out());
   REQUIRE(reports.size() >= 3);
@@ -244,19 +234,15 @@ TEST_CASE("topic delay reports the publish-to-take delay of a 50 Hz publisher ev
 }
 
 TEST_CASE("top prints plain tables when stdout is not a terminal") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: robot/pose, type: Seq, policy: drop_new, capacity: 2 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: robot/pose, type: Seq, policy: drop_new, capacity: 2 }\n"));
   ferry::Node node{"tester"};
-  auto pub = node.publisher<Seq>("robot/pose");
-  auto sub = node.subscriber<Seq>("robot/pose");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(node, "robot/pose");
   for (std::uint64_t i = 0; i < 5; ++i) (void)pub.publish(make_seq(1, i));
-  const auto r = run_program(domain, {bin_path("ferry"), "top", "--count", "2"});
+  const auto r = run_program(served.domain, {bin_path("ferry"), "top", "--count", "2"});
   CHECK(r.exit_code == 0);
   CHECK(r.out.find('\x1b') == std::string::npos);
-  const auto first = r.out.find("ferry top - domain " + domain.name());
+  const auto first = r.out.find("ferry top - domain " + served.domain.name());
   REQUIRE(first != std::string::npos);
   CHECK(r.out.find("ferry top - domain", first + 1) != std::string::npos);  // two tables
   std::istringstream lines(r.out);
@@ -277,9 +263,7 @@ TEST_CASE("top prints plain tables when stdout is not a terminal") {
 }
 
 TEST_CASE("node list shows each node's pid and ports, and forgets a node killed with -9") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: a, type: Seq }\n  - { name: b, type: Seq }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: a, type: Seq }\n  - { name: b, type: Seq }\n"));
   Child victim([] {
     ferry::Node node{"victim"};
     auto pub = node.publisher<Seq>("a");
@@ -291,7 +275,7 @@ TEST_CASE("node list shows each node's pid and ports, and forgets a node killed 
   auto sub = survivor.subscriber<Seq>("a");
   REQUIRE(eventually([&] { return sub.publisher_count() == 1; }));
 
-  const json nodes = ferry_json(domain, {"node", "list"});
+  const json nodes = ferry_json(served.domain, {"node", "list"});
   REQUIRE(nodes.size() == 2);  // the asking ferry itself is not listed
   const json* v = find_named(nodes, "victim");
   REQUIRE(v != nullptr);
@@ -309,7 +293,7 @@ TEST_CASE("node list shows each node's pid and ports, and forgets a node killed 
   CHECK((*s)["pid"] == ::getpid());
   CHECK((*s)["subscribers"] == 1);
 
-  const auto text = run_program(domain, {bin_path("ferry"), "node", "list"});
+  const auto text = run_program(served.domain, {bin_path("ferry"), "node", "list"});
   CHECK(text.exit_code == 0);
   CHECK(text.out.find("NODE") == 0);
   CHECK(text.out.find("victim    " + std::to_string(victim.pid())) != std::string::npos);
@@ -318,7 +302,7 @@ TEST_CASE("node list shows each node's pid and ports, and forgets a node killed 
   victim.kill(SIGKILL);
   CHECK(victim.wait() == 128 + SIGKILL);
   CHECK(eventually([&] {
-    const json after = ferry_json(domain, {"node", "list"});
+    const json after = ferry_json(served.domain, {"node", "list"});
     return after.size() == 1 && find_named(after, "survivor") != nullptr;
   }));
   CHECK(eventually([&] { return sub.publisher_count() == 0; }));
@@ -432,17 +416,16 @@ TEST_CASE("every verb has help with examples, and bad usage exits 2") {
 }
 
 TEST_CASE("topic pub waits for a subscriber that appears after it started") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: late, type: Seq }\n"));
-  ferry::test::use_domain_env(domain);
-  Background pub(domain, {bin_path("ferry"), "topic", "pub", "late", "{publisher: 7, seq: 42}"});
+  ServedConfig served(seq_config("  - { name: late, type: Seq }\n"));
+  Background pub(served.domain,
+                 {bin_path("ferry"), "topic", "pub", "late", "{publisher: 7, seq: 42}"});
   // Its publisher is up, with no subscriber: without the wait the sample
   // would go nowhere (no history on this topic).
   REQUIRE(eventually([&] {
-    const json t = ferry_json(domain, {"topic", "info", "late"});
+    const json t = ferry_json(served.domain, {"topic", "info", "late"});
     return t["publishers"].size() == 1;
   }));
-  CHECK(ferry_json(domain, {"topic", "info", "late"})["subscribers"].empty());
+  CHECK(ferry_json(served.domain, {"topic", "info", "late"})["subscribers"].empty());
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   ferry::Node node{"latecomer"};
   auto sub = node.subscriber<Seq>("late");
@@ -455,22 +438,21 @@ TEST_CASE("topic pub waits for a subscriber that appears after it started") {
 }
 
 TEST_CASE("topic pub waits for every subscriber ferryd reports, or for --wait-subscribers N") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: both, type: Seq }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(seq_config("  - { name: both, type: Seq }\n"));
   ferry::Node node{"two-readers"};
   auto first = node.subscriber<Seq>("both");
   auto second = node.subscriber<Seq>("both");
   // By default: both queues attached before the one sample goes out.
-  const auto all = run_program(domain, {bin_path("ferry"), "topic", "pub", "both", "{seq: 1}"});
+  const auto all =
+      run_program(served.domain, {bin_path("ferry"), "topic", "pub", "both", "{seq: 1}"});
   REQUIRE(all.exit_code == 0);
   CHECK(all.out.find("published 1 sample(s) on 'both': 2 delivered") != std::string::npos);
   CHECK(first.take(std::chrono::seconds(5)).has_value());
   CHECK(second.take(std::chrono::seconds(5)).has_value());
   // Three asked for, two there: it waits its 2 s, then publishes to those two.
   const auto started = std::chrono::steady_clock::now();
-  const auto three = run_program(
-      domain, {bin_path("ferry"), "topic", "pub", "both", "{seq: 2}", "--wait-subscribers", "3"});
+  const auto three = run_program(served.domain, {bin_path("ferry"), "topic", "pub", "both",
+                                                 "{seq: 2}", "--wait-subscribers", "3"});
   CHECK(std::chrono::steady_clock::now() - started >= std::chrono::milliseconds(1900));
   REQUIRE(three.exit_code == 0);
   CHECK(three.out.find("published 1 sample(s) on 'both': 2 delivered") != std::string::npos);
@@ -478,13 +460,12 @@ TEST_CASE("topic pub waits for every subscriber ferryd reports, or for --wait-su
 
 TEST_CASE(
     "topic echo shows a bytes topic's samples as their size and a hex prefix, as YAML and JSON") {
-  TestDomain domain;
-  Daemon daemon(domain, "topics:\n  - { name: raw, type: bytes, max_size: 48 }\n");
-  ferry::test::use_domain_env(domain);
+  ServedConfig served("topics:\n  - { name: raw, type: bytes, max_size: 48 }\n");
   ferry::Node node{"raw-writer"};
   auto pub = node.publisher<ferry::Bytes>("raw");
-  Background text(domain, {bin_path("ferry"), "topic", "echo", "raw", "--count", "1"});
-  Background js(domain, {bin_path("ferry"), "topic", "echo", "raw", "--count", "1", "--json"});
+  Background text(served.domain, {bin_path("ferry"), "topic", "echo", "raw", "--count", "1"});
+  Background js(served.domain,
+                {bin_path("ferry"), "topic", "echo", "raw", "--count", "1", "--json"});
   REQUIRE(eventually([&] { return pub.observer_count() == 2; }));  // the echoes observe
   std::vector<std::byte> payload(40);
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(0xA0 + i);

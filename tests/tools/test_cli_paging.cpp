@@ -13,9 +13,7 @@
 #include "ferry/discovery/client.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Daemon;
-using ferry::test::ferry_json;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using namespace std::chrono_literals;
 
 TEST_CASE("a topic with 40 publishers and 40 subscribers is listed whole by topic list and info") {

@@ -17,11 +17,7 @@
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::bin_path;
-using ferry::test::Daemon;
-using ferry::test::ferry_json;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using nlohmann::json;
 
 namespace {
@@ -38,14 +34,10 @@ const std::string kConfig = seq_config(
     "2 }\n"
     "  - { name: mux/a, type: bytes, max_size: 1KiB }\n"
     "  - { name: mux/b, type: bytes, max_size: 1KiB }\n",
-    "  Frame:\n"
-    "    fields:\n"
-    "      - { name: width, type: u32 }\n"
-    "      - { name: height, type: u32 }\n"
-    "      - { name: pixels, type: \"u8[3110400]\" }\n"
-    "pool:\n"
-    "  - { chunk_size: 4MiB, count: 8 }\n"
-    "  - { chunk_size: 1KiB, count: 16 }\n");
+    kFrameType +
+        "pool:\n"
+        "  - { chunk_size: 4MiB, count: 8 }\n"
+        "  - { chunk_size: 1KiB, count: 16 }\n");
 
 using Served = ferry::test::ServedDomain<kConfig>;
 

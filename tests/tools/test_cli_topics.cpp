@@ -15,13 +15,7 @@
 #include "test_domain.hpp"
 #include "text_lines.hpp"
 
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::Daemon;
-using ferry::test::ferry_json;
-using ferry::test::last_line_words;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using nlohmann::json;
 
 // An opaque 40-byte type, as a C++ program would declare it.
@@ -77,9 +71,7 @@ TEST_CASE("topic info counts a drop_new queue that nobody takes from: 4 delivere
           "  - { name: robot/pose, type: Seq, capacity: 4, policy: drop_new, max_held: 2 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
-  auto pub = node.publisher<Seq>("robot/pose");
-  auto sub = node.subscriber<Seq>("robot/pose");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(node, "robot/pose");
   for (std::uint64_t i = 0; i < 10; ++i) (void)pub.publish(make_seq(1, i));
 
   json info = ferry_json(domain, {"topic", "info", "robot/pose"});
@@ -136,9 +128,7 @@ TEST_CASE("topic info shows the largest backlog of a queue that never filled") {
       seq_config("  - { name: slow, type: Seq, capacity: 16, policy: drop_new, max_held: 8 }\n"));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"tester"};
-  auto pub = node.publisher<Seq>("slow");
-  auto sub = node.subscriber<Seq>("slow");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(node, "slow");
   for (std::uint64_t i = 0; i < 5; ++i) REQUIRE(pub.publish(make_seq(1, i)).delivered == 1);
 
   json q = queue_of(ferry_json(domain, {"topic", "info", "slow"}));
@@ -244,12 +234,11 @@ TEST_CASE("topic pub then topic echo round-trips every field type, as JSON and a
 }
 
 TEST_CASE("topic echo shows an opaque type as its size and a hex prefix") {
-  TestDomain domain;
-  Daemon daemon(domain, kAllTypes);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kAllTypes);
   ferry::Node node{"blobber"};
   auto pub = node.publisher<BlobSample>("blob");
-  Background echo(domain, {bin_path("ferry"), "topic", "echo", "blob", "--count", "1", "--json"});
+  Background echo(served.domain,
+                  {bin_path("ferry"), "topic", "echo", "blob", "--count", "1", "--json"});
   REQUIRE(eventually([&] { return pub.observer_count() == 1; }));  // the echo observes
   BlobSample s{};
   for (unsigned i = 0; i < sizeof s.bytes; ++i) s.bytes[i] = static_cast<unsigned char>(0xA0 + i);
@@ -262,9 +251,7 @@ TEST_CASE("topic echo shows an opaque type as its size and a hex prefix") {
 }
 
 TEST_CASE("topic pub refuses a bad value with exit 2 naming the field, and publishes nothing") {
-  TestDomain domain;
-  Daemon daemon(domain, kAllTypes);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kAllTypes);
   struct Check {
     const char* value;
     const char* message;
@@ -278,13 +265,13 @@ TEST_CASE("topic pub refuses a bad value with exit 2 naming the field, and publi
                          Check{"{i32: 1.5}", "field 'i32': expected an integer (i32)"},
                          Check{"{arr: [1, 2", "VALUE is not valid YAML or JSON"}}) {
     CAPTURE(c.value);
-    const auto r = run_program(domain, {bin_path("ferry"), "topic", "pub", "all", c.value});
+    const auto r = run_program(served.domain, {bin_path("ferry"), "topic", "pub", "all", c.value});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(c.message) != std::string::npos);
     CHECK(r.err.find('\n') == r.err.size() - 1);  // one line
   }
   // None of them created a publisher.
-  const json info = ferry_json(domain, {"topic", "info", "all"});
+  const json info = ferry_json(served.domain, {"topic", "info", "all"});
   CHECK(info["publishers"].empty());
 }
 

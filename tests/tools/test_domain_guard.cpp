@@ -21,13 +21,9 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
-
-using ferry::test::kNobody;
-using ferry::test::needs_root;
 
 const std::string kConfig = seq_config("  - { name: t, type: Seq }\n");
 
@@ -81,9 +77,7 @@ TEST_CASE("ferry clean with another runtime directory refuses a live domain") {
 
 TEST_CASE_FIXTURE(Served, "a second ferryd with another runtime directory refuses a live domain") {
   ferry::Node node{"n"};
-  auto pub = node.publisher<Seq>("t");
-  auto sub = node.subscriber<Seq>("t");
-  REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  auto [pub, sub] = matched_ports<Seq>(node, "t");
   const auto before = ferry::transport::list_domain_objects(domain.name());
 
   const auto r = ferryd_elsewhere(domain, daemon.config_path());

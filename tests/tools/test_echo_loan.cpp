@@ -12,10 +12,7 @@
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using nlohmann::json;
 
 struct Pose {
@@ -59,16 +56,14 @@ const std::string kConfig =
 }  // namespace
 
 TEST_CASE("topic echo shows a loaned sample's values, small and larger than a slot") {
-  TestDomain domain;
-  Daemon daemon(domain, kConfig);
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(kConfig);
   ferry::Node node{"lender"};
   auto poses = node.publisher<Pose>("pose");
   auto shots = node.publisher<Shot>("shots");
-  Background pose_yaml(domain, {bin_path("ferry"), "topic", "echo", "pose", "--count", "1"});
-  Background pose_json(domain,
+  Background pose_yaml(served.domain, {bin_path("ferry"), "topic", "echo", "pose", "--count", "1"});
+  Background pose_json(served.domain,
                        {bin_path("ferry"), "topic", "echo", "pose", "--count", "1", "--json"});
-  Background shot_json(domain,
+  Background shot_json(served.domain,
                        {bin_path("ferry"), "topic", "echo", "shots", "--count", "1", "--json"});
   REQUIRE(eventually([&] { return poses.observer_count() == 2 && shots.observer_count() == 1; }));
 

@@ -17,10 +17,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::bin_path;
-using ferry::test::Child;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 
 namespace {
 

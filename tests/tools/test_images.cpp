@@ -18,8 +18,7 @@
 #include "image_pattern.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::bin_path;
-using ferry::test::run_program;
+using namespace ferry::test;
 
 namespace {
 

@@ -23,6 +23,7 @@
 #include "ferry/config/cdr.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry/config/ros2msg.hpp"
+#include "hex.hpp"
 #include "sensor_msgs.hpp"
 #include "test_domain.hpp"
 
@@ -31,15 +32,7 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-std::string hex(std::span<const std::byte> bytes) {
-  static const char* const kDigits = "0123456789abcdef";
-  std::string out;
-  for (const std::byte b : bytes) {
-    out += kDigits[std::to_integer<unsigned>(b) >> 4];
-    out += kDigits[std::to_integer<unsigned>(b) & 15];
-  }
-  return out;
-}
+using ferry::test::hex;
 
 template <class T>
 void store(std::byte* at, T v) {

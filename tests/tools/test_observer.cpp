@@ -21,12 +21,7 @@
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::ferry_json;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using nlohmann::json;
 
 namespace {
@@ -96,16 +91,15 @@ json first_json_line(const std::string& out) {
 TEST_CASE(
     "a stopped topic echo never holds a block publisher: every sample reaches the real "
     "subscriber") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: cmd, type: Seq, capacity: 4, policy: block, "
-                                   "block_timeout_ms: 2000 }\n",
-                                   kLiveness));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: cmd, type: Seq, capacity: 4, policy: block, "
+                 "block_timeout_ms: 2000 }\n",
+                 kLiveness));
   // Sanitizer builds: a tenth (scaled), for time.
   const std::uint64_t samples = scaled(100'000, 10);
 
-  Background echo(domain, {bin_path("ferry"), "topic", "echo", "cmd", "--json"});
-  REQUIRE(eventually([&] { return attached(domain, "cmd", "ferry-echo"); }));
+  Background echo(served.domain, {bin_path("ferry"), "topic", "echo", "cmd", "--json"});
+  REQUIRE(eventually([&] { return attached(served.domain, "cmd", "ferry-echo"); }));
 
   // The real subscriber, in its own process: every sample, in order; it
   // stays until told to go (`done`), so that topic info still lists it.
@@ -128,7 +122,7 @@ TEST_CASE(
 
   ferry::Node node{"driver"};
   auto pub = node.publisher<Seq>("cmd");
-  REQUIRE(eventually([&] { return queue_count(domain, "cmd") == 2; }));
+  REQUIRE(eventually([&] { return queue_count(served.domain, "cmd") == 2; }));
   REQUIRE(pub.wait_for_subscribers(1, std::chrono::seconds(10)));
   CHECK(pub.subscriber_count() == 1);  // the observer is not counted
   // The echo took nothing yet or a few samples; stopped, it takes none.
@@ -169,7 +163,7 @@ TEST_CASE(
 
   // topic info: the echo is listed apart, and its queue's overwritten count
   // is what it missed.
-  const json info = ferry_json(domain, {"topic", "info", "cmd"});
+  const json info = ferry_json(served.domain, {"topic", "info", "cmd"});
   REQUIRE(info["observers"].size() == 1);
   CHECK(info["observers"][0]["node"] == "ferry-echo");
   REQUIRE(info["subscribers"].size() == 1);
@@ -188,11 +182,12 @@ TEST_CASE(
     }
   }
   CHECK(saw_observer_queue);
-  const json list = ferry_json(domain, {"topic", "list"});
+  const json list = ferry_json(served.domain, {"topic", "list"});
   REQUIRE(list.size() == 1);
   CHECK(list[0]["subscribers"] == 1);
   CHECK(list[0]["observers"] == 1);
-  const auto text = ferry::test::run_program(domain, {bin_path("ferry"), "topic", "info", "cmd"});
+  const auto text =
+      ferry::test::run_program(served.domain, {bin_path("ferry"), "topic", "info", "cmd"});
   CHECK(text.out.find("observers (") != std::string::npos);
   CHECK(text.out.find("ferry-echo (observer)") != std::string::npos);
   echo.signal(SIGCONT);
@@ -201,10 +196,8 @@ TEST_CASE(
 }
 
 TEST_CASE("echo, hz and bw attach to a topic at max_subscribers") {
-  TestDomain domain;
-  Daemon daemon(domain,
-                seq_config("  - { name: pose, type: Seq, capacity: 16, max_subscribers: 1 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: pose, type: Seq, capacity: 16, max_subscribers: 1 }\n"));
   ferry::Node node{"robot"};
   auto pub = node.publisher<Seq>("pose");
   auto real = node.subscriber<Seq>("pose");
@@ -214,10 +207,13 @@ TEST_CASE("echo, hz and bw attach to a topic at max_subscribers") {
                        ferry::Error);
 
   // ...but not for tools.
-  Background echo(domain, {bin_path("ferry"), "topic", "echo", "pose", "--count", "1", "--json"});
-  Background hz(domain, {bin_path("ferry"), "topic", "hz", "pose", "--duration", "1", "--json"});
-  Background bw(domain, {bin_path("ferry"), "topic", "bw", "pose", "--duration", "1", "--json"});
-  REQUIRE(eventually([&] { return observer_count(domain, "pose") == 3; }));
+  Background echo(served.domain,
+                  {bin_path("ferry"), "topic", "echo", "pose", "--count", "1", "--json"});
+  Background hz(served.domain,
+                {bin_path("ferry"), "topic", "hz", "pose", "--duration", "1", "--json"});
+  Background bw(served.domain,
+                {bin_path("ferry"), "topic", "bw", "pose", "--duration", "1", "--json"});
+  REQUIRE(eventually([&] { return observer_count(served.domain, "pose") == 3; }));
   CHECK(pub.subscriber_count() == 1);
   const auto end = std::chrono::steady_clock::now() + 3s;
   for (std::uint64_t i = 0; std::chrono::steady_clock::now() < end; ++i) {
@@ -238,11 +234,10 @@ TEST_CASE("echo, hz and bw attach to a topic at max_subscribers") {
 }
 
 TEST_CASE("an observer killed with kill -9 while holding pooled samples leaves the pool whole") {
-  TestDomain domain;
-  Daemon daemon(domain, seq_config("  - { name: log, type: bytes, max_size: 64KiB, capacity: 8, "
-                                   "policy: block, max_held: 4 }\n",
-                                   "pool:\n  - { chunk_size: 64KiB, count: 64 }\n"));
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(
+      seq_config("  - { name: log, type: bytes, max_size: 64KiB, capacity: 8, "
+                 "policy: block, max_held: 4 }\n",
+                 "pool:\n  - { chunk_size: 64KiB, count: 64 }\n"));
   ferry::Node node{"logger"};
   auto pub = node.publisher<ferry::Bytes>("log");
   auto real = node.subscriber<ferry::Bytes>("log");
@@ -262,7 +257,7 @@ TEST_CASE("an observer killed with kill -9 while holding pooled samples leaves t
     return 0;
   });
   holding.close_write();
-  REQUIRE(eventually([&] { return queue_count(domain, "log") == 2; }));
+  REQUIRE(eventually([&] { return queue_count(served.domain, "log") == 2; }));
 
   const std::vector<std::byte> text(40'000, std::byte{'x'});
   auto publish_some = [&](int n) {
@@ -276,11 +271,11 @@ TEST_CASE("an observer killed with kill -9 while holding pooled samples leaves t
   publish_some(12);  // 4 held by the observer, up to 8 queued to it
   REQUIRE(holding.wait(10s));
   publish_some(8);
-  const auto before = ferry::test::pool_count(domain.name());
+  const auto before = ferry::test::pool_count(served.domain.name());
   CHECK(before.free < before.total);  // the observer holds chunks now
   observer.kill(SIGKILL);
   (void)observer.wait(5s);
-  REQUIRE(eventually([&] { return observer_count(domain, "log") == 0; }));
+  REQUIRE(eventually([&] { return observer_count(served.domain, "log") == 0; }));
   publish_some(4);  // the publisher picks the observer's leaving up
-  CHECK(ferry::test::pool_all_free(domain.name(), [](auto f) { return eventually(f); }));
+  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
 }

@@ -24,12 +24,7 @@
 #include "record_test_util.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::run_program;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using namespace record_test;
 using Clock = std::chrono::steady_clock;
 
@@ -117,16 +112,15 @@ struct Received {
 }  // namespace
 
 TEST_CASE("ferry record: three topics while they publish; play gives every sample back") {
-  TestDomain domain;
-  Daemon daemon(domain, config_yaml());
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(config_yaml());
   bag_test::TempDir dir("record");
   const auto file = dir / "run.mcap";
   const std::uint32_t total = kAll + kFrames + kLogs;
 
-  Background recorder(domain, {bin_path("ferry"), "record", "all", "camera/frames", "logs/text",
-                               "-o", file.string(), "--count", std::to_string(total)});
-  REQUIRE(subscribed(domain, "logs/text"));
+  Background recorder(served.domain,
+                      {bin_path("ferry"), "record", "all", "camera/frames", "logs/text", "-o",
+                       file.string(), "--count", std::to_string(total)});
+  REQUIRE(subscribed(served.domain, "logs/text"));
   Child all = all_publisher();
   Child frames = frame_publisher();
   Child logs = log_publisher();
@@ -140,7 +134,7 @@ TEST_CASE("ferry record: three topics while they publish; play gives every sampl
 
   // bag info: the counts published.
   const auto info =
-      run_program(domain, {bin_path("ferry"), "bag", "info", file.string(), "--json"});
+      run_program(served.domain, {bin_path("ferry"), "bag", "info", file.string(), "--json"});
   REQUIRE(info.exit_code == 0);
   const auto j = nlohmann::json::parse(info.out);
   CHECK(j["messages"] == total);
@@ -287,18 +281,16 @@ Child tick_publisher(double hz) {
 }  // namespace
 
 TEST_CASE("ferry record: Ctrl-C ends with a complete file; kill -9 leaves its complete chunks") {
-  TestDomain domain;
-  Daemon daemon(domain, config_yaml());
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(config_yaml());
   bag_test::TempDir dir("record-end");
   Child ticks = tick_publisher(200);
 
   for (const int sig : {SIGINT, SIGTERM, SIGKILL}) {
     CAPTURE(sig);
     const auto file = dir / ("ticks-" + std::to_string(sig) + ".mcap");
-    Background recorder(domain, {bin_path("ferry"), "record", "ticks", "-o", file.string(),
-                                 "--compression", "lz4"});
-    REQUIRE(subscribed(domain, "ticks"));
+    Background recorder(served.domain, {bin_path("ferry"), "record", "ticks", "-o", file.string(),
+                                        "--compression", "lz4"});
+    REQUIRE(subscribed(served.domain, "ticks"));
     // Until the file holds a complete chunk (one a second), so that kill -9
     // leaves one; the reader reads a file being written as one cut short.
     const auto give_up = Clock::now() + std::chrono::seconds(5);
@@ -328,7 +320,7 @@ TEST_CASE("ferry record: Ctrl-C ends with a complete file; kill -9 leaves its co
       // Chunks are written whole, so the file usually ends at a record's
       // end: no summary, nothing cut short.
       const auto info =
-          run_program(domain, {bin_path("ferry"), "bag", "info", file.string(), "--json"});
+          run_program(served.domain, {bin_path("ferry"), "bag", "info", file.string(), "--json"});
       CHECK(info.exit_code == (reader.summary().truncated_at ? 1 : 0));
       CHECK(nlohmann::json::parse(info.out)["complete"] == false);
       CHECK(nlohmann::json::parse(info.out)["messages"] == n);
@@ -453,14 +445,12 @@ TEST_CASE("ferry play: bad files get one sentence naming the file and the offset
 }
 
 TEST_CASE("ferry record --all: a topic that appears while recording is recorded too") {
-  TestDomain domain;
-  Daemon daemon(domain, config_yaml());
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(config_yaml());
   bag_test::TempDir dir("record-all");
   const auto file = dir / "all.mcap";
-  Background recorder(
-      domain, {bin_path("ferry"), "record", "--all", "-o", file.string(), "--duration", "2.5"});
-  REQUIRE(subscribed(domain, "ticks"));
+  Background recorder(served.domain, {bin_path("ferry"), "record", "--all", "-o", file.string(),
+                                      "--duration", "2.5"});
+  REQUIRE(subscribed(served.domain, "ticks"));
   // "late" is not in the configuration: the publisher's port creates it.
   Child late([] {
     ferry::Node node{"late"};
@@ -488,13 +478,11 @@ TEST_CASE("ferry record --all: a topic that appears while recording is recorded 
 
 TEST_CASE(
     "ferry record: a drop_oldest topic and a stopped recorder: the missed sequences reported") {
-  TestDomain domain;
-  Daemon daemon(domain, config_yaml());
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(config_yaml());
   bag_test::TempDir dir("record-gaps");
   const auto file = dir / "gaps.mcap";
-  Background recorder(domain, {bin_path("ferry"), "record", "ticks", "-o", file.string()});
-  REQUIRE(subscribed(domain, "ticks"));
+  Background recorder(served.domain, {bin_path("ferry"), "record", "ticks", "-o", file.string()});
+  REQUIRE(subscribed(served.domain, "ticks"));
   constexpr std::uint64_t kTicks = 3000;
   Child ticks([] {
     ferry::Node node{"ticker"};
@@ -543,12 +531,10 @@ TEST_CASE(
 }
 
 TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic's publisher") {
-  TestDomain domain;
-  Daemon daemon(domain, config_yaml());
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(config_yaml());
   bag_test::TempDir dir("record-observe");
   const auto file = dir / "observe.mcap";
-  Background recorder(domain,
+  Background recorder(served.domain,
                       {bin_path("ferry"), "record", "all", "--observe", "-o", file.string()});
   constexpr std::uint32_t kSamples = 300;  // far more than the queue's 64
   const auto go = dir / "go";              // made by the parent once the recorder is stopped
@@ -574,7 +560,8 @@ TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic'
   });
   // Stopped once it took sample 0 (its queue row in topic info says so).
   const auto took_first = [&] {
-    const auto r = run_program(domain, {bin_path("ferry"), "topic", "info", "all", "--json"});
+    const auto r =
+        run_program(served.domain, {bin_path("ferry"), "topic", "info", "all", "--json"});
     if (r.exit_code != 0) return false;
     const auto info = nlohmann::json::parse(r.out);  // named: the loop reads into it
     for (const auto& q : info["queues"])
@@ -617,14 +604,8 @@ TEST_CASE("ferry play cuts a gap past --max-gap (a timestamp 11.6 days ahead) an
   bag_test::TempDir dir("play-gap");
   const auto file = dir / "gap.mcap";
   {
-    const auto config = ferry::config::load_string(bag_test::kTypesYaml);
-    const std::size_t pose_type = *config.schema.index_of("geo/Pose");
     ferry::bag::McapWriter writer(file, {});
-    const std::string msg = ferry::config::ros2msg_definition(config.schema, pose_type);
-    const auto schema = writer.add_schema(ferry::config::ros2_type_name("geo/Pose"), "ros2msg",
-                                          std::as_bytes(std::span(msg)));
-    const auto pose = writer.add_channel(schema, "pose", "cdr",
-                                         {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
+    const auto pose = bag_test::add_pose_channel(writer, bag_test::add_pose_schema(writer), "pose");
     const std::uint64_t t0 = 1'000'000'000;
     const std::uint64_t ahead = 1'002'240'000'000'000;  // 11.6 days in ns
     const std::uint64_t times[] = {t0, t0 + 1'000'000, t0 + ahead, t0 + ahead + 1'000'000};
@@ -649,16 +630,10 @@ namespace {
 
 // A recording of 10 poses on "pose" and 10 on "other", 200 ms apart.
 void write_two_topics(const std::filesystem::path& file) {
-  const auto config = ferry::config::load_string(bag_test::kTypesYaml);
-  const std::size_t pose_type = *config.schema.index_of("geo/Pose");
   ferry::bag::McapWriter writer(file, {});
-  const std::string msg = ferry::config::ros2msg_definition(config.schema, pose_type);
-  const auto schema = writer.add_schema(ferry::config::ros2_type_name("geo/Pose"), "ros2msg",
-                                        std::as_bytes(std::span(msg)));
-  const auto pose = writer.add_channel(schema, "pose", "cdr",
-                                       {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
-  const auto other = writer.add_channel(schema, "other", "cdr",
-                                        {{"ferry_type", "geo/Pose"}, {"policy", "drop_oldest"}});
+  const auto schema = bag_test::add_pose_schema(writer);
+  const auto pose = bag_test::add_pose_channel(writer, schema, "pose");
+  const auto other = bag_test::add_pose_channel(writer, schema, "other");
   const std::uint64_t t0 = 1'000'000'000;
   for (std::uint32_t i = 0; i < 10; ++i) {
     const std::uint64_t t = t0 + i * 200'000'000ull;
@@ -677,17 +652,14 @@ TEST_CASE("ferry play --topics, --start-offset, --rate and --loop do what they s
   bag_test::TempDir dir("play-flags");
   const auto file = dir / "two.mcap";
   write_two_topics(file);
-  TestDomain domain;
-  Daemon daemon(domain,
-                std::string(bag_test::kTypesYaml) + "  - { name: other, type: geo/Pose }\n");
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(std::string(bag_test::kTypesYaml) + "  - { name: other, type: geo/Pose }\n");
   ferry::Node node{"checker"};
   auto pose = node.raw_subscriber("pose");
   auto other = node.raw_subscriber("other");
 
   SUBCASE("--topics pose --start-offset 0.9 --rate 4: poses 5..9 only, 0.2 s instead of 0.8 s") {
-    Background play(domain, {bin_path("ferry"), "play", file.string(), "--topics", "pose",
-                             "--start-offset", "0.9", "--rate", "4"});
+    Background play(served.domain, {bin_path("ferry"), "play", file.string(), "--topics", "pose",
+                                    "--start-offset", "0.9", "--rate", "4"});
     std::vector<int> ids;
     std::vector<Clock::time_point> at;
     while (ids.size() < 5) {
@@ -709,7 +681,8 @@ TEST_CASE("ferry play --topics, --start-offset, --rate and --loop do what they s
   }
 
   SUBCASE("--loop plays from the start again until Ctrl-C") {
-    Background play(domain, {bin_path("ferry"), "play", file.string(), "--loop", "--rate", "20"});
+    Background play(served.domain,
+                    {bin_path("ferry"), "play", file.string(), "--loop", "--rate", "20"});
     std::vector<int> ids;
     while (ids.size() < 25) {
       auto s = pose.take(std::chrono::seconds(5));

@@ -30,11 +30,7 @@
 #include "ferry/bag/mcap_reader.hpp"
 #include "test_domain.hpp"
 
-using ferry::test::Background;
-using ferry::test::bin_path;
-using ferry::test::Child;
-using ferry::test::Daemon;
-using ferry::test::TestDomain;
+using namespace ferry::test;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -195,14 +191,12 @@ struct StalledRun {
 
 StalledRun record_with_stall(std::uint32_t count, std::chrono::milliseconds stall,
                              const std::string& tag) {
-  TestDomain domain;
-  Daemon daemon(domain, config_yaml());
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(config_yaml());
   bag_test::TempDir dir(tag);
   const auto fifo = dir / "fifo.mcap";
   const auto file = dir / "copy.mcap";
   SlowReader reader(fifo, file);
-  Background recorder(domain, {bin_path("ferry"), "record", "blobs", "-o", fifo.string()});
+  Background recorder(served.domain, {bin_path("ferry"), "record", "blobs", "-o", fifo.string()});
   Child publisher = blob_publisher(count);
   reader.start(std::uint64_t{count / 5} * sizeof(Blob), stall);
   CHECK(publisher.wait(std::chrono::seconds(30)) == 0);
@@ -270,14 +264,12 @@ FERRY_TYPE_NAMED(Tiny, "Tiny");
 TEST_CASE(
     "ferry record --all: a topic that appears while copied samples fill the writer's queue is "
     "recorded once the writer catches up, and the summary is printed") {
-  TestDomain domain;
-  Daemon daemon(domain, tiny_config_yaml());
-  ferry::test::use_domain_env(domain);
+  ServedConfig served(tiny_config_yaml());
   bag_test::TempDir dir("record-queue-full");
   const auto fifo = dir / "fifo.mcap";
   const auto file = dir / "copy.mcap";
   SlowReader reader(fifo, file);
-  Background recorder(domain, {bin_path("ferry"), "record", "--all", "-o", fifo.string()});
+  Background recorder(served.domain, {bin_path("ferry"), "record", "--all", "-o", fifo.string()});
   // 4000 small samples a second for 3 s: the chunk written after 1 s
   // (hundreds of KiB) blocks the writer in write() while the reader stalls,
   // and the copied samples behind it fill the queue (4097 entries) by ~2 s.

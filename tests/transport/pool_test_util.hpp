@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <span>
 #include <string>
 
@@ -113,6 +114,22 @@ inline void check_all_free(const transport::Pool& pool, bool exact_counters = tr
   CHECK(r.free == r.total);
   CHECK(r.held_refs == 0);
   CHECK(r.pending_refs == 0);
+}
+
+// A request size for a kMixed-like pool: mostly small, sometimes up to
+// 64 KiB, so that every size class is used.
+inline std::size_t random_size(std::mt19937_64& rng) {
+  switch (rng() % 8) {
+    case 0:
+      return 1 + rng() % 65536;
+    case 1:
+    case 2:
+      return 1 + rng() % 16384;
+    case 3:
+      return 1 + rng() % 1024;
+    default:
+      return 1 + rng() % 64;
+  }
 }
 
 }  // namespace ferry::test

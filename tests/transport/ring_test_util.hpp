@@ -2,6 +2,8 @@
 // Helpers shared by the ring tests: rings over a heap buffer or a Segment,
 // self-checking messages (iteration counts: test_scale.hpp).
 
+#include <doctest/doctest.h>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -72,6 +74,22 @@ inline transport::Segment open_ring_segment(const std::string& domain, const std
                                kRingLayoutForTests, std::chrono::seconds(5));
   if (!seg) std::abort();
   return std::move(*seg);
+}
+
+// A T (atomics a test and its children share) in a sealed Segment named
+// "shared" after the test domain; the children open it by name.
+template <class T>
+transport::Segment create_shared_segment(const TestDomain& domain) {
+  auto seg = transport::Segment::create(transport::shm_name(domain.name(), "shared"),
+                                        transport::SegmentKind::Test, 1, sizeof(T));
+  REQUIRE(seg.has_value());
+  new (seg->payload()) T{};
+  seg->seal();
+  return std::move(*seg);
+}
+template <class T>
+T& shared_in(transport::Segment& seg) {
+  return *reinterpret_cast<T*>(seg.payload());
 }
 
 // Self-checking messages: 8-byte sequence number, then bytes derived from it;

@@ -48,35 +48,14 @@ struct Shared {
   std::atomic<std::uint64_t> full{0};
 };
 
-Segment create_shared(const TestDomain& domain) {
-  auto seg =
-      Segment::create(shm_name(domain.name(), "shared"), SegmentKind::Test, 1, sizeof(Shared));
-  REQUIRE(seg.has_value());
-  new (seg->payload()) Shared{};
-  seg->seal();
-  return std::move(*seg);
-}
-Shared& shared_of(Segment& seg) { return *reinterpret_cast<Shared*>(seg.payload()); }
+Segment create_shared(const TestDomain& domain) { return create_shared_segment<Shared>(domain); }
+Shared& shared_of(Segment& seg) { return shared_in<Shared>(seg); }
 Segment open_shared(const std::string& domain) {
   return *Segment::open(shm_name(domain, "shared"), SegmentKind::Test, 1, 5s);
 }
 
 std::string ring_name(int from, int to) {
   return "ring." + std::to_string(from) + "." + std::to_string(to);
-}
-
-std::size_t random_size(std::mt19937_64& rng) {
-  switch (rng() % 8) {
-    case 0:
-      return 1 + rng() % 65536;
-    case 1:
-    case 2:
-      return 1 + rng() % 16384;
-    case 3:
-      return 1 + rng() % 1024;
-    default:
-      return 1 + rng() % 64;
-  }
 }
 
 // A sample travels as {packed ref, stamp} in a ring slot: the stamp lets the

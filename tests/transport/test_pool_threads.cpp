@@ -28,20 +28,6 @@ namespace {
 
 const PoolGeometry kMixed{{{64, 256}, {1024, 128}, {16384, 32}, {65536, 8}}};
 
-std::size_t random_size(std::mt19937_64& rng) {
-  switch (rng() % 8) {
-    case 0:
-      return 1 + rng() % 65536;
-    case 1:
-    case 2:
-      return 1 + rng() % 16384;
-    case 3:
-      return 1 + rng() % 1024;
-    default:
-      return 1 + rng() % 64;
-  }
-}
-
 struct Message {
   std::uint64_t ref = 0;  // packed ChunkRef
   OwnerId from = 0;

@@ -43,15 +43,8 @@ struct Shared {
   std::atomic<std::uint32_t> go{0};
 };
 
-Segment create_shared(const TestDomain& domain) {
-  auto seg =
-      Segment::create(shm_name(domain.name(), "shared"), SegmentKind::Test, 1, sizeof(Shared));
-  REQUIRE(seg.has_value());
-  new (seg->payload()) Shared{};
-  seg->seal();
-  return std::move(*seg);
-}
-Shared& shared_of(Segment& seg) { return *reinterpret_cast<Shared*>(seg.payload()); }
+Segment create_shared(const TestDomain& domain) { return create_shared_segment<Shared>(domain); }
+Shared& shared_of(Segment& seg) { return shared_in<Shared>(seg); }
 
 // A child's view: the ring and the shared block, opened by name.
 struct ChildView {

@@ -42,20 +42,24 @@ std::uint64_t receive_in_order(RingConsumer& consumer, std::uint64_t count,
   return errors;
 }
 
+// The producer of the spinning tests: messages 0..n-1 (flags: their
+// sequence number), each try_push retried with a backoff until it fits.
+void push_spinning(HeapRing& ring, std::uint64_t n) {
+  auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
+  std::array<std::byte, kPayload> buf{};
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const auto msg = make_message(i, message_length(i, kPayload), buf.data());
+    for (Backoff backoff; !producer.try_push(msg, static_cast<std::uint32_t>(i));) backoff();
+  }
+}
+
 }  // namespace
 
 TEST_CASE("threads: a spinning producer and consumer pass every message in order, intact") {
   HeapRing ring({.capacity = 64, .slot_size = 88, .mode = RingMode::Spsc});
   const std::uint64_t n = scaled(1'000'000);
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
-  std::thread producer_thread([&] {
-    auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
-    std::array<std::byte, kPayload> buf{};
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const auto msg = make_message(i, message_length(i, kPayload), buf.data());
-      for (Backoff backoff; !producer.try_push(msg, static_cast<std::uint32_t>(i));) backoff();
-    }
-  });
+  std::thread producer_thread([&] { push_spinning(ring, n); });
   std::array<std::byte, kPayload> out{};
   std::uint64_t errors = 0;
   for (std::uint64_t i = 0; i < n; ++i) {
@@ -147,14 +151,7 @@ TEST_CASE("threads: messages read in place by consume_many arrive intact, in ord
   HeapRing ring({.capacity = 8, .slot_size = 88, .mode = RingMode::Spsc});
   const std::uint64_t n = scaled(300'000);
   auto consumer = *RingConsumer::attach(ring.mem(), ring.bytes());
-  std::thread producer_thread([&] {
-    auto producer = *RingProducer::attach(ring.mem(), ring.bytes());
-    std::array<std::byte, kPayload> buf{};
-    for (std::uint64_t i = 0; i < n; ++i) {
-      const auto msg = make_message(i, message_length(i, kPayload), buf.data());
-      for (Backoff backoff; !producer.try_push(msg, static_cast<std::uint32_t>(i));) backoff();
-    }
-  });
+  std::thread producer_thread([&] { push_spinning(ring, n); });
   std::uint64_t errors = 0;
   std::uint64_t next = 0;
   Backoff backoff;

@@ -2,28 +2,19 @@
 
 #include <fmt/format.h>
 
-#include "ferry/config/error.hpp"
-#include "ferry/config/load.hpp"
+#include "ferry/discovery/queries.hpp"
 
 namespace ferry::cli {
 
 namespace {
 constexpr std::chrono::milliseconds kTimeout{3000};
 
-// Sends `request`; the reply must be a `Reply` (an Error reply is a Failure).
+// Sends `request`; the reply must be a `Reply` (anything else is a Failure).
 template <class Reply>
 Reply ask(discovery::Client& client, const discovery::Message& request, std::string_view what) {
-  auto reply = client.request(request, kTimeout);
-  if (!reply) throw Failure(kExitRuntime, reply.error());
-  if (const auto* error = std::get_if<discovery::Error>(&*reply)) {
-    throw Failure(kExitRuntime, error->message);
-  }
-  const auto* answer = std::get_if<Reply>(&*reply);
-  if (answer == nullptr) {
-    throw Failure(kExitRuntime, fmt::format("ferryd answered the {} request with {}", what,
-                                            discovery::to_string(discovery::type_of(*reply))));
-  }
-  return *answer;
+  auto answer = discovery::ask<Reply>(client, request, what, kTimeout);
+  if (!answer) throw Failure(kExitRuntime, answer.error());
+  return std::move(*answer);
 }
 }  // namespace
 
@@ -96,24 +87,9 @@ std::vector<discovery::NodeInfo> list_nodes(discovery::Client& client) {
 }
 
 config::Config fetch_config(discovery::Client& client) {
-  std::string text;
-  std::string source;
-  while (true) {
-    const auto page = ask<discovery::ConfigText>(
-        client, discovery::GetConfig{static_cast<std::uint32_t>(text.size())}, "configuration");
-    source = page.source;
-    if (page.offset != text.size()) {
-      throw Failure(kExitRuntime, "ferryd answered the configuration request out of order");
-    }
-    text += page.text;
-    if (page.text.empty() || text.size() >= page.total) break;
-  }
-  try {
-    return config::load_string(text, source.empty() ? "<ferryd's configuration>" : source);
-  } catch (const config::ConfigError& e) {
-    throw Failure(kExitRuntime,
-                  fmt::format("cannot read the configuration ferryd serves: {}", e.what()));
-  }
+  auto config = discovery::fetch_config(client, kTimeout);
+  if (!config) throw Failure(kExitRuntime, config.error());
+  return std::move(*config);
 }
 
 std::vector<discovery::PortInfo> subscribers_of(const discovery::TopicInfo& topic, bool observers) {

@@ -4,9 +4,14 @@
 // ("geo/Point": namespace geo) using it and a type declared before the
 // type it nests (the header must still define that one first).
 
+#include <doctest/doctest.h>
+
 #include <string>
 
 #include "../all_types_yaml.hpp"
+#include "daemon_fixture.hpp"
+#include "temp_files.hpp"
+#include "test_domain.hpp"
 
 namespace ferry::test {
 
@@ -19,6 +24,27 @@ inline std::string gen_test_yaml() {
       - { name: inner, type: Inner }
   Blob: { size: 12, align: 4 }
 )";
+}
+
+// `ferry gen <language>` of gen_test_yaml() (as types.yaml) run twice
+// into files a.<extension> and b.<extension>, and once to standard output.
+struct GenRuns {
+  std::string first_file;
+  std::string second_file;
+  RunResult printed;
+};
+inline GenRuns gen_three_times(const TestDomain& domain, const std::string& language,
+                               const std::string& extension) {
+  const std::string yaml = write_file(domain, "types.yaml", gen_test_yaml());
+  const std::string ferry = bin_path("ferry");
+  const auto to_file = [&](const std::string& name) {
+    const std::string file = (domain.runtime_dir() / (name + "." + extension)).string();
+    REQUIRE(run_program(domain, {ferry, "gen", language, yaml, "-o", file}).exit_code == 0);
+    return read_file(file);
+  };
+  GenRuns runs{to_file("a"), to_file("b"), {}};  // in this order: braces evaluate left to right
+  runs.printed = run_program(domain, {ferry, "gen", language, yaml});
+  return runs;
 }
 
 }  // namespace ferry::test

@@ -14,6 +14,7 @@ const fs = require("node:fs");
 const { ros2jazzy } = require("@foxglove/rosmsg-msgs-common");
 const { parse } = require("@foxglove/rosmsg");
 const { MessageWriter, MessageReader } = require("@foxglove/rosmsg2-serialization");
+const { plain } = require("./plain");
 
 // "pkg/msg/Name" -> "pkg/Name", the keys of ros2jazzy.
 const short = (name) => name.replace("/msg/", "/");
@@ -43,16 +44,6 @@ function fieldsOf(def) {
       arrayLength: f.arrayLength ?? null,
       isComplex: f.isComplex === true,
     }));
-}
-
-function plain(value) {
-  if (typeof value === "bigint") return value.toString();
-  if (ArrayBuffer.isView(value)) return Array.from(value, plain);
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
 }
 
 function check(c) {

@@ -15,17 +15,7 @@ const { parse: parseMessageDefinition } = require("@foxglove/rosmsg");
 const { MessageReader } = require("@foxglove/rosmsg2-serialization");
 const decompressLZ4 = require("@foxglove/wasm-lz4");
 const zstd = require("@foxglove/wasm-zstd");
-
-// JSON for decoded values: typed arrays as arrays, 64-bit integers as strings.
-function plain(value) {
-  if (typeof value === "bigint") return value.toString();
-  if (ArrayBuffer.isView(value)) return Array.from(value, plain);
-  if (Array.isArray(value)) return value.map(plain);
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
-  }
-  return value;
-}
+const { plain } = require("./plain");
 
 function decoderFor(schema) {
   if (!schema || schema.encoding !== "ros2msg") return null;

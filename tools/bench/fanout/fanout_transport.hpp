@@ -49,6 +49,14 @@ class FanoutTransport {
 // Defined only when iceoryx was built (FERRY_BENCH_HAVE_ICEORYX).
 [[nodiscard]] std::unique_ptr<FanoutTransport> make_iceoryx_fanout();
 
+// Joins the start barrier of the publisher and its subscribers. False
+// after 10 s, reported as "<waiting> did not start within 10 s".
+inline bool fanout_started(const FanoutPlan& plan, RunControl& control, std::string_view waiting) {
+  if (start_barrier(control, 1 + plan.subscribers, 10'000'000'000)) return true;
+  report_error(control, std::string(waiting) + " did not start within 10 s");
+  return false;
+}
+
 // The publisher's loop, after its ports are set up: joins the start
 // barrier, then for every sample times `send(seq)` (the publish, for all K
 // subscribers) and waits until all K took it, then pauses gap_ns. False
@@ -56,10 +64,7 @@ class FanoutTransport {
 template <class Send>
 bool fanout_publish_loop(const FanoutPlan& plan, FanoutShared& shared, Send&& send) {
   RunControl& control = shared.control();
-  if (!start_barrier(control, 1 + plan.subscribers, 10'000'000'000)) {
-    report_error(control, "publisher: the subscribers did not start within 10 s");
-    return false;
-  }
+  if (!fanout_started(plan, control, "publisher: the subscribers")) return false;
   const std::uint64_t total = plan.warmup + plan.samples;
   for (std::uint64_t seq = 0; seq < total; ++seq) {
     const std::int64_t t0 = now_ns();
@@ -92,10 +97,7 @@ template <class Next>
 bool fanout_subscribe_loop(const FanoutPlan& plan, FanoutShared& shared, std::uint32_t index,
                            Next&& next) {
   RunControl& control = shared.control();
-  if (!start_barrier(control, 1 + plan.subscribers, 10'000'000'000)) {
-    report_error(control, "subscriber: the publisher did not start within 10 s");
-    return false;
-  }
+  if (!fanout_started(plan, control, "subscriber: the publisher")) return false;
   const std::uint64_t total = plan.warmup + plan.samples;
   for (std::uint64_t expected = 0; expected < total; ++expected) {
     std::uint64_t seq = 0;

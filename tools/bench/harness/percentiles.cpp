@@ -1,5 +1,8 @@
 #include "ferry/bench/percentiles.hpp"
 
+#include <type_traits>
+#include <utility>
+
 namespace ferry::bench {
 
 Percentiles percentiles(std::span<std::int64_t> values) noexcept {
@@ -18,40 +21,35 @@ Percentiles percentiles(std::span<std::int64_t> values) noexcept {
   return p;
 }
 
+namespace {
+
+// A Percentiles whose every field is `combine` of that field's values over
+// the runs (a vector of them, in run order).
+template <class Combine>
+Percentiles field_by_field(const std::vector<Percentiles>& runs, Combine combine) {
+  auto field = [&](auto member) {
+    std::vector<std::remove_cvref_t<decltype(Percentiles{}.*member)>> values;
+    values.reserve(runs.size());
+    for (const auto& r : runs) values.push_back(r.*member);
+    return combine(std::move(values));
+  };
+  return Percentiles{field(&Percentiles::p50), field(&Percentiles::p90),
+                     field(&Percentiles::p99), field(&Percentiles::p999),
+                     field(&Percentiles::max), field(&Percentiles::samples)};
+}
+
+}  // namespace
+
 Percentiles median_of(const std::vector<Percentiles>& runs) {
-  std::vector<std::int64_t> p50, p90, p99, p999, mx;
-  std::vector<std::uint64_t> samples;
-  for (const auto& r : runs) {
-    p50.push_back(r.p50);
-    p90.push_back(r.p90);
-    p99.push_back(r.p99);
-    p999.push_back(r.p999);
-    mx.push_back(r.max);
-    samples.push_back(r.samples);
-  }
-  return Percentiles{median(p50),  median(p90), median(p99),
-                     median(p999), median(mx),  median(samples)};
+  return field_by_field(runs, [](auto values) { return median(std::move(values)); });
 }
 
 Spread spread_of(const std::vector<Percentiles>& runs) {
   Spread s;
   s.median = median_of(runs);
   if (runs.empty()) return s;
-  s.min = s.max = runs.front();
-  for (const auto& r : runs) {
-    s.min.p50 = std::min(s.min.p50, r.p50);
-    s.min.p90 = std::min(s.min.p90, r.p90);
-    s.min.p99 = std::min(s.min.p99, r.p99);
-    s.min.p999 = std::min(s.min.p999, r.p999);
-    s.min.max = std::min(s.min.max, r.max);
-    s.min.samples = std::min(s.min.samples, r.samples);
-    s.max.p50 = std::max(s.max.p50, r.p50);
-    s.max.p90 = std::max(s.max.p90, r.p90);
-    s.max.p99 = std::max(s.max.p99, r.p99);
-    s.max.p999 = std::max(s.max.p999, r.p999);
-    s.max.max = std::max(s.max.max, r.max);
-    s.max.samples = std::max(s.max.samples, r.samples);
-  }
+  s.min = field_by_field(runs, [](const auto& values) { return std::ranges::min(values); });
+  s.max = field_by_field(runs, [](const auto& values) { return std::ranges::max(values); });
   return s;
 }
 

@@ -58,6 +58,11 @@ class SharedControl {
 
 // In a side: records `what` unless another side reported first.
 void report_error(RunControl& control, std::string_view what) noexcept;
+// The same for a side that could not set itself up: returns its exit code, 2.
+inline int setup_failed(RunControl& control, std::string_view what) noexcept {
+  report_error(control, what);
+  return 2;
+}
 
 // In a side: joins the start barrier and waits (spinning, then yielding)
 // until `parties` sides have joined. False after `timeout_ns`.

@@ -43,17 +43,17 @@ class CycloneLatency final : public LatencyTransport {
     // Cyclone's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = CycloneNode::join(cyclone_domain_for(orchestrator_), error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     const dds_entity_t w = node->writer(ping_topic_, false, kDepth, error);
     const dds_entity_t r = w < 0 ? w : node->reader(pong_topic_, false, kDepth, error);
-    if (r < 0) return fail(control, error);
+    if (r < 0) return setup_failed(control, error);
     CycloneTaker taker(r);
     if (!cyclone_matched(w, 1, kDdsMatchTimeoutNs) || !cyclone_matched(r, 1, kDdsMatchTimeoutNs)) {
-      return fail(control, "cyclonedds ping: did not discover the echo side within 10 s");
+      return setup_failed(control, "cyclonedds ping: did not discover the echo side within 10 s");
     }
     free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
-      return fail(control, "cyclonedds ping: the echo side did not start");
+      return setup_failed(control, "cyclonedds ping: the echo side did not start");
     }
     std::vector<std::uint8_t> bytes(plan.size, 0x5a);
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
@@ -78,17 +78,17 @@ class CycloneLatency final : public LatencyTransport {
     // Cyclone's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = CycloneNode::join(cyclone_domain_for(orchestrator_), error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     const dds_entity_t r = node->reader(ping_topic_, false, kDepth, error);
     const dds_entity_t w = r < 0 ? r : node->writer(pong_topic_, false, kDepth, error);
-    if (w < 0) return fail(control, error);
+    if (w < 0) return setup_failed(control, error);
     CycloneTaker taker(r);
     if (!cyclone_matched(w, 1, kDdsMatchTimeoutNs) || !cyclone_matched(r, 1, kDdsMatchTimeoutNs)) {
-      return fail(control, "cyclonedds echo: did not discover the ping side within 10 s");
+      return setup_failed(control, "cyclonedds echo: did not discover the ping side within 10 s");
     }
     free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
-      return fail(control, "cyclonedds echo: the ping side did not start");
+      return setup_failed(control, "cyclonedds echo: the ping side did not start");
     }
     std::vector<std::uint8_t> bytes(plan.size, 0xa5);
     for (;;) {
@@ -103,11 +103,6 @@ class CycloneLatency final : public LatencyTransport {
   }
 
  private:
-  static int fail(RunControl& control, const std::string& why) {
-    report_error(control, why);
-    return 2;
-  }
-
   int orchestrator_ = ::getpid();
   std::string ping_topic_, pong_topic_;
 };

@@ -37,11 +37,12 @@ class CycloneThroughput final : public ThroughputTransport {
     // Cyclone's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = CycloneNode::join(cyclone_domain_for(orchestrator_), error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     const dds_entity_t w = node->writer(topic_, true, 0, error);
-    if (w < 0) return fail(control, error);
+    if (w < 0) return setup_failed(control, error);
     if (!cyclone_matched(w, plan.receivers, kDdsMatchTimeoutNs)) {
-      return fail(control, "cyclonedds sender: did not discover every receiver within 10 s");
+      return setup_failed(control,
+                          "cyclonedds sender: did not discover every receiver within 10 s");
     }
     std::vector<std::uint8_t> bytes(plan.size, 0x5a);
     free_threads.reset();  // this side pinned again (with --cpus)
@@ -57,12 +58,12 @@ class CycloneThroughput final : public ThroughputTransport {
     // Cyclone's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = CycloneNode::join(cyclone_domain_for(orchestrator_), error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     const dds_entity_t r = node->reader(topic_, true, 0, error);
-    if (r < 0) return fail(control, error);
+    if (r < 0) return setup_failed(control, error);
     CycloneTaker taker(r);
     if (!cyclone_matched(r, 1, kDdsMatchTimeoutNs)) {
-      return fail(control, "cyclonedds receiver: did not discover the sender within 10 s");
+      return setup_failed(control, "cyclonedds receiver: did not discover the sender within 10 s");
     }
     free_threads.reset();  // this side pinned again (with --cpus)
     const bool ok = receive_loop(plan, control, index, [&](std::uint64_t& seq) {
@@ -76,11 +77,6 @@ class CycloneThroughput final : public ThroughputTransport {
   }
 
  private:
-  static int fail(RunControl& control, const std::string& why) {
-    report_error(control, why);
-    return 2;
-  }
-
   int orchestrator_ = ::getpid();
   std::string topic_;
 };

@@ -41,16 +41,16 @@ class FastLatency final : public LatencyTransport {
     // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     auto* w = node->writer(ping_topic_, false, error);
     auto* r = w == nullptr ? nullptr : node->reader(pong_topic_, false, error);
-    if (r == nullptr) return fail(control, error);
+    if (r == nullptr) return setup_failed(control, error);
     if (!fastdds_matched(w, 1, kDdsMatchTimeoutNs) || !fastdds_matched(r, 1, kDdsMatchTimeoutNs)) {
-      return fail(control, "fastdds ping: did not discover the echo side within 10 s");
+      return setup_failed(control, "fastdds ping: did not discover the echo side within 10 s");
     }
     free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
-      return fail(control, "fastdds ping: the echo side did not start");
+      return setup_failed(control, "fastdds ping: the echo side did not start");
     }
     int code = 0;
     {
@@ -78,16 +78,16 @@ class FastLatency final : public LatencyTransport {
     // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     auto* r = node->reader(ping_topic_, false, error);
     auto* w = r == nullptr ? nullptr : node->writer(pong_topic_, false, error);
-    if (w == nullptr) return fail(control, error);
+    if (w == nullptr) return setup_failed(control, error);
     if (!fastdds_matched(w, 1, kDdsMatchTimeoutNs) || !fastdds_matched(r, 1, kDdsMatchTimeoutNs)) {
-      return fail(control, "fastdds echo: did not discover the ping side within 10 s");
+      return setup_failed(control, "fastdds echo: did not discover the ping side within 10 s");
     }
     free_threads.reset();  // this side pinned again (with --cpus)
     if (!start_barrier(control, 2, 10'000'000'000)) {
-      return fail(control, "fastdds echo: the ping side did not start");
+      return setup_failed(control, "fastdds echo: the ping side did not start");
     }
     FastTaker taker(r);
     for (;;) {
@@ -102,11 +102,6 @@ class FastLatency final : public LatencyTransport {
   }
 
  private:
-  static int fail(RunControl& control, const std::string& why) {
-    report_error(control, why);
-    return 2;
-  }
-
   int orchestrator_ = ::getpid();
   std::string ping_topic_, pong_topic_;
 };

@@ -40,11 +40,11 @@ class FastThroughput final : public ThroughputTransport {
     // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     auto* w = node->writer(topic_, true, error);
-    if (w == nullptr) return fail(control, error);
+    if (w == nullptr) return setup_failed(control, error);
     if (!fastdds_matched(w, plan.receivers, kDdsMatchTimeoutNs)) {
-      return fail(control, "fastdds sender: did not discover every receiver within 10 s");
+      return setup_failed(control, "fastdds sender: did not discover every receiver within 10 s");
     }
     free_threads.reset();  // this side pinned again (with --cpus)
     const bool ok = send_loop(
@@ -58,11 +58,11 @@ class FastThroughput final : public ThroughputTransport {
     // Fast DDS's threads, made now, may run on any CPU (machine.hpp).
     std::optional<UnpinnedScope> free_threads(std::in_place);
     auto node = FastNode::join(fastdds_domain_for(orchestrator_), plan.size, error);
-    if (!node) return fail(control, error);
+    if (!node) return setup_failed(control, error);
     auto* r = node->reader(topic_, true, error);
-    if (r == nullptr) return fail(control, error);
+    if (r == nullptr) return setup_failed(control, error);
     if (!fastdds_matched(r, 1, kDdsMatchTimeoutNs)) {
-      return fail(control, "fastdds receiver: did not discover the sender within 10 s");
+      return setup_failed(control, "fastdds receiver: did not discover the sender within 10 s");
     }
     FastTaker taker(r);
     free_threads.reset();  // this side pinned again (with --cpus)
@@ -76,11 +76,6 @@ class FastThroughput final : public ThroughputTransport {
   }
 
  private:
-  static int fail(RunControl& control, const std::string& why) {
-    report_error(control, why);
-    return 2;
-  }
-
   int orchestrator_ = ::getpid();
   std::string topic_;
 };

@@ -12,9 +12,10 @@
 #include "ferry/bench/options.hpp"
 #include "ferry/bench/spin.hpp"
 #include "ferry/ferry.hpp"
+#include "harness/bench_config.hpp"
 #include "harness/run_control.hpp"
 #include "harness/seq.hpp"
-#include "latency/latency_transport.hpp"  // kPeerTimeoutNs
+#include "latency/latency_transport.hpp"  // LatencyPlan, kPeerTimeoutNs
 
 namespace ferry::bench {
 
@@ -53,6 +54,30 @@ template <class Pub, class Sub>
   return true;
 }
 
+// The two topics of a latency side in its run's slot: it publishes on `out`
+// and takes from `in` (the ping side publishes pings and takes pongs, the
+// echo side the reverse).
+struct SideTopics {
+  std::string out;
+  std::string in;
+};
+[[nodiscard]] inline SideTopics ping_side_topics(const LatencyPlan& plan, FerryPath path) {
+  return {slot_topic(latency_ping_topic(plan.size, path), plan.run),
+          slot_topic(latency_pong_topic(plan.size, path), plan.run)};
+}
+[[nodiscard]] inline SideTopics echo_side_topics(const LatencyPlan& plan, FerryPath path) {
+  const SideTopics ping = ping_side_topics(plan, path);
+  return {ping.in, ping.out};
+}
+
+// Whether the echo side's pong reached the ping side; reports it as `who` when not.
+[[nodiscard]] inline bool pong_delivered(const ferry::PublishResult& r, RunControl& control,
+                                         const std::string& who) {
+  if (r.delivered != 0) return true;
+  report_error(control, who + ": the pong reached no subscriber");
+  return false;
+}
+
 // Reports why next_sample() returned nothing (out of line: not the hot path).
 void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCode* error);
 
@@ -60,9 +85,11 @@ void report_no_sample(RunControl& control, const char* who, const ferry::ErrorCo
 // nullopt after kPeerTimeoutNs or on an error, which it reports as `who`.
 // Inline, like the raw-ring's raw_take: the measured path is the API call
 // in the caller's loop, not a harness function around it.
-[[nodiscard]] inline std::optional<ferry::Sample<ferry::Bytes>> next_sample(
-    ferry::Subscriber<ferry::Bytes>& sub, Wait wait, RunControl& control, const char* who) {
-  std::optional<ferry::Sample<ferry::Bytes>> got;
+template <class T>
+[[nodiscard]] inline std::optional<ferry::Sample<T>> next_sample(ferry::Subscriber<T>& sub,
+                                                                 Wait wait, RunControl& control,
+                                                                 const char* who) {
+  std::optional<ferry::Sample<T>> got;
   std::optional<ferry::ErrorCode> error;
   if (wait == Wait::Sleep) {
     auto r = sub.try_take(std::chrono::nanoseconds(kPeerTimeoutNs));

@@ -85,10 +85,9 @@ class FerryCopyLatency final : public LatencyTransport {
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
-    ferry::RawPublisher pub =
-        node.raw_publisher(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    ferry::RawSubscriber sub =
-        node.raw_subscriber(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const SideTopics topics = ping_side_topics(plan, kPath);
+    ferry::RawPublisher pub = node.raw_publisher(topics.out);
+    ferry::RawSubscriber sub = node.raw_subscriber(topics.in);
     const std::string who = fmt::format("{} ping", name_);
     if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
     SampleWaiter waiter(sub, wake_, plan.wait);
@@ -118,10 +117,9 @@ class FerryCopyLatency final : public LatencyTransport {
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
-    ferry::RawSubscriber sub =
-        node.raw_subscriber(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    ferry::RawPublisher pub =
-        node.raw_publisher(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const SideTopics topics = echo_side_topics(plan, kPath);
+    ferry::RawSubscriber sub = node.raw_subscriber(topics.in);
+    ferry::RawPublisher pub = node.raw_publisher(topics.out);
     const std::string who = fmt::format("{} echo", name_);
     if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
     SampleWaiter waiter(sub, wake_, plan.wait);
@@ -133,10 +131,7 @@ class FerryCopyLatency final : public LatencyTransport {
       if (seq == kStopSeq) break;
       s.reset();
       write_seq(reply.data(), seq);
-      if (pub.publish(reply).delivered == 0) {
-        report_error(control, who + ": the pong reached no subscriber");
-        return 3;
-      }
+      if (!pong_delivered(pub.publish(reply), control, who)) return 3;
     }
     mark_finished(control);
     return 0;

@@ -42,36 +42,6 @@ void write_image(Image& img, std::uint64_t size, std::uint64_t seq) {
   write_seq(bytes_of(img), seq);
 }
 
-// Next sample of an Image subscriber (the typed twin of next_sample()).
-std::optional<ferry::Sample<Image>> next_image(ImageSubscriber& sub, Wait wait, RunControl& control,
-                                               const char* who) {
-  std::optional<ferry::Sample<Image>> got;
-  std::optional<ferry::ErrorCode> error;
-  if (wait == Wait::Sleep) {
-    auto r = sub.try_take(std::chrono::nanoseconds(kPeerTimeoutNs));
-    if (!r) {
-      error = r.error();
-    } else {
-      got = std::move(*r);
-    }
-  } else {
-    (void)spin_until(
-        [&] {
-          auto r = sub.try_take();
-          if (!r) {
-            error = r.error();
-            return true;
-          }
-          if (!*r) return false;
-          got = std::move(*r);
-          return true;
-        },
-        kPeerTimeoutNs);
-  }
-  if (!got) report_no_sample(control, who, error ? &*error : nullptr);
-  return got;
-}
-
 bool publish_image(ImagePublisher& pub, std::uint64_t size, std::uint64_t seq, RunControl& control,
                    const char* who) {
   auto loan = pub.loan();
@@ -107,15 +77,14 @@ class FerryImageLatency final : public LatencyTransport {
       return 2;
     }
     ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
-    ImagePublisher pub =
-        node.publisher<Image>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    ImageSubscriber sub =
-        node.subscriber<Image>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const SideTopics topics = ping_side_topics(plan, kPath);
+    ImagePublisher pub = node.publisher<Image>(topics.out);
+    ImageSubscriber sub = node.subscriber<Image>(topics.in);
     if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
     const std::uint64_t size = plan.size;
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
       if (!publish_image(pub, size, seq, control, who.c_str())) return false;
-      auto s = next_image(sub, plan.wait, control, who.c_str());
+      auto s = next_sample(sub, plan.wait, control, who.c_str());
       if (!s) return false;
       const Image& img = **s;
       if (img.data.size() != size || read_seq(bytes_of(img)) != seq) {
@@ -134,13 +103,12 @@ class FerryImageLatency final : public LatencyTransport {
     const std::string who = fmt::format("{} echo", kFerryImage);
     if (plan.size > decltype(Image::data)::capacity()) return 2;
     ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
-    ImageSubscriber sub =
-        node.subscriber<Image>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    ImagePublisher pub =
-        node.publisher<Image>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const SideTopics topics = echo_side_topics(plan, kPath);
+    ImageSubscriber sub = node.subscriber<Image>(topics.in);
+    ImagePublisher pub = node.publisher<Image>(topics.out);
     if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
     for (;;) {
-      auto s = next_image(sub, plan.wait, control, who.c_str());
+      auto s = next_sample(sub, plan.wait, control, who.c_str());
       if (!s) return 3;
       const std::uint64_t seq = read_seq(bytes_of(**s));
       if (seq == kStopSeq) break;
@@ -152,10 +120,7 @@ class FerryImageLatency final : public LatencyTransport {
       }
       write_image(**loan, plan.size, seq);
       s.reset();  // the ping goes back to the pool before we answer
-      if (pub.publish(std::move(*loan)).delivered == 0) {
-        report_error(control, who + ": the pong reached no subscriber");
-        return 3;
-      }
+      if (!pong_delivered(pub.publish(std::move(*loan)), control, who)) return 3;
     }
     mark_finished(control);
     return 0;

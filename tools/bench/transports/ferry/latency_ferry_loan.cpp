@@ -54,10 +54,9 @@ class FerryLoanLatency final : public LatencyTransport {
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
-    BytesPublisher pub =
-        node.publisher<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    BytesSubscriber sub =
-        node.subscriber<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const SideTopics topics = ping_side_topics(plan, kPath);
+    BytesPublisher pub = node.publisher<ferry::Bytes>(topics.out);
+    BytesSubscriber sub = node.subscriber<ferry::Bytes>(topics.in);
     const std::string who = fmt::format("{} ping", name_);
     if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
     const std::uint64_t size = plan.size;
@@ -81,10 +80,9 @@ class FerryLoanLatency final : public LatencyTransport {
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
     ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
-    BytesSubscriber sub =
-        node.subscriber<ferry::Bytes>(slot_topic(latency_ping_topic(plan.size, kPath), plan.run));
-    BytesPublisher pub =
-        node.publisher<ferry::Bytes>(slot_topic(latency_pong_topic(plan.size, kPath), plan.run));
+    const SideTopics topics = echo_side_topics(plan, kPath);
+    BytesSubscriber sub = node.subscriber<ferry::Bytes>(topics.in);
+    BytesPublisher pub = node.publisher<ferry::Bytes>(topics.out);
     const std::string who = fmt::format("{} echo", name_);
     if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
     for (;;) {
@@ -100,10 +98,7 @@ class FerryLoanLatency final : public LatencyTransport {
       }
       write_seq((*loan)->data(), seq);
       s.reset();  // the ping goes back to the pool before we answer
-      if (pub.publish(std::move(*loan)).delivered == 0) {
-        report_error(control, who + ": the pong reached no subscriber");
-        return 3;
-      }
+      if (!pong_delivered(pub.publish(std::move(*loan)), control, who)) return 3;
     }
     mark_finished(control);
     return 0;
