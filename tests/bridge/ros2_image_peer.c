@@ -40,11 +40,14 @@ static uint32_t height_of(uint32_t i) { return i % 2 == 0 ? 480 : 1080; }
 
 /* A RELIABLE, KEEP_ALL endpoint of rt/TOPIC; VOLATILE (Cyclone's default),
  * as a ROS 2 publisher with the default profile. */
+static int best_effort = 0; /* the stream mode's writer */
+
 static dds_entity_t topic_of(dds_entity_t pp, const char* name, dds_qos_t** q) {
   char full[256];
   snprintf(full, sizeof full, "rt/%s", name);
   *q = dds_create_qos();
-  dds_qset_reliability(*q, DDS_RELIABILITY_RELIABLE, DDS_SECS(5));
+  dds_qset_reliability(*q, best_effort ? DDS_RELIABILITY_BEST_EFFORT : DDS_RELIABILITY_RELIABLE,
+                       DDS_SECS(5));
   dds_qset_history(*q, DDS_HISTORY_KEEP_ALL, 0);
   return check(dds_create_topic(pp, &sensor_msgs_msg_dds__Image__desc, full, NULL, NULL),
                "create topic");
@@ -156,6 +159,17 @@ static int send_over(dds_entity_t pp, const char* topic, uint32_t size, uint32_t
   return dds_wait_for_acks(wr, DDS_SECS(10)) == DDS_RETCODE_OK ? 0 : 1;
 }
 
+static int stream(dds_entity_t pp, const char* topic, int seconds) {
+  best_effort = 1;
+  dds_entity_t wr = matched_writer(pp, topic);
+  const int64_t end = now_ns() + (int64_t)seconds * 1000000000LL;
+  while (now_ns() < end) {
+    write_image(wr, 0, 0);
+    dds_sleepfor(DDS_MSECS(20));
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const char* domain = getenv("DDS_PEER_DOMAIN");
   if (argc < 3) {
@@ -173,6 +187,8 @@ int main(int argc, char** argv) {
     rc = send_images(pp, argv[2], (uint32_t)atoi(argv[3]), (uint32_t)atoi(argv[4]));
   else if (strcmp(argv[1], "send-over") == 0 && argc == 5)
     rc = send_over(pp, argv[2], (uint32_t)strtoul(argv[3], NULL, 10), (uint32_t)atoi(argv[4]));
+  else if (strcmp(argv[1], "stream") == 0 && argc == 4)
+    rc = stream(pp, argv[2], atoi(argv[3]));
   else
     fprintf(stderr, "ros2_image_peer: unknown mode or wrong arguments: %s\n", argv[1]);
   dds_delete(pp);

@@ -38,6 +38,7 @@ topics:
       history: 1 }
   - { name: camera/latched, type: sensor_msgs/msg/Image, capacity: 2, policy: block,
       history: 1 }
+  - { name: camera/sensor, type: sensor_msgs/msg/Image, capacity: 2, policy: drop_oldest }
 )";
 
 constexpr std::uint32_t kImages = 4;         // 640x480 and 1920x1080, alternately
@@ -187,4 +188,25 @@ TEST_CASE(
   }
   CHECK(bridge->interrupt() == 0);
   CHECK(bridge->out().find("at exit: camera/latched: exported 0 imported 2") != std::string::npos);
+}
+
+TEST_CASE(
+    "an import whose DDS writer is BEST_EFFORT reports the policy by name and adapts its "
+    "reliability, so that the samples flow") {
+  Machines m;
+  auto bridge = m.bridge({"--import", "camera/sensor"});
+  INFO("bridge: " << bridge->err());
+  ferry::test::use_domain_env(m.a);
+  ferry::Node node{"viewer"};
+  auto sub = node.subscriber<sensor_msgs::msg::Image>("camera/sensor");
+  REQUIRE(imports_reach(*bridge, "camera/sensor", 1));
+  // Best effort may lose an image: the peer sends image 0 until stopped.
+  auto peer = m.peer({"stream", "camera/sensor", "20"});
+  expect_images(sub, 0, 1);
+  CHECK(bridge->err().find("import 'camera/sensor': a DDS writer on 'rt/camera/sensor' offers "
+                           "incompatible QoS; no samples come from it (1 so far). Last "
+                           "incompatible policy: RELIABILITY_QOS_POLICY") != std::string::npos);
+  CHECK(bridge->err().find("import 'camera/sensor' now requests BEST_EFFORT reliability") !=
+        std::string::npos);
+  CHECK(bridge->interrupt() == 0);
 }
