@@ -291,7 +291,7 @@ void cdr_decode(const Schema& schema, std::size_t type_index, std::span<const st
         n -= 1;  // the NUL
       }
       if (n > field.count)
-        throw CdrError("CDR " + what + ": " + bound_error(field, owner, n, where));
+        throw CdrTooLong("CDR " + what + ": " + bound_error(field, owner, n, where));
       std::memcpy(sample.data() + at, &n, sizeof n);
       return n;
     }

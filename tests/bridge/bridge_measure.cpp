@@ -3,6 +3,7 @@
 // (dds_peer) with the same types, over the same veth pair. Not a ctest test:
 //   build/tests/bridge_measure            (root: namespaces; else loopback)
 //   BRIDGE_MEASURE_FRAMES=0 build/tests/bridge_measure    (64 B only)
+//   build/tests/bridge_measure --test-case='measure: export cost*'
 // 64 B round trips run four ways: the bridges as they start by default and
 // with `--export-spin-us 50`, each with the ferry ends' take(timeout)
 // spinning first (ferry's default) and asleep at once (take_spin 0, as the
@@ -10,9 +11,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <ferry/ferry.hpp>
 #include <memory>
 #include <string>
@@ -21,7 +24,13 @@
 
 #include "bridge_harness.hpp"
 #include "bridge_types.hpp"
+#include "cdr_write.hpp"
 #include "daemon_fixture.hpp"
+#include "dds_entity.hpp"
+#include "dds_type.hpp"
+#include "ferry/config/load.hpp"
+#include "qos.hpp"
+#include "sensor_msgs.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::Background;
@@ -246,4 +255,66 @@ TEST_CASE("measure: bridge end to end against plain Cyclone DDS") {
                 dds_fps, bridge_fps / dds_fps);
   }
   std::printf("load average at end: %.2f\n", load_average());
+}
+
+// What an exporter spends per sample of a type with bounded fields: ferry's
+// codec, then Cyclone's copy into its message (cdr_write.hpp), against the
+// fixed-size Frame of the same size that Cyclone serializes in place. One
+// process, a writer and a reader of each topic on one participant.
+//   build/tests/bridge_measure --test-case='measure: export cost*'
+TEST_CASE("measure: export cost of an Image against a fixed-size frame") {
+  const auto config = ferry::config::load_string(
+      "include: [sensor_msgs.yaml]\npool: [{ chunk_size: 32MiB, count: 1 }]\n"
+      "types:\n  Frame:\n    fields:\n      - { name: stamp_ns, type: u64 }\n"
+      "      - { name: width, type: u32 }\n      - { name: height, type: u32 }\n"
+      "      - { name: pixels, type: \"u8[3110400]\" }\n"
+      "topics:\n  - { name: camera/image, type: sensor_msgs/msg/Image, capacity: 2 }\n");
+  const auto image_index = *config.schema.index_of("sensor_msgs/msg/Image");
+  const ferry::bridge::DdsType image_type(config.schema, image_index);
+  const ferry::bridge::DdsType frame_type(config.schema, *config.schema.index_of("Frame"));
+  ferry::test::NetPair net;  // only for a DDS domain id of its own
+  const ferry::bridge::DdsEntity pp(dds_create_participant(net.dds_domain(), nullptr, nullptr),
+                                    "participant");
+  const ferry::bridge::QosPtr q(dds_create_qos());
+  dds_qset_reliability(q.get(), DDS_RELIABILITY_RELIABLE, DDS_SECS(1));
+  dds_qset_history(q.get(), DDS_HISTORY_KEEP_LAST, 2);
+  const auto endpoints = [&](const ferry::bridge::DdsType& type, const char* name) {
+    const dds_entity_t topic =
+        dds_create_topic(pp.get(), type.descriptor(), name, q.get(), nullptr);
+    (void)dds_create_reader(pp.get(), topic, q.get(), nullptr);
+    return dds_create_writer(pp.get(), topic, q.get(), nullptr);
+  };
+  const dds_entity_t image_writer = endpoints(image_type, "rt/measure/image");
+  const dds_entity_t frame_writer = endpoints(frame_type, "rt/measure/frame");
+  auto image = std::make_unique<sensor_msgs::msg::Image>();
+  image->width = 1920;
+  image->height = 1080;
+  image->step = 1920;
+  REQUIRE(image->encoding.assign("nv12"));
+  REQUIRE(image->data.resize(ferry::test::kFrameBytes));
+  std::memset(image->data.data(), 7, image->data.size());
+  auto frame = std::make_unique<Frame>();
+  std::memset(frame.get(), 7, sizeof *frame);
+  ferry::bridge::CdrWriter writer(config.schema, image_index, image_type.name().c_str());
+  const std::span<const std::byte> sample(reinterpret_cast<const std::byte*>(image.get()),
+                                          sizeof *image);
+  const auto median_us = [](const auto& write) {
+    std::vector<double> us;
+    for (int i = 0; i < 200; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      REQUIRE(write() == DDS_RETCODE_OK);
+      us.push_back(
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+    std::sort(us.begin(), us.end());
+    return us[us.size() / 2];
+  };
+  std::printf("load average at start: %.2f\n", load_average());
+  for (int run = 0; run < 3; ++run) {
+    const double image_us = median_us([&] { return writer.write(image_writer, sample); });
+    const double frame_us = median_us([&] { return dds_write(frame_writer, frame.get()); });
+    std::printf(
+        "export of 3110400 B, p50 of 200: Image %.0f us, fixed-size frame %.0f us (%.2fx)\n",
+        image_us, frame_us, image_us / frame_us);
+  }
 }

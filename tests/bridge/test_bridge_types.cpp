@@ -1,6 +1,7 @@
 // The run-time DDS types of ferry bridge against what idlc generates from the
-// hand-written IDL of the same types (ferry_types.idl): the same marshalling
-// ops, size, alignment and type name, so both write the same CDR.
+// hand-written IDL of the same types (ferry_types.idl) and from ROS 2's own
+// IDL of sensor_msgs/msg/Image (ros2/): the same marshalling ops, size,
+// alignment and type name, so both write the same CDR.
 #include <doctest/doctest.h>
 
 #include <vector>
@@ -9,11 +10,13 @@
 #include "dds_type.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry_types.h"
+#include "sensor_msgs/msg/Image_.h"
 
 namespace {
 
-void same_as_idlc(const char* ferry_type, const dds_topic_descriptor_t& idlc) {
-  const auto config = ferry::config::load_string(ferry::test::bridge_yaml());
+void same_as_idlc(const char* ferry_type, const dds_topic_descriptor_t& idlc,
+                  const std::string& yaml = ferry::test::bridge_yaml()) {
+  const auto config = ferry::config::load_string(yaml);
   const auto index = config.schema.index_of(ferry_type);
   REQUIRE(index.has_value());
   const ferry::bridge::DdsType type(config.schema, *index);
@@ -37,6 +40,14 @@ TEST_CASE("a nested type with every field type gets idlc's ops") {
 TEST_CASE("a flat type and a 1080p frame get idlc's ops") {
   same_as_idlc("Small", ferry_msg_dds__Small__desc);
   same_as_idlc("Frame", ferry_msg_dds__Frame__desc);
+}
+
+TEST_CASE(
+    "sensor_msgs/msg/Image, with its bounded string and sequence, gets the ops idlc makes of ROS "
+    "2's IDL (unbounded string, sequence<uint8>)") {
+  same_as_idlc("sensor_msgs/msg/Image", sensor_msgs_msg_dds__Image__desc,
+               "include: [sensor_msgs.yaml]\npool: [{ chunk_size: 24MiB, count: 1 }]\n"
+               "topics:\n  - { name: camera/image, type: sensor_msgs/msg/Image, capacity: 2 }\n");
 }
 
 TEST_CASE("a bytes topic is sequence<octet> data") {

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "ferry/config/ros2msg.hpp"
+#include "import_qos.hpp"
 #include "qos.hpp"
 #include "topic_link.hpp"
 
@@ -57,16 +58,17 @@ TopicCounts snapshot(const BridgedTopic& t) {
                      get(t.counts.echoes),
                      get(t.counts.undecodable),
                      get(t.counts.not_published),
-                     get(t.counts.write_failed)};
+                     get(t.counts.write_failed),
+                     get(t.counts.too_large)};
 }
 
 void print_counts(const std::vector<TopicCounts>& counts, const char* when) {
   for (const TopicCounts& c : counts) {
     std::fputs(
         fmt::format("bridge {}: {}: exported {} imported {} echoes_skipped {} undecodable {} "
-                    "not_published {} write_failed {}\n",
+                    "not_published {} write_failed {} too_large {}\n",
                     when, c.topic, c.exported, c.imported, c.echoes, c.undecodable, c.not_published,
-                    c.write_failed)
+                    c.write_failed, c.too_large)
             .c_str(),
         stdout);
   }
@@ -197,23 +199,20 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     bool is_export;
     std::size_t port;
     dds_entity_t endpoint;
-    bool on_receive_thread = false;  // an import served by its reader's listener, no thread
-    std::int32_t matched = 0;        // remote DDS readers (export) or writers (import), last seen
-    std::uint32_t local = 0;         // import: local subscribers its publisher reaches, last seen
+    bool on_receive_thread = false;   // an import served by its reader's listener, no thread
+    std::int32_t matched = 0;         // remote DDS readers (export) or writers (import), last seen
+    std::uint32_t local = 0;          // import: local subscribers its publisher reaches, last seen
+    std::size_t endpoint_index = 0;   // in `endpoints`
+    std::size_t qos = 0;              // import: in `import_qos`
+    ImportOnReceive* link = nullptr;  // import on the receive thread: what its listener uses
   };
   std::vector<Job> jobs;
+  std::vector<ImportQos> import_qos;
   subscribers.reserve(wanted.size());
   publishers.reserve(wanted.size());
 
   for (const auto& [name, dirs] : wanted) {
     const config::Topic& topic = declared_topic(config, name);
-    // Cyclone's ops describe the sample's memory; a bounded string or
-    // sequence is inline storage there, not the pointer Cyclone expects.
-    if (!topic.is_bytes() && config.schema.type(*topic.type_index).variable)
-      throw BridgeError(fmt::format(
-          "topic '{}': its type '{}' has a bounded string or sequence (string<=N, T[<=N]), which "
-          "the bridge does not carry yet; expected a topic of a fixed-size type",
-          name, topic.type));
     BridgedTopic& t = topics.emplace_back();
     t.topic = &topic;
     t.schema = &config.schema;
@@ -233,23 +232,30 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
           dds_create_writer(participant.get(), t.dds_topic.get(), qos.get(), nullptr),
           "writer of rt/" + name);
       jobs.push_back({&t, true, subscribers.size() - 1, endpoints.back().get()});
+      jobs.back().endpoint_index = endpoints.size() - 1;
     }
     if (dirs.second) {
       publishers.push_back(node.raw_publisher(name));
       if (dirs.first) t.importer_id = publishers.back().publisher_id();
-      const QosPtr reader_qos(dds_create_qos());
-      (void)dds_copy_qos(reader_qos.get(), qos.get());
-      // What this participant writes is its own export: never read back.
-      dds_qset_ignorelocal(reader_qos.get(), DDS_IGNORELOCAL_PARTICIPANT);
+      QosPtr reader_qos = import_reader_qos(topic.settings);
       // Set at creation, so that no sample comes before the listener.
       const bool on_receive = imports_on_receive_thread(topic);
       ListenerPtr listener;
-      if (on_receive)
-        listener = import_listener(receive_links.emplace_back(&t, &publishers.back()));
+      ImportOnReceive* link = nullptr;
+      if (on_receive) {
+        link = &receive_links.emplace_back(&t, &publishers.back());
+        listener = import_listener(*link);
+      }
       endpoints.emplace_back(
           dds_create_reader(participant.get(), t.dds_topic.get(), reader_qos.get(), listener.get()),
           "reader of rt/" + name);
+      // SYNC: release; pairs with the acquire loads in run_import (its thread starts later).
+      t.import_reader.store(endpoints.back().get(), std::memory_order_release);
       jobs.push_back({&t, false, publishers.size() - 1, endpoints.back().get(), on_receive});
+      jobs.back().endpoint_index = endpoints.size() - 1;
+      jobs.back().qos = import_qos.size();
+      jobs.back().link = link;
+      import_qos.emplace_back(name, std::move(reader_qos));
     }
   }
 
@@ -264,7 +270,7 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
         if (job.is_export) {
           run_export(*job.topic, subscribers[job.port], job.endpoint, options.export_spin, stop);
         } else {
-          run_import(*job.topic, publishers[job.port], job.endpoint, stop);
+          run_import(*job.topic, publishers[job.port], job.topic->import_reader, stop);
         }
       } catch (const std::exception& e) {
         spdlog::error("bridge: topic '{}' stopped: {}", job.topic->topic->name, e.what());
@@ -279,6 +285,30 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     for (const BridgedTopic& t : topics) out.push_back(snapshot(t));
     return out;
   };
+  // An import's reader whose QoS must adapt to the DDS writers it found
+  // (import_qos.hpp) is replaced: the old one is deleted first, so that no
+  // sample is read twice (one written in between is not read at all).
+  const auto replace_reader = [&](Job& job, QosPtr qos) {
+    const std::string& name = job.topic->topic->name;
+    if (job.on_receive_thread) (void)dds_set_listener(job.endpoint, nullptr);
+    endpoints[job.endpoint_index] = DdsEntity();
+    ListenerPtr listener;
+    if (job.link != nullptr) listener = import_listener(*job.link);
+    try {
+      endpoints[job.endpoint_index] =
+          DdsEntity(dds_create_reader(participant.get(), job.topic->dds_topic.get(), qos.get(),
+                                      listener.get()),
+                    "reader of rt/" + name);
+    } catch (const BridgeError& e) {
+      spdlog::error("bridge: import '{}' stopped: {}", name, e.what());
+      return;
+    }
+    job.endpoint = endpoints[job.endpoint_index].get();
+    job.matched = 0;
+    // SYNC: release; pairs with the acquire load in run_import.
+    job.topic->import_reader.store(job.endpoint, std::memory_order_release);
+    import_qos[job.qos].adopted(std::move(qos));
+  };
   auto next_print = std::chrono::steady_clock::now() + options.stats_interval;
   DaemonWatch daemon_watch;
   std::string failure;  // why the bridge stops on its own (its node was declared dead)
@@ -287,6 +317,11 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     failure = daemon_watch.check(node);
     if (!failure.empty()) break;
     for (Job& job : jobs) {
+      if (job.is_export) {
+        report_offered_incompatible(job.topic->topic->name, job.endpoint);
+      } else if (auto adapted = import_qos[job.qos].check(job.endpoint)) {
+        replace_reader(job, std::move(*adapted));
+      }
       report_matches(job.topic->topic->name, job.is_export, job.endpoint, job.matched);
       if (!job.is_export) report_local(job.topic->topic->name, publishers[job.port], job.local);
     }

@@ -1,11 +1,19 @@
 // The ops language of Cyclone DDS 0.10 (dds_opcodes.h), as idlc writes it:
 // one instruction per field (ADR | type, offset[, count[, jump, size]]),
 // RTS at the end of each struct; a nested struct is a separate block that
-// EXT (one) or ARR|STU (an array) jumps to, relative to the instruction.
+// EXT (one), ARR|STU (an array) or SEQ|STU (a sequence) jumps to, relative
+// to the instruction.
+//
+// A fixed-size type's ops read the ferry sample in place (its layout is the
+// C one idlc assumes). A type with string<=N or T[<=N] is described as ROS
+// 2's IDL has it (unbounded `string`, `sequence<T>`), at the offsets of the
+// C struct idlc would make of that IDL (char*, dds_sequence_t): the bridge
+// never hands Cyclone such a sample, it moves their CDR (docs/bridge.md).
 
 #include "dds_type.hpp"
 
 #include <map>
+#include <stdexcept>
 
 #include "ferry/config/ros2msg.hpp"
 
@@ -53,9 +61,69 @@ std::uint32_t scalar_bits(Scalar s, bool array) {
   return type(DDS_OP_VAL_1BY);
 }
 
+std::uint64_t align_up(std::uint64_t value, std::uint64_t align) {
+  return (value + align - 1) / align * align;
+}
+
+// The C layout idlc gives the IDL of a type: a fixed-size type's is ferry's
+// own; in a type with bounded fields a string is a char*, a sequence a
+// dds_sequence_t, and the rest moves accordingly.
+class CLayouts {
+ public:
+  explicit CLayouts(const config::Schema& schema) : schema_(schema) {}
+
+  struct Layout {
+    std::uint64_t size = 0;
+    std::uint64_t align = 1;
+    std::vector<std::uint64_t> offsets;  // per field
+  };
+
+  const Layout& of(std::size_t index) {
+    if (const auto it = cache_.find(index); it != cache_.end()) return it->second;
+    const config::Type& type = schema_.type(index);
+    Layout out;
+    if (!type.variable) {
+      out.size = type.size;
+      out.align = type.align;
+      for (const config::Field& f : type.fields) out.offsets.push_back(f.offset);
+      return cache_[index] = out;
+    }
+    std::uint64_t at = 0;
+    for (const config::Field& f : type.fields) {
+      std::uint64_t size = 0;
+      std::uint64_t align = 1;
+      if (f.sequence) {
+        size = sizeof(dds_sequence_t);
+        align = alignof(dds_sequence_t);
+      } else if (f.kind == FieldKind::BoundedString) {
+        size = sizeof(char*);
+        align = alignof(char*);
+      } else if (f.kind == FieldKind::Nested) {
+        const Layout& nested = of(f.nested);
+        size = nested.size * f.count;
+        align = nested.align;
+      } else {
+        size = f.size;
+        align = f.align;
+      }
+      at = align_up(at, align);
+      out.offsets.push_back(at);
+      at += size;
+      out.align = std::max(out.align, align);
+    }
+    out.size = align_up(at, out.align);
+    return cache_[index] = out;
+  }
+
+ private:
+  const config::Schema& schema_;
+  std::map<std::size_t, Layout> cache_;
+};
+
 class OpsBuilder {
  public:
-  explicit OpsBuilder(const config::Schema& schema) : schema_(schema) {}
+  explicit OpsBuilder(const config::Schema& schema) : schema_(schema), layouts_(schema) {}
+  [[nodiscard]] CLayouts& layouts() noexcept { return layouts_; }
 
   void build(std::size_t top) {
     pending_.push_back(top);
@@ -96,12 +164,17 @@ class OpsBuilder {
     if (type.kind == config::TypeKind::Opaque) {
       bytes_array(0, type.size);  // an opaque topic type: uint8[size] data
     }
-    for (const config::Field& f : type.fields) {
-      const auto offset = static_cast<std::uint32_t>(f.offset);
+    const std::vector<std::uint64_t> offsets = layouts_.of(index).offsets;
+    for (std::size_t i = 0; i < type.fields.size(); ++i) {
+      const config::Field& f = type.fields[i];
+      const auto offset = static_cast<std::uint32_t>(offsets[i]);
       const auto count = static_cast<std::uint32_t>(f.count);
       switch (f.kind) {
         case FieldKind::Scalar:
-          if (f.is_array) {
+          if (f.sequence) {
+            ops_.insert(ops_.end(),
+                        {op(DDS_OP_ADR, DDS_OP_TYPE_SEQ) | scalar_bits(f.scalar, true), offset});
+          } else if (f.is_array) {
             ops_.insert(ops_.end(), {op(DDS_OP_ADR, DDS_OP_TYPE_ARR) | scalar_bits(f.scalar, true),
                                      offset, count});
           } else {
@@ -110,20 +183,27 @@ class OpsBuilder {
           ++instructions_;
           break;
         case FieldKind::String:
-          bytes_array(f.offset, f.count);  // char[N] -> uint8[N]
+          bytes_array(offset, f.count);  // char[N] -> uint8[N]
           break;
         case FieldKind::BoundedString:
-          break;  // not bridged: the bridge refuses such types
+          ops_.insert(ops_.end(), {op(DDS_OP_ADR, DDS_OP_TYPE_STR), offset});
+          ++instructions_;
+          break;
         case FieldKind::Nested: {
           const config::Type& nested = schema_.type(f.nested);
-          if (nested.kind == config::TypeKind::Opaque) {
-            bytes_array(f.offset, f.size);  // an opaque field: its bytes
+          if (nested.kind == config::TypeKind::Opaque && !f.sequence) {
+            bytes_array(offset, f.size);  // an opaque field: its bytes
             break;
           }
+          const auto element_size = static_cast<std::uint32_t>(layouts_.of(f.nested).size);
           const std::uint32_t at = here();
-          if (f.is_array) {
+          if (f.sequence) {
+            ops_.insert(ops_.end(), {op(DDS_OP_ADR, DDS_OP_TYPE_SEQ, DDS_OP_SUBTYPE_STU), offset,
+                                     element_size, 0});
+            jumps_.push_back({at + 3u, at, 4, f.nested});
+          } else if (f.is_array) {
             ops_.insert(ops_.end(), {op(DDS_OP_ADR, DDS_OP_TYPE_ARR, DDS_OP_SUBTYPE_STU), offset,
-                                     count, 0, static_cast<std::uint32_t>(f.element_size)});
+                                     count, 0, element_size});
             jumps_.push_back({at + 3u, at, 5, f.nested});
           } else {
             ops_.insert(ops_.end(), {op(DDS_OP_ADR, DDS_OP_TYPE_EXT), offset, 0});
@@ -140,6 +220,7 @@ class OpsBuilder {
   }
 
   const config::Schema& schema_;
+  CLayouts layouts_;
   std::vector<std::uint32_t> ops_;
   std::uint32_t instructions_ = 0;
   std::vector<std::size_t> pending_;                // blocks to emit, in order
@@ -167,9 +248,11 @@ std::string dds_type_name(const std::string& ferry_type) {
 DdsType::DdsType(const config::Schema& schema, std::size_t type) {
   OpsBuilder builder(schema);
   builder.build(type);
-  const config::Type& t = schema.type(type);
+  const auto& layout = builder.layouts().of(type);
+  variable_ = schema.type(type).variable;
   init(dds_type_name(config::ros2_type_name(schema, type)), builder.take(), builder.instructions(),
-       static_cast<std::uint32_t>(t.size), static_cast<std::uint32_t>(t.align), true);
+       static_cast<std::uint32_t>(layout.size), static_cast<std::uint32_t>(layout.align),
+       !variable_);
 }
 
 DdsType DdsType::bytes() {

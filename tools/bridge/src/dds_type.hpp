@@ -1,9 +1,10 @@
 #pragma once
 // A Cyclone DDS topic descriptor built at run time from a ferry type, so that
-// the bridge serves any declared type without idlc. Its marshalling ops read
-// the ferry sample in place (the fields' offsets are the schema's), and the
-// CDR Cyclone writes is what an idlc-generated type of the matching IDL
-// writes (XCDR1, final, no key).
+// the bridge serves any declared type without idlc: the ops idlc makes of
+// the matching IDL (XCDR1, final, no key). A fixed-size type's ops read the
+// ferry sample in place (the fields' offsets are the schema's); a type with
+// string<=N or T[<=N] is ROS 2's (unbounded string and sequence<T>, at the
+// offsets of idlc's C struct), and its samples cross as CDR (cdr_write.hpp).
 
 #include <dds/dds.h>
 
@@ -31,6 +32,9 @@ class DdsType {
   }
   [[nodiscard]] const std::string& name() const noexcept { return s_->name; }
   [[nodiscard]] const std::vector<std::uint32_t>& ops() const noexcept { return s_->ops; }
+  // Whether it has a bounded string or sequence: its samples are not
+  // Cyclone's C layout and cross as CDR only.
+  [[nodiscard]] bool variable() const noexcept { return variable_; }
 
  private:
   void init(std::string name, std::vector<std::uint32_t> ops, std::uint32_t instructions,
@@ -43,6 +47,7 @@ class DdsType {
     std::optional<dds_topic_descriptor_t> descriptor;  // points into name and ops
   };
   std::unique_ptr<Storage> s_;
+  bool variable_ = false;
 };
 
 // "pkg::msg::dds_::Name_" for a ferry type name (docs/record-replay.md schema name).

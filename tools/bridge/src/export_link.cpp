@@ -1,6 +1,8 @@
 // Local -> DDS. Cyclone serializes straight from the sample in the shared
 // pool (the descriptor's ops read the ferry layout), so a sample is copied
-// once, into the DDS message.
+// once, into the DDS message. A sample with bounded strings or sequences is
+// encoded by ferry's codec first and copied once more by Cyclone
+// (cdr_write.hpp).
 //
 // Writes are batched (the bridge's Cyclone runs with WriteBatch, see
 // cyclone_config()): a sample written while more are waiting locally goes
@@ -16,6 +18,8 @@
 #include <sched.h>
 #include <spdlog/spdlog.h>
 
+#include "cdr_write.hpp"
+#include "ferry/config/cdr.hpp"
 #include "topic_link.hpp"
 
 namespace ferry::bridge {
@@ -25,7 +29,8 @@ namespace {
 constexpr auto kExportStopCheck =
     std::chrono::milliseconds(100);  // how often an idle exporter looks at `stop`
 
-dds_return_t write_one(const RawSample& sample, dds_entity_t writer, bool bytes) {
+dds_return_t write_one(const RawSample& sample, dds_entity_t writer, bool bytes, CdrWriter* cdr) {
+  if (cdr != nullptr) return cdr->write(writer, {sample.data(), sample.size()});
   if (!bytes) return dds_write(writer, sample.data());
   // Cyclone only reads the buffer it is lent here.
   dds_sequence_t seq{};
@@ -58,6 +63,9 @@ std::optional<RawSample> poll_yielding(RawSubscriber& subscriber, std::chrono::m
 void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
                 std::chrono::microseconds spin, const std::atomic<bool>& stop) {
   const bool bytes = t.topic->is_bytes();
+  // A type with bounded strings or sequences: written as ferry's CDR.
+  std::optional<CdrWriter> cdr;
+  if (t.type.variable()) cdr.emplace(*t.schema, *t.topic->type_index, t.type.name().c_str());
   bool unflushed = false;  // written since the last flush
   bool poll = false;       // a sample came since the last poll: poll before sleeping
   // SYNC: relaxed; pairs with the relaxed store in run(): a stop flag only.
@@ -81,7 +89,16 @@ void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
       t.counts.echoes.fetch_add(1, std::memory_order_relaxed);
       continue;
     }
-    const dds_return_t rc = write_one(*sample, writer, bytes);
+    dds_return_t rc = DDS_RETCODE_ERROR;
+    try {
+      rc = write_one(*sample, writer, bytes, cdr ? &*cdr : nullptr);
+    } catch (const config::CdrError& e) {
+      // SYNC: relaxed; a statistic.
+      if (t.counts.write_failed.fetch_add(1, std::memory_order_relaxed) % 1000 == 0)
+        spdlog::warn("bridge: topic '{}': a local sample does not encode: {}", t.topic->name,
+                     e.what());
+      continue;
+    }
     if (rc == DDS_RETCODE_OK) {
       unflushed = true;
       // SYNC: relaxed; a statistic.

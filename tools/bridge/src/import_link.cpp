@@ -1,6 +1,8 @@
 // DDS -> local. The received CDR (Cyclone's reassembled message) is decoded
 // straight into a pool loan and published without a further copy. A sample
-// that is not the topic's CDR form is counted and dropped, never published.
+// that is not the topic's CDR form is counted and dropped, never published;
+// so is one with a string or sequence over the ferry type's bound
+// (too_large: never truncated, never read past).
 #include <dds/ddsi/ddsi_serdata.h>
 #include <dds/ddsrt/iovec.h>
 #include <spdlog/spdlog.h>
@@ -50,6 +52,15 @@ void dropped_undecodable(BridgedTopic& t, const std::string& why) {
                  t.topic->name, n + 1, why);
 }
 
+void dropped_too_large(BridgedTopic& t, const std::string& why) {
+  // SYNC: relaxed; a statistic.
+  const auto n = t.counts.too_large.fetch_add(1, std::memory_order_relaxed);
+  if (n < 10 || n % 1000 == 0)
+    spdlog::warn(
+        "bridge: topic '{}': dropped a DDS sample too large for the ferry type ({} so far): {}",
+        t.topic->name, n + 1, why);
+}
+
 void not_published(BridgedTopic& t, std::string_view why) {
   // SYNC: relaxed; a statistic.
   const auto n = t.counts.not_published.fetch_add(1, std::memory_order_relaxed);
@@ -67,7 +78,7 @@ void publish_one(BridgedTopic& t, RawPublisher& publisher, std::span<const std::
       data = config::cdr_decode_bytes(cdr);
       size = data.size();
       if (size > publisher.max_size()) {
-        dropped_undecodable(
+        dropped_too_large(
             t, fmt::format("{} bytes, over the topic's max_size {}", size, publisher.max_size()));
         return;
       }
@@ -87,6 +98,9 @@ void publish_one(BridgedTopic& t, RawPublisher& publisher, std::span<const std::
   } else {
     try {
       config::cdr_decode(*t.schema, *t.topic->type_index, cdr, out);
+    } catch (const config::CdrTooLong& e) {
+      dropped_too_large(t, e.what());
+      return;  // the loan goes back to the pool
     } catch (const config::CdrError& e) {
       dropped_undecodable(t, e.what());
       return;  // the loan goes back to the pool
@@ -160,18 +174,29 @@ ListenerPtr import_listener(ImportOnReceive& link) {
   return listener;
 }
 
-void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
+void run_import(BridgedTopic& t, RawPublisher& publisher, const std::atomic<dds_entity_t>& reader,
                 const std::atomic<bool>& stop) {
-  DdsEntity waitset(dds_create_waitset(dds_get_participant(reader)), "waitset of " + t.topic->name);
-  const DdsEntity condition(dds_create_readcondition(reader, DDS_ANY_STATE),
-                            "read condition of " + t.topic->name);
-  (void)dds_waitset_attach(waitset.get(), condition.get(), 0);
+  // SYNC: acquire; pairs with the release store of a new reader in run().
+  dds_entity_t current = reader.load(std::memory_order_acquire);
+  DdsEntity waitset(dds_create_waitset(dds_get_participant(current)),
+                    "waitset of " + t.topic->name);
+  DdsEntity condition;
+  bool attached = false;
   // SYNC: relaxed; pairs with the relaxed store in run(): a stop flag only.
   while (!stop.load(std::memory_order_relaxed)) {
+    // SYNC: acquire; as above. The reader was replaced (its QoS adapted):
+    // the old one is gone, and its read condition with it.
+    if (const dds_entity_t now = reader.load(std::memory_order_acquire);
+        now != current || !attached) {
+      current = now;
+      condition = DdsEntity();
+      const dds_entity_t c = dds_create_readcondition(current, DDS_ANY_STATE);
+      attached = c > 0 && dds_waitset_attach(waitset.get(), c, 0) == DDS_RETCODE_OK;
+      if (c > 0) condition = DdsEntity(c, "read condition of " + t.topic->name);
+    }
     (void)dds_waitset_wait(waitset.get(), nullptr, 0, kImportStopCheck);
-    take_and_publish(t, publisher, reader, &stop);
+    take_and_publish(t, publisher, current, &stop);
   }
-  (void)dds_waitset_detach(waitset.get(), condition.get());
 }
 
 }  // namespace ferry::bridge

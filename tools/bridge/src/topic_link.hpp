@@ -23,6 +23,7 @@ struct LinkCounters {
   std::atomic<std::uint64_t> imported{0};
   std::atomic<std::uint64_t> echoes{0};
   std::atomic<std::uint64_t> undecodable{0};
+  std::atomic<std::uint64_t> too_large{0};
   std::atomic<std::uint64_t> not_published{0};
   std::atomic<std::uint64_t> write_failed{0};
 };
@@ -33,10 +34,15 @@ struct BridgedTopic {
   const config::Schema* schema = nullptr;
   DdsType type;
   DdsEntity dds_topic;
+  // An imported sample of a type with string<=N or T[<=N] is CDR made by
+  // Cyclone; an exported one is written as ferry's CDR (cdr_write.hpp).
   // No loops (docs/bridge.md): the importer's publisher id, set before the
   // threads start when the topic is also exported; the exporter skips the
   // samples it finds in their SampleInfo (what this bridge imported).
   std::optional<std::uint64_t> importer_id;
+  // The import's DDS reader: written by the main loop when it replaces the
+  // reader (release), read by the import thread (acquire).
+  std::atomic<dds_entity_t> import_reader{0};
   LinkCounters counts;
 };
 
@@ -47,8 +53,9 @@ struct BridgedTopic {
 void run_export(BridgedTopic& t, RawSubscriber& subscriber, dds_entity_t writer,
                 std::chrono::microseconds spin, const std::atomic<bool>& stop);
 // DDS -> local: the samples `reader` takes, decoded into loans of `publisher`,
-// on a thread of its own until `stop`.
-void run_import(BridgedTopic& t, RawPublisher& publisher, dds_entity_t reader,
+// on a thread of its own until `stop`. `reader` may be replaced meanwhile
+// (its QoS adapted, import_qos.hpp): the thread follows.
+void run_import(BridgedTopic& t, RawPublisher& publisher, const std::atomic<dds_entity_t>& reader,
                 const std::atomic<bool>& stop);
 
 // DDS -> local on Cyclone's thread that received the sample: one wake-up

@@ -24,6 +24,14 @@ class CdrError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Decoding met a string or sequence longer than its bound (string<=N,
+// T[<=N]): well-formed CDR that does not fit the ferry type (the bridge
+// counts it too_large, apart from CDR that does not decode).
+class CdrTooLong : public CdrError {
+ public:
+  using CdrError::CdrError;
+};
+
 inline constexpr std::size_t kCdrHeaderSize = 4;
 
 // Size of the CDR form (header included) of a sample of schema.type(type);
@@ -56,7 +64,7 @@ void cdr_encode(const Schema& schema, std::size_t type, std::span<const std::byt
 // Reads `cdr` into `sample` (exactly the type's size; padding is zeroed).
 // Throws CdrError on a wrong or big-endian header, a truncated payload, a
 // bool other than 0 or 1, a string or sequence longer than its bound (never
-// truncated), a string without its NUL, or more than 3 bytes of trailing
+// truncated; a CdrTooLong), a string without its NUL, or more than 3 bytes of trailing
 // padding. The unused storage of a bounded field is left as it was.
 void cdr_decode(const Schema& schema, std::size_t type, std::span<const std::byte> cdr,
                 std::span<std::byte> sample);

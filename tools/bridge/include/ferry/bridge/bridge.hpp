@@ -1,8 +1,9 @@
 #pragma once
 // ferry bridge (docs/bridge.md): local ferry topics to and from Eclipse Cyclone
 // DDS. An exported topic `a/b` is written to DDS topic `rt/a/b` with type
-// `pkg::msg::dds_::Name_` in little-endian CDR; an imported one is read from
-// DDS and published locally. The DDS headers stay inside tools/bridge/src.
+// `pkg::msg::dds_::Name_` in little-endian CDR (bounded strings and
+// sequences as ROS 2's unbounded ones); an imported one is read from DDS and
+// published locally. The DDS headers stay inside tools/bridge/src.
 
 #include <chrono>
 #include <cstdint>
@@ -44,6 +45,10 @@ struct TopicCounts {
   std::uint64_t undecodable = 0;    // DDS samples dropped: not the topic's CDR form
   std::uint64_t not_published = 0;  // DDS samples dropped: no loan (pool exhausted, too many loans)
   std::uint64_t write_failed = 0;   // local samples DDS refused (e.g. timed out)
+  // DDS samples dropped: a string or sequence longer than the ferry type's
+  // bound (string<=N, T[<=N]), or a bytes sample over max_size; never
+  // truncated.
+  std::uint64_t too_large = 0;
 };
 
 // Runs until `stop()` returns true (polled every 100 ms), printing the
