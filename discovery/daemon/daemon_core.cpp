@@ -11,8 +11,8 @@
 
 namespace ferry::discovery {
 
-DaemonCore::DaemonCore(DaemonCoreSettings settings, const config::Config& config,
-                       ShmFactory& shm, LivenessActions& actions, GroupMembership is_member)
+DaemonCore::DaemonCore(DaemonCoreSettings settings, const config::Config& config, ShmFactory& shm,
+                       LivenessActions& actions, GroupMembership is_member)
     : settings_(std::move(settings)),
       is_member_(std::move(is_member)),
       liveness_config_(config.liveness),
@@ -101,8 +101,7 @@ void DaemonCore::send_notifications(const Outbox& notifications, Effects& out) c
   }
 }
 
-void DaemonCore::drop(ConnectionId id, const std::string& why, Effects& out,
-                      UnmatchReason reason) {
+void DaemonCore::drop(ConnectionId id, const std::string& why, Effects& out, UnmatchReason reason) {
   auto it = connections_.find(id);
   if (it == connections_.end()) {
     out.push_back(CloseConnection{id});

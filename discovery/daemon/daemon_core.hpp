@@ -137,8 +137,8 @@ class DaemonCore {
     Who who;
     uid_t uid = 0;
     gid_t gid = 0;
-    std::uint64_t node_id = 0;  // 0 until Hello
-    std::uint16_t owner = 0;    // node slot (pool owner id), given with Welcome
+    std::uint64_t node_id = 0;       // 0 until Hello
+    std::uint16_t owner = 0;         // node slot (pool owner id), given with Welcome
     std::uint64_t connected_at = 0;  // for the Hello deadline
   };
   struct Context {  // one event's: when, whose, what to answer

@@ -17,8 +17,7 @@ Effects DaemonCore::received(std::uint64_t now, ConnectionId id, std::uint32_t r
   auto it = connections_.find(id);
   if (it == connections_.end()) return out;  // closed already in this turn
   const Context context{now, id, it->second, request_id, out};
-  const bool keep =
-      std::visit([&](const auto& m) { return on(context, m); }, message);
+  const bool keep = std::visit([&](const auto& m) { return on(context, m); }, message);
   if (!keep) drop(id, "", out);
   return out;
 }

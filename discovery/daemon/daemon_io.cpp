@@ -168,8 +168,8 @@ void DaemonIo::carry_out(const SendMessage& message) {
     } else {
       const DaemonCore::Who* who = core_.who(message.to);
       core_.log_limited(options_.clock(), "node-lock", spdlog::level::warn,
-                        "node '{}' (pid {}) will be judged by its pid: {}",
-                        who ? who->name : "", who ? who->pid : 0, taken.error());
+                        "node '{}' (pid {}) will be judged by its pid: {}", who ? who->name : "",
+                        who ? who->pid : 0, taken.error());
     }
   }
   send(message.to, it->second, message.request_id, message.message, lock ? lock->fd() : -1);

@@ -166,8 +166,8 @@ class DaemonIo {
   // (node_reaper.hpp); the core gives a slot again only after that.
   NodeReaper reaper_;
   DaemonCore core_;
-  ServiceNotifier notifier_;  // systemd: readiness, reload, stop, watchdog
-  std::optional<DomainPool> pool_;                       // made after the stale objects are gone
+  ServiceNotifier notifier_;        // systemd: readiness, reload, stop, watchdog
+  std::optional<DomainPool> pool_;  // made after the stale objects are gone
   std::optional<transport::Segment> heartbeat_segment_;  // "ferry.<domain>.registry"
   HeartbeatTable beats_;
   std::map<ConnectionId, Connection> connections_;  // by socket fd

@@ -129,8 +129,7 @@ void DaemonIo::start_clean() {
   if (const std::size_t stale =
           transport::remove_trusted_domain_objects(options_.domain, object_owner());
       stale > 0) {
-    spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale,
-                 options_.domain);
+    spdlog::warn("removed {} stale shared-memory object(s) of domain '{}'", stale, options_.domain);
   }
   reaper_.remove_all_locks();  // of nodes of the old objects
   pool_.emplace(options_.domain, config_, options_.object_mode,
