@@ -309,3 +309,38 @@ TEST_CASE("a reload that conflicts with a live port is refused whole; one that f
   c.core.reload(std::move(added));
   CHECK(page() == "added");
 }
+
+TEST_CASE("adopting a previous ferryd's table: its live node resumes its slot, dead ones go") {
+  FakeShm shm;
+  FakeActions actions;
+  Table table;
+  table.set(2, SlotState::alive, 4242);       // its process runs: an orphan, may come back
+  table.set(5, SlotState::reclaiming, 5555);  // left mid-reclaim: finished by the adoption
+  actions.running.insert(2);
+  table.beats.header().next_owner.store(6, std::memory_order_relaxed);
+  table.beats.header().next_id.store(50, std::memory_order_relaxed);
+  const auto config = ferry::config::load_string("liveness: { heartbeat_ms: 100 }\n");
+  DaemonCore core(settings(), config, shm, actions, [](uid_t, gid_t) { return false; });
+  std::uint64_t now = 100'000;
+
+  const auto live = core.adopt_slots(table.beats);
+  REQUIRE(live.size() == 1);
+  CHECK(live[0].owner == 2);
+  CHECK(core.finish_adoption(table.beats, PoolFacts{4096, 64, 64}, 0, now) == 1);
+  CHECK(core.liveness().state(2) == NodeState::orphan);
+  CHECK(core.liveness().state(5) == NodeState::free);
+  CHECK(core.registry().next_id() == 50);
+
+  // The orphan's process says Hello with its slot: the same slot, no new lock.
+  CHECK(core.connected(now, 3, Credentials{4242, ::geteuid(), ::getegid()}).empty());
+  const Effects back = core.received(now, 3, 1, Hello{kProtocolVersion, "survivor", 4242, 2});
+  const auto& resumed = std::get<SendMessage>(back.at(0));
+  CHECK(std::get<Welcome>(resumed.message).heartbeat_slot == 2);
+  CHECK_FALSE(resumed.node_lock.has_value());
+  CHECK(core.liveness().state(2) == NodeState::alive);
+
+  // A new node gets a slot the previous ferryd never gave.
+  CHECK(core.connected(now, 4, Credentials{7777, ::geteuid(), ::getegid()}).empty());
+  const Effects fresh = core.received(now, 4, 1, Hello{kProtocolVersion, "newcomer", 7777, 0});
+  CHECK(std::get<Welcome>(std::get<SendMessage>(fresh.at(0)).message).heartbeat_slot == 6);
+}
