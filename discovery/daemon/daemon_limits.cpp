@@ -1,15 +1,14 @@
-// ferryd against a client that takes too much: the connection limit, the
-// file-descriptor back-off, the Hello deadline and node slot reuse.
+// DaemonIo against a client that takes too much: the connection limit and
+// the file-descriptor back-off. (The Hello deadline and node slot reuse are
+// the core's: daemon_core.cpp.)
 
-#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 
 #include <algorithm>
 #include <cerrno>
 
-#include "daemon.hpp"
-#include "ferry/discovery/protocol.hpp"
+#include "daemon_io.hpp"
 
 namespace ferry::discovery {
 
@@ -17,7 +16,7 @@ namespace {
 // Descriptors ferryd keeps for itself: epoll, signalfd, the listener and
 // its lock, the log, shared-memory objects it opens while matching.
 constexpr std::size_t kReservedFds = 32;
-constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
+constexpr std::uint64_t kAcceptBackoffMs = 100;
 }  // namespace
 
 std::size_t connection_limit(const config::DaemonLimits& limits) {
@@ -36,99 +35,63 @@ std::size_t connection_limit(const config::DaemonLimits& limits) {
   return limits.max_connections;
 }
 
-bool Daemon::refuse_over_limit() {
-  auto accepted = listener_.accept();
-  if (!accepted) {
-    const int err = accepted.error().sys_errno;
-    if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
-      pause_accepting(accepted.error().message);
+void DaemonIo::accept_clients() {
+  while (true) {
+    auto accepted = listener_.accept();
+    if (!accepted) {
+      const int err = accepted.error().sys_errno;
+      if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
+        pause_accepting(accepted.error().message);
+      } else if (accepted.error().code != SocketErrorCode::timeout) {
+        core_.log_limited(options_.clock(), "accept", spdlog::level::warn, "accept failed: {}",
+                          accepted.error().message);
+      }
+      return;  // no more pending connections
     }
-    return false;
+    const int fd = accepted->fd();
+    std::expected<Credentials, std::string> credentials = std::unexpected(std::string());
+    if (auto cred = accepted->peer_credentials()) {
+      credentials = Credentials{cred->pid, cred->uid, cred->gid};
+    } else {
+      credentials = std::unexpected(cred.error().message);
+    }
+    connections_.emplace(fd, Connection{std::move(*accepted), {}, false, false});
+    // The core admits it, or refuses it with an error and closes it.
+    apply(core_.connected(options_.clock(), fd, credentials));
+    auto it = connections_.find(fd);
+    if (it == connections_.end()) continue;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+      spdlog::warn("cannot poll a new client: {}", std::strerror(errno));
+      apply(core_.hung_up(fd, "ferryd could not poll its socket"));
+      continue;
+    }
+    it->second.polled = true;
   }
-  Client client{std::move(*accepted), 0, 0, 0, 0, 0, {}, false, {}, {}};
-  if (auto cred = client.socket.peer_credentials()) client.pid = cred->pid;
-  const std::string why = fmt::format(
-      "ferryd of domain '{}' already serves {} connections, its limit (limits: "
-      "max_connections); try again when other clients have closed",
-      options_.domain, clients_.size());
-  log_limited("connections", spdlog::level::warn, "refusing client pid {}: {}", client.pid, why);
-  send_to(client, 0, make_error(ErrorCode::resource_exhausted, why));
-  return true;  // the socket closes here: the client reads the error, then the end
 }
 
-void Daemon::pause_accepting(const std::string& why) {
+void DaemonIo::pause_accepting(const std::string& why) {
   if (!accepting_) return;
-  log_limited("accept-fds", spdlog::level::warn,
-              "cannot accept connections ({}); pausing {} ms with {} clients connected", why,
-              kAcceptBackoff.count(), clients_.size());
+  core_.log_limited(options_.clock(), "accept-fds", spdlog::level::warn,
+                    "cannot accept connections ({}); pausing {} ms with {} clients connected", why,
+                    kAcceptBackoffMs, connections_.size());
   epoll_event ev{};
-  ev.events = 0;    // still registered, never reported: no busy loop on a full fd table
-  ev.data.fd = -1;  // kListenerTag
+  ev.events = 0;  // still registered, never reported: no busy loop on a full fd table
+  ev.data.fd = kListenerTag;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listener_.fd(), &ev);
   accepting_ = false;
-  resume_accepting_at_ = std::chrono::steady_clock::now() + kAcceptBackoff;
+  resume_accepting_at_ = options_.clock() + kAcceptBackoffMs;
 }
 
-void Daemon::resume_accepting_when_due() {
-  if (accepting_ || std::chrono::steady_clock::now() < resume_accepting_at_) return;
+void DaemonIo::resume_accepting_when_due() {
+  if (accepting_ || options_.clock() < resume_accepting_at_) return;
   epoll_event ev{};
   ev.events = EPOLLIN;
-  ev.data.fd = -1;  // kListenerTag
+  ev.data.fd = kListenerTag;
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, listener_.fd(), &ev);
   accepting_ = true;
-}
-
-void Daemon::expire_silent_clients() {
-  const auto deadline =
-      std::chrono::steady_clock::now() - std::chrono::milliseconds(limits_.hello_timeout_ms);
-  std::vector<int> silent;
-  for (const auto& [fd, client] : clients_) {
-    if (client.node_id == 0 && client.connected_at < deadline) silent.push_back(fd);
-  }
-  for (int fd : silent) {
-    Client& client = clients_.at(fd);
-    const std::string why = fmt::format(
-        "no Hello within {} ms of connecting (limits: hello_timeout_ms); closing the connection",
-        limits_.hello_timeout_ms);
-    log_limited("silent", spdlog::level::warn, "client pid {}: {}", client.pid, why);
-    send_to(client, 0, make_error(ErrorCode::not_registered, why));
-    drop(fd, why);
-  }
-}
-
-void Daemon::recycle_owner_ids() {
-  // Nodes whose processes went since the last tick are finished first, so
-  // their slots can be given now rather than after the next tick.
-  liveness_.probe_waiting();
-  owner_ids_.recycle([&](const OwnerIds::Retired& r) {
-    // The reaper frees a slot once its node is reclaimed and its process is
-    // gone (node lock): until then the process may allocate with the id. A
-    // node of the previous ferryd may still come back with it. A survivor
-    // that has not acknowledged the departure may still take the id for the
-    // departed node's.
-    if (liveness_.state(r.owner) != NodeState::free || registry_.awaits_release(r.owner)) {
-      return false;
-    }
-    // What a late publisher gave the departed node after its reclaim goes
-    // now: from here on the id means someone else.
-    const auto reclaimed = pool_->pool().reclaim_owner(r.owner, true);
-    if (reclaimed.refs_dropped > 0) {
-      spdlog::info("reclaimed {} reference(s) of node slot {} before reusing it",
-                   reclaimed.refs_dropped, r.owner);
-    }
-    return true;
-  });
-}
-
-void Daemon::retire_adopted_slots() {
-  for (std::uint32_t owner = 1; owner < owner_ids_.next_fresh() && owner < kHeartbeatSlots;
-       ++owner) {
-    const auto id = static_cast<std::uint16_t>(owner);
-    if (liveness_.state(id) == NodeState::orphan) continue;
-    const HeartbeatSlot* slot = beats_.slot(owner);
-    // SYNC: relaxed; the previous daemon is gone, its stores long done.
-    owner_ids_.retire(id, slot != nullptr ? slot->pid.load(std::memory_order_relaxed) : 0);
-  }
 }
 
 }  // namespace ferry::discovery

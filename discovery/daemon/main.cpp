@@ -32,7 +32,7 @@
 #include <string>
 
 #include "client_access.hpp"
-#include "daemon.hpp"
+#include "daemon_io.hpp"
 #include "ferry/config/error.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry/discovery/paths.hpp"
@@ -217,7 +217,7 @@ struct Setup {
 // that serves (the detached child).
 int serve(const Args& args, Setup& setup, Startup& startup) {
   namespace discovery = ferry::discovery;
-  // The socket is reachable (and the pid file read) before the Daemon's loop
+  // The socket is reachable (and the pid file read) before the daemon's loop
   // runs: a SIGTERM sent meanwhile waits for its signalfd.
   discovery::block_stop_signals();
   // The domain's lock in /dev/shm first: a ferryd given another runtime
@@ -259,7 +259,8 @@ int serve(const Args& args, Setup& setup, Startup& startup) {
                                      args.config,  std::move(setup.config_text)};
     // No live daemon holds the domain (listen() would have refused): what is
     // left in /dev/shm under its prefix belongs to a dead one.
-    discovery::Daemon daemon(options, setup.config, std::move(*listener));
+    discovery::DaemonIo daemon(options, setup.config, std::move(*listener));
+    if (auto started = daemon.start(); !started) return fail(1, started.error());
     startup.ready();
     const int code = daemon.run();
     // No node is left: the domain is gone, its lock goes last.

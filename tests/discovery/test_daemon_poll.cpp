@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "daemon.hpp"
+#include "daemon_io.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry/discovery/paths.hpp"
 #include "ferry/discovery/protocol.hpp"
@@ -81,7 +81,8 @@ TEST_CASE(
   options.domain = domain.name();
   options.socket_path = sock.string();
   options.clock = [&now] { return now; };
-  Daemon daemon(options, config, std::move(*listener));
+  DaemonIo daemon(options, config, std::move(*listener));
+  REQUIRE(daemon.start().has_value());
 
   auto connected = UnixSeqpacketSocket::connect(sock, 1s);
   REQUIRE(connected.has_value());
@@ -92,7 +93,7 @@ TEST_CASE(
   const auto welcome = std::get<Welcome>(client.receive());
   CHECK(client.lock_fd >= 0);
   const auto owner = static_cast<std::uint16_t>(welcome.heartbeat_slot);
-  CHECK(daemon.liveness().state(owner) == NodeState::alive);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::alive);
 
   CreatePublisher publisher;
   publisher.topic = "frozen_topic";
@@ -107,7 +108,7 @@ TEST_CASE(
   now += kTimeoutMs;
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
   CHECK(client.nothing_waiting());
-  CHECK(daemon.liveness().state(owner) == NodeState::alive);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::alive);
 
   now += 1;
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
@@ -115,11 +116,11 @@ TEST_CASE(
   CHECK(expired.code == ErrorCode::node_expired);
   CHECK(expired.message.find("1001 ms without a heartbeat") != std::string::npos);
   // This process lives (it holds its node lock): reclaimed, not free.
-  CHECK(daemon.liveness().state(owner) == NodeState::reclaiming);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::reclaiming);
   // The lock let go, the process counts as gone: the slot is freed.
   ::close(client.lock_fd);
   client.lock_fd = -1;
   now += 1000;
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
-  CHECK(daemon.liveness().state(owner) == NodeState::free);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::free);
 }

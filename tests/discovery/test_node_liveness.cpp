@@ -7,50 +7,16 @@
 #include <utility>
 #include <vector>
 
+#include "daemon_fakes.hpp"
 #include "node_liveness.hpp"
 
 using namespace ferry::discovery;
+using ferry::discovery::test::FakeActions;
+using ferry::discovery::test::Table;
 
 namespace {
 
 constexpr std::uint32_t kTimeoutMs = 500;
-
-// The probe answers from `running`; reclaims and releases are recorded.
-struct FakeActions final : LivenessActions {
-  std::set<std::uint16_t> running;
-  std::vector<std::pair<std::uint16_t, bool>> reclaims;  // owner, process gone
-  std::vector<std::uint16_t> released_slots;
-  int probes = 0;
-
-  bool process_alive(std::uint16_t owner, pid_t) override {
-    ++probes;
-    return running.contains(owner);
-  }
-  void reclaim(std::uint16_t owner, bool process_gone) override {
-    reclaims.emplace_back(owner, process_gone);
-  }
-  void released(std::uint16_t owner) override { released_slots.push_back(owner); }
-};
-
-// A heartbeat table on the heap, as ferryd's shared one is laid out.
-struct Table {
-  struct alignas(64) Bytes {
-    std::byte data[kHeartbeatTableBytes];
-  };
-  std::unique_ptr<Bytes> bytes = std::make_unique<Bytes>();  // zeroed: every slot free
-  HeartbeatTable beats = HeartbeatTable::in(bytes->data, kHeartbeatTableBytes);
-
-  void beat(std::uint16_t owner, std::uint64_t now) const {
-    beats.slot(owner)->beat_ms.store(now, std::memory_order_relaxed);
-  }
-  [[nodiscard]] SlotState word(std::uint16_t owner) const {
-    return static_cast<SlotState>(beats.slot(owner)->state.load(std::memory_order_relaxed));
-  }
-  void set(std::uint16_t owner, SlotState word, pid_t pid) const {
-    beats.slot(owner)->state.store(static_cast<std::uint32_t>(word), std::memory_order_relaxed);
-    beats.slot(owner)->pid.store(pid, std::memory_order_relaxed);
-  }
-};
 
 // Liveness over a fresh table with the fake actions.
 struct Attached {

@@ -7,37 +7,13 @@
 #include <set>
 #include <string>
 
+#include "daemon_fakes.hpp"
 #include "registry.hpp"
 
 using namespace ferry::discovery;
+using ferry::discovery::test::FakeShm;
 
 namespace {
-
-// Records which objects exist, as /dev/shm would.
-struct FakeShm final : ShmFactory {
-  std::set<std::string> objects;
-  std::map<std::string, Policy> ring_policy;  // what each ring was made for
-  std::expected<void, std::string> create_ring(const std::string& name, std::uint32_t,
-                                               std::uint32_t, Policy policy) override {
-    objects.insert(name);
-    ring_policy[name] = policy;
-    return {};
-  }
-  std::expected<void, std::string> create_doorbell(const std::string& name) override {
-    objects.insert(name);
-    return {};
-  }
-  std::expected<void, std::string> adopt_doorbell(const std::string& name) override {
-    if (!objects.contains(name)) return std::unexpected("no such doorbell");
-    return {};
-  }
-  void remove(const std::string& name) override { objects.erase(name); }
-  [[nodiscard]] std::size_t rings() const {
-    return static_cast<std::size_t>(
-        std::count_if(objects.begin(), objects.end(),
-                      [](const auto& n) { return n.find(".ring.") != std::string::npos; }));
-  }
-};
 
 TopicConfig defaults() {
   TopicConfig config;
