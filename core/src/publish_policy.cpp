@@ -26,14 +26,6 @@ std::uint32_t as_count(std::size_t n) noexcept {
   return static_cast<std::uint32_t>(std::min<std::size_t>(n, UINT32_MAX));
 }
 
-// The reference a pooled slot's payload names (0 when unreadable).
-std::uint64_t pooled_ref(std::span<const std::byte> payload) noexcept {
-  if (payload.size() < sizeof(std::uint64_t)) return 0;
-  std::uint64_t ref = 0;
-  std::memcpy(&ref, payload.data(), sizeof ref);
-  return ref;
-}
-
 class Delivery {
  public:
   Delivery(PublisherState& state, const Outgoing& out, PublishResult& result,
@@ -170,9 +162,9 @@ class Delivery {
   // drop_oldest discarded an older sample of ours from c's queue.
   void discarded(PublisherConnection& c, std::span<const std::byte> payload,
                  std::uint32_t flags) noexcept {
-    if (flags != kSlotPooled) return;
-    if (const std::uint64_t ref = pooled_ref(payload); ref != 0) {
-      (void)state_.pool->pool.revoke(ChunkRef::unpack(ref), state_.pool->owner, c.peer_owner);
+    if (const auto pooled = transport::read_pooled(payload, flags); pooled && pooled->ref != 0) {
+      (void)state_.pool->pool.revoke(ChunkRef::unpack(pooled->ref), state_.pool->owner,
+                                     c.peer_owner);
     }
   }
 

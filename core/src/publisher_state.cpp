@@ -105,13 +105,13 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
       continue;
     }
     if (item.flags == kSlotPooled) {
-      PooledSlot pooled{};
-      if (item.length != sizeof pooled) {
+      const auto pooled = transport::read_pooled(
+          slot.first(std::min<std::size_t>(item.length, slot.size())), item.flags);
+      if (!pooled) {
         drop_collected();
         continue;
       }
-      std::memcpy(&pooled, slot.data(), sizeof pooled);
-      item.chunk = transport::ChunkRef::unpack(pooled.ref);
+      item.chunk = transport::ChunkRef::unpack(pooled->ref);
       // The history holds the chunk (or held it a moment ago: then the
       // chunk's generation moved on and the give is refused).
       if (!pool->pool.give(item.chunk, pool->owner, c.peer_owner)) {
@@ -333,10 +333,9 @@ void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
       if (popped.error() != transport::RingError::CorruptSlot) break;  // empty, or unreadable
       continue;                                                        // a bad slot was skipped
     }
-    if (flags != kSlotPooled || *popped != sizeof(PooledSlot)) continue;
-    PooledSlot pooled{};
-    std::memcpy(&pooled, slot.data(), sizeof pooled);
-    (void)pool->pool.revoke(transport::ChunkRef::unpack(pooled.ref), pool->owner, c.peer_owner);
+    const auto pooled = transport::read_pooled(std::span(slot).first(*popped), flags);
+    if (!pooled) continue;
+    (void)pool->pool.revoke(transport::ChunkRef::unpack(pooled->ref), pool->owner, c.peer_owner);
   }
 }
 

@@ -21,9 +21,9 @@ using transport::RingError;
 // find the sample in the pool (zero copy). False: the slot is dropped.
 bool accept_pooled(SubscriberState& state, const SubscriberQueueEnd& q, const std::byte* slot,
                    std::uint32_t length, std::uint32_t token, TakenSample& out) noexcept {
-  if (length != sizeof(PooledSlot)) return false;
-  PooledSlot pooled;
-  std::memcpy(&pooled, slot, sizeof pooled);
+  const auto read = transport::read_pooled(std::span(slot, length), kSlotPooled);
+  if (!read) return false;
+  const PooledSlot pooled = *read;
   const auto ref = transport::ChunkRef::unpack(pooled.ref);
   auto& pool = state.pool->pool;
   pool.prefetch_payload(ref, false);  // the user reads it next: fetch it while accept's CAS waits

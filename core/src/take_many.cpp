@@ -35,9 +35,9 @@ struct Out {
 // copy the sample out of the chunk, let the chunk go. False: dropped.
 bool copy_pooled(SubscriberState& state, const SubscriberQueueEnd& q,
                  std::span<const std::byte> slot, std::byte* to, std::uint32_t size) noexcept {
-  if (slot.size() != sizeof(PooledSlot)) return false;
-  PooledSlot pooled;
-  std::memcpy(&pooled, slot.data(), sizeof pooled);
+  const auto read = transport::read_pooled(slot, kSlotPooled);
+  if (!read) return false;
+  const PooledSlot pooled = *read;
   const auto ref = transport::ChunkRef::unpack(pooled.ref);
   auto& pool = state.pool->pool;
   if (!pool.accept(ref, state.pool->owner, q.peer_owner)) return false;  // counted by the pool

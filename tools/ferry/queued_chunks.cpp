@@ -27,13 +27,9 @@ std::vector<QueuedChunk> queued_chunks(const std::vector<discovery::TopicInfo>& 
       if (!ring) continue;
       for (const auto& m :
            transport::peek_ring(ring->payload(), ring->payload_size(), kPooledSlotBytes)) {
-        if (m.flags != kSlotPooled || m.length != kPooledSlotBytes ||
-            m.prefix.size() < sizeof(std::uint64_t)) {
-          continue;
-        }
-        std::uint64_t packed = 0;
-        std::memcpy(&packed, m.prefix.data(), sizeof packed);
-        out.push_back({t.name, transport::ChunkRef::unpack(packed)});
+        const auto pooled =
+            m.length == kPooledSlotBytes ? transport::read_pooled(m.prefix, m.flags) : std::nullopt;
+        if (pooled) out.push_back({t.name, transport::ChunkRef::unpack(pooled->ref)});
       }
     }
   }

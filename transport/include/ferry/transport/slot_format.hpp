@@ -12,6 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <optional>
+#include <span>
 #include <type_traits>
 
 #include "ferry/transport/platform.hpp"
@@ -32,6 +35,19 @@ struct PooledSlot {
   std::uint64_t size;  // bytes of the sample inside the chunk
 };
 inline constexpr auto kPooledSlotBytes = static_cast<std::uint32_t>(sizeof(PooledSlot));
+
+// A slot's payload read as a PooledSlot: the one decode that every reader of
+// a pooled slot uses (a subscriber's take, take_many, the history handed to a
+// late joiner, a departing publisher, drop_oldest's discard, `ferry pool`).
+// Nothing unless `flags` says pooled and the payload has exactly a
+// PooledSlot's size: a broken or hostile peer's slot is refused, never overread.
+[[nodiscard]] inline std::optional<PooledSlot> read_pooled(std::span<const std::byte> payload,
+                                                           std::uint32_t flags) noexcept {
+  if (flags != kSlotPooled || payload.size() != sizeof(PooledSlot)) return std::nullopt;
+  PooledSlot pooled;
+  std::memcpy(&pooled, payload.data(), sizeof pooled);
+  return pooled;
+}
 
 // How much of a bytes topic's sample travels inline, copied into the slot:
 // its slots have room for this (four cache lines with the header), so a
