@@ -44,9 +44,9 @@ void delay(const Context& context, const DelayOptions& o) {
   // An observer, as every inspecting verb: it never slows the publisher.
   auto sub = node.raw_subscriber(o.topic, ferry::SubscriberOptions{.observer = true});
 
-  using Clock = DelayWindow::Clock;
+  using WindowClock = DelayWindow::Clock;
   DelayWindow window(
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.window_s)));
+      std::chrono::duration_cast<WindowClock::duration>(std::chrono::duration<double>(o.window_s)));
   std::uint64_t reported_total = 0;
   take_and_report(
       sub, o.duration,
@@ -55,9 +55,9 @@ void delay(const Context& context, const DelayOptions& o) {
         const std::uint64_t taken_ns = ferry::detail::realtime_ns();
         const auto delay_ns = static_cast<std::int64_t>(taken_ns) -
                               static_cast<std::int64_t>(sample.info().publish_time_ns);
-        window.add(Clock::now(), delay_ns);
+        window.add(WindowClock::now(), delay_ns);
       },
-      [&](Clock::time_point now) {
+      [&](WindowClock::time_point now) {
         window.expire(now);
         // Only new samples make a new report: a silent topic says so.
         const auto r = window.total() > reported_total ? window.report() : std::nullopt;

@@ -94,9 +94,18 @@ std::string service_yaml() {
 // default): take_spin large enough that a round trip never sleeps.
 constexpr std::uint32_t kSpin = 1U << 22;
 
+// Nanoseconds as microseconds, for printing.
+double micros(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
+
+ferry::NodeOptions spinning() {
+  ferry::NodeOptions options;
+  options.take_spin = kSpin;
+  return options;
+}
+
 int ferry_server(const PrivateDomain& domain, Board& board) {
   domain.enter();
-  ferry::Node node{"rpc-server", ferry::NodeOptions{.take_spin = kSpin}};
+  ferry::Node node{"rpc-server", spinning()};
   auto server = node.server<RpcMessage, RpcMessage>(kService);
   while (!board.stop.load(std::memory_order_relaxed)) {  // SYNC: relaxed, a signal (Board)
     if (auto request = server.take_request(std::chrono::milliseconds(50))) {
@@ -110,7 +119,7 @@ int ferry_server(const PrivateDomain& domain, Board& board) {
 
 int ferry_client(const PrivateDomain& domain, Board& board, std::uint64_t rounds) {
   domain.enter();
-  ferry::Node node{"rpc-client", ferry::NodeOptions{.take_spin = kSpin}};
+  ferry::Node node{"rpc-client", spinning()};
   auto client = node.client<RpcMessage, RpcMessage>(kService);
   if (!client.wait_for_server(std::chrono::seconds(10))) return 2;
   RpcMessage q{};
@@ -265,7 +274,9 @@ int run_rpc(const RpcOptions& o, std::FILE* out) {
                               {"p999_ns", p.p999},
                               {"max_ns", p.max}});
     }
-    if (result[1].p50 > 0) j["ferry_vs_unix_socket_p50"] = double(result[0].p50) / result[1].p50;
+    if (result[1].p50 > 0)
+      j["ferry_vs_unix_socket_p50"] =
+          static_cast<double>(result[0].p50) / static_cast<double>(result[1].p50);
     std::fprintf(out, "%s\n", j.dump(2).c_str());
   } else {
     const std::string where =
@@ -281,11 +292,12 @@ int run_rpc(const RpcOptions& o, std::FILE* out) {
     for (std::size_t t = 0; t < transports.size(); ++t) {
       const Percentiles& p = result[t];
       std::fprintf(out, "%-12s %8.2fus %8.2fus %8.2fus %8.2fus %8.2fus\n", transports[t].c_str(),
-                   p.p50 / 1e3, p.p90 / 1e3, p.p99 / 1e3, p.p999 / 1e3, p.max / 1e3);
+                   micros(p.p50), micros(p.p90), micros(p.p99), micros(p.p999), micros(p.max));
     }
     for (std::size_t t = 1; t < transports.size(); ++t) {
       if (result[t].p50 > 0)
-        std::fprintf(out, "ferry's p50 is %.2fx %s's\n", double(result[0].p50) / result[t].p50,
+        std::fprintf(out, "ferry's p50 is %.2fx %s's\n",
+                     static_cast<double>(result[0].p50) / static_cast<double>(result[t].p50),
                      transports[t].c_str());
     }
   }
