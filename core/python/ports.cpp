@@ -9,6 +9,7 @@
 #include "ferry/error.hpp"
 #include "numpy_layout.hpp"
 #include "sample_values.hpp"
+#include "services.hpp"
 
 namespace ferry::python {
 
@@ -411,18 +412,29 @@ bool Publisher::wait_for_subscribers(std::uint32_t count, double timeout) {
 
 // --- WaitSet ---
 
-std::size_t WaitSet::attach(py::object subscriber) {
-  auto& sub = subscriber.cast<Subscriber&>();
-  const std::size_t index = wait_set_.attach(sub.port());
-  attached_.at(index) = std::move(subscriber);
+std::size_t WaitSet::attach(py::object port) {
+  std::size_t index = 0;
+  if (py::isinstance<Server>(port)) {
+    index = wait_set_.attach(port.cast<Server&>().core());
+  } else if (py::isinstance<Client>(port)) {
+    index = wait_set_.attach(port.cast<Client&>().core());
+  } else {
+    index = wait_set_.attach(port.cast<Subscriber&>().port());
+  }
+  attached_.at(index) = std::move(port);
   return index;
 }
 
-void WaitSet::detach(py::object subscriber) {
-  auto& sub = subscriber.cast<Subscriber&>();
-  wait_set_.detach(sub.port());
+void WaitSet::detach(py::object port) {
+  if (py::isinstance<Server>(port)) {
+    wait_set_.detach(port.cast<Server&>().core());
+  } else if (py::isinstance<Client>(port)) {
+    wait_set_.detach(port.cast<Client&>().core());
+  } else {
+    wait_set_.detach(port.cast<Subscriber&>().port());
+  }
   for (auto& held : attached_) {
-    if (held && held.is(subscriber)) held = py::object();
+    if (held && held.is(port)) held = py::object();
   }
 }
 

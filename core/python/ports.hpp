@@ -162,9 +162,11 @@ class Subscriber {
 
 class WaitSet {
  public:
-  std::size_t attach(pybind11::object subscriber);
-  void detach(pybind11::object subscriber);
-  // The attached subscribers that have a sample (empty on timeout).
+  // A Subscriber, a Server (ready while a request waits) or a Client (ready
+  // while a response does); services.hpp's classes.
+  std::size_t attach(pybind11::object port);
+  void detach(pybind11::object port);
+  // The attached ports that are ready (empty on timeout).
   pybind11::list wait(std::optional<double> timeout);
   void notify() noexcept { wait_set_.notify(); }
 

@@ -5,6 +5,7 @@
 
 #include "dds_type.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "ferry/config/ros2msg.hpp"
@@ -57,7 +58,13 @@ class OpsBuilder {
  public:
   explicit OpsBuilder(const config::Schema& schema) : schema_(schema) {}
 
-  void build(std::size_t top) {
+  // The top type's fields `shift` bytes further, after `prefix` (whole
+  // instructions at offsets below `shift`).
+  void build(std::size_t top, std::uint32_t shift = 0, std::vector<std::uint32_t> prefix = {},
+             std::uint32_t prefix_instructions = 0) {
+    shift_ = shift;
+    ops_ = std::move(prefix);
+    instructions_ = prefix_instructions;
     pending_.push_back(top);
     for (std::size_t i = 0; i < pending_.size(); ++i) emit_block(pending_[i]);
     for (const Jump& j : jumps_) {
@@ -91,13 +98,14 @@ class OpsBuilder {
   }
 
   void emit_block(std::size_t index) {
+    const std::uint32_t shift = block_start_.empty() ? shift_ : 0;  // only the top block's
     block_start_[index] = ops_.size();
     const config::Type& type = schema_.type(index);
     if (type.kind == config::TypeKind::Opaque) {
-      bytes_array(0, type.size);  // an opaque topic type: uint8[size] data
+      bytes_array(shift, type.size);  // an opaque topic type: uint8[size] data
     }
     for (const config::Field& f : type.fields) {
-      const auto offset = static_cast<std::uint32_t>(f.offset);
+      const auto offset = static_cast<std::uint32_t>(f.offset) + shift;
       const auto count = static_cast<std::uint32_t>(f.count);
       switch (f.kind) {
         case FieldKind::Scalar:
@@ -110,14 +118,14 @@ class OpsBuilder {
           ++instructions_;
           break;
         case FieldKind::String:
-          bytes_array(f.offset, f.count);  // char[N] -> uint8[N]
+          bytes_array(offset, f.count);  // char[N] -> uint8[N]
           break;
         case FieldKind::BoundedString:
           break;  // not bridged: the bridge refuses such types
         case FieldKind::Nested: {
           const config::Type& nested = schema_.type(f.nested);
           if (nested.kind == config::TypeKind::Opaque) {
-            bytes_array(f.offset, f.size);  // an opaque field: its bytes
+            bytes_array(offset, f.size);  // an opaque field: its bytes
             break;
           }
           const std::uint32_t at = here();
@@ -142,6 +150,7 @@ class OpsBuilder {
   const config::Schema& schema_;
   std::vector<std::uint32_t> ops_;
   std::uint32_t instructions_ = 0;
+  std::uint32_t shift_ = 0;
   std::vector<std::size_t> pending_;                // blocks to emit, in order
   std::map<std::size_t, std::size_t> block_start_;  // type -> first word of its block
   std::vector<Jump> jumps_;
@@ -170,6 +179,21 @@ DdsType::DdsType(const config::Schema& schema, std::size_t type) {
   const config::Type& t = schema.type(type);
   init(dds_type_name(config::ros2_type_name(schema, type)), builder.take(), builder.instructions(),
        static_cast<std::uint32_t>(t.size), static_cast<std::uint32_t>(t.align), true);
+}
+
+DdsType DdsType::with_request_header(const config::Schema& schema, std::size_t type,
+                                     std::string name) {
+  constexpr std::uint32_t kHeader = 16;  // uint64 guid, int64 sequence number
+  OpsBuilder builder(schema);
+  builder.build(
+      type, kHeader,
+      {op(DDS_OP_ADR, DDS_OP_TYPE_8BY), 0, op(DDS_OP_ADR, DDS_OP_TYPE_8BY, DDS_OP_FLAG_SGN), 8}, 2);
+  const config::Type& t = schema.type(type);
+  DdsType out;
+  out.init(std::move(name), builder.take(), builder.instructions(),
+           static_cast<std::uint32_t>(kHeader + t.size),
+           static_cast<std::uint32_t>(std::max<std::size_t>(t.align, 8)), true);
+  return out;
 }
 
 DdsType DdsType::bytes() {

@@ -96,6 +96,10 @@ class ClientCore {
                ErrorCode& error) noexcept;
   // The call's answer will not be taken: it is dropped when it comes.
   void abandon(const Sent& sent) noexcept;
+  // Routes every response queued now to its call (never waits): one that
+  // answers no call in flight is dropped and counted as late. For callers
+  // that sleep on the response queue (a WaitSet) with no call in flight.
+  void drain() noexcept;
   // Whether a server is matched (its request queue attached).
   [[nodiscard]] bool has_server() const noexcept { return requests_->subscriber_count() != 0; }
   [[nodiscard]] bool wait_for_server(std::chrono::nanoseconds timeout) const noexcept;
