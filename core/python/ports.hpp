@@ -174,6 +174,10 @@ class WaitSet {
   ferry::WaitSet wait_set_;
   std::vector<pybind11::object> attached_ =
       std::vector<pybind11::object>(ferry::WaitSet::kMaxAttachments);
+  // The attached clients' cores by index (null: not a client): a response
+  // routed to its call by another call's take() is ready too.
+  std::vector<detail::ClientCore*> clients_ =
+      std::vector<detail::ClientCore*>(ferry::WaitSet::kMaxAttachments);
 };
 
 // Seconds (None: zero) as a timeout; a negative or non-finite one is an

@@ -137,7 +137,6 @@ def test_waitset_wakes_on_a_request_and_on_a_response(service_domain):
             {"sum": round_ * 4 + k + 1, "label": "waited"} for k in range(4)]
         with pytest.raises(ferry.Error, match="ended already"):
             pending[0].take()
-    assert ws.wait(timeout=0.05) == []              # every response taken
     ws.detach(client)
     assert server.wait(timeout=10) == 0, server.stderr.read()
     with pytest.raises(ferry.Error, match="NoServer|ServerGone"):

@@ -11,6 +11,7 @@
 // answers (the client's request publisher numbers its calls 0, 1, 2, ...);
 // kNoResponseBit in it says the server dropped the request unanswered.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <expected>
@@ -113,6 +114,14 @@ class ClientCore {
     return static_cast<std::uint32_t>(slots_.size());
   }
   [[nodiscard]] std::uint32_t pending() const noexcept { return pending_; }
+  // Whether a call in flight has its outcome already (a response routed to
+  // it, or its failure) but was not taken yet: a response one take() routed
+  // to another call no longer makes the response queue ready.
+  [[nodiscard]] bool has_outcome() const noexcept {
+    return std::ranges::any_of(slots_, [](const Slot& s) {
+      return s.state == SlotState::Arrived || s.state == SlotState::Failed;
+    });
+  }
 
  private:
   enum class SlotState : std::uint8_t { Free, Waiting, Arrived, Failed };
