@@ -91,6 +91,12 @@ void ServerCore::respond_none(PublisherPort* responder, std::uint64_t sequence) 
   if (auto chunk = responder->loan(size)) (void)responder->publish_loan(*chunk, size);
 }
 
+PublisherPort* ServerCore::known_responder(std::uint64_t client) const noexcept {
+  for (const auto& [id, port] : responders_)
+    if (id == client) return port.get();
+  return nullptr;
+}
+
 std::size_t ServerCore::client_count() const noexcept {
   return static_cast<std::size_t>(std::ranges::count_if(
       responders_, [](const auto& r) { return r.second->subscriber_count() != 0; }));

@@ -22,6 +22,9 @@ namespace ferry::bridge {
 namespace {
 
 constexpr unsigned kNoServerKind = static_cast<unsigned>(ErrorCode::NoServer);
+// How long a first answer to a DDS client waits for its reply reader to
+// match (rmw_cyclonedds waits 100 ms too).
+constexpr auto kReplyPatience = std::chrono::milliseconds(100);
 
 }  // namespace
 
@@ -29,6 +32,7 @@ void ServiceLink::run_export() {
   struct Call {
     ferry::detail::ClientCore::Sent sent;
     RequestHeader header;
+    dds_instance_handle_t request_writer;  // the DDS client's
     std::chrono::steady_clock::time_point deadline;
     bool busy = false;
   };
@@ -44,6 +48,7 @@ void ServiceLink::run_export() {
   const auto reply = sample_buffer(response_size_);
   auto* reply_bytes = reinterpret_cast<std::byte*>(reply.get());
   bool had_server = true;
+  ReplyReaderCheck reply_check;
 
   // SYNC: relaxed; pairs with the store in stop(): a stop flag only.
   while (!stop_.load(std::memory_order_relaxed)) {
@@ -60,13 +65,24 @@ void ServiceLink::run_export() {
           std::memcpy(reply_bytes + kRequestHeaderSize, taken.data, response_size_);
           detail::release_held(client.held(), taken.token);
           c.busy = false;
+          const ReplyMatch match =
+              reply_check.check(reader_.get(), writer_.get(), c.request_writer, kReplyPatience);
+          if (match != ReplyMatch::Yes) {
+            fail(match == ReplyMatch::Gone ? kDdsClientLeft : kReplyNotMatched,
+                 match == ReplyMatch::Gone
+                     ? std::string("a DDS client left before its answer came; it is dropped")
+                     : fmt::format("the reply reader of a DDS client did not match within {} ms; "
+                                   "its answer is dropped",
+                                   kReplyPatience.count()));
+            break;
+          }
           const dds_return_t rc = dds_write(writer_.get(), reply.get());
           if (rc == DDS_RETCODE_OK) {
             // SYNC: relaxed; a statistic.
             counters_.answered.fetch_add(1, std::memory_order_relaxed);
           } else {
-            fail(1000, fmt::format("DDS did not take a reply on '{}': {}", names_.reply_topic,
-                                   dds_strretcode(rc)));
+            fail(kDdsWriteFailed, fmt::format("DDS did not take a reply on '{}': {}",
+                                              names_.reply_topic, dds_strretcode(rc)));
           }
           break;
         }
@@ -124,6 +140,7 @@ void ServiceLink::run_export() {
       while (calls[next].busy) ++next;  // a free one exists: at most `free` were taken
       Call& c = calls[next];
       std::memcpy(&c.header, bytes, kRequestHeaderSize);
+      c.request_writer = infos[static_cast<std::size_t>(i)].publication_handle;
       c.sent = *sent;
       c.deadline = std::chrono::steady_clock::now() + call_timeout_;
       c.busy = true;

@@ -23,15 +23,14 @@ namespace ferry::bridge {
 namespace {
 
 constexpr std::uint32_t kRepliesAtOnce = 16;
-enum FailKind : unsigned { kNoDdsServer = 64 - 4, kDdsServerGone, kDdsTimeout, kDdsWrite };
 
 }  // namespace
 
 void ServiceLink::run_import() {
   struct Call {
     std::int64_t seq;
-    detail::PublisherPort* responder;  // back to the ferry client
-    std::uint64_t sequence;            // the ferry call's
+    std::uint64_t client;    // the ferry client (its way back is looked up when answering)
+    std::uint64_t sequence;  // the ferry call's
     std::chrono::steady_clock::time_point deadline;
   };
   detail::ServerCore& server = *server_;
@@ -61,7 +60,7 @@ void ServiceLink::run_import() {
            w.current_count > 0 && r.current_count > 0;
   };
   const auto no_response = [&](const Call& c) {
-    detail::ServerCore::respond_none(c.responder, c.sequence);
+    detail::ServerCore::respond_none(server.known_responder(c.client), c.sequence);
   };
 
   // SYNC: relaxed; pairs with the store in stop(): a stop flag only.
@@ -104,7 +103,8 @@ void ServiceLink::run_import() {
         counters_.stray.fetch_add(1, std::memory_order_relaxed);
         continue;
       }
-      (void)detail::ServerCore::respond(it->responder, it->sequence, bytes + kRequestHeaderSize,
+      (void)detail::ServerCore::respond(server.known_responder(it->client), it->sequence,
+                                        bytes + kRequestHeaderSize,
                                         static_cast<std::uint32_t>(response_size_));
       calls.erase(it);
       // SYNC: relaxed; a statistic.
@@ -142,7 +142,8 @@ void ServiceLink::run_import() {
       took = true;
       // SYNC: relaxed; a statistic.
       counters_.calls.fetch_add(1, std::memory_order_relaxed);
-      const std::uint64_t sequence = server.held()->info(taken.token).sequence;
+      const auto info = server.held()->info(taken.token);
+      const std::uint64_t sequence = info.sequence;
       const RequestHeader header{guid, ++next_seq};
       std::memcpy(request_bytes, &header, kRequestHeaderSize);
       std::memcpy(request_bytes + kRequestHeaderSize, taken.data, request_size_);
@@ -156,13 +157,14 @@ void ServiceLink::run_import() {
       }
       if (const dds_return_t rc = dds_write(writer_.get(), request.get()); rc != DDS_RETCODE_OK) {
         detail::ServerCore::respond_none(responder, sequence);
-        fail(kDdsWrite, fmt::format("DDS did not take a request on '{}' ({}): the call answers "
-                                    "NoResponse",
-                                    names_.request_topic, dds_strretcode(rc)));
+        fail(kDdsWriteFailed,
+             fmt::format("DDS did not take a request on '{}' ({}): the call answers "
+                         "NoResponse",
+                         names_.request_topic, dds_strretcode(rc)));
         continue;
       }
-      calls.push_back(
-          Call{header.seq, responder, sequence, std::chrono::steady_clock::now() + call_timeout_});
+      calls.push_back(Call{header.seq, info.publisher_id, sequence,
+                           std::chrono::steady_clock::now() + call_timeout_});
     }
     // The bridge's Cyclone batches writes (bridge.cpp, cyclone_config()): out now.
     if (took) dds_write_flush(writer_.get());

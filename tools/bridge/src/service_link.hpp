@@ -21,6 +21,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "dds_entity.hpp"
@@ -59,6 +60,20 @@ struct ServiceNames {
 [[nodiscard]] ServiceNames service_names(const config::Config& config,
                                          const config::Service& service);
 
+// Whether an exported service may answer a client (service_match.cpp).
+enum class ReplyMatch : std::uint8_t { Yes, NotYet, Gone };
+class ReplyReaderCheck {
+ public:
+  // Yes once `writer` (the reply writer) matched the reply reader of the
+  // client whose request writer `reader` knows as `request_writer`, waiting
+  // up to `patience` the first time; Gone when that client left.
+  ReplyMatch check(dds_entity_t reader, dds_entity_t writer, dds_instance_handle_t request_writer,
+                   std::chrono::milliseconds patience);
+
+ private:
+  std::unordered_set<dds_instance_handle_t> confirmed_;  // clients answered before
+};
+
 // Counters of one bridged service: relaxed atomics (statistics, read by the
 // printer while the link's thread writes them).
 struct ServiceCounters {
@@ -66,6 +81,17 @@ struct ServiceCounters {
   std::atomic<std::uint64_t> answered{0};  // responses passed on
   std::atomic<std::uint64_t> failed{0};    // calls that ended without a response
   std::atomic<std::uint64_t> stray{0};     // responses for no call of ours (late, or not decodable)
+};
+
+// The kinds of failure OnceLog tells apart besides the ErrorCodes (which are
+// below these).
+enum LinkFailure : unsigned {
+  kDdsWriteFailed = 56,  // DDS refused a write
+  kDdsClientLeft,        // export: the DDS client left before its answer
+  kReplyNotMatched,      // export: the DDS client's reply reader did not match in time
+  kNoDdsServer,          // import: no DDS server matched
+  kDdsServerGone,        // import: the DDS server left with calls in flight
+  kDdsTimeout,           // import: the DDS server did not answer in time
 };
 
 // Logs the first time each kind of failure happens (then only counts it),

@@ -56,6 +56,11 @@ class ServerCore {
   static void respond_none(PublisherPort* responder, std::uint64_t sequence) noexcept;
 
   [[nodiscard]] SubscriberPort& requests() noexcept { return *requests_; }
+  // The way back to `client` (its request publisher's id) as take() made
+  // it, or null once that client was forgotten (it left, and a new client
+  // came since). Never waits. For answers given long after take(): a
+  // responder pointer kept that long may be gone, the id stays valid.
+  [[nodiscard]] PublisherPort* known_responder(std::uint64_t client) const noexcept;
   [[nodiscard]] HeldSamples* held() const noexcept { return requests_->held(); }
   [[nodiscard]] const std::string& service() const noexcept { return service_; }
   // Clients it has answered and that are still there.
