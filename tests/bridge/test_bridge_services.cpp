@@ -81,6 +81,15 @@ std::size_t count(const std::string& text, const std::string& what) {
 TEST_CASE("a ROS 2 client calls a ferry server through --export-service") {
   World w;
   ferry::test::use_domain_env(w.domain);
+  // Refused with a sentence: an undeclared service, one both ways.
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--export-service", "nope"},
+           {"--export-service", "calc/add", "--import-service", "calc/add"}}) {
+    auto bad = w.bridge(args);
+    CHECK(bad->wait(8s) == 1);
+    CHECK(bad->err().find(args.size() == 2 ? "service 'nope' is not declared"
+                                           : "is both exported and imported") != std::string::npos);
+  }
   auto bridge = w.bridge({"--export-service", "calc/add"});
   REQUIRE(bridge->wait_for("service 'calc/add'", 8s));
 
@@ -90,6 +99,7 @@ TEST_CASE("a ROS 2 client calls a ferry server through --export-service") {
     auto early = w.peer({"client", "calc/add", "1", "1"}, "400");
     CHECK(early->wait(10s) == 4);
   }
+  CHECK(bridge->wait_for("NoServer", 2s));
   CHECK(count(bridge->err(), "NoServer") == 1);
 
   ferry::Node node{"test-server"};
@@ -131,6 +141,7 @@ TEST_CASE("a ferry client calls a ROS 2 service through --import-service") {
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error() == ferry::ErrorCode::NoResponse);
   }
+  CHECK(bridge->wait_for("no DDS server matched", 2s));
   CHECK(count(bridge->err(), "no DDS server matched") == 1);
 
   // A DDS server that answers 40 calls and vanishes on the 41st.
@@ -169,6 +180,7 @@ TEST_CASE("a ferry client calls a ROS 2 service through --import-service") {
   MESSAGE("the vanished server's call failed after "
           << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms");
   CHECK(peer->wait(5s) == 0);
+  CHECK(bridge->wait_for("the DDS server left", 2s));
   CHECK(count(bridge->err(), "the DDS server left") == 1);
 
   // A new DDS server takes over.

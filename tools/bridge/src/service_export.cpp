@@ -55,6 +55,7 @@ void ServiceLink::run_export() {
     // Answers and failures of the calls in flight.
     const auto now = std::chrono::steady_clock::now();
     auto wake = now + kIdleWake;
+    bool wrote = false;
     for (Call& c : calls) {
       if (!c.busy) continue;
       detail::TakenSample taken;
@@ -78,6 +79,7 @@ void ServiceLink::run_export() {
           }
           const dds_return_t rc = dds_write(writer_.get(), reply.get());
           if (rc == DDS_RETCODE_OK) {
+            wrote = true;
             // SYNC: relaxed; a statistic.
             counters_.answered.fetch_add(1, std::memory_order_relaxed);
           } else {
@@ -108,7 +110,7 @@ void ServiceLink::run_export() {
       }
     }
     // The bridge's Cyclone batches writes (bridge.cpp, cyclone_config()): out now.
-    dds_write_flush(writer_.get());
+    if (wrote) dds_write_flush(writer_.get());
     client.drain();  // late responses: counted by the client, dropped
 
     // New DDS requests, as many as calls may start.

@@ -76,10 +76,10 @@ void ServiceLink::run_import() {
     }
     had_server = has_server;
     if (!has_server && !calls.empty()) {
-      for (const Call& c : calls) no_response(c);
       fail(kDdsServerGone,
            fmt::format("the DDS server left with {} call(s) in flight; they answer NoResponse",
                        calls.size()));
+      for (const Call& c : calls) no_response(c);
       // SYNC: relaxed; a statistic (fail() counted one).
       counters_.failed.fetch_add(calls.size() - 1, std::memory_order_relaxed);
       calls.clear();
@@ -149,10 +149,10 @@ void ServiceLink::run_import() {
       std::memcpy(request_bytes + kRequestHeaderSize, taken.data, request_size_);
       detail::release_held(server.held(), taken.token);
       if (!has_server) {
-        detail::ServerCore::respond_none(responder, sequence);
         fail(kNoDdsServer, fmt::format("no DDS server matched on '{}' and '{}': calls answer "
                                        "NoResponse until one is",
                                        names_.request_topic, names_.reply_topic));
+        detail::ServerCore::respond_none(responder, sequence);
         continue;
       }
       if (const dds_return_t rc = dds_write(writer_.get(), request.get()); rc != DDS_RETCODE_OK) {
