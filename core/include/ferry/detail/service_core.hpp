@@ -58,8 +58,10 @@ class ServerCore {
   [[nodiscard]] SubscriberPort& requests() noexcept { return *requests_; }
   // The way back to `client` (its request publisher's id) as take() made
   // it, or null once that client was forgotten (it left, and a new client
-  // came since). Never waits. For answers given long after take(): a
-  // responder pointer kept that long may be gone, the id stays valid.
+  // came since). Never waits. A responder stays while a request of its
+  // client is held or one of its loans is out; for answers given after the
+  // request was released (the bridge keeps only the client's id), look it
+  // up again by id.
   [[nodiscard]] PublisherPort* known_responder(std::uint64_t client) const noexcept;
   [[nodiscard]] HeldSamples* held() const noexcept { return requests_->held(); }
   [[nodiscard]] const std::string& service() const noexcept { return service_; }
