@@ -191,9 +191,28 @@ PYBIND11_MODULE(ferry, m) {
            "Sends `request` (a dict) and returns the response as a dict, waiting up to `timeout` "
            "seconds (default 1; GIL released); ferry.Error names NoServer, Timeout, ServerGone, "
            "TooManyPending or NoResponse.")
+      .def(
+          "send",
+          [](py::object self, py::handle request) {
+            auto sent = self.cast<Client&>().send(request);
+            return Pending(std::move(self), sent);
+          },
+          py::arg("request"),
+          "Sends `request` (a dict) without waiting; the Pending's take() or try_take() gives "
+          "the response. ferry.Error names NoServer or TooManyPending.")
       .def("wait_for_server", &Client::wait_for_server, py::arg("timeout") = py::none())
       .def_property_readonly("has_server", &Client::has_server)
       .def_property_readonly("service", &Client::service);
+
+  py::class_<Pending>(m, "Pending",
+                      "A call sent with Client.send(). Dropped untaken, its response is dropped "
+                      "when it comes.")
+      .def("take", &Pending::take, py::arg("timeout") = py::none(),
+           "The response as a dict, waiting up to `timeout` seconds (default 1; GIL released); "
+           "ferry.Error names Timeout, ServerGone or NoResponse. Once per call.")
+      .def("try_take", &Pending::try_take,
+           "The response as a dict, or None when it has not come yet; never waits.")
+      .def_property_readonly("sequence", &Pending::sequence);
 
   py::class_<Request>(m, "Request",
                       "A request a Server took: fields by name; respond(dict) once. Garbage "
@@ -209,11 +228,13 @@ PYBIND11_MODULE(ferry, m) {
            "The next request, or None when none came within `timeout` seconds (GIL released).")
       .def_property_readonly("service", &Server::service);
 
-  py::class_<WaitSet>(m, "WaitSet", "Waits on up to 64 subscribers at once.")
+  py::class_<WaitSet>(m, "WaitSet", "Waits on up to 64 subscribers, servers and clients at once.")
       .def(py::init<>())
-      .def("attach", &WaitSet::attach, py::arg("subscriber"))
-      .def("detach", &WaitSet::detach, py::arg("subscriber"))
+      .def("attach", &WaitSet::attach, py::arg("port"),
+           "Attaches a Subscriber, a Server (ready while a request waits) or a Client (ready "
+           "while a response does).")
+      .def("detach", &WaitSet::detach, py::arg("port"))
       .def("wait", &WaitSet::wait, py::arg("timeout") = py::none(),
-           "The subscribers that have a sample; empty after `timeout` seconds. Releases the GIL.")
+           "The attached ports that are ready; empty after `timeout` seconds. Releases the GIL.")
       .def("notify", &WaitSet::notify);
 }

@@ -9,6 +9,7 @@
 #include "ferry/error.hpp"
 #include "numpy_layout.hpp"
 #include "sample_values.hpp"
+#include "services.hpp"
 
 namespace ferry::python {
 
@@ -411,31 +412,53 @@ bool Publisher::wait_for_subscribers(std::uint32_t count, double timeout) {
 
 // --- WaitSet ---
 
-std::size_t WaitSet::attach(py::object subscriber) {
-  auto& sub = subscriber.cast<Subscriber&>();
-  const std::size_t index = wait_set_.attach(sub.port());
-  attached_.at(index) = std::move(subscriber);
+std::size_t WaitSet::attach(py::object port) {
+  std::size_t index = 0;
+  if (py::isinstance<Server>(port)) {
+    index = wait_set_.attach(port.cast<Server&>().core());
+  } else if (py::isinstance<Client>(port)) {
+    detail::ClientCore& core = port.cast<Client&>().core();
+    index = wait_set_.attach(core);
+    clients_.at(index) = &core;
+  } else {
+    index = wait_set_.attach(port.cast<Subscriber&>().port());
+  }
+  attached_.at(index) = std::move(port);
   return index;
 }
 
-void WaitSet::detach(py::object subscriber) {
-  auto& sub = subscriber.cast<Subscriber&>();
-  wait_set_.detach(sub.port());
-  for (auto& held : attached_) {
-    if (held && held.is(subscriber)) held = py::object();
+void WaitSet::detach(py::object port) {
+  if (py::isinstance<Server>(port)) {
+    wait_set_.detach(port.cast<Server&>().core());
+  } else if (py::isinstance<Client>(port)) {
+    wait_set_.detach(port.cast<Client&>().core());
+  } else {
+    wait_set_.detach(port.cast<Subscriber&>().port());
+  }
+  for (std::size_t i = 0; i < attached_.size(); ++i) {
+    if (attached_[i] && attached_[i].is(port)) {
+      attached_[i] = py::object();
+      clients_[i] = nullptr;
+    }
   }
 }
 
 py::list WaitSet::wait(std::optional<double> timeout) {
   const auto wait = to_timeout(timeout, "WaitSet.wait()");
+  std::uint64_t outcomes = 0;  // clients with a call's outcome waiting: ready without a wake-up
+  for (std::size_t i = 0; i < clients_.size(); ++i) {
+    if (clients_[i] != nullptr && attached_[i] && clients_[i]->has_outcome())
+      outcomes |= std::uint64_t{1} << i;
+  }
   Ready ready;
   {
     py::gil_scoped_release unlocked;
-    ready = wait_set_.wait(wait);
+    ready = wait_set_.wait(outcomes != 0 ? std::chrono::nanoseconds::zero() : wait);
   }
   py::list out;
-  for (std::size_t index : ready) {
-    if (attached_[index]) out.append(attached_[index]);
+  for (std::size_t index = 0; index < attached_.size(); ++index) {
+    if (attached_[index] && (ready.contains(index) || (outcomes >> index & 1U) != 0))
+      out.append(attached_[index]);
   }
   return out;
 }

@@ -162,9 +162,11 @@ class Subscriber {
 
 class WaitSet {
  public:
-  std::size_t attach(pybind11::object subscriber);
-  void detach(pybind11::object subscriber);
-  // The attached subscribers that have a sample (empty on timeout).
+  // A Subscriber, a Server (ready while a request waits) or a Client (ready
+  // while a response does); services.hpp's classes.
+  std::size_t attach(pybind11::object port);
+  void detach(pybind11::object port);
+  // The attached ports that are ready (empty on timeout).
   pybind11::list wait(std::optional<double> timeout);
   void notify() noexcept { wait_set_.notify(); }
 
@@ -172,6 +174,10 @@ class WaitSet {
   ferry::WaitSet wait_set_;
   std::vector<pybind11::object> attached_ =
       std::vector<pybind11::object>(ferry::WaitSet::kMaxAttachments);
+  // The attached clients' cores by index (null: not a client): a response
+  // routed to its call by another call's take() is ready too.
+  std::vector<detail::ClientCore*> clients_ =
+      std::vector<detail::ClientCore*>(ferry::WaitSet::kMaxAttachments);
 };
 
 // Seconds (None: zero) as a timeout; a negative or non-finite one is an

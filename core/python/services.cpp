@@ -61,24 +61,36 @@ bool Client::wait_for_server(std::optional<double> timeout) {
 }
 
 py::dict Client::call(py::handle request, std::optional<double> timeout) {
-  const InUse in_use(busy_, "call()", schema_.service);
+  const auto sent = send(request);
+  return finish(sent, to_timeout(timeout.value_or(1.0), "call"), false);
+}
+
+detail::ClientCore::Sent Client::send(py::handle request) {
+  const InUse in_use(busy_, "send()", schema_.service);
   std::fill(buffer_.begin(), buffer_.end(), std::byte{0});
   encode_struct(schema_.config->schema, *schema_.request, request, buffer_.data(), "");
   auto sent = core_->send(buffer_.data(), static_cast<std::uint32_t>(buffer_.size()));
   if (!sent) call_failed(schema_.service, sent.error());
-  const auto wait = to_timeout(timeout.value_or(1.0), "call");
+  return *sent;
+}
+
+py::object Client::finish(const detail::ClientCore::Sent& sent, std::chrono::nanoseconds timeout,
+                          bool try_only) {
+  const InUse in_use(busy_, "take()", schema_.service);
   detail::TakenSample taken;
   ErrorCode error{};
   detail::ClientCore::Outcome outcome{};
   {
     const py::gil_scoped_release unlocked;
-    outcome =
-        core_->take(*sent, wait.count() > 0 ? wait : std::chrono::nanoseconds(1), taken, error);
+    const auto wait = try_only ? std::chrono::nanoseconds::zero()
+                               : std::max(timeout, std::chrono::nanoseconds(1));
+    outcome = core_->take(sent, wait, taken, error);
   }
-  if (outcome != detail::ClientCore::Outcome::Taken) {
-    if (outcome == detail::ClientCore::Outcome::Empty) error = ErrorCode::Timeout;
-    call_failed(schema_.service, error);
+  if (outcome == detail::ClientCore::Outcome::Empty) {
+    if (try_only) return py::none();
+    error = ErrorCode::Timeout;
   }
+  if (outcome != detail::ClientCore::Outcome::Taken) call_failed(schema_.service, error);
   py::dict out;
   try {
     out = struct_value(schema_.config->schema, *schema_.response,
@@ -88,6 +100,45 @@ py::dict Client::call(py::handle request, std::optional<double> timeout) {
     throw;
   }
   detail::release_held(core_->held(), taken.token);
+  return out;
+}
+
+Pending::Pending(py::object client, detail::ClientCore::Sent sent)
+    : client_(std::move(client)), sent_(sent) {}
+
+Pending::Pending(Pending&& other) noexcept
+    : client_(std::move(other.client_)), sent_(other.sent_), done_(other.done_) {
+  other.done_ = true;
+}
+
+// Abandoning a call that ended already does nothing (its slot is free, or
+// another call's: the generation differs).
+Pending::~Pending() {
+  if (client_) client_.cast<Client&>().abandon(sent_);
+}
+
+Client& Pending::client() {
+  if (done_ || !client_) throw Error("the call ended already: a Pending gives one response");
+  return client_.cast<Client&>();
+}
+
+py::dict Pending::take(std::optional<double> timeout) {
+  Client& c = client();
+  const auto wait = to_timeout(timeout.value_or(1.0), "take");
+  done_ = true;  // a response, or an error that ends the call
+  return c.finish(sent_, wait, false);
+}
+
+py::object Pending::try_take() {
+  Client& c = client();
+  py::object out;
+  try {
+    out = c.finish(sent_, std::chrono::nanoseconds::zero(), true);
+  } catch (...) {
+    done_ = true;
+    throw;
+  }
+  if (!out.is_none()) done_ = true;
   return out;
 }
 

@@ -32,6 +32,14 @@ class Client {
   // Timeout, ServerGone, TooManyPending, NoResponse). Releases the GIL
   // while it waits.
   pybind11::dict call(pybind11::handle request, std::optional<double> timeout);
+  // Sends `request` without waiting (ferry.Error: NoServer, TooManyPending).
+  detail::ClientCore::Sent send(pybind11::handle request);
+  // The response to `sent` as a dict, waiting up to `timeout` (GIL
+  // released); with `try_only` never waits and returns None when it has
+  // not come. ferry.Error ends the call (Timeout, ServerGone, NoResponse).
+  pybind11::object finish(const detail::ClientCore::Sent& sent, std::chrono::nanoseconds timeout,
+                          bool try_only);
+  void abandon(const detail::ClientCore::Sent& sent) noexcept { core_->abandon(sent); }
   bool wait_for_server(std::optional<double> timeout);
   [[nodiscard]] bool has_server() const noexcept { return core_->has_server(); }
   [[nodiscard]] const std::string& service() const noexcept { return schema_.service; }
@@ -42,6 +50,28 @@ class Client {
   ServiceSchema schema_;
   std::vector<std::byte> buffer_;
   bool busy_ = false;  // see InUse (ports.hpp)
+};
+
+// A call sent with Client.send(): take() or try_take() its response. It
+// holds its Client; dropped untaken, its response is dropped when it comes.
+class Pending {
+ public:
+  Pending(pybind11::object client, detail::ClientCore::Sent sent);
+  ~Pending();
+  Pending(Pending&&) noexcept;
+  Pending(const Pending&) = delete;
+  Pending& operator=(const Pending&) = delete;
+  Pending& operator=(Pending&&) = delete;
+
+  pybind11::dict take(std::optional<double> timeout);
+  pybind11::object try_take();
+  [[nodiscard]] std::uint64_t sequence() const noexcept { return sent_.sequence; }
+
+ private:
+  Client& client();  // ferry.Error once the call ended
+  pybind11::object client_;
+  detail::ClientCore::Sent sent_;
+  bool done_ = false;
 };
 
 struct ServerHold;

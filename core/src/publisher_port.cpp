@@ -196,6 +196,8 @@ const std::string& PublisherPort::topic() const noexcept { return state_->topic;
 
 std::uint32_t PublisherPort::capacity() const noexcept { return state_->config.capacity; }
 
+std::uint32_t PublisherPort::loans_out() const noexcept { return state_->loans_out; }
+
 std::size_t PublisherPort::sample_size() const noexcept {
   return static_cast<std::size_t>(state_->config.sample_size);
 }

@@ -65,6 +65,13 @@ void ClientCore::abandon(const Sent& sent) noexcept {
   if (current(sent)) finish(slots_[sent.slot]);
 }
 
+void ClientCore::drain() noexcept {
+  TakenSample taken;
+  ErrorCode error{};
+  while (responses_->take(taken, error, std::chrono::nanoseconds::zero()) == TakeStatus::Taken)
+    route(taken);
+}
+
 void ClientCore::route(const TakenSample& taken) noexcept {
   const std::uint64_t tagged = held()->info(taken.token).sequence;
   const std::uint64_t sequence = tagged & ~kNoResponseBit;

@@ -39,9 +39,16 @@ PublisherPort* ServerCore::responder_for(std::uint64_t client) noexcept {
   }
   // A new client (its first call): the publisher of its responses, once
   // matched with the client's subscriber, which exists before its first
-  // call. Clients that left (their queue is gone) are forgotten now.
+  // call. Clients that left (their queue is gone) are forgotten now, unless
+  // something still answers through their responder: a request of theirs
+  // still held (a Request, the C or Python handle keeps the pointer until
+  // it is destroyed) or a response loan not yet published or returned.
   try {
-    std::erase_if(responders_, [](const auto& r) { return r.second->subscriber_count() == 0; });
+    std::erase_if(responders_, [&](const auto& r) {
+      const std::uint64_t id = r.first;
+      return r.second->subscriber_count() == 0 && r.second->loans_out() == 0 &&
+             !held()->any_held([id](const transport::SlotMeta& m) { return m.publisher_id == id; });
+    });
     auto port = make_responder_(client);
     const auto deadline = std::chrono::steady_clock::now() + match_timeout_;
     while (port->subscriber_count() == 0) {
@@ -89,6 +96,12 @@ void ServerCore::respond_none(PublisherPort* responder, std::uint64_t sequence) 
     return;
   }
   if (auto chunk = responder->loan(size)) (void)responder->publish_loan(*chunk, size);
+}
+
+PublisherPort* ServerCore::known_responder(std::uint64_t client) const noexcept {
+  for (const auto& [id, port] : responders_)
+    if (id == client) return port.get();
+  return nullptr;
 }
 
 std::size_t ServerCore::client_count() const noexcept {

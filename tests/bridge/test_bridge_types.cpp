@@ -10,16 +10,13 @@
 #include "dds_type.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry_types.h"
+#include "ros_services.h"
 #include "sensor_msgs/msg/Image_.h"
+#include "service_link.hpp"
 
 namespace {
 
-void same_as_idlc(const char* ferry_type, const dds_topic_descriptor_t& idlc,
-                  const std::string& yaml = ferry::test::bridge_yaml()) {
-  const auto config = ferry::config::load_string(yaml);
-  const auto index = config.schema.index_of(ferry_type);
-  REQUIRE(index.has_value());
-  const ferry::bridge::DdsType type(config.schema, *index);
+void same_as_idlc(const ferry::bridge::DdsType& type, const dds_topic_descriptor_t& idlc) {
   const dds_topic_descriptor_t& ours = *type.descriptor();
   CHECK(std::string(ours.m_typename) == idlc.m_typename);
   CHECK(ours.m_size == idlc.m_size);
@@ -30,6 +27,27 @@ void same_as_idlc(const char* ferry_type, const dds_topic_descriptor_t& idlc,
   const std::vector<std::uint32_t> expected(idlc.m_ops, idlc.m_ops + type.ops().size());
   CHECK(type.ops() == expected);
 }
+
+void same_as_idlc(const char* ferry_type, const dds_topic_descriptor_t& idlc,
+                  const std::string& yaml = ferry::test::bridge_yaml()) {
+  const auto config = ferry::config::load_string(yaml);
+  const auto index = config.schema.index_of(ferry_type);
+  REQUIRE(index.has_value());
+  same_as_idlc(ferry::bridge::DdsType(config.schema, *index), idlc);
+}
+
+const char* const kServiceYaml =
+    "types:\n"
+    "  Point: { ros2: example_interfaces/msg/Point, fields: [{ name: x, type: f64 }, "
+    "{ name: y, type: f64 }] }\n"
+    "  AddTwoIntsRequest: { ros2: example_interfaces/msg/AddTwoIntsRequest, fields: "
+    "[{ name: a, type: i64 }, { name: b, type: i64 }] }\n"
+    "  AddTwoIntsResponse: { fields: [{ name: sum, type: i64 }] }\n"
+    "  PlanRequest: { ros2: example_interfaces/msg/Plan_Request, fields: [{ name: goal, type: "
+    "Point }, { name: via, type: \"Point[2]\" }, { name: mode, type: u8 }] }\n"
+    "services:\n"
+    "  - { name: calc/add, request: AddTwoIntsRequest, response: AddTwoIntsResponse }\n"
+    "  - { name: plan, request: PlanRequest, response: AddTwoIntsResponse }\n";
 
 }  // namespace
 
@@ -64,4 +82,27 @@ TEST_CASE("type names follow ROS 2: pkg::msg::dds_::Name_") {
   CHECK(ferry::bridge::dds_type_name("geometry_msgs/Pose") == "geometry_msgs::msg::dds_::Pose_");
   CHECK(ferry::bridge::dds_type_name("geometry_msgs/msg/Pose") ==
         "geometry_msgs::msg::dds_::Pose_");
+}
+
+TEST_CASE("a service's request and response are rmw_cyclonedds' header, then the fields") {
+  const auto config = ferry::config::load_string(kServiceYaml);
+  const auto& add = config.services.at(0);
+  const auto names = ferry::bridge::service_names(config, add);
+  CHECK(names.request_topic == "rq/calc/addRequest");
+  CHECK(names.reply_topic == "rr/calc/addReply");
+  CHECK(names.request_type == "example_interfaces::srv::dds_::AddTwoInts_Request_");
+  CHECK(names.response_type == "example_interfaces::srv::dds_::AddTwoInts_Response_");
+  same_as_idlc(ferry::bridge::DdsType::with_request_header(config.schema, add.request_index,
+                                                           names.request_type),
+               example_interfaces_srv_dds__AddTwoInts_Request__desc);
+  same_as_idlc(ferry::bridge::DdsType::with_request_header(config.schema, add.response_index,
+                                                           names.response_type),
+               example_interfaces_srv_dds__AddTwoInts_Response__desc);
+  // Nested types: only the top level moves behind the header.
+  const auto& plan = config.services.at(1);
+  const auto plan_names = ferry::bridge::service_names(config, plan);
+  CHECK(plan_names.request_type == "example_interfaces::srv::dds_::Plan_Request_");
+  same_as_idlc(ferry::bridge::DdsType::with_request_header(config.schema, plan.request_index,
+                                                           plan_names.request_type),
+               example_interfaces_srv_dds__Plan_Request__desc);
 }

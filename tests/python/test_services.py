@@ -94,3 +94,50 @@ def test_python_server_for_a_python_client_in_one_process(service_domain):
     assert client.call({"a": 4}, timeout=5.0)["sum"] == 40
     t.join()
     assert done
+
+
+WAITING_SERVER = textwrap.dedent("""
+    import sys
+    import ferry
+    node = ferry.Node("py-waiting-server")
+    srv = node.server("calc/add")
+    ws = ferry.WaitSet()
+    ws.attach(srv)
+    print("ready", flush=True)
+    served = 0
+    while served < int(sys.argv[1]):
+        ready = ws.wait(timeout=5.0)
+        if ready != [srv]:
+            sys.exit(3)
+        while (req := srv.take_request()) is not None:   # never waits: the WaitSet said so
+            req.respond({"sum": req["a"] + req["b"], "label": "waited"})
+            served += 1
+    ws.detach(srv)
+""")
+
+
+def test_waitset_wakes_on_a_request_and_on_a_response(service_domain):
+    server = service_domain.spawn([sys.executable, "-c", WAITING_SERVER, "8"])
+    assert server.stdout.readline().strip() == "ready"
+    node = ferry.Node("py-waiting-client")
+    client = node.client("calc/add")
+    assert client.wait_for_server(timeout=5.0)
+    ws = ferry.WaitSet()
+    ws.attach(client)
+    assert ws.wait(timeout=0.05) == []              # no call, no response
+    for round_ in range(2):
+        pending = [client.send({"a": round_ * 4 + k, "b": 1}) for k in range(4)]
+        sums = {}
+        while len(sums) < len(pending):
+            assert ws.wait(timeout=5.0) == [client]
+            for k, p in enumerate(pending):
+                if k not in sums and (r := p.try_take()) is not None:
+                    sums[k] = r
+        assert [sums[k] for k in range(4)] == [
+            {"sum": round_ * 4 + k + 1, "label": "waited"} for k in range(4)]
+        with pytest.raises(ferry.Error, match="ended already"):
+            pending[0].take()
+    ws.detach(client)
+    assert server.wait(timeout=10) == 0, server.stderr.read()
+    with pytest.raises(ferry.Error, match="NoServer|ServerGone"):
+        client.send({"a": 1, "b": 1}).take(timeout=1.0)

@@ -154,6 +154,48 @@ TEST_CASE_FIXTURE(Served, "8 calls in flight, answered out of order, and NoRespo
   CHECK(server.wait() == 0);
 }
 
+TEST_CASE_FIXTURE(Served, "a request held while its client leaves is answered safely") {
+  Board& board = *make_board();
+  Signal ready;
+  Signal first_gone;
+  // Holds client A's request while A leaves and client B makes its first
+  // call (the server then makes B's responder and forgets the clients that
+  // left); answering A afterwards must reach nobody and touch nothing freed.
+  Child server([&] {
+    ferry::Node node{"holder"};
+    auto srv = node.server<AddRequest, AddResponse>("calc/add");
+    ready.raise();
+    auto from_a = srv.take_request(5s);
+    if (!from_a) return 3;
+    if (!eventually([&] { return srv.client_count() == 0; }, 5s)) return 4;
+    first_gone.raise();
+    auto from_b = srv.take_request(5s);
+    if (!from_b) return 5;
+    if (from_a->respond(answer(**from_a)).delivered != 0) return 6;
+    if (from_b->respond(answer(**from_b)).delivered != 1) return 7;
+    while (!board.stop.load()) {
+      if (auto r = srv.take_request(20ms)) r->respond(answer(**r));
+    }
+    return 0;
+  });
+  REQUIRE(ready.wait());
+  {
+    ferry::Node node{"caller-a"};
+    auto client = node.client<AddRequest, AddResponse>("calc/add");
+    REQUIRE(client.wait_for_server(5s));
+    REQUIRE(client.send(AddRequest{1, 0, 1, 1}));
+  }  // A leaves with its call pending
+  REQUIRE(first_gone.wait());
+  ferry::Node node{"caller-b"};
+  auto client = node.client<AddRequest, AddResponse>("calc/add");
+  REQUIRE(client.wait_for_server(5s));
+  auto r = client.call(AddRequest{2, 0, 2, 3}, 5s);
+  REQUIRE(r);
+  CHECK((*r)->sum == 5);
+  board.stop.store(true);
+  CHECK(server.wait() == 0);
+}
+
 TEST_CASE_FIXTURE(Served, "one server at a time: a second is refused naming the first") {
   ferry::Node first{"first-server"};
   auto server = first.server<AddRequest, AddResponse>("calc/add");

@@ -553,6 +553,16 @@ void add_bridge_command(CLI::App& app, BridgeCliOptions& o, Run& run) {
                   "sleeps: lower latency for CPU time; 0 sleeps at once")
       ->check(CLI::Range(0, 1'000'000))
       ->capture_default_str();
+  cmd->add_option("--export-service", o.export_services,
+                  "Local services served to DDS as a ROS 2 service (rq/NAMERequest, rr/NAMEReply)")
+      ->expected(1, -1);
+  cmd->add_option("--import-service", o.import_services,
+                  "ROS 2 services in DDS served locally (the bridge calls them as a ROS 2 client)")
+      ->expected(1, -1);
+  cmd->add_option("--service-timeout-ms", o.service_timeout_ms,
+                  "How long a bridged service call may take before the bridge gives it up")
+      ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
   cmd->footer(
       "Runs in the foreground until Ctrl-C, as a node named ferry-bridge. Each topic must be\n"
       "declared in the configuration ferryd serves; its DDS type is pkg::msg::dds_::Name_, wire\n"
@@ -560,7 +570,8 @@ void add_bridge_command(CLI::App& app, BridgeCliOptions& o, Run& run) {
       "What this bridge imported is never exported again.\n"
       "Examples:\n"
       "  ferry bridge --export robot/pose --import robot/cmd\n"
-      "  ferry bridge --dds-domain 7 --export camera/frames");
+      "  ferry bridge --dds-domain 7 --export camera/frames\n"
+      "  ferry bridge --export-service planner/plan --import-service map/tile");
   cmd->callback([&o, &run] { run.code = run_bridge(o, run.context); });
 }
 

@@ -26,6 +26,9 @@ void bridge(const Context& context, const BridgeCliOptions& o) {
   options.stats_interval =
       std::chrono::milliseconds(static_cast<std::int64_t>(o.stats_seconds * 1000));
   options.export_spin = std::chrono::microseconds(o.export_spin_us);
+  options.export_services = o.export_services;
+  options.import_services = o.import_services;
+  options.service_timeout = std::chrono::milliseconds(o.service_timeout_ms);
   config::Config config;
   {
     auto client = connect_daemon(context);

@@ -156,6 +156,8 @@ struct BridgeCliOptions {
   std::vector<std::string> exports, imports;
   double stats_seconds = 5;
   std::uint32_t export_spin_us = 0;
+  std::vector<std::string> export_services, import_services;
+  std::uint32_t service_timeout_ms = 5000;
 };
 
 struct FoxgloveCliOptions {

@@ -123,6 +123,12 @@ class WaitSet {
   std::size_t attach(Client<Req, Resp>& client) {
     return attach_port(&client.core_->responses());
   }
+  /// The untyped service ports (Node::raw_server, Node::raw_client), as
+  /// the typed ones.
+  std::size_t attach(detail::ServerCore& server) { return attach_port(&server.requests()); }
+  std::size_t attach(detail::ClientCore& client) { return attach_port(&client.responses()); }
+  void detach(detail::ServerCore& server) { detach_port(&server.requests()); }
+  void detach(detail::ClientCore& client) { detach_port(&client.responses()); }
   template <class Req, class Resp>
   void detach(Server<Req, Resp>& server) {
     detach_port(&server.core_->requests());

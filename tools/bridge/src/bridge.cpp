@@ -19,6 +19,7 @@
 #include "ferry/config/ros2msg.hpp"
 #include "import_qos.hpp"
 #include "qos.hpp"
+#include "service_link.hpp"
 #include "topic_link.hpp"
 
 namespace ferry::bridge {
@@ -176,7 +177,10 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
   std::map<std::string, std::pair<bool, bool>> wanted;  // name -> (export, import)
   for (const auto& name : options.exports) wanted[name].first = true;
   for (const auto& name : options.imports) wanted[name].second = true;
-  if (wanted.empty()) throw BridgeError("nothing to bridge: give --export TOPIC or --import TOPIC");
+  if (wanted.empty() && options.export_services.empty() && options.import_services.empty())
+    throw BridgeError(
+        "nothing to bridge: give --export TOPIC, --import TOPIC, --export-service NAME or "
+        "--import-service NAME");
 
   const dds_domainid_t dds_domain = options.dds_domain.value_or(0);
   const DdsEntity domain(dds_create_domain(dds_domain, cyclone_config().c_str()),
@@ -259,6 +263,9 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     }
   }
 
+  ServiceBridges services(config, options, participant.get());
+  services.start(node);
+
   // SYNC: relaxed; each link thread polls it and only stops: it publishes
   // no data (the threads are joined before anything they wrote is read).
   std::atomic<bool> stop{false};
@@ -327,17 +334,20 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
     }
     if (std::chrono::steady_clock::now() >= next_print) {
       print_counts(all_counts(), "counts");
+      services.print_counts("counts");
       next_print += options.stats_interval;
     }
   }
   // SYNC: relaxed; the threads poll it, and join() orders everything after.
   stop.store(true, std::memory_order_relaxed);
   threads.clear();  // joins
+  services.stop();
   // Returns once a callback in progress is done; none starts after it.
   for (const Job& job : jobs)
     if (job.on_receive_thread) (void)dds_set_listener(job.endpoint, nullptr);
   auto final_counts = all_counts();
   print_counts(final_counts, "at exit");
+  services.print_counts("at exit");
   if (!failure.empty()) throw BridgeError(failure);
   return final_counts;
 }

@@ -12,6 +12,7 @@
 
 #include "dds_type.hpp"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -125,7 +126,13 @@ class OpsBuilder {
   explicit OpsBuilder(const config::Schema& schema) : schema_(schema), layouts_(schema) {}
   [[nodiscard]] CLayouts& layouts() noexcept { return layouts_; }
 
-  void build(std::size_t top) {
+  // The top type's fields `shift` bytes further, after `prefix` (whole
+  // instructions at offsets below `shift`).
+  void build(std::size_t top, std::uint32_t shift = 0, std::vector<std::uint32_t> prefix = {},
+             std::uint32_t prefix_instructions = 0) {
+    shift_ = shift;
+    ops_ = std::move(prefix);
+    instructions_ = prefix_instructions;
     pending_.push_back(top);
     for (std::size_t i = 0; i < pending_.size(); ++i) emit_block(pending_[i]);
     for (const Jump& j : jumps_) {
@@ -159,15 +166,16 @@ class OpsBuilder {
   }
 
   void emit_block(std::size_t index) {
+    const std::uint32_t shift = block_start_.empty() ? shift_ : 0;  // only the top block's
     block_start_[index] = ops_.size();
     const config::Type& type = schema_.type(index);
     if (type.kind == config::TypeKind::Opaque) {
-      bytes_array(0, type.size);  // an opaque topic type: uint8[size] data
+      bytes_array(shift, type.size);  // an opaque topic type: uint8[size] data
     }
     const std::vector<std::uint64_t> offsets = layouts_.of(index).offsets;
     for (std::size_t i = 0; i < type.fields.size(); ++i) {
       const config::Field& f = type.fields[i];
-      const auto offset = static_cast<std::uint32_t>(offsets[i]);
+      const auto offset = static_cast<std::uint32_t>(offsets[i]) + shift;
       const auto count = static_cast<std::uint32_t>(f.count);
       switch (f.kind) {
         case FieldKind::Scalar:
@@ -223,6 +231,7 @@ class OpsBuilder {
   CLayouts layouts_;
   std::vector<std::uint32_t> ops_;
   std::uint32_t instructions_ = 0;
+  std::uint32_t shift_ = 0;
   std::vector<std::size_t> pending_;                // blocks to emit, in order
   std::map<std::size_t, std::size_t> block_start_;  // type -> first word of its block
   std::vector<Jump> jumps_;
@@ -253,6 +262,21 @@ DdsType::DdsType(const config::Schema& schema, std::size_t type) {
   init(dds_type_name(config::ros2_type_name(schema, type)), builder.take(), builder.instructions(),
        static_cast<std::uint32_t>(layout.size), static_cast<std::uint32_t>(layout.align),
        !variable_);
+}
+
+DdsType DdsType::with_request_header(const config::Schema& schema, std::size_t type,
+                                     std::string name) {
+  constexpr std::uint32_t kHeader = 16;  // uint64 guid, int64 sequence number
+  OpsBuilder builder(schema);
+  builder.build(
+      type, kHeader,
+      {op(DDS_OP_ADR, DDS_OP_TYPE_8BY), 0, op(DDS_OP_ADR, DDS_OP_TYPE_8BY, DDS_OP_FLAG_SGN), 8}, 2);
+  const config::Type& t = schema.type(type);
+  DdsType out;
+  out.init(std::move(name), builder.take(), builder.instructions(),
+           static_cast<std::uint32_t>(kHeader + t.size),
+           static_cast<std::uint32_t>(std::max<std::size_t>(t.align, 8)), true);
+  return out;
 }
 
 DdsType DdsType::bytes() {

@@ -26,6 +26,12 @@ class DdsType {
   // A bytes topic: `struct { sequence<octet> data; }`, in memory one
   // dds_sequence_t (the layout of idlc's dds_sequence_octet).
   static DdsType bytes();
+  // A service's request or response as rmw_cyclonedds carries it
+  // (docs/bridge.md, "Services"): its request header (uint64 client guid,
+  // int64 sequence number) and then the declared type's fields; in memory
+  // the header's 16 bytes, then the ferry sample. Named `name`.
+  static DdsType with_request_header(const config::Schema& schema, std::size_t type,
+                                     std::string name);
 
   [[nodiscard]] const dds_topic_descriptor_t* descriptor() const noexcept {
     return &*s_->descriptor;

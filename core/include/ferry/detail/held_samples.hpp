@@ -96,6 +96,19 @@ class HeldSamples {
 
   // Owner thread (a statistic).
   [[nodiscard]] std::uint32_t held_count() const noexcept;
+  // Owner thread: whether a sample still held (acquired, not released)
+  // satisfies pred(its SlotMeta). Off the hot path: looks at every buffer.
+  template <class Pred>
+  [[nodiscard]] bool any_held(Pred&& pred) const noexcept {
+    for (std::uint32_t i = 0; i < count_; ++i) {
+      if ((free_ >> i & 1) != 0) continue;
+      // SYNC: acquire, pairs with the release store in release(): a sample
+      // released is no longer read through its token.
+      if (released_[i].load(std::memory_order_acquire) != 0) continue;
+      if (pred(infos_[i])) return true;
+    }
+    return false;
+  }
   [[nodiscard]] std::uint32_t capacity() const noexcept { return count_; }
 
  private:

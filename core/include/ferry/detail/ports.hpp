@@ -94,6 +94,8 @@ class PublisherPort {
   void set_next_sequence(std::uint64_t sequence) noexcept { next_sequence_ = sequence; }
   // The topic's queue capacity.
   [[nodiscard]] std::uint32_t capacity() const noexcept;
+  // Loans taken and not yet published or returned (user's thread).
+  [[nodiscard]] std::uint32_t loans_out() const noexcept;
 
  private:
   // A published or returned loan's buffer or chunk goes back (LoanedChunk::ref).

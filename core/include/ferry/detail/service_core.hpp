@@ -11,6 +11,7 @@
 // answers (the client's request publisher numbers its calls 0, 1, 2, ...);
 // kNoResponseBit in it says the server dropped the request unanswered.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <expected>
@@ -55,6 +56,13 @@ class ServerCore {
   static void respond_none(PublisherPort* responder, std::uint64_t sequence) noexcept;
 
   [[nodiscard]] SubscriberPort& requests() noexcept { return *requests_; }
+  // The way back to `client` (its request publisher's id) as take() made
+  // it, or null once that client was forgotten (it left, and a new client
+  // came since). Never waits. A responder stays while a request of its
+  // client is held or one of its loans is out; for answers given after the
+  // request was released (the bridge keeps only the client's id), look it
+  // up again by id.
+  [[nodiscard]] PublisherPort* known_responder(std::uint64_t client) const noexcept;
   [[nodiscard]] HeldSamples* held() const noexcept { return requests_->held(); }
   [[nodiscard]] const std::string& service() const noexcept { return service_; }
   // Clients it has answered and that are still there.
@@ -96,6 +104,10 @@ class ClientCore {
                ErrorCode& error) noexcept;
   // The call's answer will not be taken: it is dropped when it comes.
   void abandon(const Sent& sent) noexcept;
+  // Routes every response queued now to its call (never waits): one that
+  // answers no call in flight is dropped and counted as late. For callers
+  // that sleep on the response queue (a WaitSet) with no call in flight.
+  void drain() noexcept;
   // Whether a server is matched (its request queue attached).
   [[nodiscard]] bool has_server() const noexcept { return requests_->subscriber_count() != 0; }
   [[nodiscard]] bool wait_for_server(std::chrono::nanoseconds timeout) const noexcept;
@@ -109,6 +121,14 @@ class ClientCore {
     return static_cast<std::uint32_t>(slots_.size());
   }
   [[nodiscard]] std::uint32_t pending() const noexcept { return pending_; }
+  // Whether a call in flight has its outcome already (a response routed to
+  // it, or its failure) but was not taken yet: a response one take() routed
+  // to another call no longer makes the response queue ready.
+  [[nodiscard]] bool has_outcome() const noexcept {
+    return std::ranges::any_of(slots_, [](const Slot& s) {
+      return s.state == SlotState::Arrived || s.state == SlotState::Failed;
+    });
+  }
 
  private:
   enum class SlotState : std::uint8_t { Free, Waiting, Arrived, Failed };

@@ -34,6 +34,11 @@ struct Options {
   // between polls) before it sleeps: for users with spare cores, it saves
   // the wake-up of each sample that comes within it. 0: sleep at once.
   std::chrono::microseconds export_spin{0};
+  // Services (docs/bridge.md, "Services"): served here, called from DDS;
+  // served in DDS, called here. How long a bridged call may take.
+  std::vector<std::string> export_services;
+  std::vector<std::string> import_services;
+  std::chrono::milliseconds service_timeout{5000};
 };
 
 // Per-topic counts, as printed.
