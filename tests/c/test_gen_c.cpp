@@ -100,23 +100,15 @@ TEST_CASE("gen c gives the same bytes every time, to a file and to stdout") {
 
 TEST_CASE("gen c refuses C keywords and two types with one C name, at their position") {
   TestDomain domain;
-  const std::string keyword = write_file(domain, "keyword.yaml",
-                                         "types:\n"
-                                         "  Pose:\n"
-                                         "    fields:\n"
-                                         "      - { name: restrict, type: f64 }\n");
-  const auto refused = run_program(domain, {bin_path("ferry"), "gen", "c", keyword});
-  CHECK(refused.exit_code == 2);
-  CHECK(refused.out.empty());
-  CHECK(refused.err.find(keyword + ":2:3: type 'Pose' cannot be written as C: its field "
-                                   "'restrict' is a C keyword") != std::string::npos);
+  const auto keyword = gen_of(domain, "c", "keyword.yaml", pose_with_field("restrict", "f64"));
+  CHECK(keyword.run.exit_code == 2);
+  CHECK(keyword.run.out.empty());
+  CHECK(keyword.run.err.find(keyword.file + ":2:3: type 'Pose' cannot be written as C: its field "
+                                            "'restrict' is a C keyword") != std::string::npos);
 
-  const std::string clash = write_file(domain, "clash.yaml",
-                                       "types:\n"
-                                       "  a/Pose: { size: 8 }\n"
-                                       "  a_Pose: { size: 8 }\n");
-  const auto clashed = run_program(domain, {bin_path("ferry"), "gen", "c", clash});
-  CHECK(clashed.exit_code == 2);
-  CHECK(clashed.err.find(":3:3: type 'a_Pose' cannot be written as C: it becomes the C type "
-                         "'a_Pose', as type 'a/Pose' does") != std::string::npos);
+  const auto clash =
+      gen_of(domain, "c", "clash.yaml", "types:\n  a/Pose: { size: 8 }\n  a_Pose: { size: 8 }\n");
+  CHECK(clash.run.exit_code == 2);
+  CHECK(clash.run.err.find(":3:3: type 'a_Pose' cannot be written as C: it becomes the C type "
+                           "'a_Pose', as type 'a/Pose' does") != std::string::npos);
 }

@@ -87,35 +87,23 @@ TEST_CASE("clang-format leaves gen cpp's output as it is" *
 
 TEST_CASE("gen cpp reports bad YAML as config check does, and names unusable C++ names") {
   TestDomain domain;
-  const std::string bad = write_file(domain, "bad.yaml",
-                                     "types:\n"
-                                     "  Pose:\n"
-                                     "    fields:\n"
-                                     "      - { name: x, type: f65 }\n");
-  const auto result = run_program(domain, {bin_path("ferry"), "gen", "cpp", bad});
-  CHECK(result.exit_code == 2);
-  CHECK(result.out.empty());
-  CHECK(result.err.find(bad + ":4:26: unknown field type 'f65'") != std::string::npos);
-  CHECK(result.err.find("f65") != std::string::npos);
+  const auto bad = gen_of(domain, "cpp", "bad.yaml", pose_with_field("x", "f65"));
+  CHECK(bad.run.exit_code == 2);
+  CHECK(bad.run.out.empty());
+  CHECK(bad.run.err.find(bad.file + ":4:26: unknown field type 'f65'") != std::string::npos);
+  CHECK(bad.run.err.find("f65") != std::string::npos);
 
-  const std::string keyword = write_file(domain, "keyword.yaml",
-                                         "types:\n"
-                                         "  Pose:\n"
-                                         "    fields:\n"
-                                         "      - { name: class, type: f64 }\n");
-  const auto refused = run_program(domain, {bin_path("ferry"), "gen", "cpp", keyword});
-  CHECK(refused.exit_code == 2);
-  CHECK(refused.err.find(keyword + ":2:3: type 'Pose' cannot be written as C++: its field 'class' "
-                                   "is a C++ keyword") != std::string::npos);
+  const auto keyword = gen_of(domain, "cpp", "keyword.yaml", pose_with_field("class", "f64"));
+  CHECK(keyword.run.exit_code == 2);
+  CHECK(keyword.run.err.find(keyword.file +
+                             ":2:3: type 'Pose' cannot be written as C++: its field 'class' "
+                             "is a C++ keyword") != std::string::npos);
 
-  const std::string clash = write_file(domain, "clash.yaml",
-                                       "types:\n"
-                                       "  a/Pose: { size: 8 }\n"
-                                       "  a::Pose: { size: 8 }\n");
-  const auto clashed = run_program(domain, {bin_path("ferry"), "gen", "cpp", clash});
-  CHECK(clashed.exit_code == 2);
-  CHECK(clashed.err.find(":3:3: type 'a::Pose' cannot be written as C++: it becomes the C++ "
-                         "struct 'a::Pose', as type 'a/Pose' does") != std::string::npos);
+  const auto clash = gen_of(domain, "cpp", "clash.yaml",
+                            "types:\n  a/Pose: { size: 8 }\n  a::Pose: { size: 8 }\n");
+  CHECK(clash.run.exit_code == 2);
+  CHECK(clash.run.err.find(":3:3: type 'a::Pose' cannot be written as C++: it becomes the C++ "
+                           "struct 'a::Pose', as type 'a/Pose' does") != std::string::npos);
 }
 
 TEST_CASE("gen msg prints the ROS 2 definition of one type or of all") {

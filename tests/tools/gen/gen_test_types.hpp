@@ -47,4 +47,23 @@ inline GenRuns gen_three_times(const TestDomain& domain, const std::string& lang
   return runs;
 }
 
+// `ferry gen <language>` of `yaml`, written as the file `name`: which file
+// (the errors name it) and what the run printed.
+struct GenRun {
+  std::string file;
+  RunResult run;
+};
+inline GenRun gen_of(const TestDomain& domain, const std::string& language, const std::string& name,
+                     const std::string& yaml) {
+  GenRun r{write_file(domain, name, yaml), {}};
+  r.run = run_program(domain, {bin_path("ferry"), "gen", language, r.file});
+  return r;
+}
+
+// A config declaring one type, Pose, with one field: `field` of type `type`
+// (at line 4, column 26 when `field` has one letter).
+inline std::string pose_with_field(const std::string& field, const std::string& type) {
+  return "types:\n  Pose:\n    fields:\n      - { name: " + field + ", type: " + type + " }\n";
+}
+
 }  // namespace ferry::test
