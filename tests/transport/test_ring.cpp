@@ -64,6 +64,16 @@ void pop_in_order(RingConsumer& consumer, std::uint64_t first, std::uint64_t las
   }
 }
 
+// try_pop_ready()'s call and what it fills in.
+struct ReadyPop {
+  bool from(RingConsumer& consumer) { return consumer.try_pop_ready(out, length, flags, meta); }
+  [[nodiscard]] std::span<const std::byte> message() const { return {out.data(), length}; }
+  std::array<std::byte, 64> out{};
+  std::uint32_t length = 0;
+  std::uint32_t flags = 0;
+  SlotMeta meta{};
+};
+
 // The ring's pushed and popped counters.
 void check_counts(const ShmRing& r, std::uint64_t pushed, std::uint64_t popped) {
   const RingStats s = r.stats();
@@ -235,62 +245,53 @@ TEST_CASE("prefetch_next_slot is only a hint: pushes, pops and stats are as with
 
 TEST_CASE("try_pop_ready takes only what ready() saw, and leaves every other case to try_pop") {
   ShmRing r(kSmall);
-  std::array<std::byte, 64> out{};
-  std::uint32_t length = 0;
-  std::uint32_t flags = 0;
-  SlotMeta meta{};
+  ReadyPop p;
   CHECK_FALSE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
+  CHECK_FALSE(p.from(r.consumer));
 
   REQUIRE(r.producer.try_push(bytes_of("seen"), 3, SlotMeta{41, 42, 43}).has_value());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));  // ready() was not asked since
+  CHECK_FALSE(p.from(r.consumer));  // ready() was not asked since
   REQUIRE(r.consumer.ready());
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));
-  CHECK(string_of({out.data(), length}) == "seen");
-  CHECK(flags == 3);
-  CHECK(meta == SlotMeta{41, 42, 43});
+  REQUIRE(p.from(r.consumer));
+  CHECK(string_of(p.message()) == "seen");
+  CHECK(p.flags == 3);
+  CHECK(p.meta == SlotMeta{41, 42, 43});
   CHECK(r.stats().popped == 1);
   CHECK(r.stats().backlog == 0);
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));  // nothing left that ready() saw
+  CHECK_FALSE(p.from(r.consumer));  // nothing left that ready() saw
 
   // A buffer too small: nothing taken, try_pop reports it.
   REQUIRE(r.producer.try_push(bytes_of("twelve bytes")).has_value());
   REQUIRE(r.consumer.ready());
   std::array<std::byte, 11> small{};
-  CHECK_FALSE(r.consumer.try_pop_ready(small, length, flags, meta));
+  CHECK_FALSE(r.consumer.try_pop_ready(small, p.length, p.flags, p.meta));
   CHECK(r.stats().backlog == 1);
   CHECK(r.consumer.try_pop(small).error() == RingError::BufferTooSmall);
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));
-  CHECK(string_of({out.data(), length}) == "twelve bytes");
+  REQUIRE(p.from(r.consumer));
+  CHECK(string_of(p.message()) == "twelve bytes");
 }
 
 TEST_CASE("try_pop_ready never trusts a corrupt length: try_pop skips and counts it") {
   CorruptFirstSlot r;
-  std::array<std::byte, 64> out{};
-  std::uint32_t length = 0;
-  std::uint32_t flags = 0;
-  SlotMeta meta{};
+  ReadyPop p;
   REQUIRE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
+  CHECK_FALSE(p.from(r.consumer));
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 0);  // not its job
-  CHECK(r.consumer.try_pop(out).error() == RingError::CorruptSlot);
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));  // the next one is fine
-  CHECK(check_message({out.data(), length}) == 1);
+  CHECK(r.consumer.try_pop(p.out).error() == RingError::CorruptSlot);
+  REQUIRE(p.from(r.consumer));  // the next one is fine
+  CHECK(check_message(p.message()) == 1);
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 1);
 }
 
 TEST_CASE("try_pop_ready leaves an overwrite-mode ring to try_pop") {
   ShmRing r(RingGeometry{.capacity = 4, .slot_size = 88, .mode = RingMode::Overwrite});
   REQUIRE(r.producer.try_push(bytes_of("kept")).has_value());
-  std::array<std::byte, 64> out{};
-  std::uint32_t length = 0;
-  std::uint32_t flags = 0;
-  SlotMeta meta{};
+  ReadyPop p;
   REQUIRE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
-  auto got = r.consumer.try_pop(out);
+  CHECK_FALSE(p.from(r.consumer));
+  auto got = r.consumer.try_pop(p.out);
   REQUIRE(got.has_value());
-  CHECK(string_of({out.data(), *got}) == "kept");
+  CHECK(string_of({p.out.data(), *got}) == "kept");
 }
 
 TEST_CASE("a message larger than the slot payload is refused with TooLarge") {
