@@ -121,7 +121,7 @@ def test_take_raises_in_a_forked_child(domain, take):
 @pytest.mark.parametrize("take", sorted(TAKES))
 def test_take_raises_once_the_node_is_declared_dead(domain, take):
     ready_r, ready_w = os.pipe()
-    pid = os.fork()
+
     def doomed():
         node = ferry.Node("py-doomed")
         sub = node.subscriber("pose")
@@ -131,6 +131,7 @@ def test_take_raises_once_the_node_is_declared_dead(domain, take):
         while time.monotonic() < deadline:
             TAKES[take](sub)
 
+    pid = os.fork()
     if pid == 0:
         exit_with_check(doomed, "declared this node dead")
     try:
