@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "port_children.hpp"
 #include "pubsub_util.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
@@ -47,20 +48,6 @@ Seq stamped(std::uint64_t p, std::uint64_t i, std::uint64_t after_previous) {
   return s;
 }
 
-// A child publishing Seq on `topic` once the test's subscriber (which
-// raises `subscribed`) is matched: its exit code is body(publisher)'s, 1
-// when the subscriber did not come.
-template <class Body>
-Child publisher_child(const char* topic, Signal& subscribed, Body body) {
-  return Child([topic, &subscribed, body] {
-    ferry::Node node{"pub"};
-    auto publisher = node.publisher<Seq>(topic);
-    if (!subscribed.wait() || !publisher.wait_for_subscribers(1, std::chrono::seconds(10)))
-      return 1;
-    return body(publisher);
-  });
-}
-
 }  // namespace
 
 TEST_CASE_FIXTURE(
@@ -68,7 +55,7 @@ TEST_CASE_FIXTURE(
     "sequence is 0..N-1 without a gap on a block topic, publish_time_ns inside each publish()") {
   const std::uint64_t n = scaled(5'000, 10);
   Signal subscribed;
-  Child pub = publisher_child("steady", subscribed, [&](ferry::Publisher<Seq>& publisher) {
+  Child pub = publisher_child<Seq>("steady", subscribed, [&](ferry::Publisher<Seq>& publisher) {
     std::uint64_t after = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
       if (publisher.publish(stamped(1, i, after)).delivered != 1) return 2;
@@ -107,7 +94,7 @@ TEST_CASE_FIXTURE(Served, "on a drop_oldest topic the sequence gaps equal what w
   const std::uint64_t n = scaled(20'000, 10);
   Signal subscribed;
   ValuePipe overwritten;
-  Child pub = publisher_child("lossy", subscribed, [&](ferry::Publisher<Seq>& publisher) {
+  Child pub = publisher_child<Seq>("lossy", subscribed, [&](ferry::Publisher<Seq>& publisher) {
     std::uint64_t total = 0;
     for (std::uint64_t i = 0; i < n; ++i) total += publisher.publish(make_seq(1, i)).overwritten;
     overwritten.send(total);
