@@ -23,19 +23,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-cat >"$work/bench.yaml" <<'EOF'
+# Frame: the tests' 1080p frame (tests/support/pose_frame.yaml).
+cat >"$work/bench.yaml" <<EOF
+include: [$PWD/tests/support/pose_frame.yaml]
 types:
   Small:
     fields:
       - { name: n, type: u64 }
       - { name: pad, type: "u8[56]" }
-  Frame:
-    fields:
-      - { name: stamp_ns, type: u64 }
-      - { name: seq, type: u64 }
-      - { name: width, type: u32 }
-      - { name: height, type: u32 }
-      - { name: pixels, type: "u8[3110400]" }
 topics:
   - { name: small, type: Small, capacity: 1024, policy: block, block_timeout_ms: 5000 }
   # 8 queued + 24 held by the recorder: a write stall of up to 266 ms at

@@ -12,14 +12,6 @@
 namespace ferry::config {
 
 namespace {
-std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
 std::uint64_t chunk_for(std::uint64_t sample) {
   std::uint64_t chunk = kMinChunkSize;
   while (chunk < sample) chunk *= 2;  // sample <= 1 GiB: no overflow

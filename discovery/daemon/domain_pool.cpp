@@ -24,14 +24,8 @@ constexpr std::uint64_t kDefaultChunkCount = 256;
 // counts beside its topic's max_subscribers.
 constexpr std::uint64_t kObserverAllowance = 4;
 
-std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t r = 0;
-  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
+using config::add_sat;
+using config::mul_sat;
 
 transport::PoolGeometry geometry_of(const config::PoolPlan& plan) {
   transport::PoolGeometry geometry;

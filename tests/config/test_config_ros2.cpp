@@ -114,6 +114,20 @@ struct Fixture {
   std::size_t point = *config.schema.index_of("geo/Point");
 };
 
+// `sample` of `type` encodes to exactly `cdr`, and `cdr` decodes back to
+// the sample's bytes, padding included (decode zeroes it).
+template <class T>
+void check_round_trip(const Fixture& f, std::size_t type, const T& sample,
+                      const std::vector<std::byte>& cdr) {
+  std::vector<std::byte> out;
+  cdr_encode(f.config.schema, type, as_bytes(sample), out);
+  CHECK(out == cdr);
+  T back;
+  std::memset(&back, 0x5A, sizeof back);
+  cdr_decode(f.config.schema, type, cdr, std::as_writable_bytes(std::span(&back, 1)));
+  CHECK(std::memcmp(&back, &sample, sizeof sample) == 0);
+}
+
 }  // namespace
 
 TEST_CASE("ros2 schema names: pkg/Name -> pkg/msg/Name, a bare Name -> ferry/msg/Name") {
@@ -173,14 +187,7 @@ TEST_CASE("cdr: a type with padding, nested, arrays, char[N], bool and opaque, b
   Fixture f;
   const Reading r = sample_reading();
   CHECK(cdr_size(f.config.schema, f.reading) == kReadingCdr.size());
-  std::vector<std::byte> out;
-  cdr_encode(f.config.schema, f.reading, as_bytes(r), out);
-  CHECK(out == kReadingCdr);
-
-  Reading back;
-  std::memset(&back, 0x5A, sizeof back);  // padding is zeroed by decode
-  cdr_decode(f.config.schema, f.reading, kReadingCdr, std::as_writable_bytes(std::span(&back, 1)));
-  CHECK(std::memcmp(&back, &r, sizeof r) == 0);
+  check_round_trip(f, f.reading, r, kReadingCdr);
 }
 
 TEST_CASE("cdr: an array of nested types aligns each element's fields, not the struct") {
@@ -201,12 +208,7 @@ TEST_CASE("cdr: an array of nested types aligns each element's fields, not the s
       0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xF0, 0xBF,  // pts[1].x = -1.0
       0x00,                                            // pts[1].ok
   });
-  std::vector<std::byte> out;
-  cdr_encode(f.config.schema, f.path, as_bytes(p), out);
-  CHECK(out == expected);
-  Path back{};
-  cdr_decode(f.config.schema, f.path, expected, std::as_writable_bytes(std::span(&back, 1)));
-  CHECK(std::memcmp(&back, &p, sizeof p) == 0);
+  check_round_trip(f, f.path, p, expected);
 }
 
 TEST_CASE("cdr: a bool byte other than 0 is written as 1") {

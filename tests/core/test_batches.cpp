@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "port_children.hpp"
 #include "pubsub_util.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
@@ -133,10 +134,7 @@ TEST_CASE(
 TEST_CASE("an empty batch is a no-op: no sample, no sequence number used") {
   ServedConfig served(seq_config("  - { name: t, type: Seq, capacity: 16, policy: block }\n"));
   Signal matched;
-  Child sub([&] {
-    ferry::Node node{"sub"};
-    auto subscriber = node.subscriber<Seq>("t");
-    matched.raise();
+  Child sub = subscriber_child<Seq>("sub", "t", matched, [&](ferry::Subscriber<Seq>& subscriber) {
     std::array<Seq, 4> out{};
     if (subscriber.take_many(std::span(out.data(), 0), 100ms) != 0) return int{kCount};
     auto s = subscriber.take(10s);
@@ -198,10 +196,7 @@ TEST_CASE("drop_oldest with a batch larger than the queue keeps the newest capac
       seq_config("  - { name: t, type: Seq, capacity: 16, policy: drop_oldest }\n"));
   Signal ready;
   Signal published;
-  Child sub([&] {
-    ferry::Node node{"sub"};
-    auto subscriber = node.subscriber<Seq>("t");
-    ready.raise();
+  Child sub = subscriber_child<Seq>("sub", "t", ready, [&](ferry::Subscriber<Seq>& subscriber) {
     if (!published.wait(20s)) return int{kLost};
     // Single takes: the SampleInfo sequence of the kept ones is theirs.
     for (std::uint64_t i = 29; i < 45; ++i) {
@@ -234,10 +229,7 @@ TEST_CASE("block timing out mid-batch reports exactly how many samples each queu
   Signal ready;
   Signal release;
   // A subscriber that keeps up, and one that takes nothing until told.
-  Child fast([&] {
-    ferry::Node node{"fast"};
-    auto sub = node.subscriber<Seq>("t");
-    ready.raise();
+  Child fast = subscriber_child<Seq>("fast", "t", ready, [&](ferry::Subscriber<Seq>& sub) {
     std::array<Seq, 5> out{};
     std::uint64_t next = 0;
     while (next < 40) {
@@ -249,10 +241,7 @@ TEST_CASE("block timing out mid-batch reports exactly how many samples each queu
     }
     return int{kOk};
   });
-  Child stalled([&] {
-    ferry::Node node{"stalled"};
-    auto sub = node.subscriber<Seq>("t");
-    ready.raise();
+  Child stalled = subscriber_child<Seq>("stalled", "t", ready, [&](ferry::Subscriber<Seq>& sub) {
     if (!release.wait(20s)) return int{kLost};
     return drain(sub) == range(0, 8) ? int{kOk} : int{kOrder};
   });

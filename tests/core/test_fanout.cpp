@@ -133,6 +133,32 @@ const std::string kSeqConfig = seq_config(
     "      - { name: page, type: \"u8[4096]\" }\n"
     "liveness: { heartbeat_ms: 100, timeout_ms: 5000 }\n");
 
+// `processes` reader processes of `nodes_each` reader nodes each on
+// `topic`, fed n loaned samples once all subscribed (within `ready_within`):
+// none dropped or timed out, every sample delivered to and taken by every
+// node, the pool all free after. Returns the pool's statistics then.
+ferry::transport::PoolStats fan_out_loans(const ServedConfig& served, const std::string& topic,
+                                          int processes, int nodes_each, std::uint64_t n,
+                                          std::chrono::seconds ready_within) {
+  SharedObject<Board> board;
+  const auto readers_total = static_cast<std::uint32_t>(processes * nodes_each);
+  std::vector<Child> readers;
+  for (int p = 0; p < processes; ++p) {
+    readers.emplace_back([&board, &topic, p, nodes_each, n] {
+      return seq_readers(*board, topic, p, nodes_each, n);
+    });
+  }
+  REQUIRE(eventually([&] { return board->ready.load() == readers_total; }, ready_within));
+  const ferry::PublishResult r = publish_loans(topic, readers_total, n);
+  CHECK(r.dropped == 0);
+  CHECK(r.timed_out == 0);
+  CHECK(r.delivered == n * readers_total);
+  for (auto& c : readers) CHECK(c.wait(120s) == kOk);
+  CHECK(board->taken.load() == n * readers_total);
+  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
+  return ferry::test::pool_stats(served.domain.name());
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -141,47 +167,15 @@ TEST_CASE(
   // Before chains of holder nodes, readers 14 to 16 lost every loaned sample
   // and the publisher counted them dropped.
   ServedConfig served(kSeqConfig);
-  SharedObject<Board> shared_board;
-  Board* board = shared_board.get();
-  constexpr int kReaders = 16;
-  const std::uint64_t n = scaled(2000, 4);
-  std::vector<Child> readers;
-  for (int p = 0; p < kReaders; ++p)
-    readers.emplace_back([board, p, n] { return seq_readers(*board, "fan16", p, 1, n); });
-  REQUIRE(eventually([&] { return board->ready.load() == kReaders; }, 30s));
-  const ferry::PublishResult r = publish_loans("fan16", kReaders, n);
-  CHECK(r.dropped == 0);
-  CHECK(r.timed_out == 0);
-  CHECK(r.delivered == n * kReaders);
-  for (auto& c : readers) CHECK(c.wait(120s) == kOk);
-  CHECK(board->taken.load() == n * kReaders);
-  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
-  const auto stats = ferry::test::pool_stats(served.domain.name());
+  const auto stats = fan_out_loans(served, "fan16", 16, 1, scaled(2000, 4), 30s);
   CHECK(stats.holder_overflow == 0);
   CHECK(stats.holder_nodes_linked > 0);
 }
 
 TEST_CASE("64 reader nodes of a loaned topic (max_subscribers 64) each get every sample") {
   ServedConfig served(kSeqConfig);
-  SharedObject<Board> shared_board;
-  Board* board = shared_board.get();
-  constexpr int kProcesses = 16;
-  constexpr int kNodesEach = 4;
-  constexpr std::uint32_t kReaders = kProcesses * kNodesEach;
-  const std::uint64_t n = scaled(200, 4);
-  std::vector<Child> readers;
-  for (int p = 0; p < kProcesses; ++p) {
-    readers.emplace_back([board, p, n] { return seq_readers(*board, "fan64", p, kNodesEach, n); });
-  }
-  REQUIRE(eventually([&] { return board->ready.load() == kReaders; }, 60s));
-  const ferry::PublishResult r = publish_loans("fan64", kReaders, n);
-  CHECK(r.dropped == 0);
-  CHECK(r.timed_out == 0);
-  CHECK(r.delivered == n * kReaders);
-  for (auto& c : readers) CHECK(c.wait(120s) == kOk);
-  CHECK(board->taken.load() == n * kReaders);
-  CHECK(ferry::test::pool_all_free(served.domain.name(), [](auto f) { return eventually(f); }));
-  CHECK(ferry::test::pool_stats(served.domain.name()).holder_overflow == 0);
+  // 16 processes of 4 nodes.
+  CHECK(fan_out_loans(served, "fan64", 16, 4, scaled(200, 4), 60s).holder_overflow == 0);
 }
 
 namespace {
@@ -231,13 +225,12 @@ TEST_CASE("16 subscribers of loaned 1080p frames at 30 Hz each get every frame")
   // Before chains of holder nodes, ferryd refused the 14th viewer of a
   // pooled topic although max_subscribers is 16.
   ServedConfig served(kFrameConfig);
-  SharedObject<Board> shared_board;
-  Board* board = shared_board.get();
+  SharedObject<Board> board;
   constexpr int kViewers = 16;
   const std::uint32_t frames = static_cast<std::uint32_t>(scaled(60, 2));  // 2 s at 30 Hz
   std::vector<Child> viewers;
   for (int v = 0; v < kViewers; ++v)
-    viewers.emplace_back([board, v, frames] { return frame_reader(*board, v, frames); });
+    viewers.emplace_back([&board, v, frames] { return frame_reader(*board, v, frames); });
   REQUIRE(eventually([&] { return board->ready.load() == kViewers; }, 30s));
   ferry::Node camera{"camera"};
   auto pub = camera.publisher<Frame>("camera");
@@ -328,18 +321,17 @@ TEST_CASE(
     "kill -9 of readers and of the publisher of a topic with 20 readers, at random moments, "
     "leaves the pool whole") {
   ServedConfig served(kKillConfig);
-  SharedObject<Board> shared_board;
-  Board* board = shared_board.get();
+  SharedObject<Board> board;
   constexpr int kReaders = 20;
   std::vector<std::optional<Child>> readers(kReaders);
   for (int i = 0; i < kReaders; ++i)
-    readers[static_cast<std::size_t>(i)].emplace([board, i] { return blob_reader(*board, i); });
+    readers[static_cast<std::size_t>(i)].emplace([&board, i] { return blob_reader(*board, i); });
   REQUIRE(eventually([&] { return board->ready.load() == kReaders; }, 30s));
   std::mt19937_64 rng(34);
   const int rounds = static_cast<int>(scaled(6, 2));
   int next_reader = kReaders;
   for (int round = 0; round < rounds; ++round) {
-    Child publisher([board] { return blob_publisher(*board); });
+    Child publisher([&board] { return blob_publisher(*board); });
     const std::uint64_t from = board->published.load();
     REQUIRE(eventually([&] { return board->published.load() > from + 200; }, 30s));
     // Two readers die mid-stream (most chunks they hold are in overflow
@@ -350,7 +342,7 @@ TEST_CASE(
       readers[victim]->kill(SIGKILL);
       CHECK(readers[victim]->wait(5s) == 128 + SIGKILL);
       const int index = next_reader++;
-      readers[victim].emplace([board, index] { return blob_reader(*board, index); });
+      readers[victim].emplace([&board, index] { return blob_reader(*board, index); });
     }
     const std::uint64_t later = board->published.load();
     REQUIRE(eventually([&] { return board->published.load() > later + 200; }, 30s));

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "port_children.hpp"
 #include "pubsub_util.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
@@ -54,11 +55,7 @@ TEST_CASE_FIXTURE(
     "sequence is 0..N-1 without a gap on a block topic, publish_time_ns inside each publish()") {
   const std::uint64_t n = scaled(5'000, 10);
   Signal subscribed;
-  Child pub([&] {
-    ferry::Node node{"pub"};
-    auto publisher = node.publisher<Seq>("steady");
-    if (!subscribed.wait() || !publisher.wait_for_subscribers(1, std::chrono::seconds(10)))
-      return 1;
+  Child pub = publisher_child<Seq>("steady", subscribed, [&](ferry::Publisher<Seq>& publisher) {
     std::uint64_t after = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
       if (publisher.publish(stamped(1, i, after)).delivered != 1) return 2;
@@ -97,11 +94,7 @@ TEST_CASE_FIXTURE(Served, "on a drop_oldest topic the sequence gaps equal what w
   const std::uint64_t n = scaled(20'000, 10);
   Signal subscribed;
   ValuePipe overwritten;
-  Child pub([&] {
-    ferry::Node node{"pub"};
-    auto publisher = node.publisher<Seq>("lossy");
-    if (!subscribed.wait() || !publisher.wait_for_subscribers(1, std::chrono::seconds(10)))
-      return 1;
+  Child pub = publisher_child<Seq>("lossy", subscribed, [&](ferry::Publisher<Seq>& publisher) {
     std::uint64_t total = 0;
     for (std::uint64_t i = 0; i < n; ++i) total += publisher.publish(make_seq(1, i)).overwritten;
     overwritten.send(total);

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "daemon_fixture.hpp"
+#include "port_children.hpp"
 #include "pubsub_util.hpp"
 #include "signal_pipe.hpp"
 #include "test_domain.hpp"
@@ -110,10 +111,7 @@ TEST_CASE("block with one full and one draining subscriber: delivered 1, timed_o
   Signal full_ready;
   Signal check_full;
   // Never takes until told: its one slot stays full.
-  Child full([&] {
-    ferry::Node node{"full"};
-    auto sub = node.subscriber<Seq>("blk");
-    full_ready.raise();
+  Child full = subscriber_child<Seq>("full", "blk", full_ready, [&](ferry::Subscriber<Seq>& sub) {
     if (!check_full.wait(20s)) return 1;
     auto s = sub.take(5s);
     if (!s || (*s)->seq != 0) return 2;

@@ -26,20 +26,9 @@ BIN_DIR = Path(os.environ.get("FERRY_BIN_DIR", Path(__file__).parents[2] / "buil
 TEST_BIN_DIR = Path(os.environ.get("FERRY_TEST_BIN_DIR", BIN_DIR.parent / "tests"))
 _counter = itertools.count()
 
-FRAME_TYPE = """  Frame:
-    fields:
-      - { name: stamp_ns, type: u64 }
-      - { name: seq, type: u64 }
-      - { name: width, type: u32 }
-      - { name: height, type: u32 }
-      - { name: pixels, type: "u8[3110400]" }
-  Pose:
-    fields:
-      - { name: stamp_ns, type: u64 }
-      - { name: x, type: f64 }
-      - { name: y, type: f64 }
-      - { name: frame, type: "char[16]" }
-"""
+# A config's line that includes the Pose and 1080p Frame the C++ tests share
+# (tests/support/pose_frame.yaml).
+SHARED_TYPES = f"include: [{Path(__file__).parents[1] / 'support' / 'pose_frame.yaml'}]\n"
 
 TOPICS = """topics:
   - { name: all, type: All, capacity: 8 }
@@ -177,7 +166,7 @@ def bare_domain(monkeypatch):
 @pytest.fixture
 def domain(monkeypatch):
     """A running ferryd with the test topics; FERRY_DOMAIN and FERRY_RUNTIME_DIR point at it."""
-    yield from _served(monkeypatch, "types:\n" + all_types_yaml() + FRAME_TYPE + TOPICS)
+    yield from _served(monkeypatch, SHARED_TYPES + "types:\n" + all_types_yaml() + TOPICS)
 
 
 def wait_until(predicate, timeout=5.0):

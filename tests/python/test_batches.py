@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ferry
-from conftest import FRAME_TYPE, finish, ports, read_line, wait_until
+from conftest import SHARED_TYPES, finish, ports, read_line, wait_until
 
 BLOCK_TOPICS = """topics:
   - { name: stream, type: Pose, capacity: 16, policy: block, block_timeout_ms: 5000 }
@@ -58,7 +58,7 @@ def test_empty_array_is_a_no_op_and_bad_input_raises(domain):
 
 
 def test_batches_from_another_process_arrive_in_order(bare_domain):
-    bare_domain.start("types:\n" + FRAME_TYPE + BLOCK_TOPICS)
+    bare_domain.start(SHARED_TYPES + BLOCK_TOPICS)
     node = ferry.Node("py-reader")
     sub = node.subscriber("stream")
     child = bare_domain.spawn([sys.executable, "-c", textwrap.dedent("""

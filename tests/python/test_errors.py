@@ -92,6 +92,19 @@ TAKES = {
 }
 
 
+def exit_with_check(body, expected):
+    """Ends a forked child: status 0 when body() raised a ferry.Error saying `expected`, 2 for
+    another ferry.Error, 3 for any other exception, 1 when it raised nothing."""
+    code = 1
+    try:
+        body()
+    except ferry.Error as e:
+        code = 0 if expected in str(e) else 2
+    except BaseException:
+        code = 3
+    os._exit(code)
+
+
 @pytest.mark.parametrize("take", sorted(TAKES))
 def test_take_raises_in_a_forked_child(domain, take):
     node = ferry.Node("py-parent")
@@ -100,14 +113,7 @@ def test_take_raises_in_a_forked_child(domain, take):
     assert pub.wait_for_subscribers(1, timeout=10)
     pid = os.fork()
     if pid == 0:
-        code = 1
-        try:
-            TAKES[take](sub)
-        except ferry.Error as e:
-            code = 0 if "forked" in str(e) else 2
-        except BaseException:
-            code = 3
-        os._exit(code)
+        exit_with_check(lambda: TAKES[take](sub), "forked")
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
 
@@ -115,22 +121,19 @@ def test_take_raises_in_a_forked_child(domain, take):
 @pytest.mark.parametrize("take", sorted(TAKES))
 def test_take_raises_once_the_node_is_declared_dead(domain, take):
     ready_r, ready_w = os.pipe()
+
+    def doomed():
+        node = ferry.Node("py-doomed")
+        sub = node.subscriber("pose")
+        os.write(ready_w, b"x")
+        time.sleep(1.5)  # stopped meanwhile for longer than timeout_ms (400 ms)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            TAKES[take](sub)
+
     pid = os.fork()
     if pid == 0:
-        code = 1
-        try:
-            node = ferry.Node("py-doomed")
-            sub = node.subscriber("pose")
-            os.write(ready_w, b"x")
-            time.sleep(1.5)  # stopped meanwhile for longer than timeout_ms (400 ms)
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                TAKES[take](sub)
-        except ferry.Error as e:
-            code = 0 if "declared this node dead" in str(e) else 2
-        except BaseException:
-            code = 3
-        os._exit(code)
+        exit_with_check(doomed, "declared this node dead")
     try:
         assert os.read(ready_r, 1) == b"x"
         os.kill(pid, signal.SIGSTOP)

@@ -2,20 +2,16 @@
 strings as str, sequences as zero-copy numpy views of the used length, images of two sizes,
 and assignments past a bound raising with the field's name (docs/messages.md)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import ferry
 from conftest import finish, read_line, wait_until, TEST_BIN_DIR
 
-IMAGE_YAML = """include: [sensor_msgs.yaml]
-pool:
-  - { chunk_size: 4KiB, count: 64 }
-  - { chunk_size: 24MiB, count: 12 }
-topics:
-  - { name: camera/image, type: sensor_msgs/msg/Image, capacity: 4, policy: block,
-      max_subscribers: 2 }
-"""
+# Shared with tests/tools/test_images.cpp.
+IMAGE_YAML = (Path(__file__).parents[1] / "support" / "images.yaml").read_text()
 
 
 def peer(*args):

@@ -27,6 +27,10 @@ std::string bin_path(const std::string& program) {
   return std::string(dir != nullptr ? dir : "build/bin") + "/" + program;
 }
 
+std::string support_path(const std::string& name) {
+  return std::string(FERRY_TEST_SUPPORT_DIR) + "/" + name;
+}
+
 void use_domain_env(const TestDomain& domain) {
   ::setenv("FERRY_DOMAIN", domain.name().c_str(), 1);
   ::setenv("FERRY_RUNTIME_DIR", domain.runtime_dir().c_str(), 1);

@@ -21,6 +21,10 @@ namespace ferry::test {
 // Path of a program built into build/bin (from $FERRY_BIN_DIR, set by ctest).
 std::string bin_path(const std::string& program);
 
+// Path of a file in tests/support: the YAML types several tests include
+// (pose_frame.yaml, images.yaml).
+std::string support_path(const std::string& name);
+
 // Runs a program to completion with the test domain's environment; captures
 // stdout and stderr. Kills it after `timeout`. The running test fails if a
 // sanitizer reported anything on its stderr, whatever its exit code.

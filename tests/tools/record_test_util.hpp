@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "all_types.hpp"
+#include "daemon_fixture.hpp"
 
 namespace record_test {
 
@@ -72,16 +73,11 @@ inline std::string log_line(std::uint32_t i) {
 }
 
 // The configuration: the three topics (`block`, so that every sample
-// published is recorded), and a drop_oldest topic for the gap test.
+// published is recorded), and a drop_oldest topic for the gap test. Frame
+// is tests/support/pose_frame.yaml's.
 inline std::string config_yaml() {
-  return std::string("types:\n") + ferry::test::kInnerAndAllTypes + R"(  Frame:
-    fields:
-      - { name: stamp_ns, type: u64 }
-      - { name: seq, type: u64 }
-      - { name: width, type: u32 }
-      - { name: height, type: u32 }
-      - { name: pixels, type: "u8[3110400]" }
-  Tick:
+  return "include: [" + ferry::test::support_path("pose_frame.yaml") + "]\ntypes:\n" +
+         ferry::test::kInnerAndAllTypes + R"(  Tick:
     fields:
       - { name: n, type: u64 }
       - { name: pad, type: "u8[56]" }

@@ -34,24 +34,20 @@ FERRY_TYPE(Shot);
 
 namespace {
 
-const std::string kConfig =
-    "types:\n"
-    "  Pose:\n"
-    "    fields:\n"
-    "      - { name: stamp_ns, type: u64 }\n"
-    "      - { name: x, type: f64 }\n"
-    "      - { name: y, type: f64 }\n"
-    "      - { name: frame, type: \"char[16]\" }\n"
-    "  Shot:\n"
-    "    fields:\n"
-    "      - { name: id, type: u64 }\n"
-    "      - { name: exposure, type: f64 }\n"
-    "      - { name: tag, type: \"char[8]\" }\n"
-    "      - { name: pixels, type: \"u8[6000]\" }\n"
-    "      - { name: last, type: u64 }\n"
-    "topics:\n"
-    "  - { name: pose, type: Pose }\n"
-    "  - { name: shots, type: Shot, capacity: 4 }\n";
+// Pose: tests/support/pose_frame.yaml's.
+const std::string kConfig = "include: [" + support_path("pose_frame.yaml") +
+                            "]\n"
+                            "types:\n"
+                            "  Shot:\n"
+                            "    fields:\n"
+                            "      - { name: id, type: u64 }\n"
+                            "      - { name: exposure, type: f64 }\n"
+                            "      - { name: tag, type: \"char[8]\" }\n"
+                            "      - { name: pixels, type: \"u8[6000]\" }\n"
+                            "      - { name: last, type: u64 }\n"
+                            "topics:\n"
+                            "  - { name: pose, type: Pose }\n"
+                            "  - { name: shots, type: Shot, capacity: 4 }\n";
 
 }  // namespace
 

@@ -22,23 +22,13 @@ using namespace ferry::test;
 
 namespace {
 
-const char* const kYaml = R"(include: [sensor_msgs.yaml]
-pool:
-  - { chunk_size: 4KiB, count: 64 }
-  - { chunk_size: 24MiB, count: 12 }
-topics:
-  - { name: camera/image, type: sensor_msgs/msg/Image, capacity: 4, policy: block,
-      max_subscribers: 2 }
-  - { name: camera/info, type: sensor_msgs/msg/CameraInfo, capacity: 4 }
-)";
-
 constexpr std::uint32_t kImages = 6;
 
 }  // namespace
 
 TEST_CASE("C++ to C++: images of two sizes by loan through the generated header") {
   ferry::test::TestDomain domain;
-  ferry::test::Daemon daemon(domain, kYaml);
+  ferry::test::Daemon daemon(domain, read_file(support_path("images.yaml")));
   ferry::test::use_domain_env(domain);
   ferry::Node node{"image-sub"};
   auto sub = node.subscriber<sensor_msgs::msg::Image>("camera/image");
@@ -66,7 +56,7 @@ TEST_CASE("C++ to C++: images of two sizes by loan through the generated header"
 
 TEST_CASE("echo and pub: strings as strings, sequences as lists, bounds refused by name") {
   ferry::test::TestDomain domain;
-  ferry::test::Daemon daemon(domain, kYaml);
+  ferry::test::Daemon daemon(domain, read_file(support_path("images.yaml")));
   ferry::test::use_domain_env(domain);
   const std::string ferry = bin_path("ferry");
   // Past a bound: refused before anything is sent, naming the field.

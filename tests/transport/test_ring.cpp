@@ -54,6 +54,33 @@ struct ShmRing {
 
 constexpr RingGeometry kSmall{.capacity = 4, .slot_size = 88, .mode = RingMode::Spsc};
 
+// Pops the messages numbered first to last (make_message), in that order.
+void pop_in_order(RingConsumer& consumer, std::uint64_t first, std::uint64_t last) {
+  std::array<std::byte, 64> out{};
+  for (std::uint64_t i = first; i <= last; ++i) {
+    auto got = consumer.try_pop(out);
+    REQUIRE(got.has_value());
+    CHECK(check_message({out.data(), *got}) == i);
+  }
+}
+
+// try_pop_ready()'s call and what it fills in.
+struct ReadyPop {
+  bool from(RingConsumer& consumer) { return consumer.try_pop_ready(out, length, flags, meta); }
+  [[nodiscard]] std::span<const std::byte> message() const { return {out.data(), length}; }
+  std::array<std::byte, 64> out{};
+  std::uint32_t length = 0;
+  std::uint32_t flags = 0;
+  SlotMeta meta{};
+};
+
+// The ring's pushed and popped counters.
+void check_counts(const ShmRing& r, std::uint64_t pushed, std::uint64_t popped) {
+  const RingStats s = r.stats();
+  CHECK(s.pushed == pushed);
+  CHECK(s.popped == popped);
+}
+
 // Messages 0 and 1 pushed, then slot 0's length overwritten with an
 // impossible value, as a broken producer would (a heap ring: ASan sees any
 // read the length would lead to).
@@ -151,14 +178,8 @@ TEST_CASE("a full ring refuses a push until a message is taken") {
   REQUIRE(got.has_value());
   CHECK(check_message({out.data(), *got}) == 0);
   CHECK(r.producer.try_push(make_message(4, 16, buf.data())).has_value());
-  for (std::uint64_t i = 1; i <= 4; ++i) {
-    got = r.consumer.try_pop(out);
-    REQUIRE(got.has_value());
-    CHECK(check_message({out.data(), *got}) == i);
-  }
-  const RingStats s = r.stats();
-  CHECK(s.pushed == 5);
-  CHECK(s.popped == 5);
+  pop_in_order(r.consumer, 1, 4);
+  check_counts(r, 5, 5);
 }
 
 TEST_CASE("try_push refuses a full ring and a message too large having written nothing") {
@@ -224,62 +245,53 @@ TEST_CASE("prefetch_next_slot is only a hint: pushes, pops and stats are as with
 
 TEST_CASE("try_pop_ready takes only what ready() saw, and leaves every other case to try_pop") {
   ShmRing r(kSmall);
-  std::array<std::byte, 64> out{};
-  std::uint32_t length = 0;
-  std::uint32_t flags = 0;
-  SlotMeta meta{};
+  ReadyPop p;
   CHECK_FALSE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
+  CHECK_FALSE(p.from(r.consumer));
 
   REQUIRE(r.producer.try_push(bytes_of("seen"), 3, SlotMeta{41, 42, 43}).has_value());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));  // ready() was not asked since
+  CHECK_FALSE(p.from(r.consumer));  // ready() was not asked since
   REQUIRE(r.consumer.ready());
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));
-  CHECK(string_of({out.data(), length}) == "seen");
-  CHECK(flags == 3);
-  CHECK(meta == SlotMeta{41, 42, 43});
+  REQUIRE(p.from(r.consumer));
+  CHECK(string_of(p.message()) == "seen");
+  CHECK(p.flags == 3);
+  CHECK(p.meta == SlotMeta{41, 42, 43});
   CHECK(r.stats().popped == 1);
   CHECK(r.stats().backlog == 0);
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));  // nothing left that ready() saw
+  CHECK_FALSE(p.from(r.consumer));  // nothing left that ready() saw
 
   // A buffer too small: nothing taken, try_pop reports it.
   REQUIRE(r.producer.try_push(bytes_of("twelve bytes")).has_value());
   REQUIRE(r.consumer.ready());
   std::array<std::byte, 11> small{};
-  CHECK_FALSE(r.consumer.try_pop_ready(small, length, flags, meta));
+  CHECK_FALSE(r.consumer.try_pop_ready(small, p.length, p.flags, p.meta));
   CHECK(r.stats().backlog == 1);
   CHECK(r.consumer.try_pop(small).error() == RingError::BufferTooSmall);
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));
-  CHECK(string_of({out.data(), length}) == "twelve bytes");
+  REQUIRE(p.from(r.consumer));
+  CHECK(string_of(p.message()) == "twelve bytes");
 }
 
 TEST_CASE("try_pop_ready never trusts a corrupt length: try_pop skips and counts it") {
   CorruptFirstSlot r;
-  std::array<std::byte, 64> out{};
-  std::uint32_t length = 0;
-  std::uint32_t flags = 0;
-  SlotMeta meta{};
+  ReadyPop p;
   REQUIRE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
+  CHECK_FALSE(p.from(r.consumer));
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 0);  // not its job
-  CHECK(r.consumer.try_pop(out).error() == RingError::CorruptSlot);
-  REQUIRE(r.consumer.try_pop_ready(out, length, flags, meta));  // the next one is fine
-  CHECK(check_message({out.data(), length}) == 1);
+  CHECK(r.consumer.try_pop(p.out).error() == RingError::CorruptSlot);
+  REQUIRE(p.from(r.consumer));  // the next one is fine
+  CHECK(check_message(p.message()) == 1);
   CHECK(read_ring_stats(r.ring.mem()).corrupt == 1);
 }
 
 TEST_CASE("try_pop_ready leaves an overwrite-mode ring to try_pop") {
   ShmRing r(RingGeometry{.capacity = 4, .slot_size = 88, .mode = RingMode::Overwrite});
   REQUIRE(r.producer.try_push(bytes_of("kept")).has_value());
-  std::array<std::byte, 64> out{};
-  std::uint32_t length = 0;
-  std::uint32_t flags = 0;
-  SlotMeta meta{};
+  ReadyPop p;
   REQUIRE(r.consumer.ready());
-  CHECK_FALSE(r.consumer.try_pop_ready(out, length, flags, meta));
-  auto got = r.consumer.try_pop(out);
+  CHECK_FALSE(p.from(r.consumer));
+  auto got = r.consumer.try_pop(p.out);
   REQUIRE(got.has_value());
-  CHECK(string_of({out.data(), *got}) == "kept");
+  CHECK(string_of({p.out.data(), *got}) == "kept");
 }
 
 TEST_CASE("a message larger than the slot payload is refused with TooLarge") {
@@ -569,11 +581,7 @@ TEST_CASE("a batch is published with one tail store and at most one notification
   // A single push that finds the ring full publishes nothing either.
   CHECK(r.producer.try_push(std::span(second).first(16)).error() == RingError::Full);
   CHECK(r.header().data_bell.seq.load() == 2);
-  for (std::uint64_t i = 0; i < 8; ++i) {
-    auto got = r.consumer.try_pop(out);
-    REQUIRE(got.has_value());
-    CHECK(check_message({out.data(), *got}) == i);
-  }
+  pop_in_order(r.consumer, 0, 7);
   CHECK(r.stats().pushed == 8);
 }
 
@@ -589,12 +597,7 @@ TEST_CASE("a single push also publishes what stage_many left staged, even when i
   REQUIRE(r.producer.stage_many(make_message(2, 16, buf.data()).data(), 1, 16, 0, {}) == 1);
   REQUIRE(r.producer.try_push(make_message(3, 16, buf.data())).has_value());
   CHECK(r.stats().tail == 4);
-  std::array<std::byte, 64> out{};
-  for (std::uint64_t i = 0; i < 4; ++i) {
-    auto got = r.consumer.try_pop(out);
-    REQUIRE(got.has_value());
-    CHECK(check_message({out.data(), *got}) == i);
-  }
+  pop_in_order(r.consumer, 0, 3);
 }
 
 TEST_CASE("overwrite mode keeps the newest messages and hands every discarded one to on_discard") {
@@ -640,20 +643,13 @@ TEST_CASE("overwrite mode with a consumer keeping up discards nothing") {
   ShmRing r({.capacity = 2, .slot_size = 88, .mode = RingMode::Overwrite});
   std::uint64_t discards = 0;
   std::array<std::byte, 56> buf{};
-  std::array<std::byte, 64> out{};
   for (std::uint64_t i = 0; i < 1000; ++i) {
     auto res = r.producer.try_push_overwrite(
         make_message(i, 24, buf.data()), 0,
         [&](std::span<const std::byte>, std::uint32_t) { ++discards; });
     REQUIRE(res.has_value());
     CHECK(*res == PushOutcome::Appended);
-    if (i % 2 == 1) {
-      for (std::uint64_t k = i - 1; k <= i; ++k) {
-        auto got = r.consumer.try_pop(out);
-        REQUIRE(got.has_value());
-        CHECK(check_message({out.data(), *got}) == k);
-      }
-    }
+    if (i % 2 == 1) pop_in_order(r.consumer, i - 1, i);
   }
   CHECK(discards == 0);
   CHECK(r.stats().overwritten == 0);
@@ -698,14 +694,8 @@ TEST_CASE("a reattached producer and consumer continue from the stored indices a
   auto producer2 = *RingProducer::attach(r.segment.payload(), r.segment.payload_size());
   auto consumer2 = *RingConsumer::attach(r.segment.payload(), r.segment.payload_size());
   REQUIRE(producer2.try_push(make_message(3, 16, buf.data())).has_value());
-  for (std::uint64_t i = 1; i <= 3; ++i) {
-    auto got = consumer2.try_pop(out);
-    REQUIRE(got.has_value());
-    CHECK(check_message({out.data(), *got}) == i);
-  }
-  const RingStats s = r.stats();
-  CHECK(s.pushed == 4);
-  CHECK(s.popped == 4);
+  pop_in_order(consumer2, 1, 3);
+  check_counts(r, 4, 4);
 }
 
 TEST_CASE("ring stats can be read from a read-only mapping") {

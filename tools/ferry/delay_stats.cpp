@@ -5,21 +5,15 @@
 
 namespace ferry::cli {
 
-void DelayWindow::add(Clock::time_point at, std::int64_t delay_ns) {
-  taken_.push_back({at, delay_ns});
-  if (taken_.size() > max_samples_) taken_.pop_front();
-  ++total_;
-}
-
 void DelayWindow::expire(Clock::time_point now) {
-  while (!taken_.empty() && now - taken_.front().at > window_) taken_.pop_front();
+  while (!entries_.empty() && now - entries_.front().at > window_) entries_.pop_front();
 }
 
 std::optional<DelayReport> DelayWindow::report() const {
-  if (taken_.empty()) return std::nullopt;
+  if (entries_.empty()) return std::nullopt;
   std::vector<std::int64_t> delays;
-  delays.reserve(taken_.size());
-  for (const auto& t : taken_) delays.push_back(t.delay_ns);
+  delays.reserve(entries_.size());
+  for (const auto& t : entries_) delays.push_back(t.value);
   std::sort(delays.begin(), delays.end());
   // Nearest rank: the smallest delay with at least p of the samples at or below it.
   const auto rank = [&](double p) {

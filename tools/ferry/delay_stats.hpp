@@ -6,8 +6,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
+
+#include "timed_window.hpp"
 
 namespace ferry::cli {
 
@@ -19,32 +20,22 @@ struct DelayReport {
   double min_ms = 0;
 };
 
-class DelayWindow {
+// A value is the delay in nanoseconds (realtime clocks; negative when the
+// clock was stepped back).
+class DelayWindow : public TimedWindow<std::int64_t> {
  public:
-  using Clock = std::chrono::steady_clock;
   // At most `max_samples` are kept (the oldest go first), so a fast topic
   // cannot grow the window without bound.
   explicit DelayWindow(Clock::duration window, std::size_t max_samples = std::size_t{1} << 20)
-      : window_(window), max_samples_(max_samples == 0 ? 1 : max_samples) {}
+      : TimedWindow(max_samples == 0 ? 1 : max_samples), window_(window) {}
 
-  // A sample taken at `at` (steady clock) that was published `delay_ns`
-  // before (realtime clocks; negative when the clock was stepped back).
-  void add(Clock::time_point at, std::int64_t delay_ns);
   // Drops what is older than the window before `now`.
   void expire(Clock::time_point now);
-  [[nodiscard]] std::uint64_t total() const noexcept { return total_; }
   // Empty when no sample is in the window.
   [[nodiscard]] std::optional<DelayReport> report() const;
 
  private:
-  struct Taken {
-    Clock::time_point at;
-    std::int64_t delay_ns;
-  };
   Clock::duration window_;
-  std::size_t max_samples_;
-  std::deque<Taken> taken_;
-  std::uint64_t total_ = 0;
 };
 
 }  // namespace ferry::cli

@@ -2,11 +2,11 @@
 // The statistics of `ferry topic hz` and `ferry topic bw`: arrival times and
 // sizes of the last N samples.
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
+
+#include "timed_window.hpp"
 
 namespace ferry::cli {
 
@@ -23,24 +23,13 @@ struct RateReport {
   std::uint64_t max_size = 0;
 };
 
-class RateWindow {
+// A value is the sample's size in bytes.
+class RateWindow : public TimedWindow<std::uint64_t> {
  public:
-  using Clock = std::chrono::steady_clock;
-  explicit RateWindow(std::size_t capacity) : capacity_(capacity < 2 ? 2 : capacity) {}
+  explicit RateWindow(std::size_t capacity) : TimedWindow(capacity < 2 ? 2 : capacity) {}
 
-  void add(Clock::time_point at, std::uint64_t size);
-  [[nodiscard]] std::uint64_t total() const noexcept { return total_; }
   // Empty until two samples have arrived.
   [[nodiscard]] std::optional<RateReport> report() const;
-
- private:
-  struct Arrival {
-    Clock::time_point at;
-    std::uint64_t size;
-  };
-  std::size_t capacity_;
-  std::deque<Arrival> arrivals_;
-  std::uint64_t total_ = 0;
 };
 
 }  // namespace ferry::cli

@@ -27,14 +27,11 @@ inline std::string gen_test_yaml() {
 }
 
 // `ferry gen <language>` of gen_test_yaml() (as types.yaml) run twice
-// into files a.<extension> and b.<extension>, and once to standard output.
-struct GenRuns {
-  std::string first_file;
-  std::string second_file;
-  RunResult printed;
-};
-inline GenRuns gen_three_times(const TestDomain& domain, const std::string& language,
-                               const std::string& extension) {
+// into files a.<extension> and b.<extension>, and once to standard output
+// (its default): the same bytes every time, starting with `first_line`
+// (which names the file, not its path). Returns what it printed.
+inline std::string gen_three_times(const TestDomain& domain, const std::string& language,
+                                   const std::string& extension, const std::string& first_line) {
   const std::string yaml = write_file(domain, "types.yaml", gen_test_yaml());
   const std::string ferry = bin_path("ferry");
   const auto to_file = [&](const std::string& name) {
@@ -42,9 +39,32 @@ inline GenRuns gen_three_times(const TestDomain& domain, const std::string& lang
     REQUIRE(run_program(domain, {ferry, "gen", language, yaml, "-o", file}).exit_code == 0);
     return read_file(file);
   };
-  GenRuns runs{to_file("a"), to_file("b"), {}};  // in this order: braces evaluate left to right
-  runs.printed = run_program(domain, {ferry, "gen", language, yaml});
-  return runs;
+  const std::string first_file = to_file("a");
+  CHECK(to_file("b") == first_file);
+  const RunResult printed = run_program(domain, {ferry, "gen", language, yaml});
+  CHECK(printed.exit_code == 0);
+  CHECK(printed.out == first_file);
+  CHECK(printed.out.starts_with(first_line));
+  return printed.out;
+}
+
+// `ferry gen <language>` of `yaml`, written as the file `name`: which file
+// (the errors name it) and what the run printed.
+struct GenRun {
+  std::string file;
+  RunResult run;
+};
+inline GenRun gen_of(const TestDomain& domain, const std::string& language, const std::string& name,
+                     const std::string& yaml) {
+  GenRun r{write_file(domain, name, yaml), {}};
+  r.run = run_program(domain, {bin_path("ferry"), "gen", language, r.file});
+  return r;
+}
+
+// A config declaring one type, Pose, with one field: `field` of type `type`
+// (at line 4, column 26 when `field` has one letter).
+inline std::string pose_with_field(const std::string& field, const std::string& type) {
+  return "types:\n  Pose:\n    fields:\n      - { name: " + field + ", type: " + type + " }\n";
 }
 
 }  // namespace ferry::test

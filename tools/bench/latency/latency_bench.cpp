@@ -43,41 +43,29 @@ int run_latency(LatencyOptions o, std::FILE* out) {
   const auto max_measure_ns = static_cast<std::int64_t>(o.max_run_seconds * 1e9);
   // Setting up (ferryd matching the ports), warm-up, measuring, stopping.
   const std::int64_t budget_ns = 20'000'000'000 + 2 * max_measure_ns;
-  std::uint64_t run = 0;
-  const bool finished = interleave_runs(
-      o.repeat, o.sizes, transports, signals, domain, !o.json, [&](std::size_t i, std::size_t t) {
-        LatencyTransport& tr = *transports[t];
-        LatencyPlan plan;
-        plan.size = o.sizes[i];
-        plan.rounds = table.rounds[i];
-        plan.warmup = std::max<std::uint64_t>(100, plan.rounds / 10);
-        plan.max_measure_ns = max_measure_ns;
-        plan.wait = o.wait;
-        plan.run = run++;
-        plan.domain = &domain;
-        plan.all_sizes = o.sizes;
+  const bool finished =
+      interleave_runs(o.repeat, o.sizes, o.wait, transports, signals, domain, !o.json,
+                      [&](std::size_t i, std::size_t t, const RunPlan& run) {
+                        LatencyTransport& tr = *transports[t];
+                        LatencyPlan plan{run};
+                        plan.size = o.sizes[i];
+                        plan.rounds = table.rounds[i];
+                        plan.warmup = std::max<std::uint64_t>(100, plan.rounds / 10);
+                        plan.max_measure_ns = max_measure_ns;
 
-        control.reset();
-        tr.prepare(plan);
-        ChildGroup group(signals);
-        group.spawn(o.cpus[1], [&] { return tr.echo(plan, control.get()); });
-        group.spawn(o.cpus[0], [&] { return tr.ping(plan, control.get()); });
-        tr.after_spawn();
-        const auto outcome = group.wait_all(now_ns() + budget_ns);
-        tr.finish();
-        if (outcome == ChildGroup::Outcome::Interrupted) return false;
-        bool ok = outcome == ChildGroup::Outcome::AllExited && control.get().latency.ok != 0;
-        for (const auto& c : group.children()) ok = ok && c.code == 0;
-        LatencyCell& cell = table.cells[i][t];
-        if (ok) {
-          cell.runs.push_back(control.get().latency.one_way);
-        } else {
-          cell.failed.add(group_failure(
-              group, outcome, control.error(),
-              fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000)));
-        }
-        return true;
-      });
+                        LatencyCell& cell = table.cells[i][t];
+                        return run_sides(
+                            tr, plan, control, signals, budget_ns, cell.failed,
+                            [&](ChildGroup& group) {
+                              group.spawn(o.cpus[1], [&] { return tr.echo(plan, control.get()); });
+                              group.spawn(o.cpus[0], [&] { return tr.ping(plan, control.get()); });
+                            },
+                            [&] {
+                              if (control.get().latency.ok == 0) return false;
+                              cell.runs.push_back(control.get().latency.one_way);
+                              return true;
+                            });
+                      });
   if (!finished) return kExitInterrupted;  // the destructors stop and remove everything
 
   print_latency(out, setup, table, o.json);

@@ -11,21 +11,17 @@
 
 #include "ferry/bench/options.hpp"
 #include "harness/run_control.hpp"
+#include "harness/run_plan.hpp"
 
 namespace ferry::bench {
 
 class PrivateDomain;
 
-struct LatencyPlan {
+struct LatencyPlan : RunPlan {
   std::uint64_t size = 0;
   std::uint64_t rounds = 0;         // measured round trips (at most)
   std::uint64_t warmup = 0;         // round trips before measuring
   std::int64_t max_measure_ns = 0;  // measuring stops after this long
-  Wait wait = Wait::Spin;
-  std::uint64_t run = 0;  // index of this run (picks the topic slot)
-  const PrivateDomain* domain = nullptr;
-  // Every size of this invocation: a comparator sizes its daemon for all at once.
-  std::span<const std::uint64_t> all_sizes;
 };
 
 // The sequence number that tells the echo side to stop.

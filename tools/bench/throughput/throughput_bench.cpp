@@ -53,54 +53,41 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   const auto measure_ns = static_cast<std::int64_t>(o.seconds * 1e9);
   const std::int64_t warmup_ns = std::clamp<std::int64_t>(measure_ns / 5, 20'000'000, 300'000'000);
   const std::int64_t budget_ns = 20'000'000'000 + 2 * (measure_ns + warmup_ns);
-  std::uint64_t run = 0;
   const bool finished = interleave_runs(
-      o.repeat, o.sizes, transports, signals, domain, !o.json, [&](std::size_t i, std::size_t t) {
+      o.repeat, o.sizes, o.wait, transports, signals, domain, !o.json,
+      [&](std::size_t i, std::size_t t, const RunPlan& run) {
         ThroughputTransport& tr = *transports[t];
-        ThroughputPlan plan;
+        ThroughputPlan plan{run};
         plan.size = o.sizes[i];
         plan.warmup_ns = warmup_ns;
         plan.measure_ns = measure_ns;
-        plan.wait = o.wait;
         plan.receivers = o.subscribers;
         plan.batch = o.batch;
-        plan.run = run++;
-        plan.domain = &domain;
-        plan.all_sizes = o.sizes;
 
-        control.reset();
-        tr.prepare(plan);
-        ChildGroup group(signals);
-        for (std::uint32_t k = 0; k < o.subscribers; ++k) {
-          group.spawn(o.cpus[1 + k], [&, k] { return tr.receive(plan, control.get(), k); });
-        }
-        group.spawn(o.cpus[0], [&] { return tr.send(plan, control.get()); });
-        tr.after_spawn();
-        const auto outcome = group.wait_all(now_ns() + budget_ns);
-        tr.finish();
-        if (outcome == ChildGroup::Outcome::Interrupted) return false;
-        bool ok = outcome == ChildGroup::Outcome::AllExited;
-        for (const auto& c : group.children()) ok = ok && c.code == 0;
-        ThroughputRun result;
-        result.msgs_per_s = std::numeric_limits<double>::max();
-        for (std::uint32_t k = 0; k < o.subscribers && ok; ++k) {
-          const ReceiverOutcome& rx = control.get().receivers[k];
-          ok = rx.ok != 0;
-          const double rate =
-              static_cast<double>(rx.messages) * 1e9 / static_cast<double>(rx.elapsed_ns);
-          result.msgs_per_s = std::min(result.msgs_per_s, rate);
-          result.total_msgs_per_s += rate;
-          result.errors += rx.errors;
-        }
         ThroughputCell& cell = table.cells[i][t];
-        if (ok) {
-          cell.runs.push_back(result);
-        } else {
-          cell.failed.add(group_failure(
-              group, outcome, control.error(),
-              fmt::format("did not finish within {} s (stopped)", budget_ns / 1'000'000'000)));
-        }
-        return true;
+        return run_sides(
+            tr, plan, control, signals, budget_ns, cell.failed,
+            [&](ChildGroup& group) {
+              for (std::uint32_t k = 0; k < o.subscribers; ++k) {
+                group.spawn(o.cpus[1 + k], [&, k] { return tr.receive(plan, control.get(), k); });
+              }
+              group.spawn(o.cpus[0], [&] { return tr.send(plan, control.get()); });
+            },
+            [&] {
+              ThroughputRun result;
+              result.msgs_per_s = std::numeric_limits<double>::max();
+              for (std::uint32_t k = 0; k < o.subscribers; ++k) {
+                const ReceiverOutcome& rx = control.get().receivers[k];
+                if (rx.ok == 0) return false;
+                const double rate =
+                    static_cast<double>(rx.messages) * 1e9 / static_cast<double>(rx.elapsed_ns);
+                result.msgs_per_s = std::min(result.msgs_per_s, rate);
+                result.total_msgs_per_s += rate;
+                result.errors += rx.errors;
+              }
+              cell.runs.push_back(result);
+              return true;
+            });
       });
   if (!finished) return kExitInterrupted;
 

@@ -12,22 +12,18 @@
 
 #include "ferry/bench/options.hpp"
 #include "harness/run_control.hpp"
+#include "harness/run_plan.hpp"
 
 namespace ferry::bench {
 
 class PrivateDomain;
 
-struct ThroughputPlan {
+struct ThroughputPlan : RunPlan {
   std::uint64_t size = 0;
   std::int64_t warmup_ns = 0;   // sent before the receivers start counting
   std::int64_t measure_ns = 0;  // then this long
-  Wait wait = Wait::Spin;
   std::uint32_t receivers = 1;
   std::uint32_t batch = 1;  // messages per batch where the transport has batches
-  std::uint64_t run = 0;    // index of this run (picks the topic slot)
-  const PrivateDomain* domain = nullptr;
-  // Every size of this invocation: a comparator sizes its daemon for all at once.
-  std::span<const std::uint64_t> all_sizes;
 };
 
 class ThroughputTransport {

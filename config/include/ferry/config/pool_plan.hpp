@@ -36,6 +36,17 @@ struct PoolPlan {
   bool from_config = false;          // classes come from `pool:` rather than the topics
 };
 
+// The sums and products of pool sizes, here and in ferryd's pool layout:
+// saturating at UINT64_MAX (a size that never fits) instead of wrapping.
+[[nodiscard]] constexpr std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) noexcept {
+  std::uint64_t r = 0;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+[[nodiscard]] constexpr std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) noexcept {
+  std::uint64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
 [[nodiscard]] TopicDemand topic_demand(const Topic& topic);
 
 // The classes of `pool:` when given, else planned from the topics.

@@ -40,6 +40,20 @@ bool publish_seq(BytesPublisher& pub, std::uint64_t size, std::uint64_t seq, Run
   return true;
 }
 
+// A side's node and ports: it publishes on topics.out and takes from topics.in.
+struct BytesSide {
+  BytesSide(const LatencyPlan& plan, std::string_view transport, const char* role,
+            const SideTopics& topics)
+      : node(join_domain(*plan.domain, role, plan.wait)),
+        sub(node.subscriber<ferry::Bytes>(topics.in)),
+        pub(node.publisher<ferry::Bytes>(topics.out)),
+        who(fmt::format("{} {}", transport, role)) {}
+  ferry::Node node;
+  BytesSubscriber sub;
+  BytesPublisher pub;
+  std::string who;
+};
+
 class FerryLoanLatency final : public LatencyTransport {
  public:
   explicit FerryLoanLatency(std::string_view name) : name_(name) {}
@@ -53,12 +67,9 @@ class FerryLoanLatency final : public LatencyTransport {
   }
 
   int ping(const LatencyPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "ping", plan.wait);
-    const SideTopics topics = ping_side_topics(plan, kPath);
-    BytesPublisher pub = node.publisher<ferry::Bytes>(topics.out);
-    BytesSubscriber sub = node.subscriber<ferry::Bytes>(topics.in);
-    const std::string who = fmt::format("{} ping", name_);
-    if (!latency_side_ready(pub, sub, control, who, "echo")) return 2;
+    BytesSide side(plan, name_, "ping", ping_side_topics(plan, kPath));
+    if (!latency_side_ready(side.pub, side.sub, control, side.who, "echo")) return 2;
+    auto& [node, sub, pub, who] = side;
     const std::uint64_t size = plan.size;
     const Wait wait = plan.wait;
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
@@ -79,12 +90,9 @@ class FerryLoanLatency final : public LatencyTransport {
   }
 
   int echo(const LatencyPlan& plan, RunControl& control) override {
-    ferry::Node node = join_domain(*plan.domain, "echo", plan.wait);
-    const SideTopics topics = echo_side_topics(plan, kPath);
-    BytesSubscriber sub = node.subscriber<ferry::Bytes>(topics.in);
-    BytesPublisher pub = node.publisher<ferry::Bytes>(topics.out);
-    const std::string who = fmt::format("{} echo", name_);
-    if (!latency_side_ready(pub, sub, control, who, "ping")) return 2;
+    BytesSide side(plan, name_, "echo", echo_side_topics(plan, kPath));
+    if (!latency_side_ready(side.pub, side.sub, control, side.who, "ping")) return 2;
+    auto& [node, sub, pub, who] = side;
     for (;;) {
       auto s = next_sample(sub, plan.wait, control, who.c_str());
       if (!s) return 3;
