@@ -19,7 +19,7 @@ DaemonCore::DaemonCore(DaemonCoreSettings settings, const config::Config& config
       limits_(config.limits),
       registry_(settings_.access.domain, served_topics(config), to_topic_config(config.defaults),
                 config.strict, shm),
-      owner_ids_(config.limits.max_nodes),
+      node_slots_(config.limits.max_nodes),
       liveness_(actions, config.liveness.timeout_ms) {
   registry_.set_limits({config.limits.max_topics, config.limits.max_ports_per_node});
 }
@@ -113,7 +113,7 @@ void DaemonCore::drop(ConnectionId id, const std::string& why, Effects& out, Unm
   if (client.node_id == 0) return;
   spdlog::info("node '{}' (pid {}) left{}{}", client.who.name, client.who.pid,
                why.empty() ? "" : ": ", why);
-  owner_ids_.retire(client.owner, client.who.pid);
+  node_slots_.retire(client.owner, client.who.pid);
   Outbox notifications;
   registry_.remove_node(client.node_id, reason, notifications);
   // Everything the node held in the pool comes back: its loans, what it
@@ -142,7 +142,7 @@ void DaemonCore::check_liveness(std::uint64_t now, Effects& out) {
         spdlog::warn("node slot {} (pid {}) of the previous ferryd is gone: reclaimed it",
                      death.owner, death.pid);
       }
-      owner_ids_.retire(death.owner, death.pid);
+      node_slots_.retire(death.owner, death.pid);
       continue;
     }
     auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) {
@@ -180,11 +180,11 @@ void DaemonCore::expire_silent_clients(std::uint64_t now, Effects& out) {
   }
 }
 
-void DaemonCore::recycle_owner_ids(Effects& out) {
+void DaemonCore::recycle_node_slots(Effects& out) {
   // Nodes whose processes went since the last tick are finished first, so
   // their slots can be given now rather than after the next tick.
   liveness_.probe_waiting();
-  owner_ids_.recycle([&](const OwnerIds::Retired& r) {
+  node_slots_.recycle([&](const NodeSlots::Retired& r) {
     // The reaper frees a slot once its node is reclaimed and its process is
     // gone (node lock): until then the process may allocate with the id. A
     // node of the previous ferryd may still come back with it. A survivor
@@ -208,7 +208,7 @@ std::size_t DaemonCore::live_nodes(const std::function<bool(ConnectionId)>& stil
   for (const auto& [id, client] : connections_) {
     if (client.node_id != 0 && still_open(id) && liveness_.process_alive(client.owner)) ++live;
   }
-  for (std::uint32_t owner = 1; owner < owner_ids_.next_fresh() && owner < kHeartbeatSlots;
+  for (std::uint32_t owner = 1; owner < node_slots_.next_fresh() && owner < kHeartbeatSlots;
        ++owner) {
     const auto slot = static_cast<std::uint16_t>(owner);
     if (liveness_.state(slot) == NodeState::orphan && liveness_.process_alive(slot)) ++live;
@@ -218,7 +218,7 @@ std::size_t DaemonCore::live_nodes(const std::function<bool(ConnectionId)>& stil
 
 void DaemonCore::save_counters() {
   // SYNC: relaxed; read by the next ferryd only, after this one is gone.
-  beats_.header().next_owner.store(owner_ids_.next_fresh(), std::memory_order_relaxed);
+  beats_.header().next_owner.store(node_slots_.next_fresh(), std::memory_order_relaxed);
   beats_.header().next_id.store(registry_.next_id(), std::memory_order_relaxed);
 }
 

@@ -65,7 +65,7 @@ bool DaemonCore::on(const Context& c, const Hello& hello) {
   welcome.domain = domain();
   welcome.heartbeat_ms = liveness_config_.heartbeat_ms;
   welcome.timeout_ms = liveness_config_.timeout_ms;
-  welcome.heartbeat_slot = client.owner;
+  welcome.node_slot = client.owner;
   welcome.registry_shm = registry_object_name(domain());
   liveness_.joined(client.owner, client.who.pid, c.now);
   // A new node's lock travels with the Welcome (the shell takes it): a
@@ -88,19 +88,19 @@ std::optional<std::uint16_t> DaemonCore::slot_for(const Context& c, const Hello&
     spdlog::info("node '{}' (pid {}) resumes slot {}", who.name, who.pid, owner);
     return owner;
   }
-  auto owner = owner_ids_.take();
+  auto owner = node_slots_.take();
   // Recycling asks the kernel about every retired slot: not more than
   // ten times a second, whatever a flood of Hellos asks.
   if (!owner && (!last_recycle_ || c.now - *last_recycle_ >= 100)) {
     last_recycle_ = c.now;
-    recycle_owner_ids(c.out);
-    owner = owner_ids_.take();
+    recycle_node_slots(c.out);
+    owner = node_slots_.take();
   }
   if (!owner) {
     const std::string why = fmt::format(
         "all {} node slots of domain '{}' are in use (limits: max_nodes), {} of them kept for "
         "processes that left but still run; try again when nodes exit",
-        owner_ids_.capacity(), domain(), owner_ids_.retired_count());
+        node_slots_.capacity(), domain(), node_slots_.retired_count());
     log_limited(c.now, "slots", spdlog::level::warn, "refusing node '{}' (pid {}): {}", who.name,
                 who.pid, why);
     c.reply(make_error(ErrorCode::resource_exhausted, why));

@@ -115,7 +115,7 @@ void NodeLiveness::reclaim(std::uint16_t owner, Slot& slot) {
 void NodeLiveness::finish(std::uint16_t owner) {
   slots_.erase(owner);
   // SYNC: relaxed; nobody waits on a free slot, its process is gone, and
-  // ferryd gives the id again only after reading this (recycle_owner_ids).
+  // ferryd gives the id again only after reading this (recycle_node_slots).
   write(owner, SlotState::free, std::memory_order_relaxed);
   // After the slot is free: a ferryd killed in between leaves only a stale
   // file (removed when the domain is cleaned), never a slot without its lock.

@@ -304,8 +304,9 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   if (auto e = check_port_limit(*topic, publisher, request)) return std::unexpected(*e);
 
   const std::uint64_t port_id = next_id_;
-  PortEntry entry{peer.node_id,           publisher,       request.topic, {},
-                  request.resume_port_id, request.observer};
+  // A new port's identity is its first id; a re-registered one keeps its own.
+  const std::uint64_t identity = request.identity != 0 ? request.identity : port_id;
+  PortEntry entry{peer.node_id, publisher, request.topic, {}, identity, request.observer};
   if (!publisher && !request.resume_doorbell.empty()) {
     // A subscriber re-registering after a daemon restart keeps its doorbell
     // (its publishers ring it already); only a doorbell name of this domain
@@ -394,7 +395,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_pub.peer_owner = sub_node.owner;
   to_pub.ring_shm = ring;
   to_pub.doorbell_shm = s.doorbell_shm;
-  to_pub.peer_previous_port_id = s.previous_id;
+  to_pub.peer_identity = s.identity;
   to_pub.peer_observer = s.observer;
   out.emplace_back(p.node_id, to_pub);
 
@@ -405,7 +406,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_sub.peer_pid = pub_node.pid;
   to_sub.peer_owner = pub_node.owner;
   to_sub.ring_shm = ring;
-  to_sub.peer_previous_port_id = p.previous_id;
+  to_sub.peer_identity = p.identity;
   out.emplace_back(s.node_id, to_sub);
   return {};
 }

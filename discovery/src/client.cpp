@@ -51,7 +51,7 @@ std::expected<Client, std::string> Client::connect(std::string_view domain,
   }
   client.welcome_ = *welcome;
   if (lock_fd >= 0) {
-    const auto lock_path = node_lock_path(domain, welcome->heartbeat_slot, path->parent_path());
+    const auto lock_path = node_lock_path(domain, welcome->node_slot, path->parent_path());
     if (auto lock = NodeLock::adopt(lock_fd, lock_path)) {
       client.welcome_lock_ = std::move(*lock);
     } else {

@@ -27,7 +27,7 @@ void port_request(auto& io, auto& m) {
   io.str(m.type_name, "type_name", kMaxTypeName);
   io.num(m.type_size, "type_size");
   io.num(m.type_align, "type_align");
-  io.num(m.resume_port_id, "resume_port_id");
+  io.num(m.identity, "identity");
   io.str(m.resume_doorbell, "resume_doorbell", kMaxShmName);
   io.str(m.type_layout, "type_layout", kMaxTypeLayout);
   io.flag(m.observer, "observer");
@@ -52,7 +52,7 @@ void fields(auto& io, Like<Welcome> auto& m) {
   io.num(m.heartbeat_ms, "heartbeat_ms");
   io.num(m.timeout_ms, "timeout_ms");
   io.str(m.registry_shm, "registry_shm", kMaxShmName);
-  io.num(m.heartbeat_slot, "heartbeat_slot");
+  io.num(m.node_slot, "node_slot");
 }
 
 void fields(auto& io, Like<CreatePublisher> auto& m) { port_request(io, m); }
@@ -92,7 +92,7 @@ void fields(auto& io, Like<Matched> auto& m) {
   io.str(m.ring_shm, "ring_shm", kMaxShmName);
   io.str(m.doorbell_shm, "doorbell_shm", kMaxShmName);
   io.num(m.doorbell_offset, "doorbell_offset");
-  io.num(m.peer_previous_port_id, "peer_previous_port_id");
+  io.num(m.peer_identity, "peer_identity");
   io.flag(m.peer_observer, "peer_observer");
 }
 

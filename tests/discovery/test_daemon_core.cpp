@@ -62,7 +62,7 @@ struct Core {
     const Effects out = send(id, Hello{kProtocolVersion, name, pid, 0});
     REQUIRE(out.size() == 1);
     const auto& welcome = std::get<Welcome>(std::get<SendMessage>(out[0]).message);
-    const auto slot = static_cast<std::uint16_t>(welcome.heartbeat_slot);
+    const auto slot = static_cast<std::uint16_t>(welcome.node_slot);
     actions.running.insert(slot);
     return slot;
   }
@@ -123,8 +123,8 @@ TEST_CASE("a Hello gets a Welcome with the new node's lock; ListNodes ages it by
   CHECK(welcome.domain == "core_test");
   CHECK(welcome.timeout_ms == kTimeoutMs);
   REQUIRE(reply.node_lock.has_value());
-  CHECK(*reply.node_lock == welcome.heartbeat_slot);
-  const auto slot = static_cast<std::uint16_t>(welcome.heartbeat_slot);
+  CHECK(*reply.node_lock == welcome.node_slot);
+  const auto slot = static_cast<std::uint16_t>(welcome.node_slot);
   CHECK(c.core.liveness().state(slot) == NodeState::alive);
 
   c.now += 250;
@@ -215,7 +215,7 @@ TEST_CASE("limits: connections past max_connections and Hellos past max_nodes ar
 
   const Effects first = c.send(3, Hello{kProtocolVersion, "one", 100, 0});
   const auto slot =
-      static_cast<std::uint16_t>(std::get<Welcome>(sent_to(first, 3).at(0)).heartbeat_slot);
+      static_cast<std::uint16_t>(std::get<Welcome>(sent_to(first, 3).at(0)).node_slot);
   const Effects second = c.send(4, Hello{kProtocolVersion, "two", 200, 0});
   const Error refused = std::get<Error>(sent_to(second, 4).at(0));
   CHECK(refused.code == ErrorCode::resource_exhausted);
@@ -232,7 +232,7 @@ TEST_CASE("limits: connections past max_connections and Hellos past max_nodes ar
   const Effects again = c.send(6, Hello{kProtocolVersion, "three", 600, 0});
   REQUIRE(again.size() == 2);
   CHECK(std::get<ReclaimSlot>(again[0]).owner == slot);
-  CHECK(std::get<Welcome>(std::get<SendMessage>(again[1]).message).heartbeat_slot == slot);
+  CHECK(std::get<Welcome>(std::get<SendMessage>(again[1]).message).node_slot == slot);
 }
 
 TEST_CASE("a connection that says no Hello within hello_timeout_ms is told and closed") {
@@ -335,12 +335,12 @@ TEST_CASE("adopting a previous ferryd's table: its live node resumes its slot, d
   CHECK(core.connected(now, 3, Credentials{4242, ::geteuid(), ::getegid()}).empty());
   const Effects back = core.received(now, 3, 1, Hello{kProtocolVersion, "survivor", 4242, 2});
   const auto& resumed = std::get<SendMessage>(back.at(0));
-  CHECK(std::get<Welcome>(resumed.message).heartbeat_slot == 2);
+  CHECK(std::get<Welcome>(resumed.message).node_slot == 2);
   CHECK_FALSE(resumed.node_lock.has_value());
   CHECK(core.liveness().state(2) == NodeState::alive);
 
   // A new node gets a slot the previous ferryd never gave.
   CHECK(core.connected(now, 4, Credentials{7777, ::geteuid(), ::getegid()}).empty());
   const Effects fresh = core.received(now, 4, 1, Hello{kProtocolVersion, "newcomer", 7777, 0});
-  CHECK(std::get<Welcome>(std::get<SendMessage>(fresh.at(0)).message).heartbeat_slot == 6);
+  CHECK(std::get<Welcome>(std::get<SendMessage>(fresh.at(0)).message).node_slot == 6);
 }

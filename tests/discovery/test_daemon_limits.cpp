@@ -233,7 +233,7 @@ TEST_CASE("node slots are reused once their process is gone: more nodes than slo
           std::this_thread::sleep_for(20ms);
           continue;
         }
-        const std::uint32_t slot = client->welcome().heartbeat_slot;
+        const std::uint32_t slot = client->welcome().node_slot;
         return slot >= 1 && slot <= 4 ? 0 : 11;
       }
       return 12;

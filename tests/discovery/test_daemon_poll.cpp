@@ -92,7 +92,7 @@ TEST_CASE(
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
   const auto welcome = std::get<Welcome>(client.receive());
   CHECK(client.lock_fd >= 0);
-  const auto owner = static_cast<std::uint16_t>(welcome.heartbeat_slot);
+  const auto owner = static_cast<std::uint16_t>(welcome.node_slot);
   CHECK(daemon.core().liveness().state(owner) == NodeState::alive);
 
   CreatePublisher publisher;

@@ -1,7 +1,7 @@
 #pragma once
 // The domain's heartbeat table: a Segment of kind Registry named
 // "ferry.<domain>.registry", made by ferryd. One 16-byte slot per node,
-// indexed by the node's Welcome::heartbeat_slot (its pool owner id), plus
+// indexed by the node's Welcome::node_slot (its pool owner id), plus
 // ferryd's own beat in the header.
 //
 // Who writes what: a node's runtime thread stores its slot's `beat_ms`

@@ -102,7 +102,7 @@ struct Welcome {
   std::string registry_shm;  // <= kMaxShmName
   // This node's slot in the domain: its heartbeat word in the registry and
   // its owner id in the loaned-memory pool (1..65535).
-  std::uint32_t heartbeat_slot = 0;
+  std::uint32_t node_slot = 0;
   bool operator==(const Welcome&) const = default;
 };
 
@@ -114,11 +114,11 @@ struct PortRequest {
   std::string type_name;  // <= kMaxTypeName
   std::uint64_t type_size = 0;
   std::uint32_t type_align = 0;
-  // Re-registering a port after ferryd restarted: the first id it was ever
-  // given, its identity across daemons (peers match their old queues to the
-  // new one with it) and, for a subscriber, the doorbell it keeps (its
-  // publishers ring it already).
-  std::uint64_t resume_port_id = 0;
+  // Re-registering a port after ferryd restarted: its identity, the first
+  // id it was ever given (0: a new port, whose identity is its first id;
+  // peers match their old queues to the new one with it) and, for a
+  // subscriber, the doorbell it keeps (its publishers ring it already).
+  std::uint64_t identity = 0;
   std::string resume_doorbell;  // <= kMaxShmName
   // A generated type's layout fingerprint (ferry/config/layout_fingerprint.hpp;
   // protocol version 4): checked field by field against the topic's type.
@@ -197,14 +197,14 @@ struct Matched {
   std::uint64_t peer_port_id = 0;
   std::string peer_node;  // <= kMaxNodeName
   std::int32_t peer_pid = 0;
-  std::uint16_t peer_owner = 0;  // the peer node's pool owner id (its Welcome::heartbeat_slot)
+  std::uint16_t peer_owner = 0;  // the peer node's pool owner id (its Welcome::node_slot)
   std::string ring_shm;          // <= kMaxShmName
   std::string doorbell_shm;      // <= kMaxShmName
   std::uint64_t doorbell_offset = 0;
-  // The peer port's resume_port_id, its first id (0: not re-registered, its
-  // first id is peer_port_id): identifies the queues this one replaces
-  // after a daemon restart.
-  std::uint64_t peer_previous_port_id = 0;
+  // The peer port's identity (PortRequest::identity), its first id: the
+  // same across daemon restarts, it identifies the queues this one replaces
+  // after one.
+  std::uint64_t peer_identity = 0;
   // To a publisher: the peer is an observer subscriber (PortRequest::observer).
   bool peer_observer = false;
   bool operator==(const Matched&) const = default;
@@ -317,7 +317,7 @@ struct NodeInfo {
   std::uint64_t node_id = 0;
   std::string name;  // <= kMaxNodeName
   std::int32_t pid = 0;
-  std::uint32_t slot = 0;          // its Welcome::heartbeat_slot (heartbeat word, pool owner id)
+  std::uint32_t slot = 0;          // its Welcome::node_slot (heartbeat word, pool owner id)
   std::uint64_t connected_ms = 0;  // since its Hello
   // Age of its last heartbeat as ferryd saw it. A daemon that does not watch
   // heartbeats reports 0: the node's socket is open, so it is alive now.
