@@ -92,7 +92,7 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
       throw Error(fmt::format("ferryd gave node '{}' heartbeat slot {}, outside its table", name,
                               welcome.node_slot));
     }
-    static_assert(static_cast<std::uint32_t>(discovery::SlotState::declared_dead) ==
+    static_assert(static_cast<std::uint32_t>(discovery::SlotState::DeclaredDead) ==
                   kNodeDeclaredDead);
     // The mapping moves with the Segment object; the memory stays put.
     session.pool->node_state = &session.beat_slot->state;
@@ -378,7 +378,7 @@ void NodeRuntime::beat(std::uint64_t& last_beat_ms) {
   // SYNC: acquire, pairs with ferryd's release store when it declares us
   // dead (after it reclaimed what we held).
   if (slot->state.load(std::memory_order_acquire) ==
-      static_cast<std::uint32_t>(discovery::SlotState::declared_dead)) {
+      static_cast<std::uint32_t>(discovery::SlotState::DeclaredDead)) {
     mark_dead(dead_sentence(session_.client.welcome().timeout_ms));
     return;
   }
@@ -429,7 +429,7 @@ void NodeRuntime::serve() {
     }
     auto received = session_.client.socket().recv(buffer);
     if (!received) {
-      if (received.error().code == discovery::SocketErrorCode::timeout) continue;  // spurious
+      if (received.error().code == discovery::SocketErrorCode::Timeout) continue;  // spurious
       // Our own destructor's shutdown() woke us: not a lost daemon.
       // SYNC: relaxed, as above.
       if (stopping_.load(std::memory_order_relaxed)) return;
@@ -549,14 +549,14 @@ void NodeRuntime::check_old_peers() {
     const discovery::HeartbeatSlot& slot = *table.slot(owner);  // owner ids are < the slot count
     // SYNC: relaxed; ferryd's word: a slot it freed or declared dead is final.
     if (slot.state.load(std::memory_order_relaxed) !=
-        static_cast<std::uint32_t>(discovery::SlotState::alive)) {
+        static_cast<std::uint32_t>(discovery::SlotState::Alive)) {
       return false;
     }
     // While no ferryd settles it: the peer's node lock, released by the
     // kernel when its process ends, in any pid namespace (never its pid).
     // No lock file (a peer that could not make one): ferryd's word stands.
     const auto lock = discovery::node_lock_path(domain_, owner, discovery::runtime_dir());
-    return discovery::probe_node_lock(lock) != discovery::NodeLockState::free;
+    return discovery::probe_node_lock(lock) != discovery::NodeLockState::Free;
   };
   for (auto& port : ports) port->check_old_peers(alive);
   ports.clear();
@@ -592,7 +592,7 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
   }
   if (request_id == 0) {
     if (const auto* error = std::get_if<discovery::Error>(&message)) {
-      if (error->code == discovery::ErrorCode::node_expired) {
+      if (error->code == discovery::RefusalCode::NodeExpired) {
         mark_dead(error->message);
       } else {
         spdlog::error("node '{}': ferryd says: {}", name_, error->message);

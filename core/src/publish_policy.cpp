@@ -196,13 +196,13 @@ PublishResult deliver(PublisherState& state, const Outgoing& out) noexcept {
   const auto subscribers = all.first(state.subscriber_queues());
   Delivery delivery(state, out, result, hand_over);
   switch (state.config.policy) {
-    case Policy::drop_new:
+    case Policy::DropNew:
       for (auto& c : subscribers) delivery.drop_new(*c);
       break;
-    case Policy::drop_oldest:
+    case Policy::DropOldest:
       for (auto& c : subscribers) delivery.drop_oldest(*c);
       break;
-    case Policy::block:
+    case Policy::Block:
       delivery.block(subscribers);
       break;
   }

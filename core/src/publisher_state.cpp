@@ -203,7 +203,7 @@ void PublisherState::on_matched(const discovery::Matched& m) {
 void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   const auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
-  const bool peer_dead = u.reason != discovery::UnmatchReason::port_destroyed;
+  const bool peer_dead = u.reason != discovery::UnmatchReason::PortDestroyed;
   const transport::NodeSlot dead_owner = peer_dead ? owner->second.owner : transport::NodeSlot{0};
   peer_owners_.erase(owner);
   // SYNC: relaxed; a count for the user, not a hand-over. Counted down
@@ -311,7 +311,7 @@ void PublisherState::rebuild_lane() noexcept {
   // One queue, inline samples, and nothing a push alone would not do:
   // drop_oldest may discard (a CAS, counted), history records each sample.
   const bool applies = active_.size() == 1 && subscriber_queues_ == 1 && !dead_seen &&
-                       samples_fit_slot() && config.policy != discovery::Policy::drop_oldest &&
+                       samples_fit_slot() && config.policy != discovery::Policy::DropOldest &&
                        !history_.enabled();
   lane_.guard = &guard_;
   lane_.producer = applies ? &active_.front()->producer : nullptr;

@@ -88,7 +88,7 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
 void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
   auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
-  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second.owner);
+  if (u.reason != discovery::UnmatchReason::PortDestroyed) pool->peer_died(owner->second.owner);
   peer_owners_.erase(owner);
   {
     std::lock_guard lock(mutex_);

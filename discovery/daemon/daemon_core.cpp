@@ -40,7 +40,7 @@ Effects DaemonCore::connected(std::uint64_t now, ConnectionId id,
         domain(), connections_.size());
     log_limited(now, "connections", spdlog::level::warn, "refusing client pid {}: {}", pid, why);
     // The socket closes after it: the client reads the error, then the end.
-    out.push_back(SendMessage{id, 0, make_error(ErrorCode::resource_exhausted, why), {}});
+    out.push_back(SendMessage{id, 0, make_error(RefusalCode::ResourceExhausted, why), {}});
     out.push_back(CloseConnection{id});
     return out;
   }
@@ -53,7 +53,7 @@ Effects DaemonCore::connected(std::uint64_t now, ConnectionId id,
   if (const auto refused =
           refuse_client(credentials->uid, credentials->gid, settings_.access, is_member_)) {
     log_limited(now, "refused", spdlog::level::warn, "refusing client pid {}: {}", pid, *refused);
-    out.push_back(SendMessage{id, 0, make_error(ErrorCode::permission_denied, *refused), {}});
+    out.push_back(SendMessage{id, 0, make_error(RefusalCode::PermissionDenied, *refused), {}});
     out.push_back(CloseConnection{id});
     return out;
   }
@@ -76,7 +76,7 @@ Effects DaemonCore::malformed(std::uint64_t now, ConnectionId id, const std::str
                 "closing client pid {} ({}): malformed message: {}", who.pid,
                 who.name.empty() ? "no hello yet" : who.name, why);
   }
-  out.push_back(SendMessage{id, 0, make_error(ErrorCode::malformed_message, why), {}});
+  out.push_back(SendMessage{id, 0, make_error(RefusalCode::MalformedMessage, why), {}});
   drop(id, "", out);
   return out;
 }
@@ -157,8 +157,8 @@ void DaemonCore::check_liveness(std::uint64_t now, Effects& out) {
         "heartbeat (timeout_ms is {})",
         death.silent_ms, liveness_config_.timeout_ms);
     spdlog::warn("node '{}' (pid {}): {}", it->second.who.name, it->second.who.pid, why);
-    out.push_back(SendMessage{it->first, 0, make_error(ErrorCode::node_expired, why), {}});
-    drop(it->first, why, out, UnmatchReason::peer_timed_out);
+    out.push_back(SendMessage{it->first, 0, make_error(RefusalCode::NodeExpired, why), {}});
+    drop(it->first, why, out, UnmatchReason::PeerTimedOut);
   }
 }
 
@@ -175,7 +175,7 @@ void DaemonCore::expire_silent_clients(std::uint64_t now, Effects& out) {
         limits_.hello_timeout_ms);
     log_limited(now, "silent", spdlog::level::warn, "client pid {}: {}",
                 connections_.at(id).who.pid, why);
-    out.push_back(SendMessage{id, 0, make_error(ErrorCode::not_registered, why), {}});
+    out.push_back(SendMessage{id, 0, make_error(RefusalCode::NotRegistered, why), {}});
     drop(id, why, out);
   }
 }
@@ -190,7 +190,7 @@ void DaemonCore::recycle_node_slots(Effects& out) {
     // node of the previous ferryd may still come back with it. A survivor
     // that has not acknowledged the departure may still take the id for the
     // departed node's.
-    if (liveness_.state(r.owner) != NodeState::free || registry_.awaits_release(r.owner)) {
+    if (liveness_.state(r.owner) != NodeState::Free || registry_.awaits_release(r.owner)) {
       return false;
     }
     // What a late publisher gave the departed node after its reclaim goes
@@ -211,7 +211,7 @@ std::size_t DaemonCore::live_nodes(const std::function<bool(ConnectionId)>& stil
   for (std::uint32_t owner = 1; owner < node_slots_.next_fresh() && owner < kHeartbeatSlots;
        ++owner) {
     const auto slot = static_cast<std::uint16_t>(owner);
-    if (liveness_.state(slot) == NodeState::orphan && liveness_.process_alive(slot)) ++live;
+    if (liveness_.state(slot) == NodeState::Orphan && liveness_.process_alive(slot)) ++live;
   }
   return live;
 }

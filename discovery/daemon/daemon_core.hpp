@@ -178,7 +178,7 @@ class DaemonCore {
   // Forgets the connection, and its node: retired slot, ports removed (its
   // peers told: `reason`), reclaimed. Ends with its CloseConnection.
   void drop(ConnectionId id, const std::string& why, Effects& out,
-            UnmatchReason reason = UnmatchReason::peer_closed);
+            UnmatchReason reason = UnmatchReason::PeerClosed);
   void send_notifications(const Outbox& notifications, Effects& out) const;
   void check_liveness(std::uint64_t now, Effects& out);
   void expire_silent_clients(std::uint64_t now, Effects& out);

@@ -69,7 +69,7 @@ void DaemonCore::retire_adopted_slots() {
   for (std::uint32_t owner = 1; owner < node_slots_.next_fresh() && owner < kHeartbeatSlots;
        ++owner) {
     const auto id = static_cast<std::uint16_t>(owner);
-    if (liveness_.state(id) == NodeState::orphan) continue;
+    if (liveness_.state(id) == NodeState::Orphan) continue;
     const HeartbeatSlot* slot = beats_.slot(owner);
     // SYNC: relaxed; the previous daemon is gone, its stores long done.
     node_slots_.retire(id, slot != nullptr ? slot->pid.load(std::memory_order_relaxed) : 0);

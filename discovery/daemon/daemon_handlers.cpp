@@ -25,10 +25,10 @@ Effects DaemonCore::received(std::uint64_t now, ConnectionId id, std::uint32_t r
 template <class M>
 bool DaemonCore::on(const Context& c, const M& message) {
   if (c.connection.node_id == 0) {
-    c.reply(make_error(ErrorCode::not_registered, "send hello first"));
+    c.reply(make_error(RefusalCode::NotRegistered, "send hello first"));
     return false;
   }
-  c.reply(make_error(ErrorCode::malformed_message,
+  c.reply(make_error(RefusalCode::MalformedMessage,
                      fmt::format("a client may not send {}", to_string(type_of(message)))));
   return false;
 }
@@ -36,11 +36,11 @@ bool DaemonCore::on(const Context& c, const M& message) {
 bool DaemonCore::on(const Context& c, const Hello& hello) {
   Connection& client = c.connection;
   if (client.node_id != 0) {
-    c.reply(make_error(ErrorCode::already_registered, "hello sent twice"));
+    c.reply(make_error(RefusalCode::AlreadyRegistered, "hello sent twice"));
     return false;
   }
   if (hello.protocol_version != kProtocolVersion) {
-    c.reply(make_error(ErrorCode::unsupported_version,
+    c.reply(make_error(RefusalCode::UnsupportedVersion,
                        fmt::format("protocol version {} is not supported; ferryd speaks {}",
                                    hello.protocol_version, kProtocolVersion)));
     return false;
@@ -48,7 +48,7 @@ bool DaemonCore::on(const Context& c, const Hello& hello) {
   if (std::ranges::any_of(hello.node_name, [](char ch) {
         return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
       })) {
-    c.reply(make_error(ErrorCode::invalid_argument,
+    c.reply(make_error(RefusalCode::InvalidArgument,
                        "a node name may not hold control characters (newlines, escapes)"));
     return false;
   }
@@ -103,7 +103,7 @@ std::optional<std::uint16_t> DaemonCore::slot_for(const Context& c, const Hello&
         node_slots_.capacity(), domain(), node_slots_.retired_count());
     log_limited(c.now, "slots", spdlog::level::warn, "refusing node '{}' (pid {}): {}", who.name,
                 who.pid, why);
-    c.reply(make_error(ErrorCode::resource_exhausted, why));
+    c.reply(make_error(RefusalCode::ResourceExhausted, why));
   }
   return owner;
 }
@@ -175,7 +175,7 @@ bool DaemonCore::on(const Context& c, const QueueReleased& released) {
 
 bool DaemonCore::registered(const Context& c) {
   if (c.connection.node_id != 0) return true;
-  c.reply(make_error(ErrorCode::not_registered, "send hello first"));
+  c.reply(make_error(RefusalCode::NotRegistered, "send hello first"));
   return false;
 }
 

@@ -21,7 +21,7 @@ void NodeReaper::reclaim(std::uint16_t owner, bool process_gone) {
     const HeartbeatSlot* s = beats_.slot(receiver);
     // SYNC: relaxed; only ferryd writes states, and this is ferryd.
     return s != nullptr &&
-           s->state.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(SlotState::alive);
+           s->state.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(SlotState::Alive);
   };
   if (pool_ == nullptr) return;
   const auto r = pool_->reclaim_owner(owner, process_gone, dead_receiver);

@@ -114,7 +114,7 @@ std::expected<Message, std::string> Client::exchange(const Message& request, Mil
       }
     };
     if (!received) {
-      if (received.error().code == SocketErrorCode::timeout) continue;
+      if (received.error().code == SocketErrorCode::Timeout) continue;
       return std::unexpected(fmt::format("lost the connection to ferryd at {}: {}", socket_path_,
                                          received.error().message));
     }

@@ -233,7 +233,7 @@ TEST_CASE_FIXTURE(
     if (!pool) return 4;
     auto half = ferry::transport::detail::PoolTestHooks::allocate(
         *pool, 100, static_cast<ferry::transport::NodeSlot>(owner),
-        ferry::transport::detail::PoolCrashStep::allocate_claimed);
+        ferry::transport::detail::PoolCrashStep::AllocateClaimed);
     if (half || half.error() != ferry::transport::PoolError::Aborted) return 5;
     claimed.raise();
     while (true) std::this_thread::sleep_for(1s);
@@ -304,7 +304,7 @@ TEST_CASE_FIXTURE(
   CHECK(seen->heartbeat_age_ms < 200);
   const auto lock =
       ferry::discovery::node_lock_path(domain.name(), seen->slot, domain.runtime_dir());
-  CHECK(ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::held);
+  CHECK(ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::Held);
   CHECK(ferry::test::pool_count(domain.name()).free + 1 ==
         ferry::test::pool_count(domain.name()).total);
 
@@ -320,7 +320,7 @@ TEST_CASE_FIXTURE(
   // The slot is freed once its process is gone, and its lock file with it.
   CHECK(eventually(
       [&] {
-        return ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::missing;
+        return ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::Missing;
       },
       3s));
   CHECK(outer.wait(5s) == 128 + SIGKILL);

@@ -44,7 +44,7 @@ using transport::kSlotPooled;
 using transport::PooledSlot;
 
 // Our node's slot state in the heartbeat table once ferryd declared it dead
-// (discovery::SlotState::declared_dead).
+// (discovery::SlotState::DeclaredDead).
 inline constexpr std::uint32_t kNodeDeclaredDead = 2;
 
 // Whether `node_state` (our node's slot state; null without a heartbeat
