@@ -4,18 +4,18 @@ namespace ferry::config {
 
 std::string_view to_string(Policy policy) noexcept {
   switch (policy) {
-    case Policy::block:
+    case Policy::Block:
       return "block";
-    case Policy::drop_new:
+    case Policy::DropNew:
       return "drop_new";
-    case Policy::drop_oldest:
+    case Policy::DropOldest:
       return "drop_oldest";
   }
   return "unknown";
 }
 
 std::optional<Policy> parse_policy(std::string_view text) noexcept {
-  for (const Policy p : {Policy::block, Policy::drop_new, Policy::drop_oldest}) {
+  for (const Policy p : {Policy::Block, Policy::DropNew, Policy::DropOldest}) {
     if (text == to_string(p)) return p;
   }
   return std::nullopt;

@@ -63,7 +63,7 @@ std::vector<Topic> service_topics(const Config& config, const Service& service) 
   // One ring per client, `capacity` calls each; the client never has more in
   // flight, so a full ring means TooManyPending, never a wait.
   request.settings.capacity = service.capacity;
-  request.settings.policy = Policy::drop_new;
+  request.settings.policy = Policy::DropNew;
   request.settings.max_publishers = service.max_clients;
   request.settings.max_subscribers = 1;  // the server
   request.settings.max_loans = service.capacity;
@@ -80,7 +80,7 @@ std::vector<Topic> service_topics(const Config& config, const Service& service) 
   // sit in the ring beside the answers to the calls that followed it; the
   // oldest goes when it is full (a late answer, dropped anyway).
   response.settings.capacity = std::min<std::uint32_t>(2 * service.capacity, kMaxCapacity);
-  response.settings.policy = Policy::drop_oldest;
+  response.settings.policy = Policy::DropOldest;
   // Each client's response topic has one publisher and one subscriber; the
   // template counts every client's, so that a pool sized from the topics
   // holds them all.

@@ -11,7 +11,7 @@
 namespace ferry::detail {
 
 DomainPoolView::DomainPoolView(transport::Segment segment_, transport::Pool pool_,
-                               transport::OwnerId owner_)
+                               transport::NodeSlot owner_)
     : segment(std::move(segment_)), pool(std::move(pool_)), owner(owner_) {
   watch_across_fork(*this);
 }
@@ -19,7 +19,7 @@ DomainPoolView::DomainPoolView(transport::Segment segment_, transport::Pool pool
 DomainPoolView::~DomainPoolView() { unwatch_across_fork(*this); }
 
 std::shared_ptr<DomainPoolView> DomainPoolView::open(const std::string& domain,
-                                                     transport::OwnerId owner,
+                                                     transport::NodeSlot owner,
                                                      const transport::ObjectOwner& daemon_owner) {
   const std::string name = discovery::pool_object_name(domain);
   auto segment = transport::Segment::open(name, discovery::kPoolKind, transport::kPoolLayoutVersion,
@@ -38,7 +38,7 @@ std::shared_ptr<DomainPoolView> DomainPoolView::open(const std::string& domain,
     throw std::runtime_error(
         fmt::format("the pool '{}' is not usable: {}", name, transport::to_string(pool.error())));
   }
-  if (owner == transport::kNoOwner) {
+  if (owner == transport::kNoNodeSlot) {
     throw std::runtime_error("ferryd gave this node no pool owner id");
   }
   auto view = std::shared_ptr<DomainPoolView>(
@@ -47,12 +47,12 @@ std::shared_ptr<DomainPoolView> DomainPoolView::open(const std::string& domain,
   return view;
 }
 
-void DomainPoolView::queue_opened(transport::OwnerId peer) {
+void DomainPoolView::queue_opened(transport::NodeSlot peer) {
   std::lock_guard peers_lock(peers_mutex_);
   ++peers_[peer].open;
 }
 
-void DomainPoolView::queue_closed(transport::OwnerId peer) {
+void DomainPoolView::queue_closed(transport::NodeSlot peer) {
   std::lock_guard peers_lock(peers_mutex_);
   auto it = peers_.find(peer);
   if (it == peers_.end()) return;
@@ -60,7 +60,7 @@ void DomainPoolView::queue_closed(transport::OwnerId peer) {
   settle_if_done(peer, it->second);
 }
 
-void DomainPoolView::peer_died(transport::OwnerId peer) {
+void DomainPoolView::peer_died(transport::NodeSlot peer) {
   std::lock_guard peers_lock(peers_mutex_);
   auto it = peers_.find(peer);
   if (it == peers_.end()) return;  // it never fed us: it cannot have given us anything
@@ -68,7 +68,7 @@ void DomainPoolView::peer_died(transport::OwnerId peer) {
   settle_if_done(peer, it->second);
 }
 
-void DomainPoolView::settle_if_done(transport::OwnerId peer, PeerQueues& entry) {
+void DomainPoolView::settle_if_done(transport::NodeSlot peer, PeerQueues& entry) {
   if (entry.open != 0) {
     return;
   }

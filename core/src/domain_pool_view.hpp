@@ -21,14 +21,14 @@
 namespace ferry::detail {
 
 struct DomainPoolView {
-  DomainPoolView(transport::Segment segment_, transport::Pool pool_, transport::OwnerId owner_);
+  DomainPoolView(transport::Segment segment_, transport::Pool pool_, transport::NodeSlot owner_);
   ~DomainPoolView();
   DomainPoolView(const DomainPoolView&) = delete;
   DomainPoolView& operator=(const DomainPoolView&) = delete;
 
   transport::Segment segment;
   transport::Pool pool;
-  transport::OwnerId owner;
+  transport::NodeSlot owner;
   // Held while anything of ours may act as `owner` (ports, samples): ferryd
   // takes its release for the end of this owner's process (node_lock.hpp).
   discovery::NodeLock lock;
@@ -38,7 +38,7 @@ struct DomainPoolView {
 
   // The node's slot state in the domain's heartbeat table (null without
   // one): ports look at it on every publish/take, so that a node woken up
-  // after ferryd declared it dead stops at once, before its serving thread
+  // after ferryd declared it dead stops at once, before its runtime thread
   // even runs. Read-mostly: only ferryd writes it.
   std::optional<transport::Segment> beats_segment;
   const std::atomic<std::uint32_t>* node_state = nullptr;
@@ -54,7 +54,7 @@ struct DomainPoolView {
   }
 
   // Throws std::runtime_error naming the object when it cannot be opened.
-  static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::OwnerId owner,
+  static std::shared_ptr<DomainPoolView> open(const std::string& domain, transport::NodeSlot owner,
                                               const transport::ObjectOwner& daemon_owner);
 
   // Queues from publishers of other nodes into this node's subscribers. A
@@ -63,18 +63,18 @@ struct DomainPoolView {
   // names; only this node can tell, once it has drained every queue that
   // dead node fed it, and then settles them (docs/design/pool.md). Not on
   // the hot path: called when queues come and go.
-  void queue_opened(transport::OwnerId peer);  // a subscriber queue from `peer` is mapped
-  void queue_closed(transport::OwnerId peer);  // ... is drained and dropped, or abandoned
-  void peer_died(transport::OwnerId peer);     // ferryd said `peer`'s node is gone
+  void queue_opened(transport::NodeSlot peer);  // a subscriber queue from `peer` is mapped
+  void queue_closed(transport::NodeSlot peer);  // ... is drained and dropped, or abandoned
+  void peer_died(transport::NodeSlot peer);     // ferryd said `peer`'s node is gone
 
  private:
   struct PeerQueues {
     std::uint32_t open = 0;
     bool dead = false;
   };
-  void settle_if_done(transport::OwnerId peer, PeerQueues& entry);  // under peers_mutex_
-  RankedMutex<LockRank::PoolPeers> peers_mutex_;                    // the last in the lock order
-  std::map<transport::OwnerId, PeerQueues> peers_;
+  void settle_if_done(transport::NodeSlot peer, PeerQueues& entry);  // under peers_mutex_
+  RankedMutex<LockRank::PoolPeers> peers_mutex_;                     // the last in the lock order
+  std::map<transport::NodeSlot, PeerQueues> peers_;
 };
 
 }  // namespace ferry::detail

@@ -71,7 +71,7 @@ void in_child() noexcept {
         // Our private copy: the parent's slot is not touched.
         auto* state = const_cast<std::atomic<std::uint32_t>*>(view->node_state);
         // SYNC: relaxed, as above.
-        state->store(static_cast<std::uint32_t>(discovery::SlotState::declared_dead),
+        state->store(static_cast<std::uint32_t>(discovery::SlotState::DeclaredDead),
                      std::memory_order_relaxed);
       }
     }

@@ -8,7 +8,7 @@
 // time), so a late subscriber gets the original values.
 //
 // Written by the user's thread after every publish; read by the node's
-// serving thread, which hands the history to a new subscriber's queue the
+// runtime thread, which hands the history to a new subscriber's queue the
 // moment it matches (a publisher that published once, long ago, still
 // serves a late joiner). Each entry is a seqlock: the writer makes its stamp
 // odd, writes, then stamps it 2 * (seq + 1); a reader copies the words and

@@ -50,8 +50,8 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
   const transport::ObjectOwner daemon_owner{daemon_cred->uid, 0660};
   Session session{std::move(*client), nullptr, {}, nullptr};
   try {
-    session.pool = DomainPoolView::open(
-        domain, static_cast<transport::OwnerId>(welcome.heartbeat_slot), daemon_owner);
+    session.pool = DomainPoolView::open(domain, static_cast<transport::NodeSlot>(welcome.node_slot),
+                                        daemon_owner);
   } catch (const std::exception& e) {
     throw Error(e.what());
   }
@@ -66,7 +66,7 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
       spdlog::warn("node '{}': {}", name, session.client.welcome_lock_error());
     }
     if (auto lock =
-            discovery::NodeLock::take(domain, welcome.heartbeat_slot, discovery::runtime_dir())) {
+            discovery::NodeLock::take(domain, welcome.node_slot, discovery::runtime_dir())) {
       session.pool->lock = std::move(*lock);
     } else {
       spdlog::warn("node '{}': {}; ferryd will judge this node's liveness by its pid", name,
@@ -87,12 +87,12 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
     }
     const auto table = discovery::HeartbeatTable::in(beats->payload(), beats->payload_size());
     session.beats = table;
-    session.beat_slot = table.slot(welcome.heartbeat_slot);
+    session.beat_slot = table.slot(welcome.node_slot);
     if (session.beat_slot == nullptr) {
       throw Error(fmt::format("ferryd gave node '{}' heartbeat slot {}, outside its table", name,
-                              welcome.heartbeat_slot));
+                              welcome.node_slot));
     }
-    static_assert(static_cast<std::uint32_t>(discovery::SlotState::declared_dead) ==
+    static_assert(static_cast<std::uint32_t>(discovery::SlotState::DeclaredDead) ==
                   kNodeDeclaredDead);
     // The mapping moves with the Segment object; the memory stays put.
     session.pool->node_state = &session.beat_slot->state;
@@ -139,7 +139,7 @@ void NodeRuntime::refuse_if_inherited(std::string_view what) const {
 NodeRuntime::~NodeRuntime() {
   if (inherited()) {
     // A forked child's copy: the socket is the parent's connection (a
-    // shutdown() would cut it for the parent too) and the serving thread
+    // shutdown() would cut it for the parent too) and the runtime thread
     // does not exist here, so there is nothing to stop or join. The thread
     // object is kept, reachable, for good: destroying it unjoined would
     // terminate the child, and detaching a thread of the parent is not ours
@@ -150,9 +150,9 @@ NodeRuntime::~NodeRuntime() {
   }
   stopping_.store(true, std::memory_order_relaxed);  // SYNC: relaxed; join() orders the rest
   {
-    // Wakes the serving thread's recv at once (the descriptor stays valid
+    // Wakes the runtime thread's recv at once (the descriptor stays valid
     // until the socket object dies, after the join). Under the send lock:
-    // a reconnecting serving thread replaces the client under it.
+    // a reconnecting runtime thread replaces the client under it.
     std::lock_guard send_lock(send_mutex_);
     ::shutdown(session_.client.socket().fd(), SHUT_RDWR);
   }
@@ -169,7 +169,7 @@ std::string NodeRuntime::declared_dead() const {
   }
   std::lock_guard lock(mutex_);
   if (dead_reason_.empty() && session_.pool->declared_dead()) {
-    // Our ports saw the sentence before the serving thread read ferryd's words.
+    // Our ports saw the sentence before the runtime thread read ferryd's words.
     return dead_sentence(session_.client.welcome().timeout_ms);
   }
   return dead_reason_;
@@ -181,7 +181,7 @@ void NodeRuntime::rejoin() {
     std::lock_guard lock(mutex_);
     if (dead_reason_.empty() && !session_.pool->declared_dead()) return;  // rejoined already
   }
-  // The serving thread ends once the connection is lost; wake it in case it
+  // The runtime thread ends once the connection is lost; wake it in case it
   // has not noticed our death sentence yet (it reads the reason first).
   {
     std::lock_guard send_lock(send_mutex_);
@@ -243,7 +243,7 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
     bool dead = false;
     {
       std::unique_lock lock(mutex_);
-      // ferryd went away: the serving thread is reconnecting; give it time.
+      // ferryd went away: the runtime thread is reconnecting; give it time.
       replied_.wait_for(lock, request_timeout_,
                         [&] { return connected_ || !dead_reason_.empty(); });
       dead = !dead_reason_.empty() || session_.pool->declared_dead();
@@ -257,7 +257,7 @@ std::shared_ptr<PortState> NodeRuntime::request_port(bool publisher, std::string
       // The pending entry must exist before the reply can arrive: it is made
       // first, with the id this send will get (ids are given only under
       // send_mutex_). mutex_ is not held across the send, which may wait up
-      // to a second for room in a busy ferryd's socket: the serving thread
+      // to a second for room in a busy ferryd's socket: the runtime thread
       // takes mutex_ every turn, and it is the thread that beats. (Holding
       // it starved our heartbeat: declared dead after 1064 ms under load.)
       std::lock_guard send_lock(send_mutex_);
@@ -335,7 +335,7 @@ void NodeRuntime::destroy_port(const PortState& port) noexcept {
   // DestroyPort. If no ferryd does (none runs, or it dies with the message
   // unread), the next one never learns of this port, so this node removes
   // the name (its rings' names go with their publishers, which see the ring
-  // left: restart_epoch.hpp).
+  // left: previous_daemon_queues.hpp).
   std::string bell;
   try {
     bell = port.resume_doorbell();
@@ -378,7 +378,7 @@ void NodeRuntime::beat(std::uint64_t& last_beat_ms) {
   // SYNC: acquire, pairs with ferryd's release store when it declares us
   // dead (after it reclaimed what we held).
   if (slot->state.load(std::memory_order_acquire) ==
-      static_cast<std::uint32_t>(discovery::SlotState::declared_dead)) {
+      static_cast<std::uint32_t>(discovery::SlotState::DeclaredDead)) {
     mark_dead(dead_sentence(session_.client.welcome().timeout_ms));
     return;
   }
@@ -429,7 +429,7 @@ void NodeRuntime::serve() {
     }
     auto received = session_.client.socket().recv(buffer);
     if (!received) {
-      if (received.error().code == discovery::SocketErrorCode::timeout) continue;  // spurious
+      if (received.error().code == discovery::SocketErrorCode::Timeout) continue;  // spurious
       // Our own destructor's shutdown() woke us: not a lost daemon.
       // SYNC: relaxed, as above.
       if (stopping_.load(std::memory_order_relaxed)) return;
@@ -462,7 +462,7 @@ void NodeRuntime::serve() {
 
 bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
   using namespace std::chrono_literals;
-  const transport::OwnerId owner = session_.pool->owner;
+  const transport::NodeSlot owner = session_.pool->owner;
   auto backoff = 20ms;
   auto next_try = std::chrono::steady_clock::now() + backoff;
   // SYNC: relaxed; the destructor joins this thread afterwards.
@@ -476,7 +476,7 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
       next_try = std::chrono::steady_clock::now() + backoff;
       continue;
     }
-    if (client->welcome().heartbeat_slot != owner) {
+    if (client->welcome().node_slot != owner) {
       // A ferryd that started clean: our pool and queues are not its own.
       mark_dead(
           fmt::format("ferryd of domain '{}' restarted without this node's state; its ports "
@@ -507,12 +507,12 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
     // queues to the new ones by our ports' first ids (PortState::identity),
     // which stay the same however many daemons come and go.
     for (auto& port : ports) {
-      port->begin_epoch();
+      port->mark_queues_old();
       discovery::PortRequest request = port->request;
       request.resume_doorbell = port->resume_doorbell();
       std::lock_guard send_lock(send_mutex_);
       std::lock_guard lock(mutex_);
-      request.resume_port_id = port->identity;
+      request.identity = port->identity;
       discovery::Message message;
       if (request.resume_doorbell.empty()) {
         message = discovery::CreatePublisher{request};
@@ -545,18 +545,18 @@ void NodeRuntime::check_old_peers() {
       if (auto port = weak.lock()) ports.push_back(std::move(port));
     }
   }
-  auto alive = [this, table](transport::OwnerId owner) {
+  auto alive = [this, table](transport::NodeSlot owner) {
     const discovery::HeartbeatSlot& slot = *table.slot(owner);  // owner ids are < the slot count
     // SYNC: relaxed; ferryd's word: a slot it freed or declared dead is final.
     if (slot.state.load(std::memory_order_relaxed) !=
-        static_cast<std::uint32_t>(discovery::SlotState::alive)) {
+        static_cast<std::uint32_t>(discovery::SlotState::Alive)) {
       return false;
     }
     // While no ferryd settles it: the peer's node lock, released by the
     // kernel when its process ends, in any pid namespace (never its pid).
     // No lock file (a peer that could not make one): ferryd's word stands.
     const auto lock = discovery::node_lock_path(domain_, owner, discovery::runtime_dir());
-    return discovery::probe_node_lock(lock) != discovery::NodeLockState::free;
+    return discovery::probe_node_lock(lock) != discovery::NodeLockState::Free;
   };
   for (auto& port : ports) port->check_old_peers(alive);
   ports.clear();
@@ -592,7 +592,7 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
   }
   if (request_id == 0) {
     if (const auto* error = std::get_if<discovery::Error>(&message)) {
-      if (error->code == discovery::ErrorCode::node_expired) {
+      if (error->code == discovery::RefusalCode::NodeExpired) {
         mark_dead(error->message);
       } else {
         spdlog::error("node '{}': ferryd says: {}", name_, error->message);
@@ -639,7 +639,7 @@ void NodeRuntime::on_port_created(std::uint32_t request_id, const discovery::Por
   Reply reply;
   if (pending) {
     try {
-      // Built here, on the serving thread, so that the Matched notifications
+      // Built here, on the runtime thread, so that the Matched notifications
       // that follow this reply find the port.
       if (pending->publisher) {
         reply.port =

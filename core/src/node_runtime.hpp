@@ -79,13 +79,13 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   // A node declared dead (or left without a daemon) joins again: a new
   // connection and owner id. Ports of the old session stay dead.
   void rejoin();
-  // Serving thread: our beat, and whether ferryd has declared us dead.
+  // Runtime thread: our beat, and whether ferryd has declared us dead.
   void beat(std::uint64_t& last_beat_ms);
-  // Serving thread, when ferryd went away: tries again with backoff (and
+  // Runtime thread, when ferryd went away: tries again with backoff (and
   // keeps beating) until a daemon answers; re-registers every port with it.
   // False when we should stop (shutting down, or our state is gone).
   bool reconnect(std::uint64_t& last_beat_ms);
-  // Serving thread: drops queues of a previous ferryd whose peer is gone.
+  // Runtime thread: drops queues of a previous ferryd whose peer is gone.
   void check_old_peers();
   void mark_dead(const std::string& why);
 
@@ -94,7 +94,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
     std::string topic;
     discovery::PortRequest request;
   };
-  // Sends a port request; the serving thread builds the port state when the
+  // Sends a port request; the runtime thread builds the port state when the
   // reply arrives (before any Matched for it is read) and hands it back.
   std::shared_ptr<PortState> request_port(bool publisher, std::string_view topic,
                                           const TypeInfo& type, bool observer = false);
@@ -112,7 +112,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   const std::uint64_t fork_generation_;  // fork_generation() when it was made
   // Three mutexes, taken in this order (lock_order.hpp, ranks 1 to 3).
   RankedMutex<LockRank::NodeRejoin> rejoin_mutex_;  // one rejoin at a time (user threads)
-  // Replaced only by rejoin(), with the serving thread joined and both
+  // Replaced only by rejoin(), with the runtime thread joined and both
   // mutexes below held.
   Session session_;
   // Guards session_.client.send (ids and the socket's write side).
@@ -138,7 +138,7 @@ class NodeRuntime : public std::enable_shared_from_this<NodeRuntime> {
   std::uint64_t session_number_ = 0;  // bumped with every new connection
   std::string dead_reason_;           // ferryd's node_expired sentence
 
-  // Serving thread only: check_old_peers()'s list of live ports.
+  // Runtime thread only: check_old_peers()'s list of live ports.
   std::vector<std::shared_ptr<PortState>> old_peer_scan_;
 
   std::atomic<bool> stopping_{false};

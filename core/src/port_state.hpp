@@ -1,10 +1,10 @@
 #pragma once
 // The state behind a port: its queues and its session with ferryd, shared
-// by the user's thread (the hot path), the node's serving thread (ferryd's
+// by the user's thread (the hot path), the node's runtime thread (ferryd's
 // Matched/Unmatched, restarts, death sentences) and ferryd itself (our
 // node's heartbeat slot).
 //
-// Handing over connections without a lock on the hot path: the serving
+// Handing over connections without a lock on the hot path: the runtime
 // thread maps and attaches a new ring, queues it under `mutex_` and bumps
 // `changes` (release). publish()/take() compare `changes` with the value they
 // last saw (one acquire load) and only on a difference take the mutex and
@@ -14,32 +14,32 @@
 // inlined publish()/take() use while nothing changes.
 //
 // ---- State machines -----------------------------------------------------
-// "serving": the node's serving thread (NodeRuntime::serve); "user": the
+// "runtime": the node's runtime thread (NodeRuntime::serve); "user": the
 // thread that uses the port. A transition through a hand-over list is
-// queued by the serving thread under mutex_ and takes effect when the user's
+// queued by the runtime thread under mutex_ and takes effect when the user's
 // thread applies it (apply_changes, after the acquire load of `changes`).
 //
-// Port session (session_, PortSession; shared: serving writes, user reads)
+// Port session (session_, PortSession; shared: runtime writes, user reads)
 //   from  to    function              thread   when
-//   Live  Live  begin_epoch()         serving  a restarted ferryd adopted the node: every queue
-//                                              becomes an old peer (restart_epoch.hpp)
-//   Live  Dead  mark_dead()           serving  ferryd declared the node dead, or restarted
-//   Dead  Dead  mark_dead()           serving    without its state (a repeated sentence: no-op)
+//   Live  Live  mark_queues_old()     runtime  a restarted ferryd adopted the node: every queue
+//                                              becomes an old peer (previous_daemon_queues.hpp)
+//   Live  Dead  mark_dead()           runtime  ferryd declared the node dead, or restarted
+//   Dead  Dead  mark_dead()           runtime    without its state (a repeated sentence: no-op)
 // The user's side (dead_seen; user only) follows, once and for good:
 //   false true  apply_changes()       user     session_ is Dead, or ferryd's declared_dead in
 //                                              our heartbeat slot (it may come first): every
 //                                              queue is dropped, publish/take report the error
 //
-// Publisher queue (PublisherConnection; where it is listed is its state)
+// Publisher queue (PublisherQueueEnd; where it is listed is its state)
 //   from            to       function                  thread   list
-//   -               Handed   on_matched()              serving  incoming_ (mutex_), handed_
+//   -               Handed   on_matched()              runtime  incoming_ (mutex_), handed_
 //   Handed          Active   apply_changes()           user     active_
-//   Handed, Active  Leaving  on_unmatched(),           serving  leaving_ (mutex_); out of handed_
+//   Handed, Active  Leaving  on_unmatched(),           runtime  leaving_ (mutex_); out of handed_
 //                            old_queue_leaving(),               (a push blocked on it is released
 //                            reader_left_leaving()              first when its reader is gone)
 //   Leaving         freed    apply_changes()           user     out of active_: emptied if its port
 //                                                               was destroyed, closed if replaced
-//   Handed, Active  (same)   mark_dead()               serving  out of handed_, a push blocked on
+//   Handed, Active  (same)   mark_dead()               runtime  out of handed_, a push blocked on
 //                                                               it released
 //   any             Buried   apply_changes(), dead     user     graveyard_ (freed with the port)
 // Its history hand-off (`history`, HistoryClaim: shared) is a machine of its
@@ -49,7 +49,7 @@
 // its QueueState (queue_state.hpp: Live, Waiting, Old, Closed and their
 // combinations, Dropped) its life once the user's thread has it.
 //   from      to        function               thread   list
-//   -         Incoming  on_matched()           serving  incoming_ (mutex_); its first state
+//   -         Incoming  on_matched()           runtime  incoming_ (mutex_); its first state
 //                                                        is Waiting when it replaces an old
 //                                                        queue, else Live
 //   Incoming  Active    apply_changes()        user     active_ (QueueSet)
@@ -64,58 +64,58 @@
 // ---- Ownership ------------------------------------------------------------
 // field                  written by          lock     published to readers by
 // PortState
-//   domain, topic, config, serving, at         -        immutable; the state reaches the user's
+//   domain, topic, config, runtime, at         -        immutable; the state reaches the user's
 //   pool, inline_max,      construction                 thread through NodeRuntime::mutex_
 //   publisher_id, request  (request just after it)      (replies_)
-//   port_id                serving             NodeRuntime::mutex_  read under it
-//   matched, observers     serving             -        relaxed: counts for the user, nothing
+//   port_id                runtime             NodeRuntime::mutex_  read under it
+//   matched, observers     runtime             -        relaxed: counts for the user, nothing
 //                                                       is published through them
-//   session_               serving             -        relaxed store; announce_change()'s
+//   session_               runtime             -        relaxed store; announce_change()'s
 //                                                       release publishes it, read relaxed after
 //                                                       the acquire in LaneGuard::changed()
-//   guard_.changes         serving             -        release fetch_add (announce_change), pairs
+//   guard_.changes         runtime             -        release fetch_add (announce_change), pairs
 //                                                       with the acquire load in changed() and
 //                                                       changes_announced(): the lists are complete
 //   guard_.seen, dead_seen user                -        user only
 //   guard_.node_state      ferryd (the word)   -        relaxed; lane.hpp's node_state_says_dead
-//   peer_owners_           serving             -        serving only
+//   peer_owners_           runtime             -        runtime only
 //   matched_so_far_
 // PublisherState
-//   incoming_, leaving_    serving appends,    mutex_   the mutex (and `changes`, above)
+//   incoming_, leaving_    runtime appends,    mutex_   the mutex (and `changes`, above)
 //                          user drains
 //   graveyard_             user                mutex_   user only (and the destructor)
-//   old_peers_, handed_,   serving             -        serving only
+//   old_peers_, handed_,   runtime             -        runtime only
 //   observer_peers_
 //   history_               user (record)       -        per-entry seqlock (history.hpp); the
-//                                                       serving thread reads it in hand_history
+//                                                       runtime thread reads it in hand_history
 //   active_, full_, lane_, user                -        user only
 //   subscriber_queues_, loans_out
-// PublisherConnection
-//   peer, peer_owner,      serving, at         -        immutable; through incoming_ (mutex_)
+// PublisherQueueEnd
+//   peer, peer_owner,      runtime, at         -        immutable; through incoming_ (mutex_)
 //   segments, observer     construction
-//   producer, history_next serving (Serving),  -        HistoryClaim: release store of Handed,
+//   producer, history_next runtime (Serving),  -        HistoryClaim: release store of Handed,
 //                          then user                    acquire spin in claim_for_user()
-//   abandoned              serving (false      -        release store, pairs with the ring's
+//   abandoned              runtime (false      -        release store, pairs with the ring's
 //                          to true, once)               acquire load of its abort flag
 //   batch_done             user                -        user only (publish_many)
 // SubscriberState
 //   bell_segment_, bell_,  constructor         -        immutable (bell_'s word: doorbell.hpp)
 //   held_
-//   incoming_, leaving_,   serving appends,    mutex_   the mutex (and `changes`, above)
+//   incoming_, leaving_,   runtime appends,    mutex_   the mutex (and `changes`, above)
 //   aging_                 user drains
-//   finished_old_          user appends (no    mutex_   the mutex; the serving thread drains
-//                          allocation), serving         it in check_old_peers()
-//   old_peers_             serving             -        serving only
+//   finished_old_          user appends (no    mutex_   the mutex; the runtime thread drains
+//                          allocation), runtime         it in check_old_peers()
+//   old_peers_             runtime             -        runtime only
 //   active_ (with its      user                -        user only
 //   round-robin start),
 //   lane_, lane_queue_,
 //   scratch
 // SubscriberQueueEnd
-//   peer, peer_owner,      serving, at         -        immutable; through incoming_ (mutex_)
-//   ring_segment,          construction
+//   peer, peer_owner,      runtime, at         -        immutable; through incoming_ (mutex_)
+//   queue_segment,          construction
 //   peer_identity,
 //   match_order
-//   state                  serving (first),    -        through incoming_ (mutex_), then user only
+//   state                  runtime (first),    -        through incoming_ (mutex_), then user only
 //                          then user
 //   consumer               user                -        user only
 //
@@ -147,7 +147,7 @@
 #include "history.hpp"
 #include "history_handoff.hpp"
 #include "lock_order.hpp"
-#include "restart_epoch.hpp"
+#include "previous_daemon_queues.hpp"
 
 namespace ferry::detail {
 
@@ -165,24 +165,24 @@ class PortState {
   PortState(const PortState&) = delete;
   PortState& operator=(const PortState&) = delete;
 
-  // Serving thread.
+  // Runtime thread.
   virtual void on_matched(const discovery::Matched& matched) = 0;
   virtual void on_unmatched(const discovery::Unmatched& unmatched) = 0;
 
-  // Serving thread, after ferryd restarted and adopted the node, before the
+  // Runtime thread, after ferryd restarted and adopted the node, before the
   // port re-registers: the queues we have now belong to the previous daemon.
   // They keep working until the peer's re-registered port brings the queue
-  // that replaces each one (Matched::peer_previous_port_id), or until the
-  // peer is found dead (restart_epoch.hpp). Live to Live.
-  void begin_epoch() {
+  // that replaces each one (Matched::peer_identity), or until the
+  // peer is found dead (previous_daemon_queues.hpp). Live to Live.
+  void mark_queues_old() {
     // SYNC: relaxed; only this thread writes session_.
     FERRY_CHECK(session_.load(std::memory_order_relaxed) == PortSession::Live,
-                "begin_epoch() on a port whose node was declared dead");
+                "mark_queues_old() on a port whose node was declared dead");
     age_queues();
   }
-  // Serving thread: drops previous-daemon queues whose peer node is gone.
+  // Runtime thread: drops previous-daemon queues whose peer node is gone.
   // `alive(owner)` tells whether a node (by pool owner id) still lives.
-  virtual void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) = 0;
+  virtual void check_old_peers(const std::function<bool(transport::NodeSlot)>& alive) = 0;
   // A subscriber's doorbell name (kept across a daemon restart); empty for
   // a publisher.
   [[nodiscard]] virtual std::string resume_doorbell() const { return {}; }
@@ -190,10 +190,10 @@ class PortState {
   const std::string domain;
   const std::string topic;
   // The port's first id, kept when it re-registers with a restarted ferryd
-  // (PortRequest::resume_port_id): peers know the port by it whatever id
+  // (PortRequest::identity): peers know the port by it whatever id
   // each daemon gave it since (ids are never reused in a domain).
   const std::uint64_t identity;
-  // Written by the serving thread under the runtime's mutex when the port
+  // Written by the runtime thread under the runtime's mutex when the port
   // is re-registered with a restarted ferryd; read under that mutex.
   std::uint64_t port_id;
   // What the port was created with (for re-registering it).
@@ -207,14 +207,14 @@ class PortState {
   // travels pooled).
   [[nodiscard]] bool samples_fit_slot() const noexcept;
 
-  // Matched peers right now, as ferryd says (serving thread writes); a
+  // Matched peers right now, as ferryd says (runtime thread writes); a
   // publisher's observers are counted apart, in `observers`. SYNC: counts
   // for the user; a publisher's are raised with release after its queue is
   // announced (PublisherState::on_matched), the rest relaxed.
   std::atomic<std::uint32_t> matched{0};
   std::atomic<std::uint32_t> observers{0};
 
-  // Serving thread: ferryd declared our node dead (Live or Dead to Dead).
+  // Runtime thread: ferryd declared our node dead (Live or Dead to Dead).
   // The hot path sees it at its next look at the queues (one acquire load,
   // as for any change), drops every queue and reports
   // ErrorCode::NodeDeclaredDead from then on.
@@ -233,7 +233,7 @@ class PortState {
   [[nodiscard]] ErrorCode dead_error() const noexcept {
     return pool->is_inherited() ? ErrorCode::InheritedNode : ErrorCode::NodeDeclaredDead;
   }
-  // How many changes the serving thread announced so far (a WaitSet asks
+  // How many changes the runtime thread announced so far (a WaitSet asks
   // whether any came since it last looked).
   [[nodiscard]] std::uint32_t changes_announced() const noexcept {
     // SYNC: acquire, pairs with the release fetch_add in announce_change().
@@ -250,7 +250,7 @@ class PortState {
   }
 
   // User's thread, in apply_changes (after the acquire in guard_.clear()):
-  // whether the session ended, by the serving thread's word or ferryd's.
+  // whether the session ended, by the runtime thread's word or ferryd's.
   [[nodiscard]] bool session_over() const noexcept {
     // SYNC: relaxed; the acquire load of `changes` before it pairs with
     // announce_change()'s release after the store.
@@ -261,12 +261,13 @@ class PortState {
     FERRY_CHECK(!dead_seen, "a port's queues dropped for good twice");
     dead_seen = true;
   }
-  // Serving thread: begin_epoch()'s work, per kind of port (restart_epoch.cpp).
+  // Runtime thread: mark_queues_old()'s work, per kind of port
+  // (previous_daemon_queues.cpp).
   virtual void age_queues() = 0;
 
   RankedMutex<LockRank::PortQueues> mutex_;  // guards the hand-over lists of the subclasses
   // Peer port -> its node's owner id and identity, for the queues we mapped
-  // (serving thread only). An Unmatched for a queue we could not map changes nothing.
+  // (runtime thread only). An Unmatched for a queue we could not map changes nothing.
   std::map<std::uint64_t, PeerOf> peer_owners_;
   // The change counter and our node's state word, read by the lanes.
   LaneGuard guard_;
@@ -284,10 +285,5 @@ transport::Segment open_segment(const std::string& name, transport::SegmentKind 
                                 std::uint32_t version, const transport::ObjectOwner& owner);
 // The doorbell word in a mapped doorbell segment. Throws when it is too small.
 transport::DoorbellWord* doorbell_in(transport::Segment& segment);
-// The peer port's identity (PortState::identity): the first id it had,
-// which a re-registered port sends as its previous one.
-[[nodiscard]] inline std::uint64_t peer_identity(const discovery::Matched& m) noexcept {
-  return m.peer_previous_port_id != 0 ? m.peer_previous_port_id : m.peer_port_id;
-}
 
 }  // namespace ferry::detail

@@ -33,7 +33,7 @@ class Delivery {
       : state_(state), out_(out), result_(result), hand_over_(hand_over) {}
 
   // drop_new: the first samples that fit, the rest refused.
-  void drop_new(PublisherConnection& c) noexcept {
+  void drop_new(PublisherQueueEnd& c) noexcept {
     if (!give(c)) return;
     const std::size_t n = stage(c, out_);
     result_.delivered += as_count(n);
@@ -44,7 +44,7 @@ class Delivery {
 
   // drop_oldest (and observers): the newest `capacity` stay; a discarded
   // older sample of ours that was pooled gives its reference back.
-  void drop_oldest(PublisherConnection& c) noexcept {
+  void drop_oldest(PublisherQueueEnd& c) noexcept {
     if (!give(c)) return;
     auto overwritten = c.producer.try_push_overwrite_many(
         out_.data, out_.count, out_.size, out_.flags, out_.info,
@@ -65,7 +65,7 @@ class Delivery {
   // refilled and, when none has, we sleep on a full queue's space doorbell
   // (see below). What a queue still lacks at the deadline is its timed_out.
   // The clock is read only when some queue is full.
-  void block(std::span<std::unique_ptr<PublisherConnection>> queues) noexcept {
+  void block(std::span<std::unique_ptr<PublisherQueueEnd>> queues) noexcept {
     auto& waiting = state_.full_queues();  // room for every queue, reserved off the hot path
     waiting.clear();
     for (auto& c : queues) {
@@ -98,7 +98,7 @@ class Delivery {
       // turn for at most kBlockSlice, so that one stalled subscriber does
       // not keep a live one from the rest of the batch.
       const std::size_t turn = waits++ % waiting.size();
-      PublisherConnection& c = *waiting[turn];
+      PublisherQueueEnd& c = *waiting[turn];
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) break;
       auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - now);
@@ -111,7 +111,7 @@ class Delivery {
       refuse(c, out_.count - c.batch_done);
       drop_at(turn);
     }
-    for (PublisherConnection* c : waiting) {
+    for (PublisherQueueEnd* c : waiting) {
       if (c->batch_done == 0) take_back(*c);
       const std::size_t rest = out_.count - c->batch_done;
       c->producer.count_timed_out(rest);
@@ -122,13 +122,13 @@ class Delivery {
  private:
   // Writes what fits of `out` into free slots and sends it with one tail
   // store (and at most one doorbell notification).
-  static std::size_t stage(PublisherConnection& c, const Outgoing& out) noexcept {
+  static std::size_t stage(PublisherQueueEnd& c, const Outgoing& out) noexcept {
     const std::size_t n = c.producer.stage_many(out.data, out.count, out.size, out.flags, out.info);
     c.producer.publish();
     return n;
   }
   // Stages what fits of the part c has not taken yet. True when anything went.
-  bool refill(PublisherConnection& c) noexcept {
+  bool refill(PublisherQueueEnd& c) noexcept {
     const std::size_t n = stage(c, out_.from(c.batch_done));
     if (n == 0) return false;
     c.batch_done += n;
@@ -137,7 +137,7 @@ class Delivery {
   }
   // Pooled: gives the subscriber's node its reference before the push
   // makes the sample visible. False: the queue is skipped (refused).
-  bool give(PublisherConnection& c) noexcept {
+  bool give(PublisherQueueEnd& c) noexcept {
     if (out_.flags != kSlotPooled) return true;
     auto& pool = state_.pool->pool;
     if (hand_over_ && !*out_.handed &&
@@ -151,16 +151,16 @@ class Delivery {
   }
   // Pooled: the push failed for good, the subscriber will never see the
   // reference we gave it.
-  void take_back(PublisherConnection& c) noexcept {
+  void take_back(PublisherQueueEnd& c) noexcept {
     if (out_.flags != kSlotPooled) return;
     (void)state_.pool->pool.revoke(out_.chunk, state_.pool->owner, c.peer_owner);
   }
-  void refuse(PublisherConnection& c, std::size_t n) noexcept {
+  void refuse(PublisherQueueEnd& c, std::size_t n) noexcept {
     c.producer.count_dropped(n);
     result_.dropped += as_count(n);
   }
   // drop_oldest discarded an older sample of ours from c's queue.
-  void discarded(PublisherConnection& c, std::span<const std::byte> payload,
+  void discarded(PublisherQueueEnd& c, std::span<const std::byte> payload,
                  std::uint32_t flags) noexcept {
     if (const auto pooled = transport::read_pooled(payload, flags); pooled && pooled->ref != 0) {
       (void)state_.pool->pool.revoke(ChunkRef::unpack(pooled->ref), state_.pool->owner,
@@ -178,23 +178,23 @@ class Delivery {
 
 PublishResult deliver(PublisherState& state, const Outgoing& out) noexcept {
   PublishResult result;
-  auto& connections = state.connections();  // one acquire load: applies changes
+  auto& ends = state.queue_ends();  // one acquire load: applies changes
   if (state.dead_seen) [[unlikely]] {
     result.error = state.dead_error();
     return result;
   }
-  const bool hand_over = out.handed != nullptr && connections.size() == 1;
-  const std::span<std::unique_ptr<PublisherConnection>> all(connections);
+  const bool hand_over = out.handed != nullptr && ends.size() == 1;
+  const std::span<std::unique_ptr<PublisherQueueEnd>> all(ends);
   const auto subscribers = all.first(state.subscriber_queues());
   Delivery delivery(state, out, result, hand_over);
   switch (state.config.policy) {
-    case Policy::drop_new:
+    case Policy::DropNew:
       for (auto& c : subscribers) delivery.drop_new(*c);
       break;
-    case Policy::drop_oldest:
+    case Policy::DropOldest:
       for (auto& c : subscribers) delivery.drop_oldest(*c);
       break;
-    case Policy::block:
+    case Policy::Block:
       delivery.block(subscribers);
       break;
   }

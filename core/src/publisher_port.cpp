@@ -86,8 +86,8 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     // and says so.
     PublishResult result;
     result.error = chunk.error();
-    auto& connections = state_->connections();
-    for (auto& c : connections) c->producer.count_dropped();
+    auto& ends = state_->queue_ends();
+    for (auto& c : ends) c->producer.count_dropped();
     result.dropped = static_cast<std::uint32_t>(state_->subscriber_queues());  // observers aside
     return result;
   }
@@ -99,7 +99,7 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
 
 std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noexcept {
   PublisherState& s = *state_;
-  (void)s.connections();  // one acquire load: picks up a death sentence
+  (void)s.queue_ends();  // one acquire load: picks up a death sentence
   if (s.dead_seen) [[unlikely]]
     return std::unexpected(s.dead_error());
   if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);

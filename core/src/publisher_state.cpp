@@ -50,7 +50,7 @@ PublisherState::~PublisherState() {
   for (auto& c : incoming_) c->producer.close();
 }
 
-void PublisherState::revoke_given_to_dead(transport::OwnerId dead_owner) noexcept {
+void PublisherState::revoke_given_to_dead(transport::NodeSlot dead_owner) noexcept {
   if (const std::uint64_t n = pool->pool.revoke_given(pool->owner, dead_owner); n > 0) {
     spdlog::debug(
         "publisher on '{}': revoked {} reference(s) given to the dead node (owner {}) "
@@ -68,7 +68,7 @@ bool PublisherState::remember(std::span<const std::byte> slot_bytes, std::uint32
   return true;
 }
 
-void PublisherState::hand_history(PublisherConnection& c) noexcept {
+void PublisherState::hand_history(PublisherQueueEnd& c) noexcept {
   if (!history_.enabled()) return;
   const std::uint64_t recorded = history_.recorded();
   const std::uint64_t kept = std::min<std::uint64_t>(recorded, history_.depth());
@@ -76,7 +76,7 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
   if (from >= recorded) return;
   // The entries [from, recorded) are collected first and pushed only as one
   // unbroken run: an entry the publisher overwrote meanwhile (it lapped the
-  // serving thread), or whose chunk is gone, ends everything before it, so
+  // runtime thread), or whose chunk is gone, ends everything before it, so
   // the subscriber never sees a gap between history and live samples. Not
   // the hot path: it runs when a queue is matched.
   struct Item {
@@ -137,7 +137,7 @@ void PublisherState::hand_history(PublisherConnection& c) noexcept {
 }
 
 void PublisherState::on_matched(const discovery::Matched& m) {
-  std::unique_ptr<PublisherConnection> connection;
+  std::unique_ptr<PublisherQueueEnd> end;
   try {
     auto ring = open_segment(m.ring_shm, discovery::kRingKind, transport::kRingLayoutVersion,
                              pool->daemon_owner);
@@ -149,9 +149,8 @@ void PublisherState::on_matched(const discovery::Matched& m) {
       throw std::runtime_error(
           fmt::format("ring '{}' refused: {}", m.ring_shm, transport::to_string(producer.error())));
     }
-    connection.reset(new PublisherConnection{m.peer_port_id, m.peer_owner, std::move(ring),
-                                             std::move(bell), std::move(*producer), 0,
-                                             m.peer_observer});
+    end.reset(new PublisherQueueEnd{m.peer_port_id, m.peer_owner, std::move(ring), std::move(bell),
+                                    std::move(*producer), 0, m.peer_observer});
   } catch (const std::exception& e) {
     spdlog::error("publisher on '{}': cannot reach subscriber '{}' (pid {}): {}", topic,
                   m.peer_node, m.peer_pid, e.what());
@@ -159,8 +158,8 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   }
   spdlog::debug("publisher on '{}' matched {} '{}' (pid {})", topic,
                 m.peer_observer ? "observer" : "subscriber", m.peer_node, m.peer_pid);
-  PublisherConnection* const added = connection.get();
-  const std::uint64_t subscriber = peer_identity(m);
+  PublisherQueueEnd* const added = end.get();
+  const std::uint64_t subscriber = m.peer_identity;
   peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, subscriber};
   if (m.peer_observer) observer_peers_.insert(m.peer_port_id);
   handed_[m.peer_port_id] = added;
@@ -177,7 +176,7 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   if (replaces) added->history_next = kNoHistory;
   {
     std::lock_guard lock(mutex_);
-    incoming_.push_back(std::move(connection));
+    incoming_.push_back(std::move(end));
     leaving_.insert(leaving_.end(), replaced.begin(), replaced.end());
   }
   announce_change();
@@ -204,8 +203,8 @@ void PublisherState::on_matched(const discovery::Matched& m) {
 void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   const auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
-  const bool peer_dead = u.reason != discovery::UnmatchReason::port_destroyed;
-  const transport::OwnerId dead_owner = peer_dead ? owner->second.owner : transport::OwnerId{0};
+  const bool peer_dead = u.reason != discovery::UnmatchReason::PortDestroyed;
+  const transport::NodeSlot dead_owner = peer_dead ? owner->second.owner : transport::NodeSlot{0};
   peer_owners_.erase(owner);
   // SYNC: relaxed; a count for the user, not a hand-over. Counted down
   // first, so that a publish() released below already sees the new count.
@@ -222,7 +221,7 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   announce_change();
 }
 
-void PublisherState::abandon(PublisherConnection& c) noexcept {
+void PublisherState::abandon(PublisherQueueEnd& c) noexcept {
   // SYNC: release, pairs with the acquire load in the ring's push_slow;
   // notify_space()'s fence orders it before the check of `sleeping`.
   c.abandoned.store(true, std::memory_order_release);
@@ -239,7 +238,7 @@ void PublisherState::apply_changes() {
   if (pool->is_inherited()) [[unlikely]] {
     // A forked child's copy of its parent's port (fork_guard.hpp): the
     // queues are the parent's to write. No lock (a thread of the parent may
-    // have held it at the fork; the child has no serving thread to share
+    // have held it at the fork; the child has no runtime thread to share
     // these lists with), nothing touched: they are set aside until the port
     // goes.
     for (auto& c : active_) graveyard_.push_back(std::move(c));
@@ -253,7 +252,7 @@ void PublisherState::apply_changes() {
   mark_changes_seen();
   if (session_over()) {
     // ferryd reclaimed our node: its queues are not ours to write any more.
-    // They are kept (not freed) until the port goes: the serving thread may
+    // They are kept (not freed) until the port goes: the runtime thread may
     // still release a push on one of them (handed_).
     for (auto& c : active_) graveyard_.push_back(std::move(c));
     for (auto& c : incoming_) graveyard_.push_back(std::move(c));
@@ -271,8 +270,8 @@ void PublisherState::apply_changes() {
   }
   for (auto& c : incoming_) {
     if (history_.enabled()) {
-      c->history.claim_for_user();  // waits while the serving thread hands it (a few pushes)
-      hand_history(*c);  // all of it, or what was published since the serving thread's part
+      c->history.claim_for_user();  // waits while the runtime thread hands it (a few pushes)
+      hand_history(*c);  // all of it, or what was published since the runtime thread's part
     }
     active_.push_back(std::move(c));
   }
@@ -287,7 +286,7 @@ void PublisherState::apply_changes() {
     // The exact re-reclaim of a dead subscriber node S. ferryd reclaimed S
     // when it died, but this thread may have been between a give to S and
     // its push then (stopped, descheduled), or published again before the
-    // serving thread had the Unmatched: those references are S's pending
+    // runtime thread had the Unmatched: those references are S's pending
     // ones, in a ring nobody reads. Every give to S by this port happens on
     // this thread, in a publish that found S's queue in active_; the queue
     // is gone from active_ now, so no give follows: the scan below, on this
@@ -312,18 +311,18 @@ void PublisherState::rebuild_lane() noexcept {
   // One queue, inline samples, and nothing a push alone would not do:
   // drop_oldest may discard (a CAS, counted), history records each sample.
   const bool applies = active_.size() == 1 && subscriber_queues_ == 1 && !dead_seen &&
-                       samples_fit_slot() && config.policy != discovery::Policy::drop_oldest &&
+                       samples_fit_slot() && config.policy != discovery::Policy::DropOldest &&
                        !history_.enabled();
   lane_.guard = &guard_;
   lane_.producer = applies ? &active_.front()->producer : nullptr;
 }
 
-void PublisherState::take_back_queued(PublisherConnection& c) noexcept {
+void PublisherState::take_back_queued(PublisherQueueEnd& c) noexcept {
   // ferryd unmatches a destroyed port only after its DestroyPort, so its
   // consumer is gone: we may read the ring as its one consumer now. (A dead
   // subscriber node is reclaimed whole by ferryd instead.)
   auto consumer =
-      transport::RingConsumer::attach(c.ring_segment.payload(), c.ring_segment.payload_size());
+      transport::RingConsumer::attach(c.queue_segment.payload(), c.queue_segment.payload_size());
   if (!consumer) return;
   std::vector<std::byte> slot(inline_max);  // a departure, not the hot path
   for (std::uint32_t left = consumer->capacity(); left > 0; --left) {

@@ -30,13 +30,13 @@
 
 namespace ferry::detail {
 
-// The subscriber's end of one queue. Made by the serving thread (on_matched)
+// The subscriber's end of one queue. Made by the runtime thread (on_matched)
 // and handed to the user's thread under the port's mutex; the fields are
 // fixed from then on except `state` and the consumer, the user's thread's.
 struct SubscriberQueueEnd {
-  std::uint64_t peer = 0;             // the publisher port's id, as ferryd gave it this queue
-  transport::OwnerId peer_owner = 0;  // the publisher's node, giver of pool references
-  transport::Segment ring_segment;
+  std::uint64_t peer = 0;              // the publisher port's id, as ferryd gave it this queue
+  transport::NodeSlot peer_owner = 0;  // the publisher's node, giver of pool references
+  transport::Segment queue_segment;
   transport::RingConsumer consumer;
   // The publisher port's identity (PeerOf::identity).
   std::uint64_t peer_identity = 0;

@@ -6,7 +6,7 @@
 // Three things can be true of a queue, and the states are their reachable
 // combinations (the enumerators are bit sets of them):
 //   Waiting  it replaces a previous daemon's queue of the same publisher
-//            (restart_epoch.hpp) and is read only once every older queue of
+//            (previous_daemon_queues.hpp) and is read only once every older queue of
 //            that publisher is gone, so the publisher's order holds;
 //   Old      a previous ferryd set it up: it is read until its publisher
 //            closes it (the ring says finished), and when it is dropped its
@@ -34,7 +34,7 @@
 // that the same publisher left changes nothing (closing a Closed queue keeps
 // its state). Everything else is a bug in ferry (FERRY_CHECK).
 //
-// Threads: the serving thread only chooses a new queue's first state (Live,
+// Threads: the runtime thread only chooses a new queue's first state (Live,
 // or Waiting when it replaces an old queue) before it hands the queue over
 // under the port's mutex; from then on the state is the user's thread's
 // alone, a plain field.

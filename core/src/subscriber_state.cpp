@@ -62,7 +62,7 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
     }
     queue.reset(new SubscriberQueueEnd{m.peer_port_id, m.peer_owner, std::move(ring),
                                        std::move(*consumer)});
-    queue->peer_identity = peer_identity(m);
+    queue->peer_identity = m.peer_identity;
     queue->match_order = ++matched_so_far_;
   } catch (const std::exception& e) {
     spdlog::error("subscriber on '{}': cannot reach publisher '{}' (pid {}): {}", topic,
@@ -88,7 +88,7 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
 void SubscriberState::on_unmatched(const discovery::Unmatched& u) {
   auto owner = peer_owners_.find(u.peer_port_id);
   if (owner == peer_owners_.end()) return;  // a queue we never mapped
-  if (u.reason != discovery::UnmatchReason::port_destroyed) pool->peer_died(owner->second.owner);
+  if (u.reason != discovery::UnmatchReason::PortDestroyed) pool->peer_died(owner->second.owner);
   peer_owners_.erase(owner);
   {
     std::lock_guard lock(mutex_);
@@ -137,7 +137,7 @@ void SubscriberState::drop_drained() noexcept {
     pool->queue_closed(q.peer_owner);  // may settle a dead publisher's phantoms
     // The previous ferryd's ring: its new daemon does not know the name.
     if (from_previous_daemon(q.state)) {
-      transport::Segment::remove(q.ring_segment.name());
+      transport::Segment::remove(q.queue_segment.name());
       std::lock_guard lock(mutex_);
       // No allocation: age_queues() reserved room for every old queue.
       if (finished_old_.size() < finished_old_.capacity()) finished_old_.push_back(q.peer);

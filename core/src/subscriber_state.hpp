@@ -15,7 +15,7 @@ class SubscriberState final : public PortState {
   ~SubscriberState() override;
   void on_matched(const discovery::Matched& matched) override;
   void on_unmatched(const discovery::Unmatched& unmatched) override;
-  void check_old_peers(const std::function<bool(transport::OwnerId)>& alive) override;
+  void check_old_peers(const std::function<bool(transport::NodeSlot)>& alive) override;
   [[nodiscard]] std::string resume_doorbell() const override { return bell_segment_->name(); }
   void mark_dead() noexcept override {
     PortState::mark_dead();
@@ -56,11 +56,11 @@ class SubscriberState final : public PortState {
   // User's thread: drops the Closed queues that are empty.
   void drop_drained() noexcept;
   void age_queues() override;
-  // Serving thread, in on_matched: whether the new queue replaces a previous
+  // Runtime thread, in on_matched: whether the new queue replaces a previous
   // daemon's (then it waits for those of the same publisher to be drained).
   bool replaces_old_queue(SubscriberQueueEnd& added);
-  std::uint64_t matched_so_far_ = 0;  // serving thread: SubscriberQueueEnd::match_order
-  // User's thread, in apply_changes: the queues begin_epoch() aged are Old.
+  std::uint64_t matched_so_far_ = 0;  // runtime thread: SubscriberQueueEnd::match_order
+  // User's thread, in apply_changes: the queues mark_queues_old() aged are Old.
   void apply_aging() noexcept;
   // User's thread, whenever active_ changed: the shortcut, if it applies.
   void rebuild_lane() noexcept;
@@ -73,10 +73,10 @@ class SubscriberState final : public PortState {
   std::vector<std::uint64_t> leaving_;                         // under mutex_
   std::vector<std::uint64_t> aging_;  // under mutex_: peers whose queues are now Old
   // Under mutex_: peers whose old queue the user's thread dropped, finished
-  // (its publisher closed it: replaced, or its port destroyed); the serving
+  // (its publisher closed it: replaced, or its port destroyed); the runtime
   // thread forgets them (check_old_peers). Reserved by age_queues().
   std::vector<std::uint64_t> finished_old_;
-  OldPeers old_peers_;                        // serving thread: previous-daemon queues
+  OldPeers old_peers_;                        // runtime thread: previous-daemon queues
   QueueSet active_;                           // user's thread
   TakeLane lane_;                             // user's thread
   SubscriberQueueEnd* lane_queue_ = nullptr;  // user's thread: lane_'s

@@ -86,7 +86,7 @@ void WaitSetCore::arm(std::uint64_t& armed, SleepWords& out) noexcept {
                [&](std::size_t i) { transport::doorbell_announce_sleep(*slots[i].bell); });
   armed |= used;
   // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_notify
-  // (publishers and the serving thread): either they see our `sleeping`
+  // (publishers and the runtime thread): either they see our `sleeping`
   // count and wake us, or our readiness check after this sees their data.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   out.count = 0;

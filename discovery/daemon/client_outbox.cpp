@@ -25,12 +25,12 @@ std::expected<ClientOutbox::Sent, SocketError> ClientOutbox::send(
     UnixSeqpacketSocket& socket, std::span<const std::byte> datagram, int attached_fd) {
   if (queue_.empty()) {
     auto sent = socket.send(datagram, UnixSeqpacketSocket::Millis{0}, attached_fd);
-    if (sent) return Sent::now;
-    if (sent.error().code != SocketErrorCode::timeout) return std::unexpected(sent.error());
+    if (sent) return Sent::Now;
+    if (sent.error().code != SocketErrorCode::Timeout) return std::unexpected(sent.error());
   }
   if (bytes_ + datagram.size() > kMaxOutboxBytes) {
     return std::unexpected(
-        SocketError{SocketErrorCode::timeout, EAGAIN,
+        SocketError{SocketErrorCode::Timeout, EAGAIN,
                     "it left " + std::to_string(queue_.size()) + " control messages (" +
                         std::to_string(bytes_) +
                         " bytes) from ferryd unread, the most ferryd keeps for a node"});
@@ -41,13 +41,13 @@ std::expected<ClientOutbox::Sent, SocketError> ClientOutbox::send(
     if (kept.fd < 0) {
       const int err = errno;
       return std::unexpected(
-          SocketError{SocketErrorCode::system, err,
+          SocketError{SocketErrorCode::System, err,
                       std::string("fcntl(F_DUPFD_CLOEXEC): ") + std::strerror(err)});
     }
   }
   bytes_ += kept.bytes.size();
   queue_.push_back(std::move(kept));
-  return Sent::queued;
+  return Sent::Queued;
 }
 
 std::expected<bool, SocketError> ClientOutbox::flush(UnixSeqpacketSocket& socket) {
@@ -55,7 +55,7 @@ std::expected<bool, SocketError> ClientOutbox::flush(UnixSeqpacketSocket& socket
     Datagram& front = queue_.front();
     auto sent = socket.send(front.bytes, UnixSeqpacketSocket::Millis{0}, front.fd);
     if (!sent) {
-      if (sent.error().code == SocketErrorCode::timeout) return false;
+      if (sent.error().code == SocketErrorCode::Timeout) return false;
       return std::unexpected(sent.error());
     }
     if (front.fd >= 0) ::close(front.fd);

@@ -34,8 +34,8 @@ class ClientOutbox {
   ClientOutbox& operator=(const ClientOutbox&) = delete;
 
   enum class Sent : std::uint8_t {
-    now,     // the socket took it (and everything queued before it)
-    queued,  // waiting here: the caller polls the socket for EPOLLOUT
+    Now,     // the socket took it (and everything queued before it)
+    Queued,  // waiting here: the caller polls the socket for EPOLLOUT
   };
   // Sends `datagram` (with `attached_fd`, which the outbox duplicates when it
   // must keep it) after what is already queued. An error: the peer closed,

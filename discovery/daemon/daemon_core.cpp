@@ -19,7 +19,7 @@ DaemonCore::DaemonCore(DaemonCoreSettings settings, const config::Config& config
       limits_(config.limits),
       registry_(settings_.access.domain, served_topics(config), to_topic_config(config.defaults),
                 config.strict, shm),
-      owner_ids_(config.limits.max_nodes),
+      node_slots_(config.limits.max_nodes),
       liveness_(actions, config.liveness.timeout_ms) {
   registry_.set_limits({config.limits.max_topics, config.limits.max_ports_per_node});
 }
@@ -40,7 +40,7 @@ Effects DaemonCore::connected(std::uint64_t now, ConnectionId id,
         domain(), connections_.size());
     log_limited(now, "connections", spdlog::level::warn, "refusing client pid {}: {}", pid, why);
     // The socket closes after it: the client reads the error, then the end.
-    out.push_back(SendMessage{id, 0, make_error(ErrorCode::resource_exhausted, why), {}});
+    out.push_back(SendMessage{id, 0, make_error(RefusalCode::ResourceExhausted, why), {}});
     out.push_back(CloseConnection{id});
     return out;
   }
@@ -53,7 +53,7 @@ Effects DaemonCore::connected(std::uint64_t now, ConnectionId id,
   if (const auto refused =
           refuse_client(credentials->uid, credentials->gid, settings_.access, is_member_)) {
     log_limited(now, "refused", spdlog::level::warn, "refusing client pid {}: {}", pid, *refused);
-    out.push_back(SendMessage{id, 0, make_error(ErrorCode::permission_denied, *refused), {}});
+    out.push_back(SendMessage{id, 0, make_error(RefusalCode::PermissionDenied, *refused), {}});
     out.push_back(CloseConnection{id});
     return out;
   }
@@ -76,7 +76,7 @@ Effects DaemonCore::malformed(std::uint64_t now, ConnectionId id, const std::str
                 "closing client pid {} ({}): malformed message: {}", who.pid,
                 who.name.empty() ? "no hello yet" : who.name, why);
   }
-  out.push_back(SendMessage{id, 0, make_error(ErrorCode::malformed_message, why), {}});
+  out.push_back(SendMessage{id, 0, make_error(RefusalCode::MalformedMessage, why), {}});
   drop(id, "", out);
   return out;
 }
@@ -113,7 +113,7 @@ void DaemonCore::drop(ConnectionId id, const std::string& why, Effects& out, Unm
   if (client.node_id == 0) return;
   spdlog::info("node '{}' (pid {}) left{}{}", client.who.name, client.who.pid,
                why.empty() ? "" : ": ", why);
-  owner_ids_.retire(client.owner, client.who.pid);
+  node_slots_.retire(client.owner, client.who.pid);
   Outbox notifications;
   registry_.remove_node(client.node_id, reason, notifications);
   // Everything the node held in the pool comes back: its loans, what it
@@ -142,7 +142,7 @@ void DaemonCore::check_liveness(std::uint64_t now, Effects& out) {
         spdlog::warn("node slot {} (pid {}) of the previous ferryd is gone: reclaimed it",
                      death.owner, death.pid);
       }
-      owner_ids_.retire(death.owner, death.pid);
+      node_slots_.retire(death.owner, death.pid);
       continue;
     }
     auto it = std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) {
@@ -157,8 +157,8 @@ void DaemonCore::check_liveness(std::uint64_t now, Effects& out) {
         "heartbeat (timeout_ms is {})",
         death.silent_ms, liveness_config_.timeout_ms);
     spdlog::warn("node '{}' (pid {}): {}", it->second.who.name, it->second.who.pid, why);
-    out.push_back(SendMessage{it->first, 0, make_error(ErrorCode::node_expired, why), {}});
-    drop(it->first, why, out, UnmatchReason::peer_timed_out);
+    out.push_back(SendMessage{it->first, 0, make_error(RefusalCode::NodeExpired, why), {}});
+    drop(it->first, why, out, UnmatchReason::PeerTimedOut);
   }
 }
 
@@ -175,22 +175,22 @@ void DaemonCore::expire_silent_clients(std::uint64_t now, Effects& out) {
         limits_.hello_timeout_ms);
     log_limited(now, "silent", spdlog::level::warn, "client pid {}: {}",
                 connections_.at(id).who.pid, why);
-    out.push_back(SendMessage{id, 0, make_error(ErrorCode::not_registered, why), {}});
+    out.push_back(SendMessage{id, 0, make_error(RefusalCode::NotRegistered, why), {}});
     drop(id, why, out);
   }
 }
 
-void DaemonCore::recycle_owner_ids(Effects& out) {
+void DaemonCore::recycle_node_slots(Effects& out) {
   // Nodes whose processes went since the last tick are finished first, so
   // their slots can be given now rather than after the next tick.
   liveness_.probe_waiting();
-  owner_ids_.recycle([&](const OwnerIds::Retired& r) {
+  node_slots_.recycle([&](const NodeSlots::Retired& r) {
     // The reaper frees a slot once its node is reclaimed and its process is
     // gone (node lock): until then the process may allocate with the id. A
     // node of the previous ferryd may still come back with it. A survivor
     // that has not acknowledged the departure may still take the id for the
     // departed node's.
-    if (liveness_.state(r.owner) != NodeState::free || registry_.awaits_release(r.owner)) {
+    if (liveness_.state(r.owner) != NodeState::Free || registry_.awaits_release(r.owner)) {
       return false;
     }
     // What a late publisher gave the departed node after its reclaim goes
@@ -208,17 +208,17 @@ std::size_t DaemonCore::live_nodes(const std::function<bool(ConnectionId)>& stil
   for (const auto& [id, client] : connections_) {
     if (client.node_id != 0 && still_open(id) && liveness_.process_alive(client.owner)) ++live;
   }
-  for (std::uint32_t owner = 1; owner < owner_ids_.next_fresh() && owner < kHeartbeatSlots;
+  for (std::uint32_t owner = 1; owner < node_slots_.next_fresh() && owner < kHeartbeatSlots;
        ++owner) {
     const auto slot = static_cast<std::uint16_t>(owner);
-    if (liveness_.state(slot) == NodeState::orphan && liveness_.process_alive(slot)) ++live;
+    if (liveness_.state(slot) == NodeState::Orphan && liveness_.process_alive(slot)) ++live;
   }
   return live;
 }
 
 void DaemonCore::save_counters() {
   // SYNC: relaxed; read by the next ferryd only, after this one is gone.
-  beats_.header().next_owner.store(owner_ids_.next_fresh(), std::memory_order_relaxed);
+  beats_.header().next_owner.store(node_slots_.next_fresh(), std::memory_order_relaxed);
   beats_.header().next_id.store(registry_.next_id(), std::memory_order_relaxed);
 }
 

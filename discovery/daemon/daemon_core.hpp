@@ -37,7 +37,7 @@
 #include "ferry/discovery/heartbeats.hpp"
 #include "log_limiter.hpp"
 #include "node_liveness.hpp"
-#include "owner_ids.hpp"
+#include "node_slots.hpp"
 #include "registry.hpp"
 
 namespace ferry::discovery {
@@ -178,12 +178,12 @@ class DaemonCore {
   // Forgets the connection, and its node: retired slot, ports removed (its
   // peers told: `reason`), reclaimed. Ends with its CloseConnection.
   void drop(ConnectionId id, const std::string& why, Effects& out,
-            UnmatchReason reason = UnmatchReason::peer_closed);
+            UnmatchReason reason = UnmatchReason::PeerClosed);
   void send_notifications(const Outbox& notifications, Effects& out) const;
   void check_liveness(std::uint64_t now, Effects& out);
   void expire_silent_clients(std::uint64_t now, Effects& out);
   // When fresh node slots run out: those whose process is gone become free.
-  void recycle_owner_ids(Effects& out);
+  void recycle_node_slots(Effects& out);
   // After adopting a predecessor's table: the slots of its nodes that are
   // not coming back are retired (free once their process is gone).
   void retire_adopted_slots();
@@ -196,7 +196,7 @@ class DaemonCore {
   PoolFacts pool_;
   Registry registry_;
   HeartbeatTable beats_;
-  OwnerIds owner_ids_;  // node slots: pool owner ids and heartbeat slots
+  NodeSlots node_slots_;  // node slots: pool owner ids and heartbeat slots
   // Every slot's state (node_liveness.hpp), orphans of a previous ferryd too.
   NodeLiveness liveness_;
   std::uint32_t adopted_highest_ = 0;          // the adopted table's highest used slot

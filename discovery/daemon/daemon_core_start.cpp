@@ -45,7 +45,7 @@ std::size_t DaemonCore::finish_adoption(HeartbeatTable beats, const PoolFacts& p
   pool_ = pool;
   const std::size_t dead = liveness_.finish_adoption();
   // SYNC: relaxed; only ferryd writes the counters.
-  owner_ids_.continue_from(
+  node_slots_.continue_from(
       std::max(beats_.header().next_owner.load(std::memory_order_relaxed), adopted_highest_ + 1));
   // SYNC: relaxed, as above. Shared memory: checked against the domain's
   // objects before it is trusted (resumed_ids.hpp).
@@ -66,13 +66,13 @@ std::size_t DaemonCore::finish_adoption(HeartbeatTable beats, const PoolFacts& p
 }
 
 void DaemonCore::retire_adopted_slots() {
-  for (std::uint32_t owner = 1; owner < owner_ids_.next_fresh() && owner < kHeartbeatSlots;
+  for (std::uint32_t owner = 1; owner < node_slots_.next_fresh() && owner < kHeartbeatSlots;
        ++owner) {
     const auto id = static_cast<std::uint16_t>(owner);
-    if (liveness_.state(id) == NodeState::orphan) continue;
+    if (liveness_.state(id) == NodeState::Orphan) continue;
     const HeartbeatSlot* slot = beats_.slot(owner);
     // SYNC: relaxed; the previous daemon is gone, its stores long done.
-    owner_ids_.retire(id, slot != nullptr ? slot->pid.load(std::memory_order_relaxed) : 0);
+    node_slots_.retire(id, slot != nullptr ? slot->pid.load(std::memory_order_relaxed) : 0);
   }
 }
 

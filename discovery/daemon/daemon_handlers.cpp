@@ -25,10 +25,10 @@ Effects DaemonCore::received(std::uint64_t now, ConnectionId id, std::uint32_t r
 template <class M>
 bool DaemonCore::on(const Context& c, const M& message) {
   if (c.connection.node_id == 0) {
-    c.reply(make_error(ErrorCode::not_registered, "send hello first"));
+    c.reply(make_error(RefusalCode::NotRegistered, "send hello first"));
     return false;
   }
-  c.reply(make_error(ErrorCode::malformed_message,
+  c.reply(make_error(RefusalCode::MalformedMessage,
                      fmt::format("a client may not send {}", to_string(type_of(message)))));
   return false;
 }
@@ -36,11 +36,11 @@ bool DaemonCore::on(const Context& c, const M& message) {
 bool DaemonCore::on(const Context& c, const Hello& hello) {
   Connection& client = c.connection;
   if (client.node_id != 0) {
-    c.reply(make_error(ErrorCode::already_registered, "hello sent twice"));
+    c.reply(make_error(RefusalCode::AlreadyRegistered, "hello sent twice"));
     return false;
   }
   if (hello.protocol_version != kProtocolVersion) {
-    c.reply(make_error(ErrorCode::unsupported_version,
+    c.reply(make_error(RefusalCode::UnsupportedVersion,
                        fmt::format("protocol version {} is not supported; ferryd speaks {}",
                                    hello.protocol_version, kProtocolVersion)));
     return false;
@@ -48,7 +48,7 @@ bool DaemonCore::on(const Context& c, const Hello& hello) {
   if (std::ranges::any_of(hello.node_name, [](char ch) {
         return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
       })) {
-    c.reply(make_error(ErrorCode::invalid_argument,
+    c.reply(make_error(RefusalCode::InvalidArgument,
                        "a node name may not hold control characters (newlines, escapes)"));
     return false;
   }
@@ -65,7 +65,7 @@ bool DaemonCore::on(const Context& c, const Hello& hello) {
   welcome.domain = domain();
   welcome.heartbeat_ms = liveness_config_.heartbeat_ms;
   welcome.timeout_ms = liveness_config_.timeout_ms;
-  welcome.heartbeat_slot = client.owner;
+  welcome.node_slot = client.owner;
   welcome.registry_shm = registry_object_name(domain());
   liveness_.joined(client.owner, client.who.pid, c.now);
   // A new node's lock travels with the Welcome (the shell takes it): a
@@ -88,22 +88,22 @@ std::optional<std::uint16_t> DaemonCore::slot_for(const Context& c, const Hello&
     spdlog::info("node '{}' (pid {}) resumes slot {}", who.name, who.pid, owner);
     return owner;
   }
-  auto owner = owner_ids_.take();
+  auto owner = node_slots_.take();
   // Recycling asks the kernel about every retired slot: not more than
   // ten times a second, whatever a flood of Hellos asks.
   if (!owner && (!last_recycle_ || c.now - *last_recycle_ >= 100)) {
     last_recycle_ = c.now;
-    recycle_owner_ids(c.out);
-    owner = owner_ids_.take();
+    recycle_node_slots(c.out);
+    owner = node_slots_.take();
   }
   if (!owner) {
     const std::string why = fmt::format(
         "all {} node slots of domain '{}' are in use (limits: max_nodes), {} of them kept for "
         "processes that left but still run; try again when nodes exit",
-        owner_ids_.capacity(), domain(), owner_ids_.retired_count());
+        node_slots_.capacity(), domain(), node_slots_.retired_count());
     log_limited(c.now, "slots", spdlog::level::warn, "refusing node '{}' (pid {}): {}", who.name,
                 who.pid, why);
-    c.reply(make_error(ErrorCode::resource_exhausted, why));
+    c.reply(make_error(RefusalCode::ResourceExhausted, why));
   }
   return owner;
 }
@@ -175,7 +175,7 @@ bool DaemonCore::on(const Context& c, const QueueReleased& released) {
 
 bool DaemonCore::registered(const Context& c) {
   if (c.connection.node_id != 0) return true;
-  c.reply(make_error(ErrorCode::not_registered, "send hello first"));
+  c.reply(make_error(RefusalCode::NotRegistered, "send hello first"));
   return false;
 }
 

@@ -116,9 +116,9 @@ void DaemonIo::serve(ConnectionId id, Connection& connection) {
   std::array<std::byte, kMaxMessageSize> buffer;
   auto received = connection.socket.recv(buffer, std::chrono::milliseconds(0));
   if (!received) {
-    if (received.error().code == SocketErrorCode::timeout) return;  // spurious wake-up
+    if (received.error().code == SocketErrorCode::Timeout) return;  // spurious wake-up
     // A closed socket is the immediate death of the node.
-    if (received.error().code != SocketErrorCode::closed) {
+    if (received.error().code != SocketErrorCode::Closed) {
       const DaemonCore::Who* who = core_.who(id);
       spdlog::warn("closing client pid {} ({}): {}", who ? who->pid : 0, who ? who->name : "",
                    received.error().message);
@@ -206,7 +206,7 @@ void DaemonIo::send(ConnectionId id, Connection& connection, std::uint32_t reque
     broken(id, connection, sent.error());
     return;
   }
-  if (*sent == ClientOutbox::Sent::queued && connection.outbox.size() == 1) {
+  if (*sent == ClientOutbox::Sent::Queued && connection.outbox.size() == 1) {
     const DaemonCore::Who* who = core_.who(id);
     spdlog::debug("node '{}' (pid {}) is not reading: ferryd keeps its messages until it does",
                   who ? who->name : "", who ? who->pid : 0);
@@ -215,7 +215,7 @@ void DaemonIo::send(ConnectionId id, Connection& connection, std::uint32_t reque
 }
 
 void DaemonIo::broken(ConnectionId id, Connection& connection, const SocketError& error) {
-  if (error.code != SocketErrorCode::closed) {
+  if (error.code != SocketErrorCode::Closed) {
     const DaemonCore::Who* who = core_.who(id);
     spdlog::warn("dropping node '{}' (pid {}): {}", who ? who->name : "", who ? who->pid : 0,
                  error.message);

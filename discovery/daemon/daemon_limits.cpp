@@ -42,7 +42,7 @@ void DaemonIo::accept_clients() {
       const int err = accepted.error().sys_errno;
       if (err == EMFILE || err == ENFILE || err == ENOBUFS || err == ENOMEM) {
         pause_accepting(accepted.error().message);
-      } else if (accepted.error().code != SocketErrorCode::timeout) {
+      } else if (accepted.error().code != SocketErrorCode::Timeout) {
         core_.log_limited(options_.clock(), "accept", spdlog::level::warn, "accept failed: {}",
                           accepted.error().message);
       }

@@ -42,7 +42,7 @@
 
 namespace ferry::discovery {
 
-enum class NodeState : std::uint8_t { free, alive, declared_dead, reclaiming, orphan };
+enum class NodeState : std::uint8_t { Free, Alive, DeclaredDead, Reclaiming, Orphan };
 
 [[nodiscard]] const char* to_string(NodeState state) noexcept;
 
@@ -113,7 +113,7 @@ class NodeLiveness {
 
  private:
   struct Slot {
-    NodeState state = NodeState::free;
+    NodeState state = NodeState::Free;
     pid_t pid = 0;
     bool must_beat = false;
     bool declared = false;  // its word is declared_dead (the node reads it)

@@ -17,11 +17,11 @@ bool NodeReaper::process_alive(std::uint16_t owner, pid_t pid) {
 void NodeReaper::reclaim(std::uint16_t owner, bool process_gone) {
   // A receiver is dead when its slot is not alive: owner ids are never
   // reused, so a free slot is a dead node's (or nobody's, holding nothing).
-  const auto dead_receiver = [this](transport::OwnerId receiver) {
+  const auto dead_receiver = [this](transport::NodeSlot receiver) {
     const HeartbeatSlot* s = beats_.slot(receiver);
     // SYNC: relaxed; only ferryd writes states, and this is ferryd.
     return s != nullptr &&
-           s->state.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(SlotState::alive);
+           s->state.load(std::memory_order_relaxed) != static_cast<std::uint32_t>(SlotState::Alive);
   };
   if (pool_ == nullptr) return;
   const auto r = pool_->reclaim_owner(owner, process_gone, dead_receiver);

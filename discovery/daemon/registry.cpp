@@ -98,7 +98,7 @@ Registry::TopicEntry* Registry::topic_for(const std::string& name, std::optional
         return t == topics_.end() ? nullptr : &t->second.settings;
       })) {
     if (strict_ && !settings->declared && settings->type_name.empty()) {
-      error = make_error(ErrorCode::unknown_topic,
+      error = make_error(RefusalCode::UnknownTopic,
                          fmt::format("topic '{}' belongs to a service that is not declared in the "
                                      "configuration and the domain is strict; declare it under "
                                      "'services:'",
@@ -109,14 +109,14 @@ Registry::TopicEntry* Registry::topic_for(const std::string& name, std::optional
     return &*fresh;
   }
   if (strict_) {
-    error = make_error(ErrorCode::unknown_topic,
+    error = make_error(RefusalCode::UnknownTopic,
                        fmt::format("topic '{}' is not declared in the configuration and the domain "
                                    "is strict; declare it under 'topics:'",
                                    name));
     return nullptr;
   }
   if (topics_.size() >= limits_.max_topics) {
-    error = make_error(ErrorCode::limit_exceeded,
+    error = make_error(RefusalCode::LimitExceeded,
                        fmt::format("topic '{}' would be the domain's topic number {}, over its "
                                    "limit of {} (limits: max_topics)",
                                    name, topics_.size() + 1, limits_.max_topics));
@@ -131,7 +131,7 @@ Registry::TopicEntry* Registry::topic_for(const std::string& name, std::optional
 
 std::optional<Error> Registry::check_node_limit(const NodeEntry& node) const {
   if (node.ports.size() < limits_.max_ports_per_node) return std::nullopt;
-  return make_error(ErrorCode::limit_exceeded,
+  return make_error(RefusalCode::LimitExceeded,
                     fmt::format("node '{}' already has {} ports; limits: max_ports_per_node "
                                 "is {}",
                                 node.name, node.ports.size(), limits_.max_ports_per_node));
@@ -160,14 +160,14 @@ std::optional<Error> Registry::check_request(const PortRequest& request) const {
   const bool fresh = !topics_.contains(request.topic);
   if (fresh && !config::is_valid_topic_name(request.topic)) {
     return make_error(
-        ErrorCode::invalid_argument,
+        RefusalCode::InvalidArgument,
         fmt::format("'{}' is not a valid topic name: use letters, digits and _ / . - (at most {} "
                     "characters), with no leading, trailing or doubled '/'",
                     escaped_name(request.topic), config::kMaxTopicNameLength));
   }
   if (request.type_name.empty()) return std::nullopt;  // a generic port takes the topic's type
   if (!config::is_valid_type_name(request.type_name)) {
-    return make_error(ErrorCode::invalid_argument,
+    return make_error(RefusalCode::InvalidArgument,
                       fmt::format("'{}' is not a valid type name: a letter or _ first, then "
                                   "letters, digits and _ : / . - (at most {} characters)",
                                   escaped_name(request.type_name), config::kMaxTypeNameLength));
@@ -179,7 +179,7 @@ std::optional<Error> Registry::check_request(const PortRequest& request) const {
       (!bytes && (size == 0 || size > config::kMaxSampleSize || align == 0 ||
                   align > config::kMaxAlign || (align & (align - 1)) != 0 || size % align != 0))) {
     return make_error(
-        ErrorCode::invalid_argument,
+        RefusalCode::InvalidArgument,
         fmt::format("type '{}' has size {} and alignment {}: a type needs a size from 1 to {} "
                     "bytes and an alignment that is a power of two up to {} dividing it",
                     request.type_name, size, align, config::kMaxSampleSize, config::kMaxAlign));
@@ -192,7 +192,7 @@ std::optional<Error> Registry::check_request(const PortRequest& request) const {
     const ServedTopic& s = topic.settings;
     if (!s.declared || s.type_name != request.type_name) continue;
     if (s.type_size != size || s.type_align != align) {
-      return make_error(ErrorCode::type_mismatch,
+      return make_error(RefusalCode::TypeMismatch,
                         fmt::format("type '{}' is declared with size {} and alignment {} (topic "
                                     "'{}'), but the port's has size {} and alignment {}",
                                     s.type_name, s.type_size, s.type_align, s.name, size, align));
@@ -208,7 +208,7 @@ std::optional<Error> Registry::check_type(const TopicEntry& topic,
   if (request.type_name.empty()) {
     // A generic port (a tool such as `ferry topic echo`) takes the topic's type.
     if (s.type_name.empty()) {
-      return make_error(ErrorCode::invalid_argument,
+      return make_error(RefusalCode::InvalidArgument,
                         fmt::format("topic '{}' has no type yet (it is not declared and has no "
                                     "ports); a generic port cannot choose one",
                                     s.name));
@@ -219,7 +219,7 @@ std::optional<Error> Registry::check_type(const TopicEntry& topic,
   if (s.type_name != request.type_name || s.type_size != request.type_size ||
       s.type_align != request.type_align) {
     return make_error(
-        ErrorCode::type_mismatch,
+        RefusalCode::TypeMismatch,
         fmt::format("type mismatch on topic '{}': the port's type is '{}' (size {}, alignment {}) "
                     "but the topic's is '{}' (size {}, alignment {})",
                     s.name, request.type_name, request.type_size, request.type_align, s.type_name,
@@ -230,7 +230,7 @@ std::optional<Error> Registry::check_type(const TopicEntry& topic,
   if (request.type_layout.empty() || s.type_layout.empty()) return std::nullopt;
   if (auto difference = config::first_layout_difference(request.type_layout, s.type_layout)) {
     return make_error(
-        ErrorCode::type_mismatch,
+        RefusalCode::TypeMismatch,
         fmt::format("layout mismatch on topic '{}' (type '{}'): {}; the port's "
                     "layout is {{{}}}, the topic's is {{{}}}",
                     s.name, s.type_name, *difference, request.type_layout, s.type_layout));
@@ -250,7 +250,7 @@ std::optional<Error> Registry::check_allowed(const TopicEntry& topic, const Peer
   if (auto g = group_name(peer.gid); g && allowed->contains(*g)) return std::nullopt;
   const std::string user = name.value_or(std::to_string(peer.uid));
   return make_error(
-      ErrorCode::permission_denied,
+      RefusalCode::PermissionDenied,
       fmt::format("user '{}' (uid {}) may not {} topic '{}' (see its 'allow:')", user, peer.uid,
                   publisher ? "publish on" : "subscribe to", topic.settings.name));
 }
@@ -258,7 +258,7 @@ std::optional<Error> Registry::check_allowed(const TopicEntry& topic, const Peer
 std::optional<Error> Registry::check_port_limit(const TopicEntry& topic, bool publisher,
                                                 const PortRequest& request) const {
   if (publisher && request.observer) {
-    return make_error(ErrorCode::invalid_argument,
+    return make_error(RefusalCode::InvalidArgument,
                       fmt::format("a publisher on topic '{}' cannot be an observer; only "
                                   "subscribers observe",
                                   request.topic));
@@ -277,7 +277,7 @@ std::optional<Error> Registry::check_port_limit(const TopicEntry& topic, bool pu
   const std::uint32_t limit = publisher ? topic.settings.config.limits.max_publishers
                                         : topic.settings.config.limits.max_subscribers;
   if (count < limit) return std::nullopt;
-  return make_error(ErrorCode::limit_exceeded,
+  return make_error(RefusalCode::LimitExceeded,
                     fmt::format("topic '{}' already has {} {}, its {} is {}", request.topic, count,
                                 publisher ? "publishers" : "subscribers",
                                 publisher ? "max_publishers" : "max_subscribers", limit));
@@ -287,10 +287,10 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
                                                         const PortRequest& request, Outbox& out) {
   auto node = nodes_.find(peer.node_id);
   if (node == nodes_.end()) {
-    return std::unexpected(make_error(ErrorCode::not_registered, "the node is not registered"));
+    return std::unexpected(make_error(RefusalCode::NotRegistered, "the node is not registered"));
   }
   if (request.topic.empty()) {
-    return std::unexpected(make_error(ErrorCode::invalid_argument, "the topic name is empty"));
+    return std::unexpected(make_error(RefusalCode::InvalidArgument, "the topic name is empty"));
   }
   if (auto e = check_node_limit(node->second)) return std::unexpected(*e);
   if (auto e = check_request(request)) return std::unexpected(*e);
@@ -304,8 +304,9 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   if (auto e = check_port_limit(*topic, publisher, request)) return std::unexpected(*e);
 
   const std::uint64_t port_id = next_id_;
-  PortEntry entry{peer.node_id,           publisher,       request.topic, {},
-                  request.resume_port_id, request.observer};
+  // A new port's identity is its first id; a re-registered one keeps its own.
+  const std::uint64_t identity = request.identity != 0 ? request.identity : port_id;
+  PortEntry entry{peer.node_id, publisher, request.topic, {}, identity, request.observer};
   if (!publisher && !request.resume_doorbell.empty()) {
     // A subscriber re-registering after a daemon restart keeps its doorbell
     // (its publishers ring it already); only a doorbell name of this domain
@@ -316,19 +317,19 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
     });
     if (!ours || taken) {
       return std::unexpected(
-          make_error(ErrorCode::invalid_argument,
+          make_error(RefusalCode::InvalidArgument,
                      fmt::format("doorbell '{}' is not a free doorbell of domain '{}'",
                                  request.resume_doorbell, domain_)));
     }
     if (auto adopted = shm_.adopt_doorbell(request.resume_doorbell); !adopted) {
-      return std::unexpected(make_error(ErrorCode::invalid_argument, adopted.error()));
+      return std::unexpected(make_error(RefusalCode::InvalidArgument, adopted.error()));
     }
     entry.doorbell_shm = request.resume_doorbell;
   } else if (!publisher) {
     auto bell =
         make_unguessable(transport::shm_name(domain_, fmt::format("bell.{}", port_id)),
                          [&](const std::string& name) { return shm_.create_doorbell(name); });
-    if (!bell) return std::unexpected(make_error(ErrorCode::resource_exhausted, bell.error()));
+    if (!bell) return std::unexpected(make_error(RefusalCode::ResourceExhausted, bell.error()));
     entry.doorbell_shm = std::move(*bell);
   }
 
@@ -361,7 +362,7 @@ std::expected<PortCreated, Error> Registry::create_port(const Peer& peer, bool p
   for (std::uint64_t other : others) {
     auto made = publisher ? connect(port_id, other, out) : connect(other, port_id, out);
     if (!made) {
-      remove_port(port_id, UnmatchReason::port_destroyed, out);
+      remove_port(port_id, UnmatchReason::PortDestroyed, out);
       return std::unexpected(made.error());
     }
   }
@@ -374,13 +375,13 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   const ServedTopic& topic = topics_.at(p.topic).settings;
   // An observer's queue overwrites its oldest sample whatever the topic's
   // policy: its publisher never waits for it.
-  const Policy policy = s.observer ? Policy::drop_oldest : topic.config.policy;
+  const Policy policy = s.observer ? Policy::DropOldest : topic.config.policy;
   auto made = make_unguessable(transport::shm_name(domain_, fmt::format("ring.{}.{}", pub, sub)),
                                [&](const std::string& name) {
                                  return shm_.create_ring(name, topic.config.capacity,
                                                          topic.config.slot_size, policy);
                                });
-  if (!made) return std::unexpected(make_error(ErrorCode::resource_exhausted, made.error()));
+  if (!made) return std::unexpected(make_error(RefusalCode::ResourceExhausted, made.error()));
   const std::string ring = std::move(*made);
   queues_.emplace(std::make_pair(pub, sub), ring);
   const NodeEntry& pub_node = nodes_.at(p.node_id);
@@ -394,7 +395,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_pub.peer_owner = sub_node.owner;
   to_pub.ring_shm = ring;
   to_pub.doorbell_shm = s.doorbell_shm;
-  to_pub.peer_previous_port_id = s.previous_id;
+  to_pub.peer_identity = s.identity;
   to_pub.peer_observer = s.observer;
   out.emplace_back(p.node_id, to_pub);
 
@@ -405,7 +406,7 @@ std::expected<void, Error> Registry::connect(std::uint64_t pub, std::uint64_t su
   to_sub.peer_pid = pub_node.pid;
   to_sub.peer_owner = pub_node.owner;
   to_sub.ring_shm = ring;
-  to_sub.peer_previous_port_id = p.previous_id;
+  to_sub.peer_identity = p.identity;
   out.emplace_back(s.node_id, to_sub);
   return {};
 }
@@ -484,9 +485,9 @@ std::expected<PortDestroyed, Error> Registry::destroy_port(std::uint64_t node_id
   auto it = ports_.find(port_id);
   if (it == ports_.end() || it->second.node_id != node_id) {
     return std::unexpected(make_error(
-        ErrorCode::unknown_port, fmt::format("port {} does not belong to this node", port_id)));
+        RefusalCode::UnknownPort, fmt::format("port {} does not belong to this node", port_id)));
   }
-  remove_port(port_id, UnmatchReason::port_destroyed, out);
+  remove_port(port_id, UnmatchReason::PortDestroyed, out);
   return PortDestroyed{port_id};
 }
 

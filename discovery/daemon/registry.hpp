@@ -146,9 +146,10 @@ class Registry {
     std::uint64_t node_id = 0;
     bool publisher = false;
     std::string topic;
-    std::string doorbell_shm;       // subscribers only
-    std::uint64_t previous_id = 0;  // its id under the previous ferryd (re-registered)
-    bool observer = false;          // an observer subscriber (PortRequest::observer)
+    std::string doorbell_shm;  // subscribers only
+    std::uint64_t identity =
+        0;                  // its first id, kept across ferryd restarts (PortRequest::identity)
+    bool observer = false;  // an observer subscriber (PortRequest::observer)
   };
   struct TopicEntry {
     ServedTopic settings;

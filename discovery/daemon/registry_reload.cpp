@@ -18,11 +18,11 @@ std::string type_text(const ServedTopic& t) {
 
 const char* policy_text(Policy p) {
   switch (p) {
-    case Policy::block:
+    case Policy::Block:
       return "block";
-    case Policy::drop_new:
+    case Policy::DropNew:
       return "drop_new";
-    case Policy::drop_oldest:
+    case Policy::DropOldest:
       break;
   }
   return "drop_oldest";

@@ -27,7 +27,7 @@ std::optional<ServedTopic> service_topic_settings(
       s.allow_subscribe.reset();
     } else {
       s.config = defaults;  // an undeclared service: its first ports fix the types
-      s.config.policy = Policy::drop_oldest;
+      s.config.policy = Policy::DropOldest;
       s.config.capacity = 2 * kUndeclaredCapacity;
       s.config.limits.max_held = config::kMaxHeld;
       s.config.limits.max_loans = kUndeclaredCapacity;
@@ -36,7 +36,7 @@ std::optional<ServedTopic> service_topic_settings(
     s.config.limits.max_subscribers = 1;  // the client
   } else {
     s.config = defaults;  // an undeclared service's request topic
-    s.config.policy = Policy::drop_new;
+    s.config.policy = Policy::DropNew;
     s.config.capacity = kUndeclaredCapacity;
     s.config.limits.max_held = config::kMaxHeld;
     s.config.limits.max_loans = kUndeclaredCapacity;
@@ -53,7 +53,7 @@ std::optional<Error> service_port_refusal(const ServedTopic& topic, bool publish
   const auto parsed = config::parse_service_topic(topic.name);
   if (!parsed) return std::nullopt;
   if (parsed->response_template) {
-    return make_error(ErrorCode::invalid_argument,
+    return make_error(RefusalCode::InvalidArgument,
                       fmt::format("topic '{}' is the template of service '{}''s response topics; "
                                   "no port may use it",
                                   topic.name, parsed->service));
@@ -61,14 +61,14 @@ std::optional<Error> service_port_refusal(const ServedTopic& topic, bool publish
   if (!parsed->request) return std::nullopt;
   if (!publisher && same_side_ports >= 1) {
     return make_error(
-        ErrorCode::limit_exceeded,
+        RefusalCode::LimitExceeded,
         fmt::format("service '{}' already has a server: node '{}' (pid {}) serves it; a service "
                     "has one server at a time",
                     parsed->service, serving ? serving->node : "?", serving ? serving->pid : 0));
   }
   if (publisher && same_side_ports >= topic.config.limits.max_publishers) {
     return make_error(
-        ErrorCode::limit_exceeded,
+        RefusalCode::LimitExceeded,
         fmt::format("service '{}' already has {} clients, its max_clients is {}", parsed->service,
                     same_side_ports, topic.config.limits.max_publishers));
   }

@@ -16,7 +16,7 @@ std::expected<void, std::string> ShmObjects::create_ring(const std::string& name
                                                          std::uint32_t slot_size, Policy policy) {
   const transport::RingGeometry geometry{
       capacity, slot_size,
-      policy == Policy::drop_oldest ? transport::RingMode::Overwrite : transport::RingMode::Spsc};
+      policy == Policy::DropOldest ? transport::RingMode::Overwrite : transport::RingMode::Spsc};
   const std::size_t bytes = transport::ring_bytes(geometry);
   if (bytes == 0) {
     return std::unexpected(fmt::format("invalid ring geometry for '{}': capacity {}, slot size {}",

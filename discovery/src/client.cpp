@@ -51,7 +51,7 @@ std::expected<Client, std::string> Client::connect(std::string_view domain,
   }
   client.welcome_ = *welcome;
   if (lock_fd >= 0) {
-    const auto lock_path = node_lock_path(domain, welcome->heartbeat_slot, path->parent_path());
+    const auto lock_path = node_lock_path(domain, welcome->node_slot, path->parent_path());
     if (auto lock = NodeLock::adopt(lock_fd, lock_path)) {
       client.welcome_lock_ = std::move(*lock);
     } else {
@@ -114,7 +114,7 @@ std::expected<Message, std::string> Client::exchange(const Message& request, Mil
       }
     };
     if (!received) {
-      if (received.error().code == SocketErrorCode::timeout) continue;
+      if (received.error().code == SocketErrorCode::Timeout) continue;
       return std::unexpected(fmt::format("lost the connection to ferryd at {}: {}", socket_path_,
                                          received.error().message));
     }

@@ -27,7 +27,7 @@ void port_request(auto& io, auto& m) {
   io.str(m.type_name, "type_name", kMaxTypeName);
   io.num(m.type_size, "type_size");
   io.num(m.type_align, "type_align");
-  io.num(m.resume_port_id, "resume_port_id");
+  io.num(m.identity, "identity");
   io.str(m.resume_doorbell, "resume_doorbell", kMaxShmName);
   io.str(m.type_layout, "type_layout", kMaxTypeLayout);
   io.flag(m.observer, "observer");
@@ -52,7 +52,7 @@ void fields(auto& io, Like<Welcome> auto& m) {
   io.num(m.heartbeat_ms, "heartbeat_ms");
   io.num(m.timeout_ms, "timeout_ms");
   io.str(m.registry_shm, "registry_shm", kMaxShmName);
-  io.num(m.heartbeat_slot, "heartbeat_slot");
+  io.num(m.node_slot, "node_slot");
 }
 
 void fields(auto& io, Like<CreatePublisher> auto& m) { port_request(io, m); }
@@ -92,7 +92,7 @@ void fields(auto& io, Like<Matched> auto& m) {
   io.str(m.ring_shm, "ring_shm", kMaxShmName);
   io.str(m.doorbell_shm, "doorbell_shm", kMaxShmName);
   io.num(m.doorbell_offset, "doorbell_offset");
-  io.num(m.peer_previous_port_id, "peer_previous_port_id");
+  io.num(m.peer_identity, "peer_identity");
   io.flag(m.peer_observer, "peer_observer");
 }
 
@@ -244,7 +244,7 @@ std::expected<std::size_t, EncodeError> check_written(const WireWriter& w, const
   if (w.error()) return std::unexpected(*w.error());
   if (w.size() > kMaxMessageSize) {
     return std::unexpected(
-        EncodeError{EncodeErrorCode::too_large,
+        EncodeError{EncodeErrorCode::TooLarge,
                     text::cat(to_string(type_of(message)), " encodes to ", w.size(),
                               " bytes, more than the ", kMaxMessageSize, "-byte message limit")});
   }
@@ -294,7 +294,7 @@ std::expected<std::size_t, EncodeError> encode_into(const Message& message,
   const WireWriter w = write_message(message, request_id, out);
   auto size = check_written(w, message);
   if (size && !w.fits()) {
-    return std::unexpected(EncodeError{EncodeErrorCode::buffer_too_small,
+    return std::unexpected(EncodeError{EncodeErrorCode::BufferTooSmall,
                                        text::cat(to_string(type_of(message)), " needs ", *size,
                                                  " bytes, the buffer has ", out.size())});
   }
@@ -314,13 +314,13 @@ std::expected<Envelope, DecodeError> decode(std::span<const std::byte> datagram)
   using enum DecodeErrorCode;
   if (datagram.size() > kMaxMessageSize) {
     return std::unexpected(
-        decode_error(oversized, text::cat("datagram of ", datagram.size(), " bytes exceeds the ",
+        decode_error(Oversized, text::cat("datagram of ", datagram.size(), " bytes exceeds the ",
                                           kMaxMessageSize, "-byte limit")));
   }
   if (datagram.size() < kHeaderSize) {
     return std::unexpected(decode_error(
-        truncated_header, text::cat("datagram of ", datagram.size(), " bytes is shorter than the ",
-                                    kHeaderSize, "-byte header")));
+        TruncatedHeader, text::cat("datagram of ", datagram.size(), " bytes is shorter than the ",
+                                   kHeaderSize, "-byte header")));
   }
   const auto magic = static_cast<std::uint32_t>(read_le(datagram, 0, 4));
   const auto version = static_cast<std::uint16_t>(read_le(datagram, 4, 2));
@@ -330,28 +330,27 @@ std::expected<Envelope, DecodeError> decode(std::span<const std::byte> datagram)
 
   if (magic != kMagic) {
     return std::unexpected(decode_error(
-        bad_magic, text::cat("magic ", text::hex32(magic), " is not ferry's ", text::hex32(kMagic),
-                             ": the peer does not speak the ferry protocol")));
+        BadMagic, text::cat("magic ", text::hex32(magic), " is not ferry's ", text::hex32(kMagic),
+                            ": the peer does not speak the ferry protocol")));
   }
   if (version != kProtocolVersion) {
     return std::unexpected(decode_error(
-        unsupported_version,
+        UnsupportedVersion,
         text::cat("protocol version ", version, ", this side speaks ", kProtocolVersion)));
   }
   if (body_length != datagram.size() - kHeaderSize) {
     return std::unexpected(decode_error(
-        length_mismatch,
+        LengthMismatch,
         text::cat("body length ", body_length, " does not match datagram length ", datagram.size(),
                   " (header ", kHeaderSize, " + body ", datagram.size() - kHeaderSize, ")")));
   }
   const auto type = static_cast<MessageType>(raw_type);
   if (to_string(type).empty()) {
-    return std::unexpected(
-        decode_error(unknown_type, text::cat("unknown message type ", raw_type)));
+    return std::unexpected(decode_error(UnknownType, text::cat("unknown message type ", raw_type)));
   }
   if (is_notification(type) && request_id != 0) {
     return std::unexpected(decode_error(
-        invalid_value,
+        InvalidValue,
         text::cat(to_string(type), " is a notification and must carry request id 0, not ",
                   request_id)));
   }
@@ -359,14 +358,13 @@ std::expected<Envelope, DecodeError> decode(std::span<const std::byte> datagram)
   Envelope envelope{request_id, Ping{}};
   WireReader r{datagram.subspan(kHeaderSize), to_string(type)};
   if (!decode_body(type, r, envelope.message)) {
-    return std::unexpected(
-        decode_error(unknown_type, text::cat("unknown message type ", raw_type)));
+    return std::unexpected(decode_error(UnknownType, text::cat("unknown message type ", raw_type)));
   }
   if (r.error()) return std::unexpected(*r.error());
   if (r.remaining() != 0) {
     return std::unexpected(
-        decode_error(trailing_bytes, text::cat("message ", to_string(type), " has ", r.remaining(),
-                                               " unexpected bytes after its last field")));
+        decode_error(TrailingBytes, text::cat("message ", to_string(type), " has ", r.remaining(),
+                                              " unexpected bytes after its last field")));
   }
   return envelope;
 }

@@ -8,43 +8,43 @@ namespace ferry::discovery {
 
 std::string_view to_string(MessageType type) noexcept {
   switch (type) {
-    case MessageType::hello:
+    case MessageType::Hello:
       return "Hello";
-    case MessageType::welcome:
+    case MessageType::Welcome:
       return "Welcome";
-    case MessageType::create_publisher:
+    case MessageType::CreatePublisher:
       return "CreatePublisher";
-    case MessageType::create_subscriber:
+    case MessageType::CreateSubscriber:
       return "CreateSubscriber";
-    case MessageType::port_created:
+    case MessageType::PortCreated:
       return "PortCreated";
-    case MessageType::destroy_port:
+    case MessageType::DestroyPort:
       return "DestroyPort";
-    case MessageType::port_destroyed:
+    case MessageType::PortDestroyed:
       return "PortDestroyed";
-    case MessageType::matched:
+    case MessageType::Matched:
       return "Matched";
-    case MessageType::unmatched:
+    case MessageType::Unmatched:
       return "Unmatched";
-    case MessageType::error:
+    case MessageType::Error:
       return "Error";
-    case MessageType::list_topics:
+    case MessageType::ListTopics:
       return "ListTopics";
-    case MessageType::topic_list:
+    case MessageType::TopicList:
       return "TopicList";
-    case MessageType::ping:
+    case MessageType::Ping:
       return "Ping";
-    case MessageType::pong:
+    case MessageType::Pong:
       return "Pong";
-    case MessageType::list_nodes:
+    case MessageType::ListNodes:
       return "ListNodes";
-    case MessageType::node_list:
+    case MessageType::NodeList:
       return "NodeList";
-    case MessageType::get_config:
+    case MessageType::GetConfig:
       return "GetConfig";
-    case MessageType::config_text:
+    case MessageType::ConfigText:
       return "ConfigText";
-    case MessageType::queue_released:
+    case MessageType::QueueReleased:
       return "QueueReleased";
   }
   return {};  // not a known type; the decoder relies on this being empty
@@ -52,43 +52,43 @@ std::string_view to_string(MessageType type) noexcept {
 
 std::string_view to_string(UnmatchReason reason) noexcept {
   switch (reason) {
-    case UnmatchReason::port_destroyed:
+    case UnmatchReason::PortDestroyed:
       return "port_destroyed";
-    case UnmatchReason::peer_closed:
+    case UnmatchReason::PeerClosed:
       return "peer_closed";
-    case UnmatchReason::peer_timed_out:
+    case UnmatchReason::PeerTimedOut:
       return "peer_timed_out";
   }
   return {};
 }
 
-std::string_view to_string(ErrorCode code) noexcept {
+std::string_view to_string(RefusalCode code) noexcept {
   switch (code) {
-    case ErrorCode::malformed_message:
+    case RefusalCode::MalformedMessage:
       return "malformed_message";
-    case ErrorCode::unsupported_version:
+    case RefusalCode::UnsupportedVersion:
       return "unsupported_version";
-    case ErrorCode::not_registered:
+    case RefusalCode::NotRegistered:
       return "not_registered";
-    case ErrorCode::already_registered:
+    case RefusalCode::AlreadyRegistered:
       return "already_registered";
-    case ErrorCode::invalid_argument:
+    case RefusalCode::InvalidArgument:
       return "invalid_argument";
-    case ErrorCode::unknown_topic:
+    case RefusalCode::UnknownTopic:
       return "unknown_topic";
-    case ErrorCode::type_mismatch:
+    case RefusalCode::TypeMismatch:
       return "type_mismatch";
-    case ErrorCode::limit_exceeded:
+    case RefusalCode::LimitExceeded:
       return "limit_exceeded";
-    case ErrorCode::permission_denied:
+    case RefusalCode::PermissionDenied:
       return "permission_denied";
-    case ErrorCode::unknown_port:
+    case RefusalCode::UnknownPort:
       return "unknown_port";
-    case ErrorCode::node_expired:
+    case RefusalCode::NodeExpired:
       return "node_expired";
-    case ErrorCode::resource_exhausted:
+    case RefusalCode::ResourceExhausted:
       return "resource_exhausted";
-    case ErrorCode::internal:
+    case RefusalCode::Internal:
       return "internal";
   }
   return {};
@@ -98,7 +98,7 @@ MessageType type_of(const Message& message) noexcept {
   return std::visit([](const auto& m) { return std::remove_cvref_t<decltype(m)>::kType; }, message);
 }
 
-Error make_error(ErrorCode code, std::string_view message) {
+Error make_error(RefusalCode code, std::string_view message) {
   std::string text{message.substr(0, std::min(message.size(), kMaxErrorMessage))};
   if (message.size() > kMaxErrorMessage) {
     // Do not cut a UTF-8 sequence in half: find where the last one starts

@@ -134,20 +134,20 @@ NodeLock::~NodeLock() {
 
 NodeLockState probe_node_lock(const std::filesystem::path& path) noexcept {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0) return errno == ENOENT ? NodeLockState::missing : NodeLockState::held;
+  if (fd < 0) return errno == ENOENT ? NodeLockState::Missing : NodeLockState::Held;
   // A shared try: it fails only while the node holds its exclusive lock.
   const bool taken = ::flock(fd, LOCK_SH | LOCK_NB) == 0;
   ::close(fd);  // releases our try at once
-  return taken ? NodeLockState::free : NodeLockState::held;
+  return taken ? NodeLockState::Free : NodeLockState::Held;
 }
 
 bool node_process_alive(const std::filesystem::path& lock_path, pid_t pid) noexcept {
   switch (probe_node_lock(lock_path)) {
-    case NodeLockState::held:
+    case NodeLockState::Held:
       return true;
-    case NodeLockState::free:
+    case NodeLockState::Free:
       return false;
-    case NodeLockState::missing:
+    case NodeLockState::Missing:
       break;
   }
   return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);

@@ -26,7 +26,7 @@ std::expected<std::string, PathError> checked_domain(std::string_view name,
                                                      std::string_view source) {
   if (transport::is_valid_domain(name)) return std::string{name};
   return std::unexpected(
-      PathError{PathErrorCode::invalid_domain,
+      PathError{PathErrorCode::InvalidDomain,
                 text::cat("domain name '", name, "' (from ", source,
                           ") is invalid: use 1 to 32 characters from [A-Za-z0-9_-]")});
 }

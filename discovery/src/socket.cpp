@@ -75,7 +75,7 @@ ssize_t recv_datagram(int fd, std::span<std::byte> buffer, int* attached_fd) {
 }
 
 SocketError sys_error(std::string_view what, int err) {
-  return SocketError{SocketErrorCode::system, err, text::cat(what, ": ", std::strerror(err))};
+  return SocketError{SocketErrorCode::System, err, text::cat(what, ": ", std::strerror(err))};
 }
 
 // Closes an fd we still own on an error path.
@@ -92,7 +92,7 @@ std::expected<sockaddr_un, SocketError> make_address(const std::filesystem::path
   addr.sun_family = AF_UNIX;
   const std::string& native = path.native();
   if (native.empty() || native.size() >= sizeof(addr.sun_path)) {
-    return std::unexpected(SocketError{SocketErrorCode::path_too_long, 0,
+    return std::unexpected(SocketError{SocketErrorCode::PathTooLong, 0,
                                        text::cat("socket path '", native, "' is ", native.size(),
                                                  " bytes; a Unix socket path must be 1 to ",
                                                  sizeof(addr.sun_path) - 1, " bytes")});
@@ -140,7 +140,7 @@ std::expected<bool, SocketError> wait_for(int fd, short events,
 std::string domain_of(const std::filesystem::path& path) { return path.stem().string(); }
 
 SocketError already_served(const std::filesystem::path& path) {
-  return SocketError{SocketErrorCode::already_served, 0,
+  return SocketError{SocketErrorCode::AlreadyServed, 0,
                      text::cat("another ferryd is serving domain '", domain_of(path), "' on ",
                                path.string(), "; stop it first or choose another domain")};
 }
@@ -200,7 +200,7 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::listen(
     if (::lstat(path.c_str(), &st) != 0) continue;  // gone meanwhile: bind again
     if (!S_ISSOCK(st.st_mode)) {
       return std::unexpected(SocketError{
-          SocketErrorCode::not_a_socket, 0,
+          SocketErrorCode::NotASocket, 0,
           text::cat(shown, " exists and is not a socket; remove it or choose another domain")});
     }
     // Only a socket file that refuses connections is stale. A full backlog
@@ -262,7 +262,7 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::connect(
     if (err == 0) return UnixSeqpacketSocket{sock.release()};
     if (err == ENOENT || err == ECONNREFUSED) {
       return std::unexpected(
-          SocketError{SocketErrorCode::not_running, err,
+          SocketError{SocketErrorCode::NotRunning, err,
                       text::cat("nothing listens on ", path.string(), " (", std::strerror(err),
                                 "); is ferryd running for this domain?")});
     }
@@ -272,7 +272,7 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::connect(
     // The server's backlog is full: it is alive but slow. Try again shortly.
     if (deadline && Clock::now() >= *deadline) {
       return std::unexpected(
-          SocketError{SocketErrorCode::timeout, EAGAIN,
+          SocketError{SocketErrorCode::Timeout, EAGAIN,
                       text::cat("the server on ", path.string(),
                                 " did not accept the connection within ", timeout.count(), " ms")});
     }
@@ -331,7 +331,7 @@ std::expected<UnixSeqpacketSocket, SocketError> UnixSeqpacketSocket::accept() {
     if (errno == EINTR || errno == ECONNABORTED) continue;
     if (errno == EAGAIN || errno == EWOULDBLOCK) {
       return std::unexpected(
-          SocketError{SocketErrorCode::timeout, errno, "no connection is waiting"});
+          SocketError{SocketErrorCode::Timeout, errno, "no connection is waiting"});
     }
     return std::unexpected(sys_error("accept", errno));
   }
@@ -341,7 +341,7 @@ std::expected<void, SocketError> UnixSeqpacketSocket::send(std::span<const std::
                                                            Millis timeout, int attached_fd) {
   if (datagram.size() > kMaxMessageSize) {
     return std::unexpected(
-        SocketError{SocketErrorCode::oversized, 0,
+        SocketError{SocketErrorCode::Oversized, 0,
                     text::cat("a datagram of ", datagram.size(), " bytes exceeds the ",
                               kMaxMessageSize, "-byte message limit")});
   }
@@ -353,7 +353,7 @@ std::expected<void, SocketError> UnixSeqpacketSocket::send(std::span<const std::
     if (err == EINTR) continue;
     if (err == EPIPE || err == ECONNRESET || err == ENOTCONN) {
       return std::unexpected(
-          SocketError{SocketErrorCode::closed, err, "the peer closed the connection"});
+          SocketError{SocketErrorCode::Closed, err, "the peer closed the connection"});
     }
     if (err != EAGAIN && err != EWOULDBLOCK) return std::unexpected(sys_error("send", err));
     // The peer is not reading: wait for room, at most until the deadline.
@@ -361,7 +361,7 @@ std::expected<void, SocketError> UnixSeqpacketSocket::send(std::span<const std::
     if (!ready) return std::unexpected(ready.error());
     if (!*ready) {
       return std::unexpected(
-          SocketError{SocketErrorCode::timeout, EAGAIN,
+          SocketError{SocketErrorCode::Timeout, EAGAIN,
                       text::cat("the peer's queue stayed full for ", timeout.count(), " ms")});
     }
   }
@@ -385,7 +385,7 @@ std::expected<std::size_t, SocketError> UnixSeqpacketSocket::recv(std::span<std:
           *attached_fd = -1;
         }
         return std::unexpected(
-            SocketError{SocketErrorCode::oversized, EMSGSIZE,
+            SocketError{SocketErrorCode::Oversized, EMSGSIZE,
                         text::cat("a datagram of ", size, " bytes arrived, larger than the ",
                                   buffer.size(), "-byte buffer; it was dropped")});
       }
@@ -394,7 +394,7 @@ std::expected<std::size_t, SocketError> UnixSeqpacketSocket::recv(std::span<std:
     // The protocol never sends an empty datagram, so 0 is the peer closing.
     if (n == 0) {
       return std::unexpected(
-          SocketError{SocketErrorCode::closed, 0, "the peer closed the connection"});
+          SocketError{SocketErrorCode::Closed, 0, "the peer closed the connection"});
     }
     const int err = errno;
     if (err == EINTR) continue;
@@ -407,13 +407,13 @@ std::expected<std::size_t, SocketError> UnixSeqpacketSocket::recv(std::span<std:
     }
     if (err == ECONNRESET || err == ENOTCONN) {
       return std::unexpected(
-          SocketError{SocketErrorCode::closed, err, "the peer closed the connection"});
+          SocketError{SocketErrorCode::Closed, err, "the peer closed the connection"});
     }
     if (err != EAGAIN && err != EWOULDBLOCK) return std::unexpected(sys_error("recv", err));
     const auto ready = wait_for(fd_, POLLIN, deadline);
     if (!ready) return std::unexpected(ready.error());
     if (!*ready) {
-      return std::unexpected(SocketError{SocketErrorCode::timeout, EAGAIN,
+      return std::unexpected(SocketError{SocketErrorCode::Timeout, EAGAIN,
                                          text::cat("no message within ", timeout.count(), " ms")});
     }
   }

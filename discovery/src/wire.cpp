@@ -5,14 +5,14 @@
 namespace ferry::discovery::wire {
 
 StringProblem check_string(std::string_view value, std::size_t limit) noexcept {
-  if (value.size() > limit) return StringProblem::too_long;
-  if (value.find('\0') != std::string_view::npos) return StringProblem::has_nul;
-  return StringProblem::none;
+  if (value.size() > limit) return StringProblem::TooLong;
+  if (value.find('\0') != std::string_view::npos) return StringProblem::HasNul;
+  return StringProblem::None;
 }
 
 std::string string_message(StringProblem problem, std::string_view value, std::string_view field,
                            std::size_t limit) {
-  if (problem == StringProblem::too_long) {
+  if (problem == StringProblem::TooLong) {
     return text::cat("string field '", field, "' is ", value.size(), " bytes, limit ", limit);
   }
   return text::cat("string field '", field, "' contains a NUL byte at offset ", value.find('\0'));
@@ -41,9 +41,9 @@ void WireWriter::pid(const std::int32_t& value, std::string_view field) {
 
 void WireWriter::str(const std::string& value, std::string_view field, std::size_t limit) {
   if (error_) return;
-  if (const auto problem = check_string(value, limit); problem != StringProblem::none) {
-    fail(problem == StringProblem::too_long ? EncodeErrorCode::string_too_long
-                                            : EncodeErrorCode::invalid_string,
+  if (const auto problem = check_string(value, limit); problem != StringProblem::None) {
+    fail(problem == StringProblem::TooLong ? EncodeErrorCode::StringTooLong
+                                           : EncodeErrorCode::InvalidString,
          string_message(problem, value, field, limit));
     return;
   }
@@ -54,7 +54,7 @@ void WireWriter::str(const std::string& value, std::string_view field, std::size
 bool WireReader::take(std::uint64_t& value, std::size_t bytes, std::string_view field) {
   if (error_) return false;
   if (remaining() < bytes) {
-    fail(DecodeErrorCode::truncated_body,
+    fail(DecodeErrorCode::TruncatedBody,
          text::cat("message ", message_name_, " ends inside field '", field, "' (needs ", bytes,
                    " bytes, ", remaining(), " left)"));
     return false;
@@ -80,20 +80,20 @@ void WireReader::str(std::string& value, std::string_view field, std::size_t lim
   std::uint64_t length = 0;
   if (!take(length, 2, field)) return;
   if (length > limit) {
-    fail(DecodeErrorCode::string_too_long,
+    fail(DecodeErrorCode::StringTooLong,
          text::cat("string field '", field, "' is ", length, " bytes, limit ", limit));
     return;
   }
   if (remaining() < length) {
-    fail(DecodeErrorCode::truncated_body,
+    fail(DecodeErrorCode::TruncatedBody,
          text::cat("message ", message_name_, " ends inside string field '", field, "' (", length,
                    " bytes announced, ", remaining(), " left)"));
     return;
   }
   const auto bytes = in_.subspan(pos_, static_cast<std::size_t>(length));
   std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  if (const auto problem = check_string(text, limit); problem != StringProblem::none) {
-    fail(DecodeErrorCode::invalid_string, string_message(problem, text, field, limit));
+  if (const auto problem = check_string(text, limit); problem != StringProblem::None) {
+    fail(DecodeErrorCode::InvalidString, string_message(problem, text, field, limit));
     return;
   }
   pos_ += bytes.size();

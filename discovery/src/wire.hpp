@@ -33,7 +33,7 @@ struct EnumRange<UnmatchReason> {
   static constexpr std::uint64_t min = 0, max = 2;
 };
 template <>
-struct EnumRange<ErrorCode> {
+struct EnumRange<RefusalCode> {
   static constexpr std::uint64_t min = 1, max = 13;
 };
 
@@ -44,7 +44,7 @@ concept WireEnum = std::is_enum_v<E> && requires {
 
 // Strings must fit their field's limit and hold no NUL byte (they end up
 // in C APIs such as shm_open).
-enum class StringProblem : std::uint8_t { none, too_long, has_nul };
+enum class StringProblem : std::uint8_t { None, TooLong, HasNul };
 [[nodiscard]] StringProblem check_string(std::string_view value, std::size_t limit) noexcept;
 [[nodiscard]] std::string string_message(StringProblem problem, std::string_view value,
                                          std::string_view field, std::size_t limit);
@@ -67,7 +67,7 @@ class WireWriter {
     using U = std::underlying_type_t<E>;
     const auto raw = static_cast<std::uint64_t>(static_cast<U>(value));
     if (raw < EnumRange<E>::min || raw > EnumRange<E>::max) {
-      fail(EncodeErrorCode::invalid_value,
+      fail(EncodeErrorCode::InvalidValue,
            enum_message(field, raw, EnumRange<E>::min, EnumRange<E>::max));
       return;
     }
@@ -82,7 +82,7 @@ class WireWriter {
   template <class T, class Each>
   void list(const std::vector<T>& items, std::string_view field, Each&& each) {
     if (items.size() > kMaxListEntries) {
-      fail(EncodeErrorCode::too_many_entries, too_many_message(field, items.size()));
+      fail(EncodeErrorCode::TooManyEntries, too_many_message(field, items.size()));
       return;
     }
     put(items.size(), 2);
@@ -95,7 +95,7 @@ class WireWriter {
   // A field rule; `message` is built only when it fails.
   template <class MakeMessage>
   void require(bool ok, MakeMessage&& message) {
-    if (!ok && !error_) fail(EncodeErrorCode::invalid_value, message());
+    if (!ok && !error_) fail(EncodeErrorCode::InvalidValue, message());
   }
 
   void put(std::uint64_t value, std::size_t bytes) noexcept;
@@ -137,7 +137,7 @@ class WireReader {
     std::uint64_t raw = 0;
     if (!take(raw, sizeof(U), field)) return;
     if (raw < EnumRange<E>::min || raw > EnumRange<E>::max) {
-      fail(DecodeErrorCode::invalid_enum,
+      fail(DecodeErrorCode::InvalidEnum,
            WireWriter::enum_message(field, raw, EnumRange<E>::min, EnumRange<E>::max));
       return;
     }
@@ -151,7 +151,7 @@ class WireReader {
     std::uint64_t raw = 0;
     if (!take(raw, 1, field)) return;
     if (raw > 1) {
-      fail(DecodeErrorCode::invalid_enum, WireWriter::enum_message(field, raw, 0, 1));
+      fail(DecodeErrorCode::InvalidEnum, WireWriter::enum_message(field, raw, 0, 1));
       return;
     }
     value = raw == 1;
@@ -170,7 +170,7 @@ class WireReader {
 
   template <class MakeMessage>
   void require(bool ok, MakeMessage&& message) {
-    if (!ok && !error_) fail(DecodeErrorCode::invalid_value, message());
+    if (!ok && !error_) fail(DecodeErrorCode::InvalidValue, message());
   }
 
   [[nodiscard]] std::size_t remaining() const noexcept { return in_.size() - pos_; }

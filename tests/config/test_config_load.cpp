@@ -22,7 +22,7 @@ TEST_CASE("the design's sample configuration loads with the right values") {
   CHECK(c.liveness.timeout_ms == 1000);
   CHECK(c.pool == std::vector<PoolClass>{{4096, 1024}, {4 * 1024 * 1024, 32}});
   CHECK(c.defaults.capacity == 64);
-  CHECK(c.defaults.policy == Policy::drop_oldest);
+  CHECK(c.defaults.policy == Policy::DropOldest);
   CHECK(c.defaults.block_timeout_ms == 1000);
   CHECK_FALSE(c.strict);
   CHECK(c.schema.types().size() == 3);
@@ -36,7 +36,7 @@ TEST_CASE("the design's sample configuration loads with the right values") {
   CHECK(pose.sample_size == 40);
   CHECK(pose.sample_align == 8);
   CHECK(pose.settings.capacity == 16);
-  CHECK(pose.settings.policy == Policy::drop_oldest);
+  CHECK(pose.settings.policy == Policy::DropOldest);
   CHECK(pose.pos == SourcePos{22, 5});
 
   const Topic& frames = c.topics[1];
@@ -44,7 +44,7 @@ TEST_CASE("the design's sample configuration loads with the right values") {
   CHECK(frames.settings.capacity == 4);
 
   const Topic& cmd = *c.find_topic("robot/cmd");
-  CHECK(cmd.settings.policy == Policy::block);
+  CHECK(cmd.settings.policy == Policy::Block);
   CHECK(cmd.settings.block_timeout_ms == 500);
   CHECK(cmd.settings.max_publishers == 1);
   CHECK(cmd.settings.max_subscribers == 8);
@@ -58,7 +58,7 @@ TEST_CASE("the design's sample configuration loads with the right values") {
   CHECK_FALSE(logs.type_index.has_value());
   CHECK(c.type_of(logs) == nullptr);
   CHECK(logs.sample_size == 64 * 1024);
-  CHECK(logs.settings.policy == Policy::drop_new);
+  CHECK(logs.settings.policy == Policy::DropNew);
   CHECK_FALSE(logs.allow.publish.has_value());
   CHECK(c.find_topic("nope") == nullptr);
 }
@@ -73,7 +73,7 @@ TEST_CASE("omitted keys take the documented defaults") {
   REQUIRE(c.topics.size() == 1);
   const TopicSettings& s = c.topics[0].settings;
   CHECK(s.capacity == 64);
-  CHECK(s.policy == Policy::drop_oldest);
+  CHECK(s.policy == Policy::DropOldest);
   CHECK(s.block_timeout_ms == 1000);
   CHECK(s.max_publishers == 8);
   CHECK(s.max_subscribers == 16);
@@ -105,7 +105,7 @@ topics:
   const TopicSettings& a = c.topics.at(0).settings;
   CHECK(a == c.defaults);
   CHECK(a.capacity == 8);
-  CHECK(a.policy == Policy::block);
+  CHECK(a.policy == Policy::Block);
   CHECK(a.block_timeout_ms == 20);
   CHECK(a.max_publishers == 2);
   CHECK(a.max_subscribers == 3);
@@ -114,7 +114,7 @@ topics:
   CHECK(a.history == 7);
   const TopicSettings& b = c.topics.at(1).settings;
   CHECK(b.capacity == 16);
-  CHECK(b.policy == Policy::drop_new);
+  CHECK(b.policy == Policy::DropNew);
   CHECK(b.max_held == 1);
   CHECK(b.max_loans == 5);
 }
@@ -155,10 +155,10 @@ TEST_CASE("sizes print in the largest exact unit") {
 }
 
 TEST_CASE("policies print and parse with their YAML spelling") {
-  CHECK(to_string(Policy::block) == "block");
-  CHECK(to_string(Policy::drop_new) == "drop_new");
-  CHECK(to_string(Policy::drop_oldest) == "drop_oldest");
-  for (const Policy p : {Policy::block, Policy::drop_new, Policy::drop_oldest})
+  CHECK(to_string(Policy::Block) == "block");
+  CHECK(to_string(Policy::DropNew) == "drop_new");
+  CHECK(to_string(Policy::DropOldest) == "drop_oldest");
+  for (const Policy p : {Policy::Block, Policy::DropNew, Policy::DropOldest})
     CHECK(parse_policy(to_string(p)) == p);
   CHECK_FALSE(parse_policy("Block").has_value());
   CHECK_FALSE(parse_policy("drop-new").has_value());

@@ -64,7 +64,7 @@ TEST_CASE("chunk sizes are powers of two of at least 64 bytes holding one sample
 TEST_CASE("a huge demand saturates instead of wrapping around") {
   Topic t;
   t.sample_size = kMaxSampleSize;
-  t.settings = {kMaxCapacity,    Policy::block, 0,        kMaxPublishers,
+  t.settings = {kMaxCapacity,    Policy::Block, 0,        kMaxPublishers,
                 kMaxSubscribers, kMaxLoans,     kMaxHeld, kMaxCapacity};
   const TopicDemand d = topic_demand(t);
   CHECK(d.chunks == (std::uint64_t{kMaxCapacity} * kMaxSubscribers + kMaxCapacity + kMaxLoans) *

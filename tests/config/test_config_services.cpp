@@ -51,7 +51,7 @@ TEST_CASE("a declared service and the topics that carry it") {
   CHECK(topics[0].name == "_srv/plan/rq");
   CHECK(topics[0].sample_size == 8);
   CHECK(topics[0].settings.capacity == 4);
-  CHECK(topics[0].settings.policy == Policy::drop_new);
+  CHECK(topics[0].settings.policy == Policy::DropNew);
   CHECK(topics[0].settings.max_publishers == 3);
   CHECK(topics[0].settings.max_subscribers == 1);
   CHECK(topics[1].name == "_srv/plan/rr");

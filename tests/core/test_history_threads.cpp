@@ -1,5 +1,5 @@
 // The history's seqlock between its writer (the publishing thread) and a
-// reader (the node's serving thread handing history to a late subscriber):
+// reader (the node's runtime thread handing history to a late subscriber):
 // a read either returns exactly the entry that was recorded under that
 // sequence number or says it is gone, never a mix. Run under TSan too.
 #include <doctest/doctest.h>

@@ -188,7 +188,7 @@ TEST_CASE_FIXTURE(GroupDomain,
       if (!name.starts_with(prefix) || !name.ends_with(".lock")) continue;
       ++files;
       if (ferry::discovery::probe_node_lock(entry.path()) ==
-          ferry::discovery::NodeLockState::held) {
+          ferry::discovery::NodeLockState::Held) {
         ++held;
       }
     }

@@ -48,7 +48,7 @@ struct Board {
   std::atomic<std::uint64_t> published{0};
   std::array<std::atomic<std::uint64_t>, 4> published_by{};  // per publisher
   // Per publisher, its subscriber_count() after its last burst: 0 once its
-  // serving thread has had ferryd's Unmatched of the dead subscriber.
+  // runtime thread has had ferryd's Unmatched of the dead subscriber.
   std::array<std::atomic<std::uint32_t>, 4> matched_by{};
   std::atomic<std::uint64_t> taken{0};
   std::atomic<bool> pause{false};  // the publisher stops publishing (and lives on)
@@ -60,9 +60,9 @@ struct Board {
 
 // Publishes loans in bursts until paused; exits when stopped.
 // `first_after_wake`: the publishing thread runs first whenever the process
-// continues, before the node's serving thread can read ferryd's news (both
+// continues, before the node's runtime thread can read ferryd's news (both
 // on one CPU, the publishing thread SCHED_FIFO): what a publisher does when
-// its serving thread is descheduled for a while. Not permitted: as it comes.
+// its runtime thread is descheduled for a while. Not permitted: as it comes.
 int loan_publisher_body(Board& board, std::size_t index, bool first_after_wake);
 
 // Says on stderr what went wrong: a child's exception is otherwise only exit
@@ -81,7 +81,7 @@ int loan_publisher_body(Board& board, std::size_t index, bool first_after_wake) 
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(0, &one);
-    (void)::sched_setaffinity(0, sizeof one, &one);  // the serving thread inherits it
+    (void)::sched_setaffinity(0, sizeof one, &one);  // the runtime thread inherits it
   }
   ferry::Node node{"stalled-pub"};
   auto pub = node.publisher<ferry::Bytes>("frames");
@@ -105,7 +105,7 @@ int loan_publisher_body(Board& board, std::size_t index, bool first_after_wake) 
       }
     }
     board.matched_by[index].store(pub.subscriber_count());
-    std::this_thread::sleep_for(1ms);  // lets the serving thread run
+    std::this_thread::sleep_for(1ms);  // lets the runtime thread run
   }
   return 0;
 }
@@ -165,7 +165,7 @@ TEST_CASE_FIXTURE(
   for (auto& p : pubs) ::kill(p.pid(), SIGCONT);
   CHECK(publishes_more(*board, 2, 300));
   // Each publishing thread drops the dead queue (and revokes what it gave
-  // it) at its first publish after its serving thread had the Unmatched:
+  // it) at its first publish after its runtime thread had the Unmatched:
   // wait for that news, then for two more bursts, before they go idle.
   // (A fixed count of publishes alone was a guess a loaded machine beat.)
   CHECK(eventually(
@@ -222,7 +222,7 @@ TEST_CASE_FIXTURE(
   Child node([&] {
     auto client = ferry::discovery::Client::connect(domain.name(), "zombie", 2s);
     if (!client) return 1;
-    const std::uint32_t owner = client->welcome().heartbeat_slot;
+    const std::uint32_t owner = client->welcome().node_slot;
     const auto lock = client->take_welcome_lock();  // ferryd's, as the runtime keeps it
     if (!lock.held()) return 2;
     auto segment = ferry::transport::Segment::open(
@@ -232,8 +232,8 @@ TEST_CASE_FIXTURE(
     auto pool = ferry::transport::Pool::attach(segment->payload(), segment->payload_size());
     if (!pool) return 4;
     auto half = ferry::transport::detail::PoolTestHooks::allocate(
-        *pool, 100, static_cast<ferry::transport::OwnerId>(owner),
-        ferry::transport::detail::PoolCrashStep::allocate_claimed);
+        *pool, 100, static_cast<ferry::transport::NodeSlot>(owner),
+        ferry::transport::detail::PoolCrashStep::AllocateClaimed);
     if (half || half.error() != ferry::transport::PoolError::Aborted) return 5;
     claimed.raise();
     while (true) std::this_thread::sleep_for(1s);
@@ -304,7 +304,7 @@ TEST_CASE_FIXTURE(
   CHECK(seen->heartbeat_age_ms < 200);
   const auto lock =
       ferry::discovery::node_lock_path(domain.name(), seen->slot, domain.runtime_dir());
-  CHECK(ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::held);
+  CHECK(ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::Held);
   CHECK(ferry::test::pool_count(domain.name()).free + 1 ==
         ferry::test::pool_count(domain.name()).total);
 
@@ -320,7 +320,7 @@ TEST_CASE_FIXTURE(
   // The slot is freed once its process is gone, and its lock file with it.
   CHECK(eventually(
       [&] {
-        return ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::missing;
+        return ferry::discovery::probe_node_lock(lock) == ferry::discovery::NodeLockState::Missing;
       },
       3s));
   CHECK(outer.wait(5s) == 128 + SIGKILL);

@@ -248,7 +248,7 @@ TEST_CASE(
   ferry::Node node{"n"};
 
   // Each request used to look all 9,000 names up in the user database on
-  // ferryd's serving thread (seconds per request).
+  // ferryd's runtime thread (seconds per request).
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<ferry::Publisher<Seq>> pubs;
   for (int i = 0; i < 10; ++i) pubs.push_back(node.publisher<Seq>("g"));

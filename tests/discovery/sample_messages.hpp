@@ -9,16 +9,16 @@
 namespace ferry::discovery::test {
 
 inline std::vector<Message> sample_messages() {
-  TopicConfig config{Policy::block, 64, 128, 500, TopicLimits{1, 8, 4, 16, 1}, 40, 0};
+  TopicConfig config{Policy::Block, 64, 128, 500, TopicLimits{1, 8, 4, 16, 1}, 40, 0};
   TopicInfo pose{"robot/pose",
                  "Pose",
-                 Policy::drop_oldest,
+                 Policy::DropOldest,
                  16,
                  40,
                  {PortInfo{1, "planner", 101}},
                  {PortInfo{2, "viewer", 102}, PortInfo{3, "logger", 103, true}},
                  {QueueInfo{1, 2, "ferry.demo.ring.1-2"}, QueueInfo{1, 3, "ferry.demo.ring.1-3"}}};
-  TopicInfo logs{"logs/text", "bytes", Policy::drop_new, 4, 0, {}, {}, {}};
+  TopicInfo logs{"logs/text", "bytes", Policy::DropNew, 4, 0, {}, {}, {}};
   return {
       Hello{1, "planner", 4242, 5},
       Welcome{7, "demo", 100, 1000, "ferry.demo.registry", 3},
@@ -30,8 +30,8 @@ inline std::vector<Message> sample_messages() {
       PortDestroyed{11},
       Matched{11, 12, "viewer", 4343, 5, "ferry.demo.ring.11-12", "ferry.demo.doorbells", 256, 9,
               true},
-      Unmatched{11, 12, UnmatchReason::peer_timed_out},
-      Error{ErrorCode::type_mismatch,
+      Unmatched{11, 12, UnmatchReason::PeerTimedOut},
+      Error{RefusalCode::TypeMismatch,
             "topic 'robot/pose' has type Pose (40 bytes, align 8), the port asked for Pose2"},
       ListTopics{0, "", 5},
       TopicList{2, 0, {pose, logs}, 1, 7},

@@ -62,7 +62,7 @@ struct Core {
     const Effects out = send(id, Hello{kProtocolVersion, name, pid, 0});
     REQUIRE(out.size() == 1);
     const auto& welcome = std::get<Welcome>(std::get<SendMessage>(out[0]).message);
-    const auto slot = static_cast<std::uint16_t>(welcome.heartbeat_slot);
+    const auto slot = static_cast<std::uint16_t>(welcome.node_slot);
     actions.running.insert(slot);
     return slot;
   }
@@ -107,7 +107,7 @@ std::optional<std::size_t> closed_at(const Effects& out, ConnectionId id) {
   return std::nullopt;
 }
 
-ErrorCode error_of(const Message& message) { return std::get<Error>(message).code; }
+RefusalCode error_of(const Message& message) { return std::get<Error>(message).code; }
 
 }  // namespace
 
@@ -123,9 +123,9 @@ TEST_CASE("a Hello gets a Welcome with the new node's lock; ListNodes ages it by
   CHECK(welcome.domain == "core_test");
   CHECK(welcome.timeout_ms == kTimeoutMs);
   REQUIRE(reply.node_lock.has_value());
-  CHECK(*reply.node_lock == welcome.heartbeat_slot);
-  const auto slot = static_cast<std::uint16_t>(welcome.heartbeat_slot);
-  CHECK(c.core.liveness().state(slot) == NodeState::alive);
+  CHECK(*reply.node_lock == welcome.node_slot);
+  const auto slot = static_cast<std::uint16_t>(welcome.node_slot);
+  CHECK(c.core.liveness().state(slot) == NodeState::Alive);
 
   c.now += 250;
   const auto list = std::get<NodeList>(sent_to(c.send(3, ListNodes{}), 3).at(0));
@@ -136,7 +136,7 @@ TEST_CASE("a Hello gets a Welcome with the new node's lock; ListNodes ages it by
 
   // A second Hello on the same connection is refused, and the client dropped.
   const Effects twice = c.send(3, Hello{kProtocolVersion, "planner", 4242, 0});
-  CHECK(error_of(sent_to(twice, 3).at(0)) == ErrorCode::already_registered);
+  CHECK(error_of(sent_to(twice, 3).at(0)) == RefusalCode::AlreadyRegistered);
   CHECK(closed_at(twice, 3).has_value());
   CHECK(c.core.connection_count() == 0);
 }
@@ -172,34 +172,34 @@ TEST_CASE("a node silent past timeout_ms is declared dead on that tick, reclaime
   c.now += kTimeoutMs;
   c.table.beat(sub, c.now);
   CHECK(c.core.tick(c.now).empty());
-  CHECK(c.core.liveness().state(pub) == NodeState::alive);
+  CHECK(c.core.liveness().state(pub) == NodeState::Alive);
 
   c.now += 1;
   c.table.beat(sub, c.now);
   const Effects out = c.core.tick(c.now);
   const auto told = sent_to(out, 3);
   REQUIRE(told.size() == 1);
-  CHECK(error_of(told[0]) == ErrorCode::node_expired);
+  CHECK(error_of(told[0]) == RefusalCode::NodeExpired);
   CHECK(std::get<Error>(told[0]).message.find("1001 ms without a heartbeat") != std::string::npos);
   // Told, closed, reclaimed, and only then its peer's Unmatched.
   const auto close = closed_at(out, 3);
   REQUIRE(close.has_value());
   const auto to_peer = sent_to(out, 4);
   REQUIRE(to_peer.size() == 1);
-  CHECK(std::get<Unmatched>(to_peer[0]).reason == UnmatchReason::peer_timed_out);
+  CHECK(std::get<Unmatched>(to_peer[0]).reason == UnmatchReason::PeerTimedOut);
   CHECK(std::get<SendMessage>(out.back()).to == 4);
   REQUIRE(c.actions.reclaims.size() == 1);
   CHECK(c.actions.reclaims[0] == std::pair<std::uint16_t, bool>{pub, false});
-  CHECK(c.table.word(pub) == SlotState::declared_dead);
-  CHECK(c.core.liveness().state(pub) == NodeState::reclaiming);  // its process lives
+  CHECK(c.table.word(pub) == SlotState::DeclaredDead);
+  CHECK(c.core.liveness().state(pub) == NodeState::Reclaiming);  // its process lives
 
   // Its process goes: the next probe frees the slot.
   c.actions.running.erase(pub);
   c.now += NodeLiveness::kProbePeriodMs;
   c.table.beat(sub, c.now);
   CHECK(c.core.tick(c.now).empty());
-  CHECK(c.core.liveness().state(pub) == NodeState::free);
-  CHECK(c.core.liveness().state(sub) == NodeState::alive);
+  CHECK(c.core.liveness().state(pub) == NodeState::Free);
+  CHECK(c.core.liveness().state(sub) == NodeState::Alive);
 }
 
 TEST_CASE("limits: connections past max_connections and Hellos past max_nodes are refused") {
@@ -208,31 +208,31 @@ TEST_CASE("limits: connections past max_connections and Hellos past max_nodes ar
   CHECK(c.connect(3, 100).empty());
   CHECK(c.connect(4, 200).empty());
   const Effects third = c.connect(5, 300);
-  CHECK(error_of(sent_to(third, 5).at(0)) == ErrorCode::resource_exhausted);
+  CHECK(error_of(sent_to(third, 5).at(0)) == RefusalCode::ResourceExhausted);
   CHECK(std::get<Error>(sent_to(third, 5).at(0)).message.find("max_connections") !=
         std::string::npos);
   CHECK(closed_at(third, 5) == 1u);
 
   const Effects first = c.send(3, Hello{kProtocolVersion, "one", 100, 0});
   const auto slot =
-      static_cast<std::uint16_t>(std::get<Welcome>(sent_to(first, 3).at(0)).heartbeat_slot);
+      static_cast<std::uint16_t>(std::get<Welcome>(sent_to(first, 3).at(0)).node_slot);
   const Effects second = c.send(4, Hello{kProtocolVersion, "two", 200, 0});
   const Error refused = std::get<Error>(sent_to(second, 4).at(0));
-  CHECK(refused.code == ErrorCode::resource_exhausted);
+  CHECK(refused.code == RefusalCode::ResourceExhausted);
   CHECK(refused.message.find("all 1 node slots") != std::string::npos);
   CHECK(closed_at(second, 4).has_value());
 
   // The node leaves and its process is gone: its slot is reclaimed once more,
   // before the Welcome that gives it again.
   CHECK(c.core.hung_up(3).size() == 1);
-  CHECK(c.core.liveness().state(slot) == NodeState::free);
+  CHECK(c.core.liveness().state(slot) == NodeState::Free);
   // Recycling is asked at most every 100 ms (the refused Hello asked it).
   c.now += 100;
   CHECK(c.connect(6, 600).empty());
   const Effects again = c.send(6, Hello{kProtocolVersion, "three", 600, 0});
   REQUIRE(again.size() == 2);
   CHECK(std::get<ReclaimSlot>(again[0]).owner == slot);
-  CHECK(std::get<Welcome>(std::get<SendMessage>(again[1]).message).heartbeat_slot == slot);
+  CHECK(std::get<Welcome>(std::get<SendMessage>(again[1]).message).node_slot == slot);
 }
 
 TEST_CASE("a connection that says no Hello within hello_timeout_ms is told and closed") {
@@ -242,7 +242,7 @@ TEST_CASE("a connection that says no Hello within hello_timeout_ms is told and c
   CHECK(c.core.tick(c.now).empty());
   c.now += 1;
   const Effects out = c.core.tick(c.now);
-  CHECK(error_of(sent_to(out, 3).at(0)) == ErrorCode::not_registered);
+  CHECK(error_of(sent_to(out, 3).at(0)) == RefusalCode::NotRegistered);
   CHECK(closed_at(out, 3) == 1u);
   CHECK(c.core.connection_count() == 0);
 }
@@ -260,7 +260,7 @@ TEST_CASE("a service has one server: a second one is refused, naming the node th
 
   const Effects second = c.send(5, subscriber_on(requests));
   const Error refused = std::get<Error>(sent_to(second, 5).at(0));
-  CHECK(refused.code == ErrorCode::limit_exceeded);
+  CHECK(refused.code == RefusalCode::LimitExceeded);
   CHECK(refused.message.find("node 'server' (pid 100) serves it") != std::string::npos);
   CHECK_FALSE(closed_at(second, 5).has_value());  // a refused port keeps the node
 }
@@ -269,7 +269,7 @@ TEST_CASE("out of place: a port before Hello, a daemon's message, garbage, a str
   Core c;
   CHECK(c.connect(3, 100).empty());
   const Effects early = c.send(3, publisher_on("robot/pose"));
-  CHECK(error_of(sent_to(early, 3).at(0)) == ErrorCode::not_registered);
+  CHECK(error_of(sent_to(early, 3).at(0)) == RefusalCode::NotRegistered);
   CHECK(closed_at(early, 3).has_value());
 
   c.join(4, "confused", 200);
@@ -279,11 +279,11 @@ TEST_CASE("out of place: a port before Hello, a daemon's message, garbage, a str
 
   CHECK(c.connect(5, 300).empty());
   const Effects garbage = c.core.malformed(c.now, 5, "truncated header");
-  CHECK(error_of(sent_to(garbage, 5).at(0)) == ErrorCode::malformed_message);
+  CHECK(error_of(sent_to(garbage, 5).at(0)) == RefusalCode::MalformedMessage);
   CHECK(closed_at(garbage, 5).has_value());
 
   const Effects stranger = c.connect(6, 400, ::geteuid() + 1);
-  CHECK(error_of(sent_to(stranger, 6).at(0)) == ErrorCode::permission_denied);
+  CHECK(error_of(sent_to(stranger, 6).at(0)) == RefusalCode::PermissionDenied);
   CHECK(closed_at(stranger, 6).has_value());
   CHECK(c.core.connection_count() == 0);
 }
@@ -314,8 +314,8 @@ TEST_CASE("adopting a previous ferryd's table: its live node resumes its slot, d
   FakeShm shm;
   FakeActions actions;
   Table table;
-  table.set(2, SlotState::alive, 4242);       // its process runs: an orphan, may come back
-  table.set(5, SlotState::reclaiming, 5555);  // left mid-reclaim: finished by the adoption
+  table.set(2, SlotState::Alive, 4242);       // its process runs: an orphan, may come back
+  table.set(5, SlotState::Reclaiming, 5555);  // left mid-reclaim: finished by the adoption
   actions.running.insert(2);
   table.beats.header().next_owner.store(6, std::memory_order_relaxed);
   table.beats.header().next_id.store(50, std::memory_order_relaxed);
@@ -327,20 +327,20 @@ TEST_CASE("adopting a previous ferryd's table: its live node resumes its slot, d
   REQUIRE(live.size() == 1);
   CHECK(live[0].owner == 2);
   CHECK(core.finish_adoption(table.beats, PoolFacts{4096, 64, 64}, 0, now) == 1);
-  CHECK(core.liveness().state(2) == NodeState::orphan);
-  CHECK(core.liveness().state(5) == NodeState::free);
+  CHECK(core.liveness().state(2) == NodeState::Orphan);
+  CHECK(core.liveness().state(5) == NodeState::Free);
   CHECK(core.registry().next_id() == 50);
 
   // The orphan's process says Hello with its slot: the same slot, no new lock.
   CHECK(core.connected(now, 3, Credentials{4242, ::geteuid(), ::getegid()}).empty());
   const Effects back = core.received(now, 3, 1, Hello{kProtocolVersion, "survivor", 4242, 2});
   const auto& resumed = std::get<SendMessage>(back.at(0));
-  CHECK(std::get<Welcome>(resumed.message).heartbeat_slot == 2);
+  CHECK(std::get<Welcome>(resumed.message).node_slot == 2);
   CHECK_FALSE(resumed.node_lock.has_value());
-  CHECK(core.liveness().state(2) == NodeState::alive);
+  CHECK(core.liveness().state(2) == NodeState::Alive);
 
   // A new node gets a slot the previous ferryd never gave.
   CHECK(core.connected(now, 4, Credentials{7777, ::geteuid(), ::getegid()}).empty());
   const Effects fresh = core.received(now, 4, 1, Hello{kProtocolVersion, "newcomer", 7777, 0});
-  CHECK(std::get<Welcome>(std::get<SendMessage>(fresh.at(0)).message).heartbeat_slot == 6);
+  CHECK(std::get<Welcome>(std::get<SendMessage>(fresh.at(0)).message).node_slot == 6);
 }

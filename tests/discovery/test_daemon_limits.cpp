@@ -176,7 +176,7 @@ TEST_CASE("past max_connections a client is told so in a sentence, and others st
   REQUIRE(over.has_value());
   const auto error = error_on(*over, 2000ms);
   REQUIRE_MESSAGE(error.has_value(), daemon.log_text());
-  CHECK(error->code == ErrorCode::resource_exhausted);
+  CHECK(error->code == RefusalCode::ResourceExhausted);
   CHECK(error->message.find("max_connections") != std::string::npos);
   hogs.pop_back();
   std::this_thread::sleep_for(100ms);
@@ -214,7 +214,7 @@ TEST_CASE("a connection that never says Hello is closed after hello_timeout_ms")
   std::vector<std::byte> buffer(kMaxMessageSize);
   auto end = silent->recv(buffer, 1000ms);
   REQUIRE_FALSE(end.has_value());
-  CHECK(end.error().code == SocketErrorCode::closed);
+  CHECK(end.error().code == SocketErrorCode::Closed);
 }
 
 TEST_CASE("node slots are reused once their process is gone: more nodes than slots come and go") {
@@ -233,7 +233,7 @@ TEST_CASE("node slots are reused once their process is gone: more nodes than slo
           std::this_thread::sleep_for(20ms);
           continue;
         }
-        const std::uint32_t slot = client->welcome().heartbeat_slot;
+        const std::uint32_t slot = client->welcome().node_slot;
         return slot >= 1 && slot <= 4 ? 0 : 11;
       }
       return 12;
@@ -281,7 +281,7 @@ TEST_CASE("refused port requests leave nothing behind, and the port and topic li
     generic.topic = "ghost/" + std::to_string(i);
     const auto reply = ask(generic);
     REQUIRE(std::holds_alternative<Error>(reply));
-    CHECK(std::get<Error>(reply).code == ErrorCode::invalid_argument);
+    CHECK(std::get<Error>(reply).code == RefusalCode::InvalidArgument);
   }
   const auto listed = ask(ListTopics{});
   REQUIRE(std::holds_alternative<TopicList>(listed));
@@ -297,7 +297,7 @@ TEST_CASE("refused port requests leave nothing behind, and the port and topic li
   for (int i = 0; i < 2; ++i) CHECK(std::holds_alternative<PortCreated>(ask(pub)));
   const auto fourth = ask(pub);
   REQUIRE(std::holds_alternative<Error>(fourth));
-  CHECK(std::get<Error>(fourth).code == ErrorCode::limit_exceeded);
+  CHECK(std::get<Error>(fourth).code == RefusalCode::LimitExceeded);
   CHECK(std::get<Error>(fourth).message.find("max_ports_per_node") != std::string::npos);
   // Topics: another node brings the domain to its 4; a fifth is refused.
   auto other = Client::connect(domain.name(), "filler", 3000ms);
@@ -316,7 +316,7 @@ TEST_CASE("refused port requests leave nothing behind, and the port and topic li
   REQUIRE(third.has_value());
   const auto fifth = publish_on(*third, "fill/3");
   REQUIRE(std::holds_alternative<Error>(fifth));
-  CHECK(std::get<Error>(fifth).code == ErrorCode::limit_exceeded);
+  CHECK(std::get<Error>(fifth).code == RefusalCode::LimitExceeded);
   CHECK(std::get<Error>(fifth).message.find("max_topics") != std::string::npos);
   // Existing topics still take ports.
   CHECK(std::holds_alternative<PortCreated>(publish_on(*third, "fill/0")));

@@ -60,7 +60,7 @@ struct RawClient {
   [[nodiscard]] bool nothing_waiting() {
     std::array<std::byte, kMaxMessageSize> buffer{};
     auto size = socket.recv(buffer, 0ms);
-    return !size && size.error().code == SocketErrorCode::timeout;
+    return !size && size.error().code == SocketErrorCode::Timeout;
   }
 };
 
@@ -92,8 +92,8 @@ TEST_CASE(
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
   const auto welcome = std::get<Welcome>(client.receive());
   CHECK(client.lock_fd >= 0);
-  const auto owner = static_cast<std::uint16_t>(welcome.heartbeat_slot);
-  CHECK(daemon.core().liveness().state(owner) == NodeState::alive);
+  const auto owner = static_cast<std::uint16_t>(welcome.node_slot);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::Alive);
 
   CreatePublisher publisher;
   publisher.topic = "frozen_topic";
@@ -108,19 +108,19 @@ TEST_CASE(
   now += kTimeoutMs;
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
   CHECK(client.nothing_waiting());
-  CHECK(daemon.core().liveness().state(owner) == NodeState::alive);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::Alive);
 
   now += 1;
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
   const auto expired = std::get<Error>(client.receive());
-  CHECK(expired.code == ErrorCode::node_expired);
+  CHECK(expired.code == RefusalCode::NodeExpired);
   CHECK(expired.message.find("1001 ms without a heartbeat") != std::string::npos);
   // This process lives (it holds its node lock): reclaimed, not free.
-  CHECK(daemon.core().liveness().state(owner) == NodeState::reclaiming);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::Reclaiming);
   // The lock let go, the process counts as gone: the slot is freed.
   ::close(client.lock_fd);
   client.lock_fd = -1;
   now += 1000;
   CHECK_FALSE(daemon.poll_once(0ms).has_value());
-  CHECK(daemon.core().liveness().state(owner) == NodeState::free);
+  CHECK(daemon.core().liveness().state(owner) == NodeState::Free);
 }

@@ -42,9 +42,9 @@ TEST_CASE("a lock handed over stays held after its taker closes its own descript
   }  // the taker's descriptor closes here
   auto adopted = NodeLock::adopt(received, path);
   REQUIRE(adopted.has_value());
-  CHECK(probe_node_lock(path) == NodeLockState::held);
+  CHECK(probe_node_lock(path) == NodeLockState::Held);
   *adopted = NodeLock{};
-  CHECK(probe_node_lock(path) == NodeLockState::free);
+  CHECK(probe_node_lock(path) == NodeLockState::Free);
   remove_node_lock(path);
 }
 
@@ -69,7 +69,7 @@ TEST_CASE("a lock that is not the named file, or is held through another file, i
   refused = NodeLock::adopt(second, path);
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().ends_with("': another process holds its lock"));
-  CHECK(probe_node_lock(path) == NodeLockState::held);
+  CHECK(probe_node_lock(path) == NodeLockState::Held);
   *held = NodeLock{};
   remove_node_lock(path);
 }

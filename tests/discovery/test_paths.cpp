@@ -72,7 +72,7 @@ TEST_CASE("an invalid domain name is an error quoting the name, its source and t
   ScopedEnv env{"FERRY_DOMAIN", std::nullopt};
   const auto cli = resolve_domain("a.b", std::nullopt);
   REQUIRE_FALSE(cli.has_value());
-  CHECK(cli.error().code == PathErrorCode::invalid_domain);
+  CHECK(cli.error().code == PathErrorCode::InvalidDomain);
   CHECK(cli.error().message ==
         "domain name 'a.b' (from --domain) is invalid: use 1 to 32 characters from [A-Za-z0-9_-]");
   CHECK_FALSE(resolve_domain("", std::nullopt).has_value());
@@ -176,7 +176,7 @@ TEST_CASE("the socket is <runtime_dir>/<domain>.sock") {
   CHECK(socket_path("demo").value() == fs::path{"/somewhere/demo.sock"});
   const auto bad = socket_path("no/slash", "/run/ferry");
   REQUIRE_FALSE(bad.has_value());
-  CHECK(bad.error().code == PathErrorCode::invalid_domain);
+  CHECK(bad.error().code == PathErrorCode::InvalidDomain);
 }
 
 TEST_CASE("a socket path longer than sun_path allows is a clear error") {

@@ -58,7 +58,7 @@ TEST_CASE("default-constructed messages that are valid round-trip too") {
 TEST_CASE("the header is magic, version, type, body length and request id, little-endian") {
   const auto bytes = must_encode(Ping{}, 0x01020304);
   const std::vector<std::byte> expected =
-      RawBody{}.datagram(raw(MessageType::ping), RawBody::Header{}.with_request_id(0x01020304));
+      RawBody{}.datagram(raw(MessageType::Ping), RawBody::Header{}.with_request_id(0x01020304));
   CHECK(bytes == expected);
   REQUIRE(bytes.size() == kHeaderSize);
   CHECK(bytes[0] == std::byte{'F'});
@@ -74,7 +74,7 @@ TEST_CASE("a Hello is encoded field by field exactly as documented") {
           .str("ab")
           .u32(0x01020304)
           .u32(7)
-          .datagram(raw(MessageType::hello), RawBody::Header{}.with_request_id(9));
+          .datagram(raw(MessageType::Hello), RawBody::Header{}.with_request_id(9));
   CHECK(bytes == expected);
   CHECK(bytes.size() == kHeaderSize + 2 + 2 + 2 + 4 + 4);
 }
@@ -82,40 +82,40 @@ TEST_CASE("a Hello is encoded field by field exactly as documented") {
 TEST_CASE("datagrams shorter than the header are refused") {
   for (std::size_t n = 0; n < kHeaderSize; ++n) {
     const auto e = decode_failure(std::vector<std::byte>(n));
-    CHECK(e.code == DecodeErrorCode::truncated_header);
+    CHECK(e.code == DecodeErrorCode::TruncatedHeader);
   }
   CHECK(decode_failure(std::vector<std::byte>(7)).message ==
         "datagram of 7 bytes is shorter than the 16-byte header");
 }
 
 TEST_CASE("datagrams longer than the message limit are refused") {
-  std::vector<std::byte> d = RawBody{}.datagram(raw(MessageType::ping));
+  std::vector<std::byte> d = RawBody{}.datagram(raw(MessageType::Ping));
   d.resize(kMaxMessageSize + 1);
   test::fix_body_length(d);
-  CHECK(decode_failure(d).code == DecodeErrorCode::oversized);
+  CHECK(decode_failure(d).code == DecodeErrorCode::Oversized);
 }
 
 TEST_CASE("a wrong magic means the peer does not speak ferry") {
   const auto e = decode_failure(
-      RawBody{}.datagram(raw(MessageType::ping), RawBody::Header{}.with_magic(0x12345678)));
-  CHECK(e.code == DecodeErrorCode::bad_magic);
+      RawBody{}.datagram(raw(MessageType::Ping), RawBody::Header{}.with_magic(0x12345678)));
+  CHECK(e.code == DecodeErrorCode::BadMagic);
   CHECK(e.message.find("0x12345678") != std::string::npos);
 }
 
 TEST_CASE("another protocol version is refused with both versions named") {
   // 99: a version no ferry speaks (nor will soon), whatever kProtocolVersion is now.
   const auto e = decode_failure(RawBody{}.u16(99).str("x").u32(1).datagram(
-      raw(MessageType::hello), RawBody::Header{}.with_version(99)));
-  CHECK(e.code == DecodeErrorCode::unsupported_version);
+      raw(MessageType::Hello), RawBody::Header{}.with_version(99)));
+  CHECK(e.code == DecodeErrorCode::UnsupportedVersion);
   CHECK(e.message == "protocol version 99, this side speaks " + std::to_string(kProtocolVersion));
 }
 
 TEST_CASE("the header's body length must match the datagram") {
   std::vector<std::byte> d = RawBody{}.u64(1).u64(2).u64(3).datagram(
-      raw(MessageType::destroy_port), RawBody::Header{}.with_body_length(12));
+      raw(MessageType::DestroyPort), RawBody::Header{}.with_body_length(12));
   REQUIRE(d.size() == 40);
   const auto e = decode_failure(d);
-  CHECK(e.code == DecodeErrorCode::length_mismatch);
+  CHECK(e.code == DecodeErrorCode::LengthMismatch);
   CHECK(e.message.starts_with("body length 12 does not match datagram length 40"));
 }
 
@@ -123,7 +123,7 @@ TEST_CASE("unknown message types are a specific error") {
   const auto past_last = static_cast<int>(std::variant_size_v<Message>) + 1;
   for (const int type : {0, past_last, 77, 0xFFFF}) {
     const auto e = decode_failure(RawBody{}.datagram(static_cast<std::uint16_t>(type)));
-    CHECK(e.code == DecodeErrorCode::unknown_type);
+    CHECK(e.code == DecodeErrorCode::UnknownType);
     if (type == 77) CHECK(e.message == "unknown message type 77");
   }
 }
@@ -132,7 +132,7 @@ TEST_CASE("string fields over their limit are refused by the encoder and the dec
   CreatePublisher too_long{{std::string(300, 't'), "Pose", 40, 8, 0, {}}};
   const auto encoded = encode(too_long, 1);
   REQUIRE_FALSE(encoded.has_value());
-  CHECK(encoded.error().code == EncodeErrorCode::string_too_long);
+  CHECK(encoded.error().code == EncodeErrorCode::StringTooLong);
   CHECK(encoded.error().message == "string field 'topic' is 300 bytes, limit 128");
 
   const auto d = RawBody{}
@@ -140,9 +140,9 @@ TEST_CASE("string fields over their limit are refused by the encoder and the dec
                      .str("Pose")
                      .u64(40)
                      .u32(8)
-                     .datagram(raw(MessageType::create_publisher));
+                     .datagram(raw(MessageType::CreatePublisher));
   const auto e = decode_failure(d);
-  CHECK(e.code == DecodeErrorCode::string_too_long);
+  CHECK(e.code == DecodeErrorCode::StringTooLong);
   CHECK(e.message == "string field 'topic' is 300 bytes, limit 128");
 }
 
@@ -151,7 +151,7 @@ TEST_CASE("string fields exactly at their limit are accepted") {
       Hello{1, std::string(kMaxNodeName, 'n'), 1},
       CreateSubscriber{
           {std::string(kMaxTopicName, 't'), std::string(kMaxTypeName, 'T'), 1, 1, 0, {}}},
-      Error{ErrorCode::internal, std::string(kMaxErrorMessage, 'e')},
+      Error{RefusalCode::Internal, std::string(kMaxErrorMessage, 'e')},
       Welcome{1, std::string(kMaxDomainName, 'd'), 1, 1, std::string(kMaxShmName, 's'), 0},
   };
   for (const Message& m : limits) {
@@ -160,7 +160,7 @@ TEST_CASE("string fields exactly at their limit are accepted") {
     CHECK(decoded->message == m);
   }
   CHECK_FALSE(encode(Hello{1, std::string(kMaxNodeName + 1, 'n'), 1}, 1).has_value());
-  CHECK_FALSE(encode(Error{ErrorCode::internal, std::string(kMaxErrorMessage + 1, 'e')}, 1));
+  CHECK_FALSE(encode(Error{RefusalCode::Internal, std::string(kMaxErrorMessage + 1, 'e')}, 1));
   CHECK_FALSE(encode(Matched{1, 2, "n", 3, 4, std::string(kMaxShmName + 1, 's'), "", 0}, 0));
 }
 
@@ -170,11 +170,11 @@ TEST_CASE("strings with a NUL byte are refused") {
   with_nul += "pose";
   const auto encoded = encode(CreatePublisher{{with_nul, "Pose", 40, 8, 0, {}}}, 1);
   REQUIRE_FALSE(encoded.has_value());
-  CHECK(encoded.error().code == EncodeErrorCode::invalid_string);
+  CHECK(encoded.error().code == EncodeErrorCode::InvalidString);
 
   const auto e = decode_failure(RawBody{}.str(with_nul).str("Pose").u64(40).u32(8).datagram(
-      raw(MessageType::create_publisher)));
-  CHECK(e.code == DecodeErrorCode::invalid_string);
+      raw(MessageType::CreatePublisher)));
+  CHECK(e.code == DecodeErrorCode::InvalidString);
   CHECK(e.message == "string field 'topic' contains a NUL byte at offset 5");
 }
 
@@ -183,41 +183,41 @@ TEST_CASE("enum fields out of range are refused") {
     RawBody body;
     body.u64(1).u8(9);  // port_id, policy 9
     body.u32(64).u32(128).u32(0).u32(1).u32(1).u32(1).u32(1).u32(0).u64(8).u64(0).str("").u64(0);
-    const auto e = decode_failure(body.datagram(raw(MessageType::port_created)));
-    CHECK(e.code == DecodeErrorCode::invalid_enum);
+    const auto e = decode_failure(body.datagram(raw(MessageType::PortCreated)));
+    CHECK(e.code == DecodeErrorCode::InvalidEnum);
     CHECK(e.message == "field 'policy' has value 9, valid values are 0 to 2");
   }
   SUBCASE("error code 0 and past the last") {
     for (const int code : {0, 14, 0xFFFF}) {
-      const auto e = decode_failure(RawBody{}.u16(code).str("x").datagram(raw(MessageType::error)));
-      CHECK(e.code == DecodeErrorCode::invalid_enum);
+      const auto e = decode_failure(RawBody{}.u16(code).str("x").datagram(raw(MessageType::Error)));
+      CHECK(e.code == DecodeErrorCode::InvalidEnum);
     }
   }
   SUBCASE("unmatch reason") {
     const auto e = decode_failure(RawBody{}.u64(1).u64(2).u8(3).datagram(
-        raw(MessageType::unmatched), RawBody::Header{}.with_request_id(0)));
-    CHECK(e.code == DecodeErrorCode::invalid_enum);
+        raw(MessageType::Unmatched), RawBody::Header{}.with_request_id(0)));
+    CHECK(e.code == DecodeErrorCode::InvalidEnum);
   }
   SUBCASE("a bool (a subscriber's observer flag) is 0 or 1") {
     RawBody body;
     body.str("t").str("T").u64(8).u32(8).u64(0).str("").str("").u8(2);  // no type_layout
-    const auto e = decode_failure(body.datagram(raw(MessageType::create_subscriber)));
-    CHECK(e.code == DecodeErrorCode::invalid_enum);
+    const auto e = decode_failure(body.datagram(raw(MessageType::CreateSubscriber)));
+    CHECK(e.code == DecodeErrorCode::InvalidEnum);
     CHECK(e.message == "field 'observer' has value 2, valid values are 0 to 1");
   }
   SUBCASE("the encoder refuses them too") {
     Unmatched u{1, 2, static_cast<UnmatchReason>(7)};
     const auto encoded = encode(u, 0);
     REQUIRE_FALSE(encoded.has_value());
-    CHECK(encoded.error().code == EncodeErrorCode::invalid_value);
+    CHECK(encoded.error().code == EncodeErrorCode::InvalidValue);
   }
 }
 
 TEST_CASE("a pid must be positive") {
-  const auto e = decode_failure(RawBody{}.u16(1).str("n").u32(0).datagram(raw(MessageType::hello)));
-  CHECK(e.code == DecodeErrorCode::invalid_value);
-  CHECK(decode_failure(RawBody{}.u16(1).str("n").u32(0xFFFFFFFF).datagram(raw(MessageType::hello)))
-            .code == DecodeErrorCode::invalid_value);
+  const auto e = decode_failure(RawBody{}.u16(1).str("n").u32(0).datagram(raw(MessageType::Hello)));
+  CHECK(e.code == DecodeErrorCode::InvalidValue);
+  CHECK(decode_failure(RawBody{}.u16(1).str("n").u32(0xFFFFFFFF).datagram(raw(MessageType::Hello)))
+            .code == DecodeErrorCode::InvalidValue);
   CHECK_FALSE(encode(Hello{1, "n", -5}, 1).has_value());
 }
 
@@ -238,7 +238,7 @@ TEST_CASE("bytes after the last field are refused") {
   d.push_back(std::byte{0});
   test::fix_body_length(d);
   const auto e = decode_failure(d);
-  CHECK(e.code == DecodeErrorCode::trailing_bytes);
+  CHECK(e.code == DecodeErrorCode::TrailingBytes);
   CHECK(e.message == "message DestroyPort has 1 unexpected bytes after its last field");
 }
 
@@ -250,24 +250,24 @@ TEST_CASE("a body cut anywhere is a truncated body, never a crash") {
       std::vector<std::byte> d(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(cut));
       test::fix_body_length(d);
       CAPTURE(cut);
-      CHECK(decode_failure(d).code == DecodeErrorCode::truncated_body);
+      CHECK(decode_failure(d).code == DecodeErrorCode::TruncatedBody);
     }
   }
 }
 
 TEST_CASE("a list count larger than the datagram is a truncated body, not an allocation") {
-  const auto d = RawBody{}.u32(1).u32(0).u16(0xFFFF).datagram(raw(MessageType::topic_list));
+  const auto d = RawBody{}.u32(1).u32(0).u16(0xFFFF).datagram(raw(MessageType::TopicList));
   const auto e = decode_failure(d);
-  CHECK(e.code == DecodeErrorCode::truncated_body);
+  CHECK(e.code == DecodeErrorCode::TruncatedBody);
 }
 
 TEST_CASE("notifications carry request id 0") {
   const auto e = decode_failure(RawBody{}.u64(1).u64(2).u8(0).datagram(
-      raw(MessageType::unmatched), RawBody::Header{}.with_request_id(5)));
-  CHECK(e.code == DecodeErrorCode::invalid_value);
-  const auto encoded = encode(Unmatched{1, 2, UnmatchReason::peer_closed}, 5);
+      raw(MessageType::Unmatched), RawBody::Header{}.with_request_id(5)));
+  CHECK(e.code == DecodeErrorCode::InvalidValue);
+  const auto encoded = encode(Unmatched{1, 2, UnmatchReason::PeerClosed}, 5);
   REQUIRE_FALSE(encoded.has_value());
-  CHECK(encoded.error().code == EncodeErrorCode::invalid_value);
+  CHECK(encoded.error().code == EncodeErrorCode::InvalidValue);
 }
 
 TEST_CASE("encode_into writes into the caller's buffer and reports a short one") {
@@ -281,20 +281,20 @@ TEST_CASE("encode_into writes into the caller's buffer and reports a short one")
   std::vector<std::byte> small(10);
   const auto short_buffer = encode_into(m, 3, small);
   REQUIRE_FALSE(short_buffer.has_value());
-  CHECK(short_buffer.error().code == EncodeErrorCode::buffer_too_small);
+  CHECK(short_buffer.error().code == EncodeErrorCode::BufferTooSmall);
 }
 
 TEST_CASE(
     "a topic list larger than one datagram is refused; encoded_size lets the daemon page it") {
   TopicList list{0, 0, {}};
-  TopicInfo topic{std::string(100, 't'), std::string(100, 'T'), Policy::block, 8, 8, {}, {}, {}};
+  TopicInfo topic{std::string(100, 't'), std::string(100, 'T'), Policy::Block, 8, 8, {}, {}, {}};
   for (int i = 0; i < 40; ++i) topic.queues.push_back(QueueInfo{1, 2, std::string(150, 'r')});
   // Fill a page the way the daemon would: stop before the limit.
   while (true) {
     list.topics.push_back(topic);
     const auto size = encoded_size(list);
     if (!size) {
-      CHECK(size.error().code == EncodeErrorCode::too_large);
+      CHECK(size.error().code == EncodeErrorCode::TooLarge);
       list.topics.pop_back();
       break;
     }
@@ -310,23 +310,23 @@ TEST_CASE("make_error always builds an encodable Error") {
   std::string long_text(kMaxErrorMessage - 1, 'a');
   long_text += "\xC3\xA9";  // a 2-byte UTF-8 sequence straddling the limit
   long_text += "tail";
-  const Error e = make_error(ErrorCode::internal, long_text);
+  const Error e = make_error(RefusalCode::Internal, long_text);
   CHECK(e.message.size() == kMaxErrorMessage - 1);  // the cut sequence is dropped whole
   CHECK(encode(e, 1).has_value());
 
   std::string exact(kMaxErrorMessage - 2, 'a');
   exact += "\xC3\xA9zzz";
-  CHECK(make_error(ErrorCode::internal, exact).message.size() == kMaxErrorMessage);
+  CHECK(make_error(RefusalCode::Internal, exact).message.size() == kMaxErrorMessage);
 
-  const Error nul = make_error(ErrorCode::internal, std::string_view("a\0b", 3));
+  const Error nul = make_error(RefusalCode::Internal, std::string_view("a\0b", 3));
   CHECK(nul.message == "a?b");
 }
 
 TEST_CASE("every message and enum has a name") {
   for (const Message& m : sample_messages()) CHECK_FALSE(to_string(type_of(m)).empty());
-  CHECK(to_string(Policy::drop_oldest) == "drop_oldest");
-  CHECK(to_string(ErrorCode::node_expired) == "node_expired");
-  CHECK(to_string(UnmatchReason::peer_closed) == "peer_closed");
+  CHECK(to_string(Policy::DropOldest) == "drop_oldest");
+  CHECK(to_string(RefusalCode::NodeExpired) == "node_expired");
+  CHECK(to_string(UnmatchReason::PeerClosed) == "peer_closed");
   CHECK(to_string(static_cast<MessageType>(77)).empty());
 }
 
@@ -334,11 +334,11 @@ TEST_CASE("a config text page may not run past its total, on either side") {
   CHECK(encode(ConfigText{"f.yaml", 10, 7, "abc"}, 1).has_value());
   const auto refused = encode(ConfigText{"f.yaml", 10, 8, "abc"}, 1);
   REQUIRE_FALSE(refused.has_value());
-  CHECK(refused.error().code == EncodeErrorCode::invalid_value);
+  CHECK(refused.error().code == EncodeErrorCode::InvalidValue);
 
   const auto forged = RawBody{}.str("f.yaml").u32(10).u32(8).str("abc").datagram(
-      raw(MessageType::config_text), RawBody::Header{}.with_request_id(1));
-  CHECK(decode_failure(forged).code == DecodeErrorCode::invalid_value);
+      raw(MessageType::ConfigText), RawBody::Header{}.with_request_id(1));
+  CHECK(decode_failure(forged).code == DecodeErrorCode::InvalidValue);
 }
 
 TEST_CASE("a config text page holds up to kMaxConfigChunk bytes") {

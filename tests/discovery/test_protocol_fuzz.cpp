@@ -127,12 +127,12 @@ TEST_CASE("randomly mutated datagrams never crash the decoder and decode canonic
   MESSAGE("accepted " << accepted << " of " << kIterations);
   CHECK(accepted > 0);
   // The mutations reach every layer of checks.
-  for (const auto code : {DecodeErrorCode::truncated_header, DecodeErrorCode::bad_magic,
-                          DecodeErrorCode::unsupported_version, DecodeErrorCode::length_mismatch,
-                          DecodeErrorCode::unknown_type, DecodeErrorCode::truncated_body,
-                          DecodeErrorCode::string_too_long, DecodeErrorCode::invalid_string,
-                          DecodeErrorCode::invalid_enum, DecodeErrorCode::invalid_value,
-                          DecodeErrorCode::trailing_bytes}) {
+  for (const auto code : {DecodeErrorCode::TruncatedHeader, DecodeErrorCode::BadMagic,
+                          DecodeErrorCode::UnsupportedVersion, DecodeErrorCode::LengthMismatch,
+                          DecodeErrorCode::UnknownType, DecodeErrorCode::TruncatedBody,
+                          DecodeErrorCode::StringTooLong, DecodeErrorCode::InvalidString,
+                          DecodeErrorCode::InvalidEnum, DecodeErrorCode::InvalidValue,
+                          DecodeErrorCode::TrailingBytes}) {
     CAPTURE(static_cast<int>(code));
     CHECK(errors[code] > 0);
   }

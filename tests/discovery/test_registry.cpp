@@ -17,7 +17,7 @@ namespace {
 
 TopicConfig defaults() {
   TopicConfig config;
-  config.policy = Policy::block;
+  config.policy = Policy::Block;
   config.capacity = 8;
   config.limits.max_publishers = 8;
   config.limits.max_subscribers = 8;
@@ -59,7 +59,7 @@ TEST_CASE("a departed publisher's ring keeps its name until the subscriber relea
   REQUIRE(f.shm.rings() == 1);
 
   f.out.clear();
-  f.registry.remove_node(pub_node, UnmatchReason::peer_closed, f.out);
+  f.registry.remove_node(pub_node, UnmatchReason::PeerClosed, f.out);
   CHECK(f.told_unmatched(sub_node, sub, pub));
   // The subscriber may not have mapped the ring yet: it must still open.
   CHECK(f.shm.rings() == 1);
@@ -99,8 +99,8 @@ TEST_CASE("a survivor that goes without releasing takes the lingering rings with
   f.port(pub_a, true);
   f.port(pub_b, true);
   REQUIRE(f.shm.rings() == 2);
-  f.registry.remove_node(pub_a, UnmatchReason::peer_closed, f.out);
-  f.registry.remove_node(pub_b, UnmatchReason::peer_closed, f.out);
+  f.registry.remove_node(pub_a, UnmatchReason::PeerClosed, f.out);
+  f.registry.remove_node(pub_b, UnmatchReason::PeerClosed, f.out);
   CHECK(f.shm.rings() == 2);
   REQUIRE(f.registry.destroy_port(sub_node, sub, f.out).has_value());
   CHECK(f.shm.rings() == 0);
@@ -114,7 +114,7 @@ TEST_CASE("when both ends go, the ring goes at once") {
   f.port(node, true);
   f.port(node, false);
   REQUIRE(f.shm.rings() == 1);
-  f.registry.remove_node(node, UnmatchReason::peer_closed, f.out);
+  f.registry.remove_node(node, UnmatchReason::PeerClosed, f.out);
   CHECK(f.shm.objects.empty());
   CHECK(f.registry.lingering_count() == 0);
 }
@@ -131,7 +131,7 @@ TEST_CASE("an undeclared topic keeps its first generated port's layout for the p
   PortRequest swapped{"free", "Pair", 8, 4, 0, {}, "right:u32@0 left:u32@4"};
   const auto refused = f.registry.create_port(peer, false, swapped, f.out);
   REQUIRE_FALSE(refused.has_value());
-  CHECK(refused.error().code == ErrorCode::type_mismatch);
+  CHECK(refused.error().code == RefusalCode::TypeMismatch);
   CHECK(refused.error().message.find("field 'left' is u32 at offset 4 in the port's type but u32 "
                                      "at offset 0 in the topic's") != std::string::npos);
 }
@@ -153,7 +153,7 @@ TEST_CASE(
   REQUIRE(make(false, false));  // the topic's one real subscriber
   const auto refused = make(false, false);
   REQUIRE_FALSE(refused);
-  CHECK(refused.error().code == ErrorCode::limit_exceeded);
+  CHECK(refused.error().code == RefusalCode::LimitExceeded);
   CHECK(refused.error().message == "topic 't' already has 1 subscribers, its max_subscribers is 1");
 
   out.clear();
@@ -168,9 +168,9 @@ TEST_CASE(
   REQUIRE(made != shm.ring_policy.end());
   CHECK(made->first.size() == prefix.size() + 16);
   const std::string ring = made->first;
-  CHECK(shm.ring_policy[ring] == Policy::drop_oldest);
+  CHECK(shm.ring_policy[ring] == Policy::DropOldest);
   CHECK(std::count_if(shm.ring_policy.begin(), shm.ring_policy.end(),
-                      [](const auto& r) { return r.second == Policy::block; }) == 1);
+                      [](const auto& r) { return r.second == Policy::Block; }) == 1);
   const auto to_pub = std::find_if(out.begin(), out.end(), [&](const auto& item) {
     const auto* m = std::get_if<Matched>(&item.second);
     return m != nullptr && m->port_id == pub->port_id && m->peer_port_id == watcher->port_id;
@@ -186,6 +186,6 @@ TEST_CASE(
 
   const auto observing_publisher = make(true, true);
   REQUIRE_FALSE(observing_publisher);
-  CHECK(observing_publisher.error().code == ErrorCode::invalid_argument);
+  CHECK(observing_publisher.error().code == RefusalCode::InvalidArgument);
   CHECK(observing_publisher.error().message.find("cannot be an observer") != std::string::npos);
 }

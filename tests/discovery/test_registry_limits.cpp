@@ -73,13 +73,13 @@ TEST_CASE("refused port requests on undeclared topics leave no topic and fix no 
   for (int i = 0; i < 200; ++i) {
     auto refused = f.port("ghost/" + std::to_string(i), "");
     REQUIRE_FALSE(refused.has_value());
-    CHECK(refused.error().code == ErrorCode::invalid_argument);
+    CHECK(refused.error().code == RefusalCode::InvalidArgument);
   }
   CHECK(f.registry.list_topics(0, "").total == 1);  // only the declared one
   // A refused request on the declared topic changes nothing either.
   auto denied = f.port("guarded", "T", true, 7);
   REQUIRE_FALSE(denied.has_value());
-  CHECK(denied.error().code == ErrorCode::permission_denied);
+  CHECK(denied.error().code == RefusalCode::PermissionDenied);
   CHECK(f.registry.port_count() == 0);
   // The topic a refused request named is still free to take any type.
   REQUIRE_FALSE(f.port("ghost/1", "").has_value());
@@ -94,7 +94,7 @@ TEST_CASE("max_topics bounds the topics a domain serves, with a sentence naming 
   for (int i = 0; i < 3; ++i) REQUIRE(f.port("t/" + std::to_string(i), "T").has_value());
   auto refused = f.port("t/over", "T");
   REQUIRE_FALSE(refused.has_value());
-  CHECK(refused.error().code == ErrorCode::limit_exceeded);
+  CHECK(refused.error().code == RefusalCode::LimitExceeded);
   CHECK(refused.error().message.find("max_topics") != std::string::npos);
   CHECK(refused.error().message.find("t/over") != std::string::npos);
   CHECK(f.registry.list_topics(0, "").total == 4);
@@ -108,7 +108,7 @@ TEST_CASE("max_ports_per_node bounds one node's ports, with a sentence naming th
   for (int i = 0; i < 5; ++i) REQUIRE(f.port("p", "T", false).has_value());
   auto refused = f.port("p", "T", false);
   REQUIRE_FALSE(refused.has_value());
-  CHECK(refused.error().code == ErrorCode::limit_exceeded);
+  CHECK(refused.error().code == RefusalCode::LimitExceeded);
   CHECK(refused.error().message.find("max_ports_per_node") != std::string::npos);
   CHECK(f.shm.objects.size() == 5);  // no doorbell made for the refused one
   // Another node is not limited by this one's ports.
@@ -181,12 +181,12 @@ TEST_CASE("a departed node's owner id awaits every survivor's QueueReleased befo
   const auto sub = registry.create_port(Peer{gone, 0, 0}, false, request, out);
   REQUIRE((a && b && sub));
   CHECK_FALSE(registry.awaits_release(5));
-  registry.remove_node(gone, UnmatchReason::peer_closed, out);
+  registry.remove_node(gone, UnmatchReason::PeerClosed, out);
   CHECK(registry.awaits_release(5));
   registry.queue_released(pub_a, a->port_id, sub->port_id);
   CHECK(registry.awaits_release(5));
   // A survivor that goes without releasing settles its share too.
-  registry.remove_node(pub_b, UnmatchReason::peer_closed, out);
+  registry.remove_node(pub_b, UnmatchReason::PeerClosed, out);
   CHECK_FALSE(registry.awaits_release(5));
 }
 

@@ -143,18 +143,18 @@ TEST_CASE("a full-size message goes through, a larger one is refused before send
   CHECK(b.recv(buffer, 1s).value() == kMaxMessageSize);
   const auto too_big = a.send(bytes(kMaxMessageSize + 1, 7));
   REQUIRE_FALSE(too_big.has_value());
-  CHECK(too_big.error().code == SocketErrorCode::oversized);
+  CHECK(too_big.error().code == SocketErrorCode::Oversized);
 }
 
 TEST_CASE("recv gives timeout when nothing arrives, after about the timeout") {
   auto [a, b] = make_pair();
   std::vector<std::byte> buffer(64);
-  CHECK(b.recv(buffer).error().code == SocketErrorCode::timeout);  // 0: just check
+  CHECK(b.recv(buffer).error().code == SocketErrorCode::Timeout);  // 0: just check
   const auto start = std::chrono::steady_clock::now();
   const auto r = b.recv(buffer, 50ms);
   const auto waited = std::chrono::steady_clock::now() - start;
   REQUIRE_FALSE(r.has_value());
-  CHECK(r.error().code == SocketErrorCode::timeout);
+  CHECK(r.error().code == SocketErrorCode::Timeout);
   CHECK(waited >= 45ms);
   CHECK(waited < 2s);
 }
@@ -166,7 +166,7 @@ TEST_CASE("an oversized datagram is detected and dropped, the next one is intact
   std::vector<std::byte> small(100);
   const auto r = b.recv(small, 1s);
   REQUIRE_FALSE(r.has_value());
-  CHECK(r.error().code == SocketErrorCode::oversized);
+  CHECK(r.error().code == SocketErrorCode::Oversized);
   CHECK(r.error().message.find("1000 bytes") != std::string::npos);
   CHECK(b.recv(small, 1s).value() == 10);
   CHECK(small[0] == std::byte{2});
@@ -179,10 +179,10 @@ TEST_CASE("a closed peer is reported as closed, on recv and on send, without SIG
   CHECK_FALSE(a.is_open());
   std::vector<std::byte> buffer(64);
   CHECK(b.recv(buffer, 1s).value() == 5);  // what was sent before the close still arrives
-  CHECK(b.recv(buffer, 1s).error().code == SocketErrorCode::closed);
+  CHECK(b.recv(buffer, 1s).error().code == SocketErrorCode::Closed);
   const auto sent = b.send(bytes(5, 1));
   REQUIRE_FALSE(sent.has_value());
-  CHECK(sent.error().code == SocketErrorCode::closed);
+  CHECK(sent.error().code == SocketErrorCode::Closed);
 }
 
 TEST_CASE("send to a peer that does not read times out instead of blocking") {
@@ -191,14 +191,14 @@ TEST_CASE("send to a peer that does not read times out instead of blocking") {
   while (true) {
     const auto r = a.send(bytes(4096, 1));
     if (!r) {
-      CHECK(r.error().code == SocketErrorCode::timeout);
+      CHECK(r.error().code == SocketErrorCode::Timeout);
       break;
     }
     REQUIRE(++sent < 100000);
   }
   CHECK(sent > 0);
   const auto start = std::chrono::steady_clock::now();
-  CHECK(a.send(bytes(4096, 1), 30ms).error().code == SocketErrorCode::timeout);
+  CHECK(a.send(bytes(4096, 1), 30ms).error().code == SocketErrorCode::Timeout);
   CHECK(std::chrono::steady_clock::now() - start >= 25ms);
   // Once the reader drains, sending works again.
   std::vector<std::byte> buffer(kMaxMessageSize);
@@ -232,7 +232,7 @@ TEST_CASE(
   CHECK(S_ISSOCK(st.st_mode));
   CHECK((st.st_mode & 0777) == 0600);
 
-  CHECK(server->accept().error().code == SocketErrorCode::timeout);  // nobody yet
+  CHECK(server->accept().error().code == SocketErrorCode::Timeout);  // nobody yet
   auto client = Socket::connect(path, 1s);
   REQUIRE_MESSAGE(client.has_value(), client.error().message);
   auto conn = server->accept();
@@ -261,7 +261,7 @@ TEST_CASE("a second listener on a live socket is refused with a clear message") 
   REQUIRE(first.has_value());
   const auto second = Socket::listen(path);
   REQUIRE_FALSE(second.has_value());
-  CHECK(second.error().code == SocketErrorCode::already_served);
+  CHECK(second.error().code == SocketErrorCode::AlreadyServed);
   CHECK(second.error().message == "another ferryd is serving domain '" + domain.name() + "' on " +
                                       path.string() + "; stop it first or choose another domain");
   CHECK(Socket::connect(path, 1s).has_value());  // the first one still serves
@@ -272,7 +272,7 @@ TEST_CASE("a stale socket file is replaced") {
   const fs::path path = sock_path(domain);
   make_stale_socket(path);
   REQUIRE(fs::exists(path));
-  CHECK(Socket::connect(path, 100ms).error().code == SocketErrorCode::not_running);
+  CHECK(Socket::connect(path, 100ms).error().code == SocketErrorCode::NotRunning);
 
   auto server = Socket::listen(path);
   REQUIRE_MESSAGE(server.has_value(), server.error().message);
@@ -285,7 +285,7 @@ TEST_CASE("listen never removes something that is not a socket") {
   std::ofstream{path} << "precious";
   const auto server = Socket::listen(path);
   REQUIRE_FALSE(server.has_value());
-  CHECK(server.error().code == SocketErrorCode::not_a_socket);
+  CHECK(server.error().code == SocketErrorCode::NotASocket);
   CHECK(fs::file_size(path) == 8);
 }
 
@@ -312,12 +312,12 @@ TEST_CASE("connect to a path nobody serves says so") {
   ferry::test::TestDomain domain;
   const auto client = Socket::connect(sock_path(domain), 100ms);
   REQUIRE_FALSE(client.has_value());
-  CHECK(client.error().code == SocketErrorCode::not_running);
+  CHECK(client.error().code == SocketErrorCode::NotRunning);
   CHECK(client.error().message.find("is ferryd running") != std::string::npos);
 }
 
 TEST_CASE("paths too long for sun_path are refused by listen and connect") {
   const fs::path long_path = "/tmp/" + std::string(200, 'x') + ".sock";
-  CHECK(Socket::listen(long_path).error().code == SocketErrorCode::path_too_long);
-  CHECK(Socket::connect(long_path, 10ms).error().code == SocketErrorCode::path_too_long);
+  CHECK(Socket::listen(long_path).error().code == SocketErrorCode::PathTooLong);
+  CHECK(Socket::connect(long_path, 10ms).error().code == SocketErrorCode::PathTooLong);
 }

@@ -36,5 +36,5 @@ TEST_CASE("a datagram sent before the peer closed with ours unread is received, 
   CHECK(buffer[0] == std::byte{2});
   const auto after = client.recv(buffer, 1s);
   REQUIRE_FALSE(after.has_value());
-  CHECK(after.error().code == SocketErrorCode::closed);
+  CHECK(after.error().code == SocketErrorCode::Closed);
 }

@@ -124,7 +124,7 @@ TEST_CASE("listen refuses while a server in another process is alive") {
   REQUIRE(wait_until_served(path));
   const auto second = Socket::listen(path);
   REQUIRE_FALSE(second.has_value());
-  CHECK(second.error().code == SocketErrorCode::already_served);
+  CHECK(second.error().code == SocketErrorCode::AlreadyServed);
   CHECK(second.error().message.find(domain.name()) != std::string::npos);
   CHECK(wait_until_served(path, 1s));  // the refused attempt did not disturb the server
 }
@@ -146,7 +146,7 @@ TEST_CASE("listen refuses a live server that holds no lock (the connect probe)")
   REQUIRE(wait_until_served(path));
   const auto second = Socket::listen(path);
   REQUIRE_FALSE(second.has_value());
-  CHECK(second.error().code == SocketErrorCode::already_served);
+  CHECK(second.error().code == SocketErrorCode::AlreadyServed);
   CHECK(fs::exists(path));
 }
 
@@ -163,7 +163,7 @@ TEST_CASE("a server killed with SIGKILL leaves a stale socket that the next one 
   CHECK(fs::exists(path));  // nobody cleaned up
 
   std::vector<std::byte> buffer(64);
-  CHECK(client->recv(buffer, 5s).error().code == SocketErrorCode::closed);
+  CHECK(client->recv(buffer, 5s).error().code == SocketErrorCode::Closed);
 
   auto next = Socket::listen(path);
   REQUIRE_MESSAGE(next.has_value(), next.error().message);
@@ -191,7 +191,7 @@ TEST_CASE("an oversized datagram from another process is detected") {
   std::vector<std::byte> buffer(kMaxMessageSize);
   const auto big = conn->recv(buffer, 5s);
   REQUIRE_FALSE(big.has_value());
-  CHECK(big.error().code == SocketErrorCode::oversized);
+  CHECK(big.error().code == SocketErrorCode::Oversized);
   const auto next = conn->recv(buffer, 5s);  // the stream goes on after the dropped datagram
   REQUIRE(next.has_value());
   CHECK(decode(std::span(buffer).first(*next)).has_value());

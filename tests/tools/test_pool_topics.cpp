@@ -34,7 +34,7 @@ discovery::TopicInfo topic(const std::string& name, std::uint64_t sample_size,
 }
 
 // A chunk allocated by `origin`, then with these holders (owner, giver, held, pending).
-transport::LiveChunk chunk(std::uint32_t index, transport::OwnerId origin,
+transport::LiveChunk chunk(std::uint32_t index, transport::NodeSlot origin,
                            std::vector<transport::ChunkHolder> holders, std::uint64_t size = 1024) {
   transport::LiveChunk c;
   c.ref = transport::ChunkRef{0, index, 1};

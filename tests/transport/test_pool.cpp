@@ -760,14 +760,14 @@ TEST_CASE("reclaim_owner drops everything a dead node held and leaves what it ga
 namespace {
 
 // One crash scenario: `setup` builds the state (the dead owner is kOther),
-// `crash(step)` runs the dead owner's operation stopped after `step` (none:
+// `crash(step)` runs the dead owner's operation stopped after `step` (None:
 // not stopped, it completed), `finish` is what the survivors do afterwards
 // (drain, settle, release). After reclaim_owner and finish, every chunk must
 // be free and the accounting clean; the survivors' references must have
 // stayed valid throughout (finish checks their payloads).
 struct Scenario {
   const char* name;
-  std::vector<detail::PoolCrashStep> steps;  // none: the operation completed
+  std::vector<detail::PoolCrashStep> steps;  // None: the operation completed
   std::function<void(Pool&, std::vector<ChunkRef>&)> setup;
   std::function<void(Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep)> crash;
   std::function<void(Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep)> finish;
@@ -775,7 +775,7 @@ struct Scenario {
 
 void expect_ok(const std::expected<void, PoolError>& r) { REQUIRE(r.has_value()); }
 void expect_stopped(const std::expected<void, PoolError>& r, detail::PoolCrashStep step) {
-  if (step == detail::PoolCrashStep::none) {
+  if (step == detail::PoolCrashStep::None) {
     REQUIRE(r.has_value());
   } else {
     REQUIRE_FALSE(r.has_value());
@@ -793,14 +793,14 @@ TEST_CASE(
   constexpr OwnerId kDead = kOther;
   const std::vector<Scenario> scenarios = {
       {"allocate (while kSub holds another chunk)",
-       {none, allocate_hint_cleared, allocate_claimed, allocate_holder_written, allocate_live},
+       {None, AllocateHintCleared, AllocateClaimed, AllocateHolderWritten, AllocateLive},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kSub));
          fill_payload(*p.resolve(refs[0]), 1);
        },
        [](Pool& p, std::vector<ChunkRef>&, detail::PoolCrashStep step) {
          auto r = Hooks::allocate(p, 64, kDead, step);
-         if (step == none)
+         if (step == None)
            REQUIRE(r.has_value());
          else
            REQUIRE(r.error() == PoolError::Aborted);
@@ -810,7 +810,7 @@ TEST_CASE(
          expect_ok(p.release(refs[0], kSub));
        }},
       {"allocate that recycles the chunk its handle freed last (kSub holds another)",
-       {none, allocate_hint_cleared, allocate_claimed, allocate_holder_written, allocate_live},
+       {None, AllocateHintCleared, AllocateClaimed, AllocateHolderWritten, AllocateLive},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kSub));
          fill_payload(*p.resolve(refs[0]), 1);
@@ -819,7 +819,7 @@ TEST_CASE(
        },
        [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          auto r = Hooks::allocate(p, 64, kDead, step);
-         if (step == none) {
+         if (step == None) {
            REQUIRE(r.has_value());
            CHECK(r->index == refs[1].index);
            CHECK(r->generation == refs[1].generation + 1);
@@ -832,7 +832,7 @@ TEST_CASE(
          expect_ok(p.release(refs[0], kSub));
        }},
       {"give to a new holder, then the push never happens",
-       {none, slot_reserving, slot_holder_written},
+       {None, SlotReserving, SlotHolderWritten},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 2);
@@ -842,10 +842,10 @@ TEST_CASE(
        },
        [](Pool& p, std::vector<ChunkRef>&, detail::PoolCrashStep step) {
          // kSub drains the dead publisher's queue (empty), then settles.
-         CHECK(p.settle_pending(kSub, kDead) == (step == none ? 1U : 0U));
+         CHECK(p.settle_pending(kSub, kDead) == (step == None ? 1U : 0U));
        }},
       {"give to a new holder and push, then die holding the loan",
-       {none, slot_reserving, slot_holder_written},
+       {None, SlotReserving, SlotHolderWritten},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 3);
@@ -854,7 +854,7 @@ TEST_CASE(
          expect_stopped(Hooks::give(p, refs[0], kDead, kSub, 1, step), step);
        },
        [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
-         if (step == none) {  // the give completed and the ref was pushed: kSub takes it
+         if (step == None) {  // the give completed and the ref was pushed: kSub takes it
            expect_ok(p.accept(refs[0], kSub, kDead));
            CHECK(check_payload(*p.resolve(refs[0])) == 3);
            expect_ok(p.release(refs[0], kSub));
@@ -864,14 +864,14 @@ TEST_CASE(
          CHECK(p.settle_pending(kSub, kDead) == 0);
        }},
       {"release of the last reference (one CAS frees it)",
-       {none, chunk_freed},
+       {None, ChunkFreed},
        [](Pool& p, std::vector<ChunkRef>& refs) { refs.push_back(*p.allocate(64, kDead)); },
        [](Pool& p, std::vector<ChunkRef>& refs, detail::PoolCrashStep step) {
          expect_stopped(Hooks::release(p, refs[0], kDead, step), step);
        },
        [](Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep) {}},
       {"release while a subscriber holds the chunk",
-       {none, holder_closed},
+       {None, HolderClosed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 4);
@@ -886,7 +886,7 @@ TEST_CASE(
          expect_ok(p.release(refs[0], kSub));
        }},
       {"revoke of a subscriber's last pending reference (drop_oldest)",
-       {none, holder_closed, chunk_freed},
+       {None, HolderClosed, ChunkFreed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.give(refs[0], kDead, kSub));
@@ -899,7 +899,7 @@ TEST_CASE(
          CHECK(p.settle_pending(kSub, kDead) == 0);
        }},
       {"drop_oldest won the discard, killed before revoke",
-       {none},
+       {None},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.give(refs[0], kDead, kSub));
@@ -911,7 +911,7 @@ TEST_CASE(
          CHECK(p.settle_pending(kSub, kDead) == 1);
        }},
       {"settle of pending references (the settling subscriber dies)",
-       {none, holder_closed, chunk_freed},
+       {None, HolderClosed, ChunkFreed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kPub));
          expect_ok(p.give(refs[0], kPub, kDead));
@@ -922,7 +922,7 @@ TEST_CASE(
        },
        [](Pool&, std::vector<ChunkRef>&, detail::PoolCrashStep) {}},
       {"add_ref that needs a second holder slot",
-       {none, slot_reserving, slot_holder_written},
+       {None, SlotReserving, SlotHolderWritten},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          expect_ok(p.add_ref(refs[0], kDead, kMaxRefsPerHolder - 1));
@@ -941,7 +941,7 @@ TEST_CASE(
       // besides its publisher fill them, the next holder goes to an overflow
       // node linked from the chunk.
       {"give to a 14th holder (links an overflow node), then the pushes never happen",
-       {none, node_hint_cleared, node_claimed, slot_reserving, slot_holder_written, node_linked},
+       {None, NodeHintCleared, NodeClaimed, SlotReserving, SlotHolderWritten, NodeLinked},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          for (OwnerId o = 100; o < 112; ++o) expect_ok(p.give(refs[0], kDead, o));
@@ -953,11 +953,11 @@ TEST_CASE(
          // Every reader drains the dead publisher's queue (empty) and settles.
          for (OwnerId o = 100; o < 112; ++o) CHECK(p.settle_pending(o, kDead) == 1);
          // Linked before the kill: reclaim finished the node, a phantom.
-         const bool given = step == none || step == node_linked;
+         const bool given = step == None || step == NodeLinked;
          CHECK(p.settle_pending(kSub, kDead) == (given ? 1U : 0U));
        }},
       {"give to a 14th holder (links an overflow node) and push, then die holding the loan",
-       {none, node_hint_cleared, node_claimed, slot_reserving, slot_holder_written, node_linked},
+       {None, NodeHintCleared, NodeClaimed, SlotReserving, SlotHolderWritten, NodeLinked},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          fill_payload(*p.resolve(refs[0]), 6);
@@ -971,15 +971,15 @@ TEST_CASE(
            expect_ok(p.accept(refs[0], o, kDead));
            CHECK(check_payload(*p.resolve(refs[0])) == 6);
          }
-         if (step == none) {  // so did kSub's: it takes it from the overflow node
+         if (step == None) {  // so did kSub's: it takes it from the overflow node
            expect_ok(p.accept(refs[0], kSub, kDead));
            expect_ok(p.release(refs[0], kSub));
          }
-         CHECK(p.settle_pending(kSub, kDead) == (step == node_linked ? 1U : 0U));
+         CHECK(p.settle_pending(kSub, kDead) == (step == NodeLinked ? 1U : 0U));
          for (OwnerId o = 100; o < 112; ++o) expect_ok(p.release(refs[0], o));
        }},
       {"a reader's release that empties an overflow node (the chunk lives on)",
-       {none, holder_closed, node_freed, link_closed},
+       {None, HolderClosed, NodeFreed, LinkClosed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kPub));
          fill_payload(*p.resolve(refs[0]), 7);
@@ -1000,7 +1000,7 @@ TEST_CASE(
          expect_ok(p.release(refs[0], kPub));
        }},
       {"a publisher's revoke that empties an overflow node, and with it the chunk",
-       {none, holder_closed, node_freed, link_closed, chunk_freed},
+       {None, HolderClosed, NodeFreed, LinkClosed, ChunkFreed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kDead));
          for (OwnerId o = 100; o < 112; ++o) expect_ok(p.give(refs[0], kDead, o));
@@ -1016,7 +1016,7 @@ TEST_CASE(
          CHECK(p.resolve(refs[0]).error() == PoolError::StaleReference);
        }},
       {"settle of a pending reference in an overflow node (the settling subscriber dies)",
-       {none, holder_closed, node_freed, link_closed},
+       {None, HolderClosed, NodeFreed, LinkClosed},
        [](Pool& p, std::vector<ChunkRef>& refs) {
          refs.push_back(*p.allocate(64, kPub));
          for (OwnerId o = 100; o < 112; ++o) expect_ok(p.give(refs[0], kPub, o));
@@ -1066,7 +1066,7 @@ TEST_CASE(
   Pool& pool = hp.pool;
   const ChunkRef loan = *pool.allocate(64, kOther);
   REQUIRE(detail::PoolTestHooks::allocate(pool, 64, kOther,
-                                          detail::PoolCrashStep::allocate_claimed)
+                                          detail::PoolCrashStep::AllocateClaimed)
               .error() == PoolError::Aborted);  // Claimed
   const ReclaimReport stopped = pool.reclaim_owner(kOther, false);
   CHECK(stopped.refs_dropped == 1);  // its loan: a stopped node loses it all the same

@@ -480,7 +480,7 @@ TEST_CASE(
 
   // The publisher dies giving to the reader that needs a second overflow node.
   for (auto step :
-       {node_hint_cleared, node_claimed, slot_reserving, slot_holder_written, node_linked, none}) {
+       {NodeHintCleared, NodeClaimed, SlotReserving, SlotHolderWritten, NodeLinked, None}) {
     cases.push_back({"publisher killed in the give that links a node, step " +
                          std::to_string(static_cast<int>(step)),
                      [](Pool&, std::vector<ChunkRef>&) {},
@@ -494,7 +494,7 @@ TEST_CASE(
                        // Every reader drains the dead publisher's queue (nothing was
                        // pushed: phantoms) and settles.
                        for (OwnerId o = kFirstReader; o < kEndReaders; ++o) {
-                         const bool given = o != 112 || step == none || step == node_linked;
+                         const bool given = o != 112 || step == None || step == NodeLinked;
                          CHECK(p.settle_pending(o, kVictim) == (given ? 1U : 0U));
                        }
                      }});
@@ -502,8 +502,8 @@ TEST_CASE(
   // The publisher dies revoking the last reader of the chain: two nodes and
   // the chunk freed in a cascade.
   const std::vector<std::pair<detail::PoolCrashStep, unsigned>> cascade = {
-      {holder_closed, 0}, {node_freed, 0},  {link_closed, 0}, {node_freed, 1},
-      {link_closed, 1},   {chunk_freed, 0}, {none, 0}};
+      {HolderClosed, 0}, {NodeFreed, 0},  {LinkClosed, 0}, {NodeFreed, 1},
+      {LinkClosed, 1},   {ChunkFreed, 0}, {None, 0}};
   for (auto [step, occurrence] : cascade) {
     cases.push_back(
         {"publisher killed revoking the chain's last reader, step " +
@@ -522,7 +522,7 @@ TEST_CASE(
          [](Pool& p, std::vector<ChunkRef>&) { CHECK(p.settle_pending(112, kVictim) == 0); }});
   }
   // A reader dies releasing the one holder of the chain's second node.
-  for (auto step : {holder_closed, node_freed, link_closed, none}) {
+  for (auto step : {HolderClosed, NodeFreed, LinkClosed, None}) {
     cases.push_back({"reader killed releasing in the chain's last node, step " +
                          std::to_string(static_cast<int>(step)),
                      [](Pool& p, std::vector<ChunkRef>& refs) {
@@ -546,7 +546,7 @@ TEST_CASE(
                      }});
   }
   // A reader dies settling what its dead publisher gave it (its queue drained).
-  for (auto step : {holder_closed, node_freed, link_closed, none}) {
+  for (auto step : {HolderClosed, NodeFreed, LinkClosed, None}) {
     cases.push_back({"reader killed settling in the chain's last node, step " +
                          std::to_string(static_cast<int>(step)),
                      [](Pool& p, std::vector<ChunkRef>& refs) {

@@ -336,10 +336,10 @@ TEST_CASE(
     const std::uint64_t die_after = rng() % 3000;
     const int how = static_cast<int>(rng() % 6);
     using enum detail::PoolCrashStep;
-    constexpr std::array kAllocateSteps{allocate_hint_cleared, allocate_claimed,
-                                        allocate_holder_written, allocate_live};
-    constexpr std::array kSlotSteps{slot_reserving, slot_holder_written};
-    constexpr std::array kCloseSteps{holder_closed, chunk_freed};
+    constexpr std::array kAllocateSteps{AllocateHintCleared, AllocateClaimed, AllocateHolderWritten,
+                                        AllocateLive};
+    constexpr std::array kSlotSteps{SlotReserving, SlotHolderWritten};
+    constexpr std::array kCloseSteps{HolderClosed, ChunkFreed};
     const auto step = static_cast<std::size_t>(rng() % 4);
     std::thread v([&] {
       std::mt19937_64 vr(static_cast<std::uint64_t>(victim));

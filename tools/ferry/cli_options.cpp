@@ -166,7 +166,7 @@ void add_pub(CLI::App& topic, PubOptions& o, Run& run) {
 
 // topic hz and topic bw: the same flags, a window of its own by default.
 void add_measure(CLI::App& topic, Measure m, RateOptions& o, Run& run) {
-  const bool rate = m == Measure::rate;
+  const bool rate = m == Measure::Rate;
   o.window = rate ? 10000 : 100;
   auto* cmd =
       topic.add_subcommand(rate ? "hz" : "bw", rate ? "Print a topic's publishing rate every second"
@@ -215,8 +215,8 @@ void add_topic_commands(CLI::App& app, Verbs& v, Run& run) {
   add_topic_info(*topic, v.topic_info, run);
   add_echo(*topic, v.echo, run);
   add_pub(*topic, v.pub, run);
-  add_measure(*topic, Measure::rate, v.hz, run);
-  add_measure(*topic, Measure::bandwidth, v.bw, run);
+  add_measure(*topic, Measure::Rate, v.hz, run);
+  add_measure(*topic, Measure::Bandwidth, v.bw, run);
   add_delay(*topic, v.delay, run);
 }
 
@@ -671,9 +671,9 @@ std::vector<ParsedLevel> parsed_chain(const CLI::App& root) {
 }
 
 ParseErrorKind kind_of(const CLI::Error& error) {
-  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) return ParseErrorKind::required;
-  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) return ParseErrorKind::extras;
-  return ParseErrorKind::other;
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) return ParseErrorKind::Required;
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) return ParseErrorKind::Extras;
+  return ParseErrorKind::Other;
 }
 
 }  // namespace

@@ -84,7 +84,7 @@ std::optional<discovery::ServerLock> lock_dead_domain(const std::string& domain,
   if (!fs::is_directory(dir, ec)) return std::nullopt;  // no runtime directory: no socket there
   auto lock = discovery::ServerLock::acquire(socket);
   if (!lock) {
-    if (lock.error().code == discovery::SocketErrorCode::already_served) {
+    if (lock.error().code == discovery::SocketErrorCode::AlreadyServed) {
       refuse_live(domain, socket, discovery::read_pid_file(discovery::pid_file_path(domain, dir)));
     }
     throw Failure(kExitRuntime, lock.error().message);

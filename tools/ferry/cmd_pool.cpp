@@ -119,7 +119,7 @@ void pool(const Context& context, bool json) {
   if (auto view = transport::Pool::attach(segment->payload(), segment->payload_size())) {
     for (const auto& n : nodes) {
       if (n.slot == 0 || n.slot > 0xFFFF) continue;
-      const auto h = view->holdings(static_cast<transport::OwnerId>(n.slot));
+      const auto h = view->holdings(static_cast<transport::NodeSlot>(n.slot));
       if (h.chunks > 0) holders.push_back({&n, h});
     }
     topics = chunks_by_topic(view->live_chunks(), queued, nodes, topic_list);

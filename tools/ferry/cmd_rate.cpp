@@ -22,7 +22,7 @@ namespace {
 // `r` null: no new sample since the last report.
 std::string report_text(Measure m, const RateReport* r, std::uint64_t total) {
   if (!r) return total == 0 ? "no samples yet\n" : "no new samples\n";
-  if (m == Measure::rate) {
+  if (m == Measure::Rate) {
     return fmt::format(
         "average rate: {:.3f} Hz\n\tmin: {:.6f}s max: {:.6f}s std dev: {:.6f}s window: {}\n",
         r->rate_hz, r->min_interval_s, r->max_interval_s, r->std_dev_s, r->window);
@@ -36,7 +36,7 @@ std::string report_text(Measure m, const RateReport* r, std::uint64_t total) {
 Json report_json(Measure m, const RateReport* r, std::uint64_t total) {
   Json out{{"samples", total}, {"window", r ? r->window : 0}};
   if (!r) return out;
-  if (m == Measure::rate) {
+  if (m == Measure::Rate) {
     out.update(Json{{"rate_hz", r->rate_hz},
                     {"min_s", r->min_interval_s},
                     {"max_s", r->max_interval_s},
@@ -57,7 +57,7 @@ void measure(const Context& context, Measure m, const RateOptions& o) {
     (void)find_topic(client, o.topic);  // exit 1 on an unknown topic, before subscribing
   }
   catch_interrupts();
-  ferry::Node node{m == Measure::rate ? "ferry-hz" : "ferry-bw",
+  ferry::Node node{m == Measure::Rate ? "ferry-hz" : "ferry-bw",
                    ferry::NodeOptions{.domain = domain}};
   // An observer: inspecting never changes how the topic runs (SubscriberOptions).
   auto sub = node.raw_subscriber(o.topic, ferry::SubscriberOptions{.observer = true});

@@ -211,7 +211,7 @@ void topic_info(const Context& context, const std::string& name, bool json) {
                     t.sample_size, type != nullptr ? ", opaque" : "");
   }
   text += fmt::format("policy:   {}, capacity {}{}\n", policy_name(t.policy), t.capacity,
-                      t.policy == discovery::Policy::block
+                      t.policy == discovery::Policy::Block
                           ? fmt::format(", block_timeout_ms {}", d.settings.block_timeout_ms)
                           : "");
   text += fmt::format(

@@ -34,11 +34,11 @@ struct Nodes {
   explicit Nodes(const std::vector<discovery::NodeInfo>& nodes) {
     for (const auto& n : nodes) by_owner.emplace(n.slot, &n);
   }
-  [[nodiscard]] const discovery::NodeInfo* find(transport::OwnerId owner) const {
+  [[nodiscard]] const discovery::NodeInfo* find(transport::NodeSlot owner) const {
     const auto it = by_owner.find(owner);
     return it == by_owner.end() ? nullptr : it->second;
   }
-  [[nodiscard]] std::string name(transport::OwnerId owner) const {
+  [[nodiscard]] std::string name(transport::NodeSlot owner) const {
     const auto* n = find(owner);
     return n != nullptr ? n->name : fmt::format("owner {}", owner);
   }

@@ -65,7 +65,7 @@ std::string usage_error(const std::vector<ParsedLevel>& chain, ParseErrorKind ki
   // argument is often only the consequence of such a word ("ferry topic
   // frob" is "a subcommand is required" to CLI11), so the word comes first;
   // a bad value of a known option is reported as CLI11 words it.
-  const bool leftovers_explain = kind == ParseErrorKind::required || kind == ParseErrorKind::extras;
+  const bool leftovers_explain = kind == ParseErrorKind::Required || kind == ParseErrorKind::Extras;
   std::size_t depth = chain.size() - 1;
   std::vector<std::string> left;
   if (leftovers_explain) {
@@ -93,7 +93,7 @@ std::string usage_error(const std::vector<ParsedLevel>& chain, ParseErrorKind ki
       what = fmt::format("unexpected argument{} {} for '{}'", left.size() > 1 ? "s" : "",
                          quoted_list(left), path);
     }
-  } else if (kind == ParseErrorKind::required && is_group) {
+  } else if (kind == ParseErrorKind::Required && is_group) {
     what = fmt::format("'{}' needs a command: {}", path, subcommand_names(at));
   } else {
     what = cli11_message(message);

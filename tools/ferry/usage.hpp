@@ -19,7 +19,7 @@ struct ParsedLevel {
 
 // What kind of parse error the parser raised: a missing argument or
 // subcommand, extra words, or anything else (a bad value of a known option).
-enum class ParseErrorKind { required, extras, other };
+enum class ParseErrorKind { Required, Extras, Other };
 
 // The usage error as one sentence, without the "ferry: " prefix, naming the
 // token that was wrong where the parser kept it, and ending with where to

@@ -38,7 +38,7 @@ struct PubOptions {
 };
 
 // topic hz measures the rate, topic bw the bandwidth.
-enum class Measure { rate, bandwidth };
+enum class Measure { Rate, Bandwidth };
 
 struct RateOptions {
   std::string topic;

@@ -42,7 +42,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_impl(std::size_t size, OwnerId
 template <class Stop>
 std::expected<std::uint32_t, PoolError> Pool::make_loan(pool_layout::ChunkMeta& m, OwnerId owner,
                                                         std::uint32_t gen, Stop& stop) noexcept {
-  if (stop(PoolCrashStep::allocate_claimed)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::AllocateClaimed)) return std::unexpected(PoolError::Aborted);
   // While Claimed(gen, owner) nobody else writes this chunk's words: other
   // claimers skip it, references to this generation are refused until it is
   // Live, and reclaim_owner undoes the claim only when the owner's process is
@@ -57,7 +57,7 @@ std::expected<std::uint32_t, PoolError> Pool::make_loan(pool_layout::ChunkMeta& 
   m.holders[0].store(hw::encode(f), std::memory_order_relaxed);
   // SYNC: relaxed; published by the release store of Live below (stats only).
   m.origin.store(std::uint64_t{owner} | (std::uint64_t{gen} << 32), std::memory_order_relaxed);
-  if (stop(PoolCrashStep::allocate_holder_written)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::AllocateHolderWritten)) return std::unexpected(PoolError::Aborted);
   // SYNC: release, pairs with the acquire loads of the state word in every
   // operation that then reads holders[0].
   m.state.store(st::make_live_one(gen), std::memory_order_release);
@@ -99,7 +99,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   // bit stays set (a stale hint once we hold the chunk, which is allowed: a
   // hint is only a candidate, the next scanner clears it after one failed
   // claim), so the word is not written on every loan.
-  if (stop(PoolCrashStep::allocate_hint_cleared))
+  if (stop(PoolCrashStep::AllocateHintCleared))
     return std::unexpected(PoolError::Aborted);  // nothing done yet: nothing to repair
   ChunkMeta& m = cv.meta[index];
   // The loan's first writes go to the payload the last reader (or writer)
@@ -111,7 +111,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   if (*claimed == 0) return std::unexpected(PoolError::Exhausted);  // in use: try another
   auto live = make_loan(m, owner, *claimed, stop);
   if (!live) return std::unexpected(live.error());
-  if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::AllocateLive)) return std::unexpected(PoolError::Aborted);
   count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed, owner, false);
   return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
 }
@@ -139,7 +139,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
   }
   const ClassView& cv = classes_[c];
   auto found = claim_hinted(cv.hints, cv.hint_words, cv.count, cursor_[c], cv.meta,
-                            PoolCrashStep::allocate_hint_cleared, stop,
+                            PoolCrashStep::AllocateHintCleared, stop,
                             [&](std::uint32_t i) -> std::expected<std::uint32_t, PoolError> {
                               auto gen = claim(cv.meta[i], owner, 0);
                               if (!gen || *gen == 0) return gen;
@@ -147,7 +147,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
                             });
   if (!found) return std::unexpected(found.error());
   const auto [i, gen] = *found;
-  if (stop(PoolCrashStep::allocate_live)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::AllocateLive)) return std::unexpected(PoolError::Aborted);
   count_allocation(cv, c, i, gen, owner, true);
   return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
 }

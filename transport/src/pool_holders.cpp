@@ -106,7 +106,7 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(const NodeView& node, unsi
                                        std::memory_order_acq_rel, std::memory_order_relaxed)) {
     return Outcome::Retry;
   }
-  if (stop(PoolCrashStep::slot_reserving)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::SlotReserving)) return std::unexpected(PoolError::Aborted);
   const std::uint32_t gen = st::generation(s);
   // The slot is ours until we make it Live: nobody else writes its word,
   // except a reserver declared dead while stopped here, whose slot was
@@ -125,7 +125,7 @@ std::expected<Pool::Outcome, PoolError> Pool::reserve(const NodeView& node, unsi
       return std::unexpected(PoolError::StaleReference);
     }
   }
-  if (stop(PoolCrashStep::slot_holder_written)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::SlotHolderWritten)) return std::unexpected(PoolError::Aborted);
   for (std::uint32_t attempt = 0; attempt < kPoolMaxRetries; ++attempt) {
     // SYNC: relaxed; the CAS below is what publishes.
     std::uint64_t cur = m.state.load(std::memory_order_relaxed);
@@ -173,9 +173,9 @@ std::expected<Pool::Outcome, PoolError> Pool::add_holder(ChunkRef ref, ChunkMeta
   }
   // Every holder slot of the chain is taken: grow it.
   switch (chain.end()) {
-    case ChainEnd::open:
+    case ChainEnd::Open:
       return extend(ref, chain.last(), f, actor, stop);
-    case ChainEnd::stale: {
+    case ChainEnd::Stale: {
       // The link to a freed node that its closer has not closed (it may
       // have died first): close it ourselves, then walk again.
       auto r = close_link(classes_[ref.size_class], ref.index, chain.last(), chain.link_word(),
@@ -183,7 +183,7 @@ std::expected<Pool::Outcome, PoolError> Pool::add_holder(ChunkRef ref, ChunkMeta
       if (!r) return std::unexpected(r.error());
       return Outcome::Retry;
     }
-    case ChainEnd::corrupt:
+    case ChainEnd::Corrupt:
       return corrupt();
     default:
       break;
@@ -203,7 +203,7 @@ std::expected<Pool::Outcome, PoolError> Pool::extend(ChunkRef ref, const NodeVie
   // A free overflow node, claimed by the caller (reclaim_owner(actor)
   // finishes or undoes what it leaves half done).
   auto claimed = claim_hinted(nodes_.hints, nodes_.hint_words, nodes_.count, node_cursor_,
-                              nodes_.meta, PoolCrashStep::node_hint_cleared, stop,
+                              nodes_.meta, PoolCrashStep::NodeHintCleared, stop,
                               [&](std::uint32_t i) { return claim(nodes_.meta[i], actor, 0); });
   if (!claimed) {
     if (claimed.error() != PoolError::Exhausted) return std::unexpected(claimed.error());
@@ -221,7 +221,7 @@ std::expected<Pool::Outcome, PoolError> Pool::extend(ChunkRef ref, const NodeVie
   e.holders[0].store(hw::with_tag(hw::encode(f), hw::tag_of(old) + 1), std::memory_order_relaxed);
   // SYNC: relaxed, as above: which chunk this node extends (checked by walks).
   e.origin.store(ref.pack(), std::memory_order_relaxed);
-  if (stop(PoolCrashStep::node_claimed)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::NodeClaimed)) return std::unexpected(PoolError::Aborted);
   auto linked = reserve(last, kLinkSlot, link::make(index, gen, 0), stop);
   if (!linked || *linked != Outcome::Done) {
     if (!linked && linked.error() == PoolError::Aborted) return linked;
@@ -235,7 +235,7 @@ std::expected<Pool::Outcome, PoolError> Pool::extend(ChunkRef ref, const NodeVie
     if (!linked && linked.error() != PoolError::StaleReference) return linked;
     return Outcome::Retry;  // the chain changed (or its last node was freed): walk again
   }
-  if (stop(PoolCrashStep::node_linked)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::NodeLinked)) return std::unexpected(PoolError::Aborted);
   // SYNC: release, pairs with the acquire load of the node's state in every
   // chain walk: whoever enters the node sees its holder and origin.
   e.state.store(st::make_live_one(gen), std::memory_order_release);
@@ -406,7 +406,7 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
                                            std::memory_order_seq_cst, std::memory_order_relaxed)) {
         return Outcome::Retry;
       }
-      if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
+      if (stop(PoolCrashStep::ChunkFreed)) return std::unexpected(PoolError::Aborted);
       after_free(cv, ref.index, owner);
       note_freed(ref);
       return Outcome::Done;

@@ -32,7 +32,7 @@ OwnerHoldings Pool::holdings(OwnerId owner) const noexcept {
   for_each_live_chunk([&](std::uint32_t c, std::uint32_t i, ChunkMeta& m, std::uint64_t s) {
     bool has = false;
     const ChunkRef ref{static_cast<std::uint16_t>(c), i, st::generation(s)};
-    OpenHolders walk(nodes_, m, s, ref.pack(), Malformed::skip);
+    OpenHolders walk(nodes_, m, s, ref.pack(), Malformed::Skip);
     for (HolderRead h; walk.next(h);) {
       if (h.fields.owner == owner) {
         has = true;
@@ -53,7 +53,7 @@ std::vector<LiveChunk> Pool::live_chunks() const {
     chunk.ref = ChunkRef{static_cast<std::uint16_t>(c), i, st::generation(s)};
     chunk.chunk_size = classes_[c].chunk_size;
     chunk.origin = origin_of(m, s);
-    OpenHolders walk(nodes_, m, s, chunk.ref.pack(), Malformed::skip);
+    OpenHolders walk(nodes_, m, s, chunk.ref.pack(), Malformed::Skip);
     for (HolderRead h; walk.next(h);) {
       const auto& f = h.fields;
       chunk.holders.push_back(ChunkHolder{f.owner, f.aux, f.held, f.pending});
@@ -122,13 +122,13 @@ AccountingReport Pool::check_accounting() const noexcept {
             }
           }
           switch (chain.end()) {
-            case ChainEnd::closing:
+            case ChainEnd::Closing:
               ++r.closing_slots;
               break;
-            case ChainEnd::stale:
+            case ChainEnd::Stale:
               ++r.stale_links;
               break;
-            case ChainEnd::corrupt:
+            case ChainEnd::Corrupt:
               ++r.corrupt;
               break;
             default:
@@ -247,7 +247,7 @@ PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks) 
       const OwnerId origin = origin_of(m, s);
       bool loaned = origin != kNoOwner;
       const ChunkRef ref{static_cast<std::uint16_t>(c), i, st::generation(s)};
-      OpenHolders walk(nodes, m, s, ref.pack(), Malformed::skip);
+      OpenHolders walk(nodes, m, s, ref.pack(), Malformed::Skip);
       for (HolderRead h; loaned && walk.next(h);) {
         loaned = h.fields.owner == origin && h.fields.pending == 0;
       }

@@ -29,7 +29,7 @@ std::uint64_t Pool::settle_impl(Receiver is_receiver, OwnerId from, OwnerId clos
     // on in a node that the change freed.
     for (std::uint32_t pass = 0; pass < kPoolMaxRetries && !aborted; ++pass) {
       bool again = false;
-      OpenHolders walk(nodes_, m, s, ref.pack(), Malformed::skip);
+      OpenHolders walk(nodes_, m, s, ref.pack(), Malformed::Skip);
       for (HolderRead h; !again && walk.next(h);) {
         hw::Fields f = h.fields;
         if (f.aux != from || f.pending == 0 || !is_receiver(f.owner)) continue;
@@ -77,7 +77,7 @@ namespace {
 // How far a dead claimer got linking an overflow node into its chunk's
 // chain: not at all, the link slot Reserving with the link word written, or
 // the link slot Live.
-enum class Linked : std::uint8_t { no, reserving, live };
+enum class Linked : std::uint8_t { No, Reserving, Live };
 
 }  // namespace
 
@@ -114,7 +114,7 @@ void Pool::reclaim_nodes(OwnerId dead, bool process_gone, ReclaimReport& report)
       // SYNC: relaxed; written by the dead claimer before its link reserve
       // (a release we acquire below through the chunk's chain), or stale.
       const ChunkRef chunk = ChunkRef::unpack(node.origin.load(std::memory_order_relaxed));
-      Linked linked = Linked::no;
+      Linked linked = Linked::No;
       NodeView end;
       if (chunk.size_class < class_count_ && chunk.index < classes_[chunk.size_class].count &&
           chunk.generation != 0) {
@@ -128,21 +128,21 @@ void Pool::reclaim_nodes(OwnerId dead, bool process_gone, ReclaimReport& report)
           }
           end = chain.last();
           const std::uint64_t w = chain.link_word();
-          if (chain.end() == ChainEnd::pending && link::index(w) == e &&
+          if (chain.end() == ChainEnd::Pending && link::index(w) == e &&
               link::generation(w) == gen) {
-            linked = Linked::live;
-          } else if (chain.end() == ChainEnd::growing) {
+            linked = Linked::Live;
+          } else if (chain.end() == ChainEnd::Growing) {
             // SYNC: acquire, pairs with nothing new: the reserver's word
             // write is relaxed, so this only recognises `dead`'s link (only
             // `dead` writes a link to a node it claims).
             const std::uint64_t rw = end.m->holders[kLinkSlot].load(std::memory_order_acquire);
             if (!link::closed(rw) && link::index(rw) == e && link::generation(rw) == gen) {
-              linked = Linked::reserving;
+              linked = Linked::Reserving;
             }
           }
         }
       }
-      if (linked == Linked::live) {
+      if (linked == Linked::Live) {
         // Linked, not yet Live: finish it. Its holder becomes a reference
         // of the party it names (a phantom pending one, if `dead` was
         // giving: the receiver settles it; `dead`'s own: dropped below).
@@ -154,7 +154,7 @@ void Pool::reclaim_nodes(OwnerId dead, bool process_gone, ReclaimReport& report)
         }
         continue;
       }
-      if (linked == Linked::reserving) {
+      if (linked == Linked::Reserving) {
         // `dead`'s reservation of the link slot, its link word written:
         // cancel it (a reservation never counted anything).
         std::uint64_t es = end.s;
@@ -287,7 +287,7 @@ ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone,
           if (chunk_freed) break;
           if (!again) {
             const std::uint64_t w = chain.link_word();
-            if (chain.end() == ChainEnd::closing && link::closer(w) == dead) {
+            if (chain.end() == ChainEnd::Closing && link::closer(w) == dead) {
               // `dead` closed the link to a freed node and died before vacating.
               ++report.closes_finished;
               auto freed = detail::vacate(*chain.last().m, kLinkSlot, w, *counters_);
@@ -302,7 +302,7 @@ ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone,
                   if (up && *up) ++report.chunks_freed;
                 }
               }
-            } else if (chain.end() == ChainEnd::stale) {
+            } else if (chain.end() == ChainEnd::Stale) {
               // A link to a freed node whose closer died (or is about to
               // close it: then one of us wins the CAS, and that one vacates).
               auto freed = close_link(cv, i, chain.last(), w, dead, never);

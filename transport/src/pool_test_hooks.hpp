@@ -15,26 +15,26 @@ namespace ferry::transport::detail {
 
 // The rows of the crash table (docs/design/pool.md), by operation.
 enum class PoolCrashStep : std::uint8_t {
-  none,  // run to the end
+  None,  // run to the end
   // allocate
-  allocate_hint_cleared,    // 1 hint cleared
-  allocate_claimed,         // 2 Claimed(D)
-  allocate_holder_written,  // 3 holder written, still Claimed
-  allocate_live,            // 4 Live, D's count line not updated
+  AllocateHintCleared,    // 1 hint cleared
+  AllocateClaimed,        // 2 Claimed(D)
+  AllocateHolderWritten,  // 3 holder written, still Claimed
+  AllocateLive,           // 4 Live, D's count line not updated
   // add_ref, give (when a new holder slot is needed)
-  slot_reserving,       // 1 slot Reserving
-  slot_holder_written,  // 2 holder word written, still Reserving
+  SlotReserving,      // 1 slot Reserving
+  SlotHolderWritten,  // 2 holder word written, still Reserving
   // release, revoke, settle_pending (when a count reaches 0)
-  holder_closed,  // 1 holder closed, naming D as closer, slot still Live
-  chunk_freed,    // 2 chunk Free(g+1), hint not set
+  HolderClosed,  // 1 holder closed, naming D as closer, slot still Live
+  ChunkFreed,    // 2 chunk Free(g+1), hint not set
   // add_ref, give when the chain has no Empty holder slot: a new overflow
   // node (then slot_reserving, slot_holder_written for the link slot)
-  node_hint_cleared,  // 1 the node's hint cleared
-  node_claimed,       // 2 node Claimed(D), its holder and origin written, not linked
-  node_linked,        // 3 link slot Live, the node still Claimed(D)
+  NodeHintCleared,  // 1 the node's hint cleared
+  NodeClaimed,      // 2 node Claimed(D), its holder and origin written, not linked
+  NodeLinked,       // 3 link slot Live, the node still Claimed(D)
   // a close that empties an overflow node
-  node_freed,   // 1 node Free(g+1), hint not set, the link to it still open
-  link_closed,  // 2 the link closed naming D, slot still Live
+  NodeFreed,   // 1 node Free(g+1), hint not set, the link to it still open
+  LinkClosed,  // 2 the link closed naming D, slot still Live
 };
 
 // The crash-point hook of the production entry points: never stops (the

@@ -110,13 +110,13 @@ class LiveSlots {
 
 // How a chain walk ended (at the last node's link slot).
 enum class ChainEnd : std::uint8_t {
-  open,     // the link slot is Empty: the chain can grow here
-  growing,  // the link slot is Reserving: someone is linking a node
-  pending,  // a Live link to a node still Claimed: its linker is finishing
-  closing,  // a closed link: its node is Free, the slot is being vacated
-  stale,    // an open link to a node that is Free or reused: its closer has
+  Open,     // the link slot is Empty: the chain can grow here
+  Growing,  // the link slot is Reserving: someone is linking a node
+  Pending,  // a Live link to a node still Claimed: its linker is finishing
+  Closing,  // a closed link: its node is Free, the slot is being vacated
+  Stale,    // an open link to a node that is Free or reused: its closer has
             // not closed it yet (or died first): close_link repairs it
-  corrupt,  // a malformed link, a node of another chunk, or a loop
+  Corrupt,  // a malformed link, a node of another chunk, or a loop
 };
 
 // Moves `cur` to the node its Live link slot names, if that node is Live
@@ -130,24 +130,24 @@ enum class ChainEnd : std::uint8_t {
   namespace st = pool_layout::state;
   const unsigned link_state = st::slot(cur.s, kLinkSlot);
   if (link_state == st::kSlotEmpty) {
-    end = ChainEnd::open;
+    end = ChainEnd::Open;
     return false;
   }
   if (link_state == st::kSlotReserving) {
-    end = ChainEnd::growing;
+    end = ChainEnd::Growing;
     return false;
   }
   // SYNC: acquire, pairs with the release of the commit CAS that made the
   // link slot Live (reserve) and with the acq_rel CAS that closed it.
   link = cur.m->holders[kLinkSlot].load(std::memory_order_acquire);
   if (pool_layout::link::closed(link)) {
-    end = ChainEnd::closing;
+    end = ChainEnd::Closing;
     return false;
   }
   const std::uint32_t index = pool_layout::link::index(link);
   const std::uint32_t gen = pool_layout::link::generation(link);
   if (gen == 0 || index >= area.count || ++steps > area.count) {
-    end = ChainEnd::corrupt;
+    end = ChainEnd::Corrupt;
     return false;
   }
   pool_layout::ChunkMeta& next = area.meta[index];
@@ -156,21 +156,21 @@ enum class ChainEnd : std::uint8_t {
   // origin, read next, are those or newer.
   const std::uint64_t s = next.state.load(std::memory_order_acquire);
   if (!st::well_formed(s) || st::generation(s) != gen) {
-    end = st::well_formed(s) ? ChainEnd::stale : ChainEnd::corrupt;
+    end = st::well_formed(s) ? ChainEnd::Stale : ChainEnd::Corrupt;
     return false;
   }
   if (st::mode(s) == st::kModeClaimed) {
-    end = ChainEnd::pending;
+    end = ChainEnd::Pending;
     return false;
   }
   if (st::mode(s) != st::kModeLive) {
-    end = ChainEnd::stale;
+    end = ChainEnd::Stale;
     return false;
   }
   // SYNC: relaxed; written while the node was Claimed, published by the
   // release store of Live that the acquire load above read.
   if (next.origin.load(std::memory_order_relaxed) != chunk) {
-    end = ChainEnd::corrupt;
+    end = ChainEnd::Corrupt;
     return false;
   }
   cur = NodeView{&next, s, index};
@@ -202,7 +202,7 @@ class Chain {
   }
   [[nodiscard]] ChainEnd end() const noexcept { return end_; }
   // The last node walked (where the chain ended), and its link word as read
-  // (ChainEnd::pending, closing, stale).
+  // (ChainEnd::Pending, closing, stale).
   [[nodiscard]] const NodeView& last() const noexcept { return cur_; }
   [[nodiscard]] std::uint64_t link_word() const noexcept { return link_; }
 
@@ -213,13 +213,13 @@ class Chain {
   std::uint64_t link_ = 0;
   std::uint32_t steps_ = 0;
   bool started_ = false;
-  ChainEnd end_ = ChainEnd::open;
+  ChainEnd end_ = ChainEnd::Open;
 };
 
 // What a walk over open holders does with a malformed open holder word.
 enum class Malformed : std::uint8_t {
-  stop,  // end the walk; corrupt() tells (operations: PoolError::Corrupt)
-  skip,  // pass over it (scans: a snapshot of what can be trusted)
+  Stop,  // end the walk; corrupt() tells (operations: PoolError::Corrupt)
+  Skip,  // pass over it (scans: a snapshot of what can be trusted)
 };
 
 // The open holders of a Live chunk whose state word was `s`, over its whole
@@ -229,18 +229,18 @@ enum class Malformed : std::uint8_t {
 //   if (walk.corrupt()) return corrupt();
 // Every holder read in an overflow node is checked with still_entered (a
 // walk that finds its node freed ends there); in the chunk's own node too
-// for a scan (Malformed::skip: no reference keeps the chunk). A chunk with no
+// for a scan (Malformed::Skip: no reference keeps the chunk). A chunk with no
 // Live link (up to 12 readers) is walked as one node, inline: the chain is
 // followed out of line (follow_link).
 class OpenHolders {
  public:
   OpenHolders(const NodeArea& area, pool_layout::ChunkMeta& m, std::uint64_t s, std::uint64_t chunk,
-              Malformed on_malformed = Malformed::stop) noexcept
+              Malformed on_malformed = Malformed::Stop) noexcept
       : area_(&area),
         node_{&m, s, kChunkNode},
         slots_(s),
         chunk_(chunk),
-        skip_malformed_(on_malformed == Malformed::skip),
+        skip_malformed_(on_malformed == Malformed::Skip),
         check_(skip_malformed_) {}
 
   // The next open holder into h; false at the end (or at a malformed word).
@@ -264,8 +264,8 @@ class OpenHolders {
       check_ = true;
     }
   }
-  // The walk ended at a malformed holder word (Malformed::stop) or link.
-  [[nodiscard]] bool corrupt() const noexcept { return corrupt_ || end_ == ChainEnd::corrupt; }
+  // The walk ended at a malformed holder word (Malformed::Stop) or link.
+  [[nodiscard]] bool corrupt() const noexcept { return corrupt_ || end_ == ChainEnd::Corrupt; }
   // The node of the holder next() gave last.
   [[nodiscard]] const NodeView& node() const noexcept { return node_; }
 
@@ -276,7 +276,7 @@ class OpenHolders {
   std::uint64_t chunk_;
   std::uint64_t link_ = 0;
   std::uint32_t steps_ = 0;
-  ChainEnd end_ = ChainEnd::open;
+  ChainEnd end_ = ChainEnd::Open;
   bool skip_malformed_;
   bool check_;
   bool corrupt_ = false;
@@ -322,17 +322,17 @@ std::expected<bool, PoolError> Pool::finish_close(const ClassView& cv, std::uint
                                                   std::uint64_t closed, OwnerId closer,
                                                   Stop& stop) noexcept {
   using detail::PoolCrashStep;
-  if (stop(PoolCrashStep::holder_closed)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::HolderClosed)) return std::unexpected(PoolError::Aborted);
   auto freed = detail::vacate(*node.m, j, closed, *counters_);
   if (!freed || !*freed) return freed;
   if (node.id == detail::kChunkNode) {
-    if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
+    if (stop(PoolCrashStep::ChunkFreed)) return std::unexpected(PoolError::Aborted);
     after_free(cv, index, closer);
     return true;
   }
   // An overflow node emptied: it is Free; now its hint and the link that
   // names it.
-  if (stop(PoolCrashStep::node_freed)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::NodeFreed)) return std::unexpected(PoolError::Aborted);
   after_free_node(node.id);
   return unlink(cv, index, node.id, pool_layout::state::generation(node.s), closer, stop);
 }
@@ -351,15 +351,15 @@ std::expected<bool, PoolError> Pool::close_link(const ClassView& cv, std::uint32
           expected, closed, std::memory_order_acq_rel, std::memory_order_relaxed)) {
     return false;  // closed by someone else (a live closer, or a repair)
   }
-  if (stop(PoolCrashStep::link_closed)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::LinkClosed)) return std::unexpected(PoolError::Aborted);
   auto freed = detail::vacate(*node.m, kLinkSlot, closed, *counters_);
   if (!freed || !*freed) return freed;
   if (node.id == detail::kChunkNode) {
-    if (stop(PoolCrashStep::chunk_freed)) return std::unexpected(PoolError::Aborted);
+    if (stop(PoolCrashStep::ChunkFreed)) return std::unexpected(PoolError::Aborted);
     after_free(cv, index, closer);
     return true;
   }
-  if (stop(PoolCrashStep::node_freed)) return std::unexpected(PoolError::Aborted);
+  if (stop(PoolCrashStep::NodeFreed)) return std::unexpected(PoolError::Aborted);
   after_free_node(node.id);
   return unlink(cv, index, node.id, pool_layout::state::generation(node.s), closer, stop);
 }
@@ -384,7 +384,7 @@ std::expected<bool, PoolError> Pool::unlink(const ClassView& cv, std::uint32_t i
     for (detail::NodeView n; chain.next(n);) {
     }
     const std::uint64_t w = chain.link_word();
-    if (chain.end() != detail::ChainEnd::stale || pool_layout::link::index(w) != node ||
+    if (chain.end() != detail::ChainEnd::Stale || pool_layout::link::index(w) != node ||
         pool_layout::link::generation(w) != gen) {
       return false;  // already closed (by a repair), or not there
     }

@@ -165,7 +165,7 @@ void on_data_available(dds_entity_t reader, void* arg) {
 }  // namespace
 
 bool imports_on_receive_thread(const config::Topic& topic) {
-  return topic.settings.policy != config::Policy::block;
+  return topic.settings.policy != config::Policy::Block;
 }
 
 ListenerPtr import_listener(ImportOnReceive& link) {

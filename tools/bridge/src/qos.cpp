@@ -4,7 +4,7 @@ namespace ferry::bridge {
 
 QosPtr topic_qos(const config::TopicSettings& s) {
   QosPtr q(dds_create_qos());
-  const bool block = s.policy == config::Policy::block;
+  const bool block = s.policy == config::Policy::Block;
   dds_qset_reliability(q.get(), DDS_RELIABILITY_RELIABLE,
                        block ? DDS_MSECS(s.block_timeout_ms) : DDS_MSECS(100));
   if (block) {

@@ -45,7 +45,7 @@ struct PoolClass {
 // The per-topic knobs that `defaults:` also sets.
 struct TopicSettings {
   std::uint32_t capacity = 64;  // slots per (publisher, subscriber) queue, power of two
-  Policy policy = Policy::drop_oldest;
+  Policy policy = Policy::DropOldest;
   std::uint32_t block_timeout_ms = 1000;  // policy block only
   std::uint32_t max_publishers = 8;
   std::uint32_t max_subscribers = 16;

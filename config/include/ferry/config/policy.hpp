@@ -11,9 +11,9 @@ namespace ferry::config {
 // this type) and the runtime's. The numbers are the control protocol's wire
 // values: never renumber.
 enum class Policy : std::uint8_t {
-  block = 0,        // "block": wait for room up to block_timeout_ms, then count timed_out
-  drop_new = 1,     // "drop_new": the full queue refuses the new sample
-  drop_oldest = 2,  // "drop_oldest": the full queue discards its oldest unread sample
+  Block = 0,       // "block": wait for room up to block_timeout_ms, then count timed_out
+  DropNew = 1,     // "drop_new": the full queue refuses the new sample
+  DropOldest = 2,  // "drop_oldest": the full queue discards its oldest unread sample
 };
 
 // "block", "drop_new" or "drop_oldest": the spelling used in YAML and by the CLI.

@@ -44,7 +44,7 @@ using transport::kSlotPooled;
 using transport::PooledSlot;
 
 // Our node's slot state in the heartbeat table once ferryd declared it dead
-// (discovery::SlotState::declared_dead).
+// (discovery::SlotState::DeclaredDead).
 inline constexpr std::uint32_t kNodeDeclaredDead = 2;
 
 // Whether `node_state` (our node's slot state; null without a heartbeat
@@ -58,7 +58,7 @@ inline constexpr std::uint32_t kNodeDeclaredDead = 2;
 
 // Whether the port's queues are as the user's thread last applied them.
 struct LaneGuard {
-  // Bumped by the serving thread for every change it hands over.
+  // Bumped by the runtime thread for every change it hands over.
   std::atomic<std::uint32_t> changes{0};
   std::uint32_t seen = 0;  // user's thread: `changes` when it last applied them
   // Our node's slot state in the heartbeat table (null without one); only
@@ -67,7 +67,7 @@ struct LaneGuard {
 
   [[nodiscard]] FERRY_HOT bool changed() const noexcept {
     // SYNC: acquire, pairs with the release fetch_add in
-    // PortState::announce_change(): what the serving thread queued for us
+    // PortState::announce_change(): what the runtime thread queued for us
     // (under its mutex) is complete before we go and apply it.
     return changes.load(std::memory_order_acquire) != seen;
   }

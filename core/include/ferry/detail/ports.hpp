@@ -184,12 +184,12 @@ class SubscriberPort {
   void set_take_spin(std::uint32_t polls) noexcept { take_spin_ = polls; }
   [[nodiscard]] std::uint32_t take_spin() const noexcept { return take_spin_; }
 
-  // For a WaitSet (user's thread): applies what the serving thread handed
+  // For a WaitSet (user's thread): applies what the runtime thread handed
   // over; true while a sample is queued, the queues changed since the last
   // call (a publisher came or went), or the node was declared dead (then
   // try_take() says so).
   bool wait_ready() noexcept;
-  // The doorbell our publishers and the serving thread ring (shared memory).
+  // The doorbell our publishers and the runtime thread ring (shared memory).
   [[nodiscard]] transport::DoorbellWord& doorbell() noexcept;
   // The WaitSet this port is attached to (null: none) and its index there;
   // written by that WaitSet under its mutex.

@@ -1,7 +1,7 @@
 #pragma once
 // The domain's heartbeat table: a Segment of kind Registry named
 // "ferry.<domain>.registry", made by ferryd. One 16-byte slot per node,
-// indexed by the node's Welcome::heartbeat_slot (its pool owner id), plus
+// indexed by the node's Welcome::node_slot (its pool owner id), plus
 // ferryd's own beat in the header.
 //
 // Who writes what: a node's runtime thread stores its slot's `beat_ms`
@@ -37,10 +37,10 @@ inline constexpr std::uint32_t kHeartbeatSlots = 65536;  // owner ids are u16
 // reclaimed all it held and its process is gone: a ferryd that starts finds
 // there every reclaim its predecessor left unfinished (node_reaper.hpp).
 enum class SlotState : std::uint32_t {
-  free = 0,  // unused, or a dead node's, reclaimed for good
-  alive = 1,
-  declared_dead = 2,  // no heartbeat for timeout_ms: its ports are gone
-  reclaiming = 3,     // its socket closed: dead, reclaim not finished yet
+  Free = 0,  // unused, or a dead node's, reclaimed for good
+  Alive = 1,
+  DeclaredDead = 2,  // no heartbeat for timeout_ms: its ports are gone
+  Reclaiming = 3,    // its socket closed: dead, reclaim not finished yet
 };
 
 struct HeartbeatSlot {

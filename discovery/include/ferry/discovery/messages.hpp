@@ -20,68 +20,69 @@ namespace ferry::discovery {
 
 // Wire value of the header's type field. Values are stable forever.
 enum class MessageType : std::uint16_t {
-  hello = 1,
-  welcome = 2,
-  create_publisher = 3,
-  create_subscriber = 4,
-  port_created = 5,
-  destroy_port = 6,
-  port_destroyed = 7,
-  matched = 8,
-  unmatched = 9,
-  error = 10,
-  list_topics = 11,
-  topic_list = 12,
-  ping = 13,
-  pong = 14,
-  list_nodes = 15,
-  node_list = 16,
-  get_config = 17,
-  config_text = 18,
-  queue_released = 19,
+  Hello = 1,
+  Welcome = 2,
+  CreatePublisher = 3,
+  CreateSubscriber = 4,
+  PortCreated = 5,
+  DestroyPort = 6,
+  PortDestroyed = 7,
+  Matched = 8,
+  Unmatched = 9,
+  Error = 10,
+  ListTopics = 11,
+  TopicList = 12,
+  Ping = 13,
+  Pong = 14,
+  ListNodes = 15,
+  NodeList = 16,
+  GetConfig = 17,
+  ConfigText = 18,
+  QueueReleased = 19,
 };
 
 // Full-queue policy of a topic (docs/concepts/policies.md): config's, on the wire as its number.
 using Policy = config::Policy;
 using config::to_string;
-static_assert(static_cast<std::uint8_t>(Policy::block) == 0 &&
-                  static_cast<std::uint8_t>(Policy::drop_new) == 1 &&
-                  static_cast<std::uint8_t>(Policy::drop_oldest) == 2,
+static_assert(static_cast<std::uint8_t>(Policy::Block) == 0 &&
+                  static_cast<std::uint8_t>(Policy::DropNew) == 1 &&
+                  static_cast<std::uint8_t>(Policy::DropOldest) == 2,
               "the wire carries a policy as this number");
 
 // Why a pair of ports was unmatched.
 enum class UnmatchReason : std::uint8_t {
-  port_destroyed = 0,  // the peer destroyed its port
-  peer_closed = 1,     // the peer's socket closed (exit or crash)
-  peer_timed_out = 2,  // the peer's heartbeat stopped
+  PortDestroyed = 0,  // the peer destroyed its port
+  PeerClosed = 1,     // the peer's socket closed (exit or crash)
+  PeerTimedOut = 2,   // the peer's heartbeat stopped
 };
 
-// Code carried by an Error reply.
-enum class ErrorCode : std::uint16_t {
-  malformed_message = 1,    // the daemon could not decode the request
-  unsupported_version = 2,  // Hello or header with another protocol version
-  not_registered = 3,       // a request before Hello
-  already_registered = 4,   // a second Hello on one connection
-  invalid_argument = 5,     // e.g. an empty or malformed topic or node name
-  unknown_topic = 6,        // undeclared topic under `strict: true`
-  type_mismatch = 7,        // type name, size, alignment or layout differs from the topic's
-  limit_exceeded = 8,       // max_publishers / max_subscribers
-  permission_denied = 9,    // refused by the topic's `allow:`
-  unknown_port = 10,        // DestroyPort of a port this node does not own
-  node_expired = 11,        // the node was declared dead; its ports are gone
-  resource_exhausted = 12,  // shared memory or pool space ran out
-  internal = 13,            // a daemon bug; the message says what
+// Why ferryd refused a request: the code an Error reply carries on the wire
+// (the public API reports ferry::ErrorCode).
+enum class RefusalCode : std::uint16_t {
+  MalformedMessage = 1,    // the daemon could not decode the request
+  UnsupportedVersion = 2,  // Hello or header with another protocol version
+  NotRegistered = 3,       // a request before Hello
+  AlreadyRegistered = 4,   // a second Hello on one connection
+  InvalidArgument = 5,     // e.g. an empty or malformed topic or node name
+  UnknownTopic = 6,        // undeclared topic under `strict: true`
+  TypeMismatch = 7,        // type name, size, alignment or layout differs from the topic's
+  LimitExceeded = 8,       // max_publishers / max_subscribers
+  PermissionDenied = 9,    // refused by the topic's `allow:`
+  UnknownPort = 10,        // DestroyPort of a port this node does not own
+  NodeExpired = 11,        // the node was declared dead; its ports are gone
+  ResourceExhausted = 12,  // shared memory or pool space ran out
+  Internal = 13,           // a daemon bug; the message says what
 };
 
 [[nodiscard]] std::string_view to_string(MessageType type) noexcept;
 [[nodiscard]] std::string_view to_string(UnmatchReason reason) noexcept;
-[[nodiscard]] std::string_view to_string(ErrorCode code) noexcept;
+[[nodiscard]] std::string_view to_string(RefusalCode code) noexcept;
 
 // ---- session ---------------------------------------------------------------
 
 // Client -> daemon, first message on a connection.
 struct Hello {
-  static constexpr MessageType kType = MessageType::hello;
+  static constexpr MessageType kType = MessageType::Hello;
   std::uint16_t protocol_version = 0;
   std::string node_name;  // <= kMaxNodeName
   std::int32_t pid = 0;   // > 0; the daemon compares it with SO_PEERCRED
@@ -94,7 +95,7 @@ struct Hello {
 
 // Daemon -> client, reply to Hello.
 struct Welcome {
-  static constexpr MessageType kType = MessageType::welcome;
+  static constexpr MessageType kType = MessageType::Welcome;
   std::uint64_t node_id = 0;
   std::string domain;  // <= kMaxDomainName
   std::uint32_t heartbeat_ms = 0;
@@ -102,7 +103,7 @@ struct Welcome {
   std::string registry_shm;  // <= kMaxShmName
   // This node's slot in the domain: its heartbeat word in the registry and
   // its owner id in the loaned-memory pool (1..65535).
-  std::uint32_t heartbeat_slot = 0;
+  std::uint32_t node_slot = 0;
   bool operator==(const Welcome&) const = default;
 };
 
@@ -114,11 +115,11 @@ struct PortRequest {
   std::string type_name;  // <= kMaxTypeName
   std::uint64_t type_size = 0;
   std::uint32_t type_align = 0;
-  // Re-registering a port after ferryd restarted: the first id it was ever
-  // given, its identity across daemons (peers match their old queues to the
-  // new one with it) and, for a subscriber, the doorbell it keeps (its
-  // publishers ring it already).
-  std::uint64_t resume_port_id = 0;
+  // Re-registering a port after ferryd restarted: its identity, the first
+  // id it was ever given (0: a new port, whose identity is its first id;
+  // peers match their old queues to the new one with it) and, for a
+  // subscriber, the doorbell it keeps (its publishers ring it already).
+  std::uint64_t identity = 0;
   std::string resume_doorbell;  // <= kMaxShmName
   // A generated type's layout fingerprint (ferry/config/layout_fingerprint.hpp;
   // protocol version 4): checked field by field against the topic's type.
@@ -133,12 +134,12 @@ struct PortRequest {
 };
 
 struct CreatePublisher : PortRequest {
-  static constexpr MessageType kType = MessageType::create_publisher;
+  static constexpr MessageType kType = MessageType::CreatePublisher;
   bool operator==(const CreatePublisher&) const = default;
 };
 
 struct CreateSubscriber : PortRequest {
-  static constexpr MessageType kType = MessageType::create_subscriber;
+  static constexpr MessageType kType = MessageType::CreateSubscriber;
   bool operator==(const CreateSubscriber&) const = default;
 };
 
@@ -153,7 +154,7 @@ struct TopicLimits {
 
 // A topic's effective configuration, as the daemon resolved it.
 struct TopicConfig {
-  Policy policy = Policy::drop_oldest;
+  Policy policy = Policy::DropOldest;
   std::uint32_t capacity = 1;  // slots per queue; a power of two
   std::uint32_t slot_size = 0;
   std::uint32_t block_timeout_ms = 0;
@@ -165,7 +166,7 @@ struct TopicConfig {
 
 // Daemon -> client, reply to CreatePublisher / CreateSubscriber.
 struct PortCreated {
-  static constexpr MessageType kType = MessageType::port_created;
+  static constexpr MessageType kType = MessageType::PortCreated;
   std::uint64_t port_id = 0;
   TopicConfig topic;
   // A subscriber's doorbell word (empty name for a publisher).
@@ -176,14 +177,14 @@ struct PortCreated {
 
 // Client -> daemon.
 struct DestroyPort {
-  static constexpr MessageType kType = MessageType::destroy_port;
+  static constexpr MessageType kType = MessageType::DestroyPort;
   std::uint64_t port_id = 0;
   bool operator==(const DestroyPort&) const = default;
 };
 
 // Daemon -> client, reply to DestroyPort.
 struct PortDestroyed {
-  static constexpr MessageType kType = MessageType::port_destroyed;
+  static constexpr MessageType kType = MessageType::PortDestroyed;
   std::uint64_t port_id = 0;
   bool operator==(const PortDestroyed&) const = default;
 };
@@ -192,19 +193,19 @@ struct PortDestroyed {
 // the ring `ring_shm` with `peer_port_id`. A publisher also gets the
 // subscriber's doorbell, to wake it; a subscriber gets an empty doorbell name.
 struct Matched {
-  static constexpr MessageType kType = MessageType::matched;
+  static constexpr MessageType kType = MessageType::Matched;
   std::uint64_t port_id = 0;
   std::uint64_t peer_port_id = 0;
   std::string peer_node;  // <= kMaxNodeName
   std::int32_t peer_pid = 0;
-  std::uint16_t peer_owner = 0;  // the peer node's pool owner id (its Welcome::heartbeat_slot)
+  std::uint16_t peer_owner = 0;  // the peer node's pool owner id (its Welcome::node_slot)
   std::string ring_shm;          // <= kMaxShmName
   std::string doorbell_shm;      // <= kMaxShmName
   std::uint64_t doorbell_offset = 0;
-  // The peer port's resume_port_id, its first id (0: not re-registered, its
-  // first id is peer_port_id): identifies the queues this one replaces
-  // after a daemon restart.
-  std::uint64_t peer_previous_port_id = 0;
+  // The peer port's identity (PortRequest::identity), its first id: the
+  // same across daemon restarts, it identifies the queues this one replaces
+  // after one.
+  std::uint64_t peer_identity = 0;
   // To a publisher: the peer is an observer subscriber (PortRequest::observer).
   bool peer_observer = false;
   bool operator==(const Matched&) const = default;
@@ -212,10 +213,10 @@ struct Matched {
 
 // Daemon -> client notification (request id 0): the pair is gone.
 struct Unmatched {
-  static constexpr MessageType kType = MessageType::unmatched;
+  static constexpr MessageType kType = MessageType::Unmatched;
   std::uint64_t port_id = 0;
   std::uint64_t peer_port_id = 0;
-  UnmatchReason reason = UnmatchReason::port_destroyed;
+  UnmatchReason reason = UnmatchReason::PortDestroyed;
   bool operator==(const Unmatched&) const = default;
 };
 
@@ -225,7 +226,7 @@ struct Unmatched {
 // then the name stays, so that a peer that leaves right after matching
 // cannot pull the ring out from under a node that has not opened it yet.
 struct QueueReleased {
-  static constexpr MessageType kType = MessageType::queue_released;
+  static constexpr MessageType kType = MessageType::QueueReleased;
   std::uint64_t port_id = 0;       // ours
   std::uint64_t peer_port_id = 0;  // the departed peer's
   bool operator==(const QueueReleased&) const = default;
@@ -234,8 +235,8 @@ struct QueueReleased {
 // Daemon -> client: the reply to a failed request, or (request id 0) an
 // unsolicited error such as node_expired before the daemon closes.
 struct Error {
-  static constexpr MessageType kType = MessageType::error;
-  ErrorCode code = ErrorCode::internal;
+  static constexpr MessageType kType = MessageType::Error;
+  RefusalCode code = RefusalCode::Internal;
   std::string message;  // <= kMaxErrorMessage; one sentence for the user
   bool operator==(const Error&) const = default;
 };
@@ -249,7 +250,7 @@ struct Error {
 // `next_part` is not 0 ends with a partial topic; ask again with `start` at
 // that topic and `part` = next_part for the rest of its items.
 struct ListTopics {
-  static constexpr MessageType kType = MessageType::list_topics;
+  static constexpr MessageType kType = MessageType::ListTopics;
   std::uint32_t start = 0;
   std::string topic;  // <= kMaxTopicName; empty: all topics
   // Items of topic `start` already received: its publishers, then its
@@ -277,7 +278,7 @@ struct QueueInfo {
 struct TopicInfo {
   std::string name;       // <= kMaxTopicName
   std::string type_name;  // <= kMaxTypeName
-  Policy policy = Policy::drop_oldest;
+  Policy policy = Policy::DropOldest;
   std::uint32_t capacity = 1;  // a power of two
   std::uint64_t sample_size = 0;
   std::vector<PortInfo> publishers;
@@ -290,7 +291,7 @@ struct TopicInfo {
 // `total`. The first topic holds its items from `part` on (the request's);
 // when `next_part` is not 0 the last topic is cut there (see ListTopics).
 struct TopicList {
-  static constexpr MessageType kType = MessageType::topic_list;
+  static constexpr MessageType kType = MessageType::TopicList;
   std::uint32_t total = 0;
   std::uint32_t start = 0;
   std::vector<TopicInfo> topics;
@@ -301,7 +302,7 @@ struct TopicList {
 
 // Client -> daemon: the domain's nodes, paged like ListTopics.
 struct ListNodes {
-  static constexpr MessageType kType = MessageType::list_nodes;
+  static constexpr MessageType kType = MessageType::ListNodes;
   std::uint32_t start = 0;
   bool operator==(const ListNodes&) const = default;
 };
@@ -317,7 +318,7 @@ struct NodeInfo {
   std::uint64_t node_id = 0;
   std::string name;  // <= kMaxNodeName
   std::int32_t pid = 0;
-  std::uint32_t slot = 0;          // its Welcome::heartbeat_slot (heartbeat word, pool owner id)
+  std::uint32_t slot = 0;          // its Welcome::node_slot (heartbeat word, pool owner id)
   std::uint64_t connected_ms = 0;  // since its Hello
   // Age of its last heartbeat as ferryd saw it. A daemon that does not watch
   // heartbeats reports 0: the node's socket is open, so it is alive now.
@@ -329,7 +330,7 @@ struct NodeInfo {
 
 // Daemon -> client, reply to ListNodes: nodes [start, start + size) of `total`.
 struct NodeList {
-  static constexpr MessageType kType = MessageType::node_list;
+  static constexpr MessageType kType = MessageType::NodeList;
   std::uint32_t total = 0;
   std::uint32_t start = 0;
   std::vector<NodeInfo> nodes;
@@ -339,7 +340,7 @@ struct NodeList {
 // Client -> daemon: the configuration text ferryd serves (so that tools can
 // build the type schema), from byte `offset`.
 struct GetConfig {
-  static constexpr MessageType kType = MessageType::get_config;
+  static constexpr MessageType kType = MessageType::GetConfig;
   std::uint32_t offset = 0;
   bool operator==(const GetConfig&) const = default;
 };
@@ -348,7 +349,7 @@ struct GetConfig {
 // of the `total`-byte YAML text it loaded from `source`. Ask again from
 // offset + text.size() until `total` is reached.
 struct ConfigText {
-  static constexpr MessageType kType = MessageType::config_text;
+  static constexpr MessageType kType = MessageType::ConfigText;
   std::string source;  // <= kMaxPathName; the file name, for messages
   std::uint32_t total = 0;
   std::uint32_t offset = 0;
@@ -359,12 +360,12 @@ struct ConfigText {
 // ---- keep-alive --------------------------------------------------------------
 
 struct Ping {
-  static constexpr MessageType kType = MessageType::ping;
+  static constexpr MessageType kType = MessageType::Ping;
   bool operator==(const Ping&) const = default;
 };
 
 struct Pong {
-  static constexpr MessageType kType = MessageType::pong;
+  static constexpr MessageType kType = MessageType::Pong;
   bool operator==(const Pong&) const = default;
 };
 
@@ -378,12 +379,12 @@ using Message =
 // True for notifications (the daemon's, and the client's QueueReleased),
 // which always carry request id 0 and get no reply.
 [[nodiscard]] constexpr bool is_notification(MessageType type) noexcept {
-  return type == MessageType::matched || type == MessageType::unmatched ||
-         type == MessageType::queue_released;
+  return type == MessageType::Matched || type == MessageType::Unmatched ||
+         type == MessageType::QueueReleased;
 }
 
 // An Error whose message is cut (at a UTF-8 boundary) to kMaxErrorMessage
 // and has NUL bytes replaced, so that it always encodes.
-[[nodiscard]] Error make_error(ErrorCode code, std::string_view message);
+[[nodiscard]] Error make_error(RefusalCode code, std::string_view message);
 
 }  // namespace ferry::discovery

@@ -68,9 +68,9 @@ class NodeLock {
 };
 
 enum class NodeLockState : std::uint8_t {
-  held,     // a live process holds it
-  free,     // the file exists and nobody holds it: the node's process is gone
-  missing,  // no such file: the node never took a lock
+  Held,     // a live process holds it
+  Free,     // the file exists and nobody holds it: the node's process is gone
+  Missing,  // no such file: the node never took a lock
 };
 
 // Looks at a node's lock without disturbing its holder (a non-blocking try,

@@ -23,7 +23,7 @@ inline constexpr transport::SegmentKind kRingKind = transport::SegmentKind::Ring
 
 // The domain's loaned-memory pool: a Segment of kind Pool holding one
 // transport pool at payload offset 0, named "ferry.<domain>.pool". Nodes use
-// their Welcome::heartbeat_slot as their pool owner id.
+// their Welcome::node_slot as their pool owner id.
 inline constexpr transport::SegmentKind kPoolKind = transport::SegmentKind::Pool;
 [[nodiscard]] inline std::string pool_object_name(std::string_view domain) {
   return transport::shm_name(domain, "pool");
@@ -36,7 +36,7 @@ inline constexpr std::chrono::milliseconds kOpenTimeout{1000};
 // Rings and doorbells named in a Matched exist and are sealed when it is sent
 // (a ring's name lingers until its survivor releases it). One that is
 // missing belongs to a peer that left since: waiting would only stall the
-// node's serving thread (and the replies queued behind that Matched).
+// node's runtime thread (and the replies queued behind that Matched).
 inline constexpr std::chrono::milliseconds kMatchedOpenTimeout{0};
 
 }  // namespace ferry::discovery

@@ -12,7 +12,7 @@
 namespace ferry::discovery {
 
 enum class PathErrorCode : std::uint8_t {
-  invalid_domain,      // not [A-Za-z0-9_-]{1,32}
+  InvalidDomain,       // not [A-Za-z0-9_-]{1,32}
   create_failed,       // mkdir or stat of the runtime directory failed
   not_a_directory,     // the runtime directory path is something else
   insecure_directory,  // owned by another user, or group/world-writable

@@ -48,18 +48,18 @@ struct Envelope {
 };
 
 enum class DecodeErrorCode : std::uint8_t {
-  truncated_header,     // shorter than kHeaderSize
-  oversized,            // longer than kMaxMessageSize
-  bad_magic,            // not a ferry message
-  unsupported_version,  // another protocol version
-  length_mismatch,      // header's body length != datagram length - header
-  unknown_type,         // a message type this side does not know
-  truncated_body,       // the body ends inside a field
-  string_too_long,      // a string field over its limit
-  invalid_string,       // a string with a NUL byte
-  invalid_enum,         // an enum or bool out of range
-  invalid_value,        // another field rule (pid <= 0, capacity not a power of two...)
-  trailing_bytes,       // bytes left after the last field
+  TruncatedHeader,     // shorter than kHeaderSize
+  Oversized,           // longer than kMaxMessageSize
+  BadMagic,            // not a ferry message
+  UnsupportedVersion,  // another protocol version
+  LengthMismatch,      // header's body length != datagram length - header
+  UnknownType,         // a message type this side does not know
+  TruncatedBody,       // the body ends inside a field
+  StringTooLong,       // a string field over its limit
+  InvalidString,       // a string with a NUL byte
+  InvalidEnum,         // an enum or bool out of range
+  InvalidValue,        // another field rule (pid <= 0, capacity not a power of two...)
+  TrailingBytes,       // bytes left after the last field
 };
 
 struct DecodeError {
@@ -68,12 +68,12 @@ struct DecodeError {
 };
 
 enum class EncodeErrorCode : std::uint8_t {
-  string_too_long,   // a string field over its limit
-  invalid_string,    // a string with a NUL byte
-  too_many_entries,  // a list longer than a u16 count allows
-  invalid_value,     // a field rule the decoder would refuse
-  too_large,         // the message exceeds kMaxMessageSize
-  buffer_too_small,  // encode_into: the caller's buffer is too small
+  StringTooLong,   // a string field over its limit
+  InvalidString,   // a string with a NUL byte
+  TooManyEntries,  // a list longer than a u16 count allows
+  InvalidValue,    // a field rule the decoder would refuse
+  TooLarge,        // the message exceeds kMaxMessageSize
+  BufferTooSmall,  // encode_into: the caller's buffer is too small
 };
 
 struct EncodeError {

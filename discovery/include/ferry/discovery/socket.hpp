@@ -21,14 +21,14 @@
 namespace ferry::discovery {
 
 enum class SocketErrorCode : std::uint8_t {
-  path_too_long,   // the path does not fit sockaddr_un
-  already_served,  // listen: a live server answers on the path
-  not_a_socket,    // listen: the path exists and is not a socket
-  not_running,     // connect: nobody listens on the path
-  timeout,         // nothing happened within the timeout
-  closed,          // the peer closed the connection
-  oversized,       // recv: a datagram larger than the buffer / send: larger than kMaxMessageSize
-  system,          // a system call failed; `sys_errno` says why
+  PathTooLong,    // the path does not fit sockaddr_un
+  AlreadyServed,  // listen: a live server answers on the path
+  NotASocket,     // listen: the path exists and is not a socket
+  NotRunning,     // connect: nobody listens on the path
+  Timeout,        // nothing happened within the timeout
+  Closed,         // the peer closed the connection
+  Oversized,      // recv: a datagram larger than the buffer / send: larger than kMaxMessageSize
+  System,         // a system call failed; `sys_errno` says why
 };
 
 struct SocketError {

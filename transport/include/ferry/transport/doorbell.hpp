@@ -1,5 +1,7 @@
 #pragma once
-// Cross-process wait/notify: futex(2) and the doorbell word built on it.
+// Cross-process wait/notify: futex(2) and the doorbell word built on it (the
+// word and the notifier's half, which the hot path inlines, are in
+// doorbell_word.hpp).
 //
 // A DoorbellWord lives in shared memory. Any number of notifiers (producers
 // of several rings) may ring it; its owner's threads sleep on it (a
@@ -22,11 +24,10 @@
 
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstddef>
 #include <cstdint>
 
-#include "ferry/transport/platform.hpp"
+#include "ferry/transport/doorbell_word.hpp"  // DoorbellWord, doorbell_notify, futex_wake
 
 namespace ferry::transport {
 
@@ -44,52 +45,16 @@ enum class FutexResult : std::uint8_t {
 FutexResult futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected,
                        std::chrono::nanoseconds timeout) noexcept;
 
-// FUTEX_WAKE (shared): wakes up to `count` waiters; returns how many woke.
-int futex_wake(std::atomic<std::uint32_t>& word, int count = INT_MAX) noexcept;
-
 // Most words futex_wait_any sleeps on at once (the kernel's FUTEX_WAITV_MAX).
 inline constexpr std::size_t kMaxWaitWords = 128;
 
 // futex_waitv(2) over shared words: sleeps until any `words[i]` no longer
 // holds `expected[i]` (ValueChanged) or is woken (Woken), at most `timeout`.
 // One sleep for many doorbells: a notifier of any of them wakes it with the
-// plain futex_wake above. At most kMaxWaitWords words (more: Error).
+// plain futex_wake (doorbell_word.hpp). At most kMaxWaitWords words (more: Error).
 FutexResult futex_wait_any(const std::atomic<std::uint32_t>* const* words,
                            const std::uint32_t* expected, std::size_t count,
                            std::chrono::nanoseconds timeout) noexcept;
-
-// One cache line in shared memory. Zero-initialised is the valid initial state.
-struct alignas(kCacheLine) DoorbellWord {
-  // Bumped by a notifier that saw `sleeping`; the futex word.
-  std::atomic<std::uint32_t> seq{0};
-  // How many waiters are about to sleep or sleep on `seq` (each adds 1 and
-  // takes it back); notifiers only read it.
-  std::atomic<std::uint32_t> sleeping{0};
-  std::byte reserved[kCacheLine - 2 * sizeof(std::uint32_t)]{};
-};
-static_assert(sizeof(DoorbellWord) == kCacheLine);
-static_assert(alignof(DoorbellWord) == kCacheLine);
-static_assert(offsetof(DoorbellWord, seq) == 0);
-static_assert(offsetof(DoorbellWord, sleeping) == 4);
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free);
-static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
-              "futex(2) needs the atomic to be exactly the 32-bit word");
-
-// Call after publishing (the release store of an index). No system call
-// unless the waiter announced that it sleeps.
-inline void doorbell_notify(DoorbellWord& bell) noexcept {
-  // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_wait
-  // (Dekker: orders our earlier index store before the load of `sleeping`).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  // SYNC: relaxed; ordered by the fence above against the waiter's
-  // `sleeping` store, which precedes its fence.
-  if (bell.sleeping.load(std::memory_order_relaxed) != 0) {
-    // SYNC: release, pairs with the acquire load of `seq` in doorbell_wait:
-    // a waiter that reads the new seq also sees the index we published.
-    bell.seq.fetch_add(1, std::memory_order_release);
-    futex_wake(bell.seq);
-  }
-}
 
 // The waiter's half of the handshake, for callers that sleep on several
 // doorbells at once (WaitSet): announce on each, ONE seq_cst fence, then read

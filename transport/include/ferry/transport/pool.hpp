@@ -103,8 +103,14 @@
 
 namespace ferry::transport {
 
-using OwnerId = std::uint16_t;
-inline constexpr OwnerId kNoOwner = 0;
+// A node slot (docs/concepts/glossary.md): the number ferryd gives each
+// node, its heartbeat slot's index and the owner its pool references are
+// counted under. 0 is nobody.
+using NodeSlot = std::uint16_t;
+inline constexpr NodeSlot kNoNodeSlot = 0;
+// The pool's word for a node slot: whose references a holder slot counts.
+using OwnerId = NodeSlot;
+inline constexpr OwnerId kNoOwner = kNoNodeSlot;
 
 // CAS loops give up (PoolError::Contended) after this many lost races. Only a
 // peer scribbling over the pool, or pathological contention, gets there.

@@ -18,7 +18,7 @@
 #include <expected>
 #include <span>
 
-#include "ferry/transport/doorbell.hpp"
+#include "ferry/transport/doorbell_word.hpp"
 #include "ferry/transport/platform.hpp"
 #include "ferry/transport/ring_layout.hpp"
 

@@ -21,7 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ferry/transport/doorbell.hpp"
+#include "ferry/transport/doorbell_word.hpp"
 #include "ferry/transport/platform.hpp"
 
 namespace ferry::transport {

@@ -1,17 +1,17 @@
 #pragma once
-// A port's queues across a ferryd restart (the serving thread's bookkeeping;
-// the methods that use it are in restart_epoch.cpp).
+// A port's queues across a ferryd restart (the runtime thread's bookkeeping;
+// the methods that use it are in previous_daemon_queues.cpp).
 //
 // A restarted ferryd that adopted our node (same owner id, our pool state
 // kept) knows nothing of the queues the previous one set up. The node
 // re-registers every port (NodeRuntime::reconnect), and each port first
-// calls begin_epoch(): every queue it has becomes an old peer. The queues
+// calls mark_queues_old(): every queue it has becomes an old peer. The queues
 // keep working. An old peer ends in one of two ways:
 //
-//   from     to        when                                    function (serving thread)
-//   (queue)  Old       ferryd restarted, port re-registers     begin_epoch()
+//   from     to        when                                    function (runtime thread)
+//   (queue)  Old       ferryd restarted, port re-registers     mark_queues_old()
 //   Old      Replaced  the peer's re-registered port's queue   OldPeers::adopt(), from on_matched
-//                      arrives (Matched::peer_previous_port_id: the peer's identity)
+//                      arrives (Matched::peer_identity: the peer's identity)
 //   Old      gone      the peer's node is found dead            OldPeers::forget_gone(), from
 //   Replaced gone        (heartbeat slot, then node lock)         check_old_peers()
 //   Old      gone      a publisher's reader left the ring (its  OldPeers::forget_if(), from
@@ -28,7 +28,7 @@
 //
 // Why a subscriber never sees a publisher's sample twice or out of order
 // across the switch (old queue A, its replacement B):
-//  1. The publisher's serving thread hands B and A's leaving (close_ring) to
+//  1. The publisher's runtime thread hands B and A's leaving (close_ring) to
 //     the user's thread under one lock (PublisherState::on_matched), so
 //     apply_changes takes both in one step: every publish() before it writes
 //     A (never B), every one after it writes B (never A). Handed over apart,
@@ -52,9 +52,9 @@
 
 namespace ferry::detail {
 
-// A matched peer port, as the serving thread knows it.
+// A matched peer port, as the runtime thread knows it.
 struct PeerOf {
-  transport::OwnerId owner = 0;  // its node
+  transport::NodeSlot owner = 0;  // its node
   // Its port's first id, kept across ferryd restarts (PortState::identity):
   // the same peer whatever id each daemon gave it since.
   std::uint64_t identity = 0;
@@ -62,17 +62,17 @@ struct PeerOf {
 
 // A queue set up by a previous ferryd.
 struct OldPeer {
-  transport::OwnerId owner = 0;
+  transport::NodeSlot owner = 0;
   std::uint64_t identity = 0;  // the peer port's PeerOf::identity
   bool replaced = false;       // the peer's re-registered port brought the queue that replaces it
   bool observer = false;       // the peer is an observer (not counted in `matched`)
 };
 
 // The old peers of one port, by the peer port id their queue was matched
-// with. Serving thread only.
+// with. Runtime thread only.
 class OldPeers {
  public:
-  // begin_epoch(): `current` (peer port -> its node and identity) are now
+  // mark_queues_old(): `current` (peer port -> its node and identity) are now
   // the previous daemon's queues; peers in `observers` are observers.
   void begin(const std::map<std::uint64_t, PeerOf>& current,
              const std::set<std::uint64_t>& observers);
@@ -104,7 +104,7 @@ class OldPeers {
   // Calls gone(peer, old) for each old peer whose node `alive` says is gone,
   // and forgets it.
   template <class Gone>
-  void forget_gone(const std::function<bool(transport::OwnerId)>& alive, Gone&& gone) {
+  void forget_gone(const std::function<bool(transport::NodeSlot)>& alive, Gone&& gone) {
     for (auto it = peers_.begin(); it != peers_.end();) {
       if (alive(it->second.owner)) {
         ++it;

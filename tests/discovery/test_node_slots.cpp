@@ -5,28 +5,28 @@
 #include <set>
 
 #include "log_limiter.hpp"
-#include "owner_ids.hpp"
+#include "node_slots.hpp"
 
 using namespace ferry::discovery;
 
 TEST_CASE("fresh slots go first, then the one free the longest") {
-  OwnerIds ids(3);
+  NodeSlots ids(3);
   for (std::uint16_t expected = 1; expected <= 3; ++expected) CHECK(ids.take() == expected);
   ids.retire(2, 0);
   ids.retire(1, 0);
-  CHECK(ids.recycle([](const OwnerIds::Retired&) { return true; }) == 2);
+  CHECK(ids.recycle([](const NodeSlots::Retired&) { return true; }) == 2);
   CHECK(ids.take() == 2);
   CHECK(ids.take() == 1);
 }
 
 TEST_CASE("node slots are reused after their process is gone, far past the id space") {
-  OwnerIds ids(8);
+  NodeSlots ids(8);
   std::set<pid_t> running;
   // 100,000 short-lived nodes through 8 slots (the old daemon stopped at 65,535).
   for (int round = 0; round < 100'000; ++round) {
     auto id = ids.take();
     if (!id) {
-      CHECK(ids.recycle([&](const OwnerIds::Retired& r) { return !running.contains(r.pid); }) > 0);
+      CHECK(ids.recycle([&](const NodeSlots::Retired& r) { return !running.contains(r.pid); }) > 0);
       id = ids.take();
     }
     REQUIRE(id.has_value());
@@ -38,7 +38,7 @@ TEST_CASE("node slots are reused after their process is gone, far past the id sp
 }
 
 TEST_CASE("a slot whose process still runs is never given to another node") {
-  OwnerIds ids(3);
+  NodeSlots ids(3);
   const auto a = ids.take();
   const auto b = ids.take();
   const auto c = ids.take();
@@ -46,7 +46,7 @@ TEST_CASE("a slot whose process still runs is never given to another node") {
   ids.retire(*a, 100);  // left, still running
   ids.retire(*b, 200);  // left, gone
   CHECK_FALSE(ids.take().has_value());
-  CHECK(ids.recycle([](const OwnerIds::Retired& r) { return r.pid == 200; }) == 1);
+  CHECK(ids.recycle([](const NodeSlots::Retired& r) { return r.pid == 200; }) == 1);
   CHECK(ids.take() == b);
   CHECK_FALSE(ids.take().has_value());
   CHECK(ids.retired_count() == 1);
@@ -54,14 +54,14 @@ TEST_CASE("a slot whose process still runs is never given to another node") {
 }
 
 TEST_CASE("ids of a previous ferryd are not fresh; its free slots come back through retire") {
-  OwnerIds ids(12);
+  NodeSlots ids(12);
   ids.continue_from(10);
   CHECK(ids.take() == 10);
   CHECK(ids.take() == 11);
   CHECK(ids.take() == 12);
   CHECK_FALSE(ids.take().has_value());
   ids.retire(3, 0);
-  CHECK(ids.recycle([](const OwnerIds::Retired&) { return true; }) == 1);
+  CHECK(ids.recycle([](const NodeSlots::Retired&) { return true; }) == 1);
   CHECK(ids.take() == 3);
 }
 

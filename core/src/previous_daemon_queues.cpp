@@ -1,8 +1,8 @@
-// What a port does across a ferryd restart (restart_epoch.hpp): its queues
+// What a port does across a ferryd restart (previous_daemon_queues.hpp): its queues
 // become old peers, a re-registered peer's new queue replaces its old one,
-// and an old peer found dead is retired. Serving thread, except
+// and an old peer found dead is retired. Runtime thread, except
 // apply_aging() (the user's thread, in apply_changes).
-#include "restart_epoch.hpp"
+#include "previous_daemon_queues.hpp"
 
 #include <mutex>
 #include <vector>
@@ -41,7 +41,7 @@ std::vector<PublisherState::Leaving> PublisherState::replaced_queues(std::uint64
 }
 
 PublisherState::Leaving PublisherState::old_queue_leaving(std::uint64_t peer,
-                                                          transport::OwnerId owner,
+                                                          transport::NodeSlot owner,
                                                           bool peer_gone) {
   if (auto h = handed_.find(peer); h != handed_.end()) {
     // A replaced queue is still read (its subscriber drains it first): a
@@ -49,10 +49,10 @@ PublisherState::Leaving PublisherState::old_queue_leaving(std::uint64_t peer,
     if (peer_gone) abandon(*h->second);
     handed_.erase(h);
   }
-  return Leaving{peer, false, true, peer_gone ? owner : transport::OwnerId{0}};
+  return Leaving{peer, false, true, peer_gone ? owner : transport::NodeSlot{0}};
 }
 
-void PublisherState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
+void PublisherState::check_old_peers(const std::function<bool(transport::NodeSlot)>& alive) {
   old_peers_.forget_if([&](std::uint64_t peer, const OldPeer& old) {
     const bool node_gone = !alive(old.owner);
     // A replaced queue was counted and retired when its replacement came.
@@ -85,11 +85,11 @@ PublisherState::Leaving PublisherState::reader_left_leaving(std::uint64_t peer) 
     // The previous ferryd's ring: the daemon now running does not know its
     // name, and its reader is gone; our mapping stays until the user's
     // thread drops the queue.
-    transport::Segment::remove(h->second->ring_segment.name());
+    transport::Segment::remove(h->second->queue_segment.name());
     handed_.erase(h);
   }
   // As for a destroyed port: its reader is gone, we take back what is queued.
-  return Leaving{peer, true, false, transport::OwnerId{0}};
+  return Leaving{peer, true, false, transport::NodeSlot{0}};
 }
 
 // ---- subscriber ------------------------------------------------------------------
@@ -112,7 +112,7 @@ bool SubscriberState::replaces_old_queue(SubscriberQueueEnd& added) {
   return true;
 }
 
-void SubscriberState::check_old_peers(const std::function<bool(transport::OwnerId)>& alive) {
+void SubscriberState::check_old_peers(const std::function<bool(transport::NodeSlot)>& alive) {
   // Old queues the user's thread dropped because their publisher closed
   // them: replaced (counted by the replacement), or the publisher port was
   // destroyed while no ferryd could tell us: then it is no longer matched.

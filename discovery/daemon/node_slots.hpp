@@ -19,7 +19,7 @@
 
 namespace ferry::discovery {
 
-class OwnerIds {
+class NodeSlots {
  public:
   struct Retired {
     std::uint16_t owner = 0;
@@ -27,7 +27,7 @@ class OwnerIds {
   };
 
   // Ids 1..capacity (at most 65535: ids are 16-bit and 0 is nobody).
-  explicit OwnerIds(std::uint32_t capacity);
+  explicit NodeSlots(std::uint32_t capacity);
 
   // A free id, or nullopt when every one is in use or retired.
   [[nodiscard]] std::optional<std::uint16_t> take();
