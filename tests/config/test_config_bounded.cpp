@@ -202,7 +202,8 @@ TEST_CASE("fuzzed lengths never read or write out of bounds") {
   for (int round = 0; round < 20000; ++round) {
     std::vector<std::byte> bad = cdr;
     const std::size_t at = length_at[rng() % 4];
-    std::uint32_t v = rng() % 3 == 0 ? static_cast<std::uint32_t>(rng()) : rng() % 12;
+    std::uint32_t v =
+        rng() % 3 == 0 ? static_cast<std::uint32_t>(rng()) : static_cast<std::uint32_t>(rng() % 12);
     std::memcpy(bad.data() + at, &v, sizeof v);
     if (rng() % 4 == 0) bad.resize(rng() % bad.size());
     if (rng() % 4 == 0) bad.resize(bad.size() + rng() % 64, std::byte{0});

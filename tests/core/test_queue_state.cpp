@@ -66,11 +66,11 @@ constexpr transport::RingGeometry kGeometry{.capacity = 8, .slot_size = 64};
 
 // A queue in shared memory, both ends: the test publishes, the set reads.
 struct TestQueue {
-  TestQueue(const std::string& name, std::uint64_t peer, std::uint64_t identity,
+  TestQueue(const std::string& segment_name, std::uint64_t peer, std::uint64_t identity,
             std::uint64_t order, QueueState first)
-      : name(name) {
+      : name(segment_name) {
     auto segment =
-        transport::Segment::create(name, transport::SegmentKind::Ring,
+        transport::Segment::create(segment_name, transport::SegmentKind::Ring,
                                    transport::kRingLayoutVersion, transport::ring_bytes(kGeometry));
     REQUIRE(segment.has_value());
     REQUIRE(transport::format_ring(segment->payload(), segment->payload_size(), kGeometry));
