@@ -308,11 +308,14 @@ void PublisherState::apply_changes() {
 }
 
 void PublisherState::rebuild_lane() noexcept {
-  // One queue, inline samples, and nothing a push alone would not do:
-  // drop_oldest may discard (a CAS, counted), history records each sample.
+  // One queue, samples that can travel inline, and nothing a push alone
+  // would not do: drop_oldest may discard (a CAS, counted), history records
+  // each sample. A bytes topic's sample (sample_size 0) takes the lane when
+  // it fits a slot; a longer one is refused by the push (TooLarge, nothing
+  // written) and goes the general way, into the pool.
   const bool applies = active_.size() == 1 && subscriber_queues_ == 1 && !dead_seen &&
-                       samples_fit_slot() && config.policy != discovery::Policy::DropOldest &&
-                       !history_.enabled();
+                       config.sample_size <= inline_max &&
+                       config.policy != discovery::Policy::DropOldest && !history_.enabled();
   lane_.guard = &guard_;
   lane_.producer = applies ? &active_.front()->producer : nullptr;
 }

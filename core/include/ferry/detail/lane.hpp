@@ -81,9 +81,11 @@ struct LaneGuard {
 };
 
 // A publisher's lane: set when it has exactly one queue, the topic's
-// samples travel inline, the policy is not drop_oldest and there is no
-// history. Then a publish that finds room is one push; anything else (a
-// full queue, a change, a death) goes the general path.
+// samples can travel inline (a fixed size that fits a slot, or a bytes
+// topic), the policy is not drop_oldest and there is no history. Then a
+// publish that fits a slot and finds room is one push; anything else (a
+// longer bytes sample, a full queue, a change, a death) goes the general
+// path.
 struct PublishLane {
   const LaneGuard* guard = nullptr;
   transport::RingProducer* producer = nullptr;  // null: no shortcut now
