@@ -39,6 +39,14 @@ TEST_CASE_FIXTURE(Served, "a stalled client loses its oldest frames, is told, an
   REQUIRE(fast.subscribed());
   REQUIRE(stalled.subscribed());
   const std::size_t baseline = rss_bytes(fox.program.pid());
+  Child poses([] { return publish_poses(800, 10ms); });  // 100 Hz, 8 s
+  // The camera waits only for its real subscriber (here and there descheduled
+  // by a loaded machine), never for the stalled client: that would be seconds.
+  constexpr auto kMaxPublish = kSanitized ? 1500ms : 500ms;
+  Child frames([] { return publish_frames(240, 33333us, kMaxPublish); });  // 30 Hz, 8 s
+  // The sampler thread starts only after the children are forked: a child
+  // forked while it held a lock (the allocator's, a stream's) would inherit
+  // that lock held forever, and its node would stop beating (seen under ASan).
   std::atomic<bool> sampling{true};
   std::atomic<std::size_t> peak{baseline};
   std::thread sampler([&] {
@@ -47,11 +55,6 @@ TEST_CASE_FIXTURE(Served, "a stalled client loses its oldest frames, is told, an
       std::this_thread::sleep_for(20ms);
     }
   });
-  Child poses([] { return publish_poses(800, 10ms); });  // 100 Hz, 8 s
-  // The camera waits only for its real subscriber (here and there descheduled
-  // by a loaded machine), never for the stalled client: that would be seconds.
-  constexpr auto kMaxPublish = kSanitized ? 1500ms : 500ms;
-  Child frames([] { return publish_frames(240, 33333us, kMaxPublish); });  // 30 Hz, 8 s
   CHECK(frames.wait() == 0);  // no publish waited for the stalled client
   CHECK(poses.wait() == 0);
   CHECK(real.wait() == 0);
