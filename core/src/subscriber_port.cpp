@@ -99,6 +99,24 @@ TakeStatus SubscriberPort::take_popped(const LaneTaken& popped, TakenSample& out
 
 TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
                                         std::chrono::nanoseconds timeout) noexcept {
+  // A take(timeout) that found the lane empty spins on the lane first: the
+  // same inlined poll a caller's own loop makes (one load of the queue's
+  // tail), not the general walk below; a service's client and server wait
+  // this way for every call. Anything but Empty leaves the lane.
+  std::uint32_t spun = 0;
+  if (timeout.count() > 0) {
+    for (; spun < take_spin_; ++spun) {
+      transport::cpu_relax();
+      LaneTaken taken;
+      const LaneResult result = lane_->try_take(taken);
+      if (result == LaneResult::Taken) {
+        out = TakenSample{taken.data, taken.size, taken.token};
+        return TakeStatus::Taken;
+      }
+      if (result == LaneResult::Popped) return take_popped(taken, out, error, timeout);
+      if (result == LaneResult::General) break;
+    }
+  }
   SubscriberState& state = *state_;
   QueueSet& queues = state.queues();  // one acquire load: also picks up a death sentence
   if (state.dead_seen) [[unlikely]] {
@@ -149,7 +167,7 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
   }
   bool got = pop_next(state, buffer, token, out);
   if (!got && timeout.count() > 0) {
-    for (std::uint32_t spin = 0; spin < take_spin_ && !got; ++spin) {
+    for (std::uint32_t spin = spun; spin < take_spin_ && !got; ++spin) {
       transport::cpu_relax();
       if (any_data(state)) got = pop_next(state, buffer, token, out);
     }
