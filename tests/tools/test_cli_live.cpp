@@ -21,6 +21,11 @@ using nlohmann::json;
 namespace {
 
 constexpr double kRate = 50;  // Hz
+// How far a measured rate may be from kRate: the metronome below catches up
+// after its process was descheduled with a short burst, which a window of a
+// second or two sees as up to ~12% more on a loaded 2-core machine (55.9 Hz
+// was seen). A wrong window, unit or count is off by far more.
+constexpr double kRateTolerance = 0.15;
 
 // A child publishing Seq samples on `topic` at kRate for `seconds`.
 Child publisher_at_rate(const std::string& topic, double seconds) {
@@ -109,7 +114,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   listed = find_named(list, "rate");
   REQUIRE(listed != nullptr);
   REQUIRE((*listed)["rate_hz"].is_number());
-  CHECK((*listed)["rate_hz"].get<double>() == doctest::Approx(kRate).epsilon(0.10));
+  CHECK((*listed)["rate_hz"].get<double>() == doctest::Approx(kRate).epsilon(kRateTolerance));
 
   // The same as a table: the header, then the row's values under it.
   const auto table = run_program(served.domain, {bin_path("ferry"), "topic", "list"});
@@ -124,7 +129,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   CHECK(row[3] == "64");
   CHECK(row[4] == "1");
   CHECK(row[5] == "0");  // hz and bw observe: not subscribers
-  CHECK(std::stod(row[6]) == doctest::Approx(kRate).epsilon(0.10));
+  CHECK(std::stod(row[6]) == doctest::Approx(kRate).epsilon(kRateTolerance));
   // A topic without a subscriber has no queue, hence no rate.
   CHECK(last_line_words(table.out, kLongTopic) ==
         std::vector<std::string>{kLongTopic, "Seq", "drop_oldest", "64", "0", "0", "-"});
@@ -163,7 +168,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   const auto reports = json_lines(hz.out());
   REQUIRE(reports.size() >= 3);
   const json& last = reports.back();
-  CHECK(last["rate_hz"].get<double>() == doctest::Approx(kRate).epsilon(0.10));
+  CHECK(last["rate_hz"].get<double>() == doctest::Approx(kRate).epsilon(kRateTolerance));
   CHECK(last["window"].get<int>() >= 100);
   CHECK(last["min_s"].get<double>() <= last["max_s"].get<double>());
   CHECK(last["std_dev_s"].get<double>() < 0.02);
@@ -171,7 +176,7 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
 
   REQUIRE(bw.wait() == 0);
   const json b = json_lines(bw.out()).back();
-  CHECK(b["bytes_per_s"].get<double>() == doctest::Approx(kRate * 64).epsilon(0.10));
+  CHECK(b["bytes_per_s"].get<double>() == doctest::Approx(kRate * 64).epsilon(kRateTolerance));
   CHECK(b["mean_size"] == 64.0);
   CHECK(b["max_size"] == 64);
 
@@ -184,7 +189,8 @@ TEST_CASE("hz, bw, topic list and top measure a publisher running at 50 Hz") {
   REQUIRE(rate_words.size() == 6);
   CHECK(rate_words[3] == "from");
   CHECK(rate_words[5] == "samples");
-  CHECK(bytes_of(rate_words[1], rate_words[2]) == doctest::Approx(kRate * 64).epsilon(0.10));
+  CHECK(bytes_of(rate_words[1], rate_words[2]) ==
+        doctest::Approx(kRate * 64).epsilon(kRateTolerance));
   CHECK(std::stoul(rate_words[4]) >= 50);  // about 3 s of samples in the window
   const auto size_words = last_line_words(bw_out, "\tmean: ");
   REQUIRE(size_words.size() == 11);
