@@ -29,27 +29,27 @@ void PublisherState::age_queues() {
   observer_peers_.clear();
 }
 
-std::vector<PublisherState::Leaving> PublisherState::replaced_queues(std::uint64_t peer_identity) {
+std::vector<QueueLeaving> PublisherState::replaced_queues(std::uint64_t peer_identity) {
   // The same subscriber, re-registered with the new ferryd: the new queue
   // takes over from the old one (closed once we stop writing it), and the
   // subscriber count stays.
-  std::vector<Leaving> replaced;
+  std::vector<QueueLeaving> replaced;
   old_peers_.adopt(peer_identity, [&](std::uint64_t peer, const OldPeer& old) {
     replaced.push_back(old_queue_leaving(peer, old.owner, false));
   });
   return replaced;
 }
 
-PublisherState::Leaving PublisherState::old_queue_leaving(std::uint64_t peer,
-                                                          transport::NodeSlot owner,
-                                                          bool peer_gone) {
-  if (auto h = handed_.find(peer); h != handed_.end()) {
-    // A replaced queue is still read (its subscriber drains it first): a
-    // push waiting for room there will get it. A dead reader's will not.
-    if (peer_gone) abandon(*h->second);
-    handed_.erase(h);
+QueueLeaving PublisherState::old_queue_leaving(std::uint64_t peer, transport::NodeSlot owner,
+                                               bool peer_gone) {
+  // A replaced queue is still read (its subscriber drains it first): a
+  // push waiting for room there will get it. A dead reader's will not.
+  if (peer_gone) {
+    (void)queues_.abandon(peer);
+    return QueueLeaving{peer, Departure::OldPeerDied, owner};
   }
-  return Leaving{peer, false, true, peer_gone ? owner : transport::NodeSlot{0}};
+  (void)queues_.release(peer);
+  return QueueLeaving{peer, Departure::Replaced, transport::NodeSlot{0}};
 }
 
 void PublisherState::check_old_peers(const std::function<bool(transport::NodeSlot)>& alive) {
@@ -63,11 +63,11 @@ void PublisherState::check_old_peers(const std::function<bool(transport::NodeSlo
     if (!node_gone && !reader_left) return false;
     // SYNC: relaxed; a count for the user.
     (old.observer ? observers : matched).fetch_sub(1, std::memory_order_relaxed);
-    const Leaving leaving =
+    const QueueLeaving leaving =
         node_gone ? old_queue_leaving(peer, old.owner, true) : reader_left_leaving(peer);
     {
       std::lock_guard lock(mutex_);
-      leaving_.push_back(leaving);
+      queues_.announce_leaving(lock, leaving);
     }
     announce_change();
     return true;
@@ -75,21 +75,19 @@ void PublisherState::check_old_peers(const std::function<bool(transport::NodeSlo
 }
 
 bool PublisherState::handed_reader_left(std::uint64_t peer) const noexcept {
-  const auto h = handed_.find(peer);
-  return h != handed_.end() && h->second->producer.reader_left();
+  const PublisherQueueEnd* const q = queues_.handed(peer);
+  return q != nullptr && q->producer.reader_left();
 }
 
-PublisherState::Leaving PublisherState::reader_left_leaving(std::uint64_t peer) {
-  if (auto h = handed_.find(peer); h != handed_.end()) {
-    abandon(*h->second);
+QueueLeaving PublisherState::reader_left_leaving(std::uint64_t peer) {
+  if (const PublisherQueueEnd* const q = queues_.abandon(peer)) {
     // The previous ferryd's ring: the daemon now running does not know its
     // name, and its reader is gone; our mapping stays until the user's
     // thread drops the queue.
-    transport::Segment::remove(h->second->queue_segment.name());
-    handed_.erase(h);
+    transport::Segment::remove(q->queue_segment.name());
   }
   // As for a destroyed port: its reader is gone, we take back what is queued.
-  return Leaving{peer, true, false, transport::NodeSlot{0}};
+  return QueueLeaving{peer, Departure::PortDestroyed, transport::NodeSlot{0}};
 }
 
 // ---- subscriber ------------------------------------------------------------------

@@ -40,8 +40,9 @@
 //     `closed`, pairing with 2: A's tail as of the close is visible) and
 //     drained. So every sample of A is taken before any of B, and B holds
 //     only samples published after A's last.
-//  4. B gets no history (history_next = kNoHistory): A had the history when
-//     it was matched, and every sample published since.
+//  4. B gets no history (its first state is Replacing,
+//     publisher_queue_state.hpp): A had the history when it was matched,
+//     and every sample published since.
 
 #include <cstdint>
 #include <functional>

@@ -11,15 +11,6 @@
 
 namespace ferry::detail {
 
-namespace {
-
-template <class Connection>
-void remove_peer(std::vector<std::unique_ptr<Connection>>& list, std::uint64_t peer) {
-  std::erase_if(list, [peer](const auto& c) { return c->peer == peer; });
-}
-
-}  // namespace
-
 PublisherState::PublisherState(std::string domain_name, std::string topic_name,
                                const discovery::PortCreated& created,
                                std::shared_ptr<DomainPoolView> pool_view)
@@ -37,17 +28,11 @@ PublisherState::~PublisherState() {
   history_.for_each_pooled([this](std::uint64_t ref) {
     (void)pool->pool.release(transport::ChunkRef::unpack(ref), pool->owner);
   });
-  // Dead subscribers whose leaving the user's thread never applied: this
-  // port gives nothing more, so what it gave them after their reclaim goes.
+  // Dead subscribers whose leaving the user's thread never applied: what
+  // this port gave them after their reclaim goes; nothing more comes from
+  // us, so every queue is closed.
   std::lock_guard lock(mutex_);
-  for (const Leaving& l : leaving_) {
-    if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
-  }
-  // Nothing more comes from us: a reader that no ferryd will tell (one is
-  // down, or restarted since the queue was made) retires the queue once
-  // drained (RingConsumer::finished()).
-  for (auto& c : active_) c->producer.close();
-  for (auto& c : incoming_) c->producer.close();
+  queues_.close_all(lock, [this](transport::NodeSlot dead) { revoke_given_to_dead(dead); });
 }
 
 void PublisherState::revoke_given_to_dead(transport::NodeSlot dead_owner) noexcept {
@@ -162,22 +147,20 @@ void PublisherState::on_matched(const discovery::Matched& m) {
   const std::uint64_t subscriber = m.peer_identity;
   peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, subscriber};
   if (m.peer_observer) observer_peers_.insert(m.peer_port_id);
-  handed_[m.peer_port_id] = added;
   // After a ferryd restart the new queue may replace the subscriber's old
   // one. The switch is one step of the user's thread: the new queue and the
   // old one's closing are handed over under one lock, so that apply_changes
   // sees both or neither. (Handed over apart, a publish() between the two
   // wrote both queues: the subscriber, which reads the new queue only once
   // the old one is closed and drained, got those samples twice.) The
-  // replacement gets no history: the old queue had it, and every sample
-  // published since.
-  const std::vector<Leaving> replaced = replaced_queues(subscriber);
+  // replacement gets no history (it is Replacing, publisher_queue_state.hpp):
+  // the old queue had it, and every sample published since.
+  const std::vector<QueueLeaving> replaced = replaced_queues(subscriber);
   const bool replaces = !replaced.empty();
-  if (replaces) added->history_next = kNoHistory;
+  if (replaces) added->state = PublisherQueueState::Replacing;  // its first state
   {
     std::lock_guard lock(mutex_);
-    incoming_.push_back(std::move(end));
-    leaving_.insert(leaving_.end(), replaced.begin(), replaced.end());
+    queues_.hand_over(lock, std::move(end), replaced);
   }
   announce_change();
   if (!replaces) {
@@ -210,100 +193,52 @@ void PublisherState::on_unmatched(const discovery::Unmatched& u) {
   // first, so that a publish() released below already sees the new count.
   (observer_peers_.erase(u.peer_port_id) != 0 ? observers : matched)
       .fetch_sub(1, std::memory_order_relaxed);
-  if (auto h = handed_.find(u.peer_port_id); h != handed_.end()) {
-    abandon(*h->second);  // before `leaving_` lets the user's thread free it
-    handed_.erase(h);
-  }
+  (void)queues_.abandon(u.peer_port_id);  // before its leaving lets the user's thread free it
   {
     std::lock_guard lock(mutex_);
-    leaving_.push_back(Leaving{u.peer_port_id, !peer_dead, false, dead_owner});
+    queues_.announce_leaving(
+        lock, QueueLeaving{u.peer_port_id,
+                           peer_dead ? Departure::PeerDied : Departure::PortDestroyed, dead_owner});
   }
   announce_change();
 }
 
-void PublisherState::abandon(PublisherQueueEnd& c) noexcept {
-  // SYNC: release, pairs with the acquire load in the ring's push_slow;
-  // notify_space()'s fence orders it before the check of `sleeping`.
-  c.abandoned.store(true, std::memory_order_release);
-  c.producer.notify_space();
-}
-
 void PublisherState::mark_dead() noexcept {
-  for (auto& [peer, c] : handed_) abandon(*c);
-  handed_.clear();
+  queues_.abandon_all();
   PortState::mark_dead();
 }
 
 void PublisherState::apply_changes() {
   if (pool->is_inherited()) [[unlikely]] {
-    // A forked child's copy of its parent's port (fork_guard.hpp): the
-    // queues are the parent's to write. No lock (a thread of the parent may
-    // have held it at the fork; the child has no runtime thread to share
-    // these lists with), nothing touched: they are set aside until the port
-    // goes.
-    for (auto& c : active_) graveyard_.push_back(std::move(c));
-    active_.clear();
-    subscriber_queues_ = 0;
+    // A forked child's copy of its parent's port (fork_guard.hpp): its
+    // queues are set aside, untouched, with no lock (PublisherQueueSet::
+    // bury_inherited).
+    queues_.bury_inherited();
     drop_for_good();
     rebuild_lane();
     return;
   }
   std::lock_guard lock(mutex_);
   mark_changes_seen();
+  const auto revoke = [this](transport::NodeSlot dead) { revoke_given_to_dead(dead); };
   if (session_over()) {
     // ferryd reclaimed our node: its queues are not ours to write any more.
-    // They are kept (not freed) until the port goes: the runtime thread may
-    // still release a push on one of them (handed_).
-    for (auto& c : active_) graveyard_.push_back(std::move(c));
-    for (auto& c : incoming_) graveyard_.push_back(std::move(c));
-    active_.clear();
-    incoming_.clear();
-    // We write no queue any more: as below, what we gave dead subscribers goes.
-    for (const Leaving& l : leaving_) {
-      if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
-    }
-    leaving_.clear();
+    queues_.bury(lock, revoke);
     drop_for_good();
-    subscriber_queues_ = 0;
     rebuild_lane();
     return;
   }
-  for (auto& c : incoming_) {
-    if (history_.enabled()) {
-      c->history.claim_for_user();  // waits while the runtime thread hands it (a few pushes)
-      hand_history(*c);  // all of it, or what was published since the runtime thread's part
-    }
-    active_.push_back(std::move(c));
-  }
-  incoming_.clear();
-  for (const Leaving& l : leaving_) {
-    for (auto& c : active_) {
-      if (c->peer != l.peer) continue;
-      if (l.port_destroyed) take_back_queued(*c);
-      if (l.close_ring) c->producer.close();  // nothing more comes: its reader moves on
-    }
-    remove_peer(active_, l.peer);
-    // The exact re-reclaim of a dead subscriber node S. ferryd reclaimed S
-    // when it died, but this thread may have been between a give to S and
-    // its push then (stopped, descheduled), or published again before the
-    // runtime thread had the Unmatched: those references are S's pending
-    // ones, in a ring nobody reads. Every give to S by this port happens on
-    // this thread, in a publish that found S's queue in active_; the queue
-    // is gone from active_ now, so no give follows: the scan below, on this
-    // thread, comes after the last one (program order) and drops them all
-    // (each a CAS on S's slot naming us as giver; references that ferryd's
-    // reclaim dropped already are not found twice). Another port of ours
-    // still feeding S does the same when it applies S's leaving; the last
-    // scan comes after every give. If we die first, ferryd's reclaim of us
-    // drops what we gave to dead nodes (reclaim_owner's dead_receiver).
-    if (l.dead_owner != 0) revoke_given_to_dead(l.dead_owner);
-  }
-  leaving_.clear();
-  // Real subscribers' queues first, observers' after them (deliver()).
-  const auto first_observer = std::stable_partition(active_.begin(), active_.end(),
-                                                    [](const auto& c) { return !c->observer; });
-  subscriber_queues_ = static_cast<std::size_t>(first_observer - active_.begin());
-  full_.reserve(active_.size());
+  queues_.apply(
+      lock,
+      [this](PublisherQueueEnd& c) {
+        if (!history_.enabled()) return;
+        c.history.claim_for_user();  // waits while the runtime thread hands it (a few pushes)
+        // All of it, or what was published since the runtime thread's part;
+        // a Replacing queue gets none.
+        if (c.state == PublisherQueueState::Incoming) hand_history(c);
+      },
+      [this](PublisherQueueEnd& c) { take_back_queued(c); }, revoke);
+  full_.reserve(queues_.active().size());
   rebuild_lane();
 }
 
@@ -313,11 +248,12 @@ void PublisherState::rebuild_lane() noexcept {
   // each sample. A bytes topic's sample (sample_size 0) takes the lane when
   // it fits a slot; a longer one is refused by the push (TooLarge, nothing
   // written) and goes the general way, into the pool.
-  const bool applies = active_.size() == 1 && subscriber_queues_ == 1 && !dead_seen &&
+  auto& active = queues_.active();
+  const bool applies = active.size() == 1 && queues_.subscriber_queues() == 1 && !dead_seen &&
                        config.sample_size <= inline_max &&
                        config.policy != discovery::Policy::DropOldest && !history_.enabled();
   lane_.guard = &guard_;
-  lane_.producer = applies ? &active_.front()->producer : nullptr;
+  lane_.producer = applies ? &active.front()->producer : nullptr;
 }
 
 void PublisherState::take_back_queued(PublisherQueueEnd& c) noexcept {

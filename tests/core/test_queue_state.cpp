@@ -3,7 +3,6 @@
 // against the table, and QueueSet's take order, waits and retiring on real
 // rings in shared memory (no ferryd).
 #include <doctest/doctest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -17,6 +16,7 @@
 #include "ferry/transport/segment.hpp"
 #include "queue_set.hpp"
 #include "queue_state.hpp"
+#include "state_table.hpp"
 
 using namespace ferry::detail;  // NOLINT(google-build-using-namespace): the types under test
 namespace transport = ferry::transport;
@@ -55,13 +55,6 @@ const std::vector<std::pair<QueueState, QueueState>> kLegal{
     {QueueState::OldClosedWaiting, QueueState::Dropped},
 };
 
-bool listed(QueueState from, QueueState to) {
-  for (const auto& [f, t] : kLegal) {
-    if (f == from && t == to) return true;
-  }
-  return false;
-}
-
 constexpr transport::RingGeometry kGeometry{.capacity = 8, .slot_size = 64};
 
 // A queue in shared memory, both ends: the test publishes, the set reads.
@@ -69,17 +62,12 @@ struct TestQueue {
   TestQueue(const std::string& segment_name, std::uint64_t peer, std::uint64_t identity,
             std::uint64_t order, QueueState first)
       : name(segment_name) {
-    auto segment =
-        transport::Segment::create(segment_name, transport::SegmentKind::Ring,
-                                   transport::kRingLayoutVersion, transport::ring_bytes(kGeometry));
-    REQUIRE(segment.has_value());
-    REQUIRE(transport::format_ring(segment->payload(), segment->payload_size(), kGeometry));
-    segment->seal();
-    producer.emplace(*transport::RingProducer::attach(segment->payload(), segment->payload_size()));
-    auto consumer = transport::RingConsumer::attach(segment->payload(), segment->payload_size());
+    auto segment = ferry::test::test_ring(segment_name, kGeometry);
+    producer.emplace(*transport::RingProducer::attach(segment.payload(), segment.payload_size()));
+    auto consumer = transport::RingConsumer::attach(segment.payload(), segment.payload_size());
     REQUIRE(consumer.has_value());
     end = std::make_unique<SubscriberQueueEnd>(
-        SubscriberQueueEnd{peer, 0, std::move(*segment), std::move(*consumer)});
+        SubscriberQueueEnd{peer, 0, std::move(segment), std::move(*consumer)});
     end->peer_identity = identity;
     end->match_order = order;
     end->state = first;
@@ -136,13 +124,7 @@ Took take_one(QueueSet& set, std::vector<std::uint64_t>* dropped = nullptr) {
 }  // namespace
 
 TEST_CASE("the queue state table: each legal move is allowed, every other move refused") {
-  for (const QueueState from : kAll) {
-    for (const QueueState to : kAll) {
-      CAPTURE(static_cast<int>(from));
-      CAPTURE(static_cast<int>(to));
-      CHECK(queue_move_legal(from, to) == listed(from, to));
-    }
-  }
+  ferry::test::check_table<QueueState>(kAll, kLegal, queue_move_legal);
 }
 
 TEST_CASE("the events of the table lead where it says") {
@@ -168,18 +150,7 @@ TEST_CASE("the events of the table lead where it says") {
 
 #if FERRY_CHECKED
 TEST_CASE("an illegal move aborts in a checked build") {
-  const auto aborts = [](QueueState from, QueueState to) {
-    const pid_t pid = ::fork();
-    REQUIRE(pid >= 0);
-    if (pid == 0) {
-      QueueState state = from;
-      advance(state, to);
-      ::_exit(0);
-    }
-    int status = 0;
-    REQUIRE(::waitpid(pid, &status, 0) == pid);
-    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
-  };
+  const auto aborts = ferry::test::move_aborts<QueueState>;
   CHECK(aborts(QueueState::Dropped, QueueState::Live));
   CHECK(aborts(QueueState::Closed, QueueState::Live));
   CHECK(aborts(QueueState::Live, QueueState::Waiting));
