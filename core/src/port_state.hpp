@@ -30,18 +30,24 @@
 //                                              our heartbeat slot (it may come first): every
 //                                              queue is dropped, publish/take report the error
 //
-// Publisher queue (PublisherQueueEnd; where it is listed is its state)
-//   from            to       function                  thread   list
-//   -               Handed   on_matched()              runtime  incoming_ (mutex_), handed_
-//   Handed          Active   apply_changes()           user     active_
-//   Handed, Active  Leaving  on_unmatched(),           runtime  leaving_ (mutex_); out of handed_
-//                            old_queue_leaving(),               (a push blocked on it is released
-//                            reader_left_leaving()              first when its reader is gone)
-//   Leaving         freed    apply_changes()           user     out of active_: emptied if its port
-//                                                               was destroyed, closed if replaced
-//   Handed, Active  (same)   mark_dead()               runtime  out of handed_, a push blocked on
-//                                                               it released
-//   any             Buried   apply_changes(), dead     user     graveyard_ (freed with the port)
+// Publisher queue (PublisherQueueEnd): where it is listed is its hand-over,
+// its PublisherQueueState (publisher_queue_state.hpp: Incoming or Replacing,
+// Active, Retired, Buried) its life once the user's thread has it; one
+// PublisherQueueSet (publisher_queue_set.hpp) owns the lists and the moves.
+//   from       to        function               thread   list
+//   -          Incoming  on_matched()           runtime  incoming_ (mutex_), handed_; its first
+//                                                        state is Replacing when it replaces an
+//                                                        old queue
+//   Incoming   Active    apply_changes()        user     active_
+//   Incoming,  (same)    on_unmatched(),        runtime  its leaving to leaving_ (mutex_); out
+//   Active               old_queue_leaving(),            of handed_ (a push blocked on it is
+//                        reader_left_leaving()           released first when its reader is gone)
+//   Active     Retired   apply_changes()        user     out of active_: emptied or closed as
+//                                                        its Departure says, then freed
+//   (any)      (same)    mark_dead()            runtime  out of handed_, a push blocked on it
+//                                                        released
+//   Incoming,  Buried    apply_changes(), dead  user     graveyard_ (freed with the port)
+//   Active
 // Its history hand-off (`history`, HistoryClaim: shared) is a machine of its
 // own, in history_handoff.hpp.
 //
@@ -80,7 +86,7 @@
 //   guard_.node_state      ferryd (the word)   -        relaxed; lane.hpp's node_state_says_dead
 //   peer_owners_           runtime             -        runtime only
 //   matched_so_far_
-// PublisherState
+// PublisherState (its queues_, PublisherQueueSet)
 //   incoming_, leaving_    runtime appends,    mutex_   the mutex (and `changes`, above)
 //                          user drains
 //   graveyard_             user                mutex_   user only (and the destructor)
@@ -93,6 +99,8 @@
 // PublisherQueueEnd
 //   peer, peer_owner,      runtime, at         -        immutable; through incoming_ (mutex_)
 //   segments, observer     construction
+//   state                  runtime (first),    -        through incoming_ (mutex_), then user only
+//                          then user
 //   producer, history_next runtime (Serving),  -        HistoryClaim: release store of Handed,
 //                          then user                    acquire spin in claim_for_user()
 //   abandoned              runtime (false      -        release store, pairs with the ring's
