@@ -76,7 +76,7 @@ struct QueueLeaving {
 class PublisherQueueSet {
  public:
   using Queues = std::vector<std::unique_ptr<PublisherQueueEnd>>;
-  // Proof that the caller holds the port's mutex_.
+  // The caller's lock on the port's mutex_, held while the method runs.
   using Lock = std::lock_guard<RankedMutex<LockRank::PortQueues>>;
 
   // ---- the user's thread: the hot path ----
