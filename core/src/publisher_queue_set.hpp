@@ -51,12 +51,13 @@ struct PublisherQueueEnd {
   // The subscriber is an observer: its queue overwrites (whatever the
   // topic's policy), and its outcome is not the publisher's result.
   bool observer = false;
-  // Chosen by the runtime thread before the hand-over, then the user's
-  // thread's alone (publisher_queue_state.hpp).
-  PublisherQueueState state = PublisherQueueState::Incoming;
   // Raised by the runtime thread when the subscriber is gone, to end a
   // block-policy push() waiting for room in its queue.
   std::atomic<bool> abandoned{false};
+  // Chosen by the runtime thread before the hand-over, then the user's
+  // thread's alone (publisher_queue_state.hpp). After `abandoned`: the
+  // fields the hot path reads keep their offsets.
+  PublisherQueueState state = PublisherQueueState::Incoming;
   // publish_many (user's thread): samples of the current batch this queue took.
   std::size_t batch_done = 0;
   // Who hands this queue the topic's history first (history_handoff.hpp).
