@@ -95,7 +95,7 @@
 //   history_               user (record)       -        per-entry seqlock (history.hpp); the
 //                                                       runtime thread reads it in hand_history
 //   active_, full_, lane_, user                -        user only
-//   subscriber_queues_, loans_out
+//   subscriber_queues_
 // PublisherQueueEnd
 //   peer, peer_owner,      runtime, at         -        immutable; through incoming_ (mutex_)
 //   segments, observer     construction

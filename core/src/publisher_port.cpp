@@ -58,6 +58,8 @@ PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
   // The buffers for small loans, made now so that no loan allocates.
   scratch_stride_ = (static_cast<std::size_t>(state_->inline_max) + transport::kCacheLine - 1) /
                     transport::kCacheLine * transport::kCacheLine;
+  scratch_capacity_ = state_->inline_max;
+  max_loans_ = state_->config.limits.max_loans;
   if (scratch_stride_ != 0) {
     scratch_.reset(static_cast<std::byte*>(
         ::operator new (scratch_stride_* kScratchLoans, std::align_val_t{transport::kCacheLine})));
@@ -92,23 +94,23 @@ PublishResult PublisherPort::publish_general(const void* data, std::uint32_t siz
     return result;
   }
   std::memcpy(chunk->data, data, size);
-  --state_->loans_out;
+  --loans_out_;
   const ChunkRef ref = ChunkRef::unpack(std::exchange(chunk->ref, 0));
   return deliver_chunk(*state_, ref, size, info);
 }
 
-std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noexcept {
+std::expected<LoanedChunk, ErrorCode> PublisherPort::loan_general(std::size_t size) noexcept {
   PublisherState& s = *state_;
   (void)s.queue_ends();  // one acquire load: picks up a death sentence
   if (s.dead_seen) [[unlikely]]
     return std::unexpected(s.dead_error());
-  if (s.loans_out >= s.config.limits.max_loans) return std::unexpected(ErrorCode::TooManyLoans);
-  if (size <= s.inline_max && scratch_free_ != 0) {
+  if (loans_out_ >= max_loans_) return std::unexpected(ErrorCode::TooManyLoans);
+  if (size <= scratch_capacity_ && scratch_free_ != 0) {
     // Fits a slot: one of our own buffers (publish_loan copies it inline).
     const auto k = static_cast<std::uint32_t>(std::countr_zero(scratch_free_));
     scratch_free_ &= ~(1U << k);
-    ++s.loans_out;
-    return LoanedChunk{scratch_.get() + k * scratch_stride_, s.inline_max, kScratchLoan | k};
+    ++loans_out_;
+    return LoanedChunk{scratch_.get() + k * scratch_stride_, scratch_capacity_, kScratchLoan | k};
   }
   auto ref = s.pool->pool.allocate(size, s.pool->owner);
   if (!ref) {
@@ -121,25 +123,25 @@ std::expected<LoanedChunk, ErrorCode> PublisherPort::loan(std::size_t size) noex
     (void)s.pool->pool.release(*ref, s.pool->owner);
     return std::unexpected(ErrorCode::CorruptData);
   }
-  ++s.loans_out;
+  ++loans_out_;
   return LoanedChunk{payload->data(), payload->size(), ref->pack()};
 }
 
-PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) noexcept {
+PublishResult PublisherPort::publish_pooled_loan(LoanedChunk& chunk, std::size_t size) noexcept {
   if (chunk.ref == 0) return PublishResult{};
-  --state_->loans_out;
+  --loans_out_;
   const std::uint64_t packed = std::exchange(chunk.ref, 0);
   const std::size_t used = std::min(size, chunk.capacity);
-  if ((packed & kScratchLoan) == 0 && used > state_->inline_max) {
+  if (used > state_->inline_max) {
     return deliver_chunk(*state_, ChunkRef::unpack(packed), used, next_info());
   }
-  // A loan that fits a slot travels inline, as publish() would send it:
-  // copying a few lines that are in our cache costs less than a reference
-  // costs its reader (a CAS on the chunk's metadata line to accept it, the
-  // payload line, another CAS to release it: three cross-core transfers).
-  // Usually it is one of our scratch buffers; a pool chunk (all four were
-  // out) goes back to the pool from our cache, and the next pool loan takes
-  // it again (Pool::allocate tries the chunk this handle freed last first).
+  // A pool chunk that fits a slot (all our scratch buffers were out when it
+  // was loaned) travels inline, as publish() would send it: copying a few
+  // lines that are in our cache costs less than a reference costs its
+  // reader (a CAS on the chunk's metadata line to accept it, the payload
+  // line, another CAS to release it: three cross-core transfers). It goes
+  // back to the pool from our cache, and the next pool loan takes it again
+  // (Pool::allocate tries the chunk this handle freed last first).
   // docs/loans.md.
   const auto bytes = static_cast<std::uint32_t>(used);
   const transport::SlotMeta info = next_info();
@@ -153,15 +155,23 @@ PublishResult PublisherPort::publish_loan(LoanedChunk& chunk, std::size_t size) 
   return result;
 }
 
+PublishResult PublisherPort::publish_scratch_general(const std::byte* data, std::uint32_t size,
+                                                     const transport::SlotMeta& info,
+                                                     std::uint64_t packed) noexcept {
+  PublishResult result = publish_general(data, size, info);
+  free_scratch(packed);
+  return result;
+}
+
 void PublisherPort::return_loan(LoanedChunk& chunk) noexcept {
   if (chunk.ref == 0) return;
-  --state_->loans_out;
+  --loans_out_;
   give_back(std::exchange(chunk.ref, 0));
 }
 
 void PublisherPort::give_back(std::uint64_t packed) noexcept {
   if ((packed & kScratchLoan) != 0) {
-    scratch_free_ |= 1U << (packed & (kScratchLoans - 1));
+    free_scratch(packed);
     return;
   }
   (void)state_->pool->pool.release(ChunkRef::unpack(packed), state_->pool->owner);
@@ -195,8 +205,6 @@ bool PublisherPort::wait_for_subscribers(std::uint32_t count,
 const std::string& PublisherPort::topic() const noexcept { return state_->topic; }
 
 std::uint32_t PublisherPort::capacity() const noexcept { return state_->config.capacity; }
-
-std::uint32_t PublisherPort::loans_out() const noexcept { return state_->loans_out; }
 
 std::size_t PublisherPort::sample_size() const noexcept {
   return static_cast<std::size_t>(state_->config.sample_size);

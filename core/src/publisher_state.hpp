@@ -12,7 +12,6 @@ class PublisherState final : public PortState {
   PublisherState(std::string domain, std::string topic, const discovery::PortCreated& created,
                  std::shared_ptr<DomainPoolView> pool);
   ~PublisherState() override;
-  std::uint32_t loans_out = 0;  // unpublished loans (user's thread)
   // The port id ferryd first gave us, kept when the port re-registers with
   // a restarted ferryd: the samples' publisher_id (ids are never reused in
   // a domain).

@@ -2,13 +2,14 @@
 // subscriber and the WaitSet's own word. Publishers are unchanged: they ring
 // their subscriber's doorbell as for take(timeout), and only when its
 // `sleeping` count says somebody sleeps there (we raise it on each doorbell
-// before sleeping, with the same seq_cst handshake).
+// before sleeping, with the same handshake: docs/design/wait.md).
 #include "ferry/wait_set.hpp"
 
 #include <fmt/format.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <chrono>
@@ -60,7 +61,8 @@ void run_helper(WaitSetCore& c) {
       if (!c.helper_sleeping) continue;
       words = c.helper_words;
     }
-    transport::futex_wait_any(words.words.data(), words.seen.data(), words.count, kForever);
+    transport::futex_wait_any(words.words.data(), words.seen.data(), words.count,
+                              std::min<std::chrono::nanoseconds>(kForever, words.bound));
     bool closed = false;
     {
       std::lock_guard lock(c.mutex);
@@ -85,10 +87,12 @@ void WaitSetCore::arm(std::uint64_t& armed, SleepWords& out) noexcept {
   for_each_bit(used & ~armed,
                [&](std::size_t i) { transport::doorbell_announce_sleep(*slots[i].bell); });
   armed |= used;
-  // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_notify
-  // (publishers and the runtime thread): either they see our `sleeping`
-  // count and wake us, or our readiness check after this sees their data.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // SYNC: pairs with notifier_fence() in doorbell_notify (publishers and
+  // the runtime thread): either they see our `sleeping` count and wake us,
+  // or our readiness check after this sees their data.
+  const bool sure = transport::waiter_fence();
+  out.bound = sure ? std::chrono::nanoseconds::max()
+                   : std::chrono::nanoseconds(transport::kUnsureSleepBound);
   out.count = 0;
   for_each_bit(used, [&](std::size_t i) {
     out.words[out.count] = &slots[i].bell->seq;
@@ -374,12 +378,13 @@ Ready WaitSet::wait(std::chrono::nanoseconds timeout) {
       break;
     }
     lock.unlock();
-    const auto slept =
-        transport::futex_wait_any(words.words.data(), words.seen.data(), words.count,
-                                  std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+    const auto left_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+    const bool bounded = words.bound < left_ns;  // a short sleep: look again after it
+    const auto slept = transport::futex_wait_any(words.words.data(), words.seen.data(),
+                                                 words.count, bounded ? words.bound : left_ns);
     lock.lock();
     c.disarm(c.waiter_armed);
-    if (slept == transport::FutexResult::TimedOut) {
+    if (slept == transport::FutexResult::TimedOut && !bounded) {
       mask = c.collect();
       notified = c.notified.exchange(0, std::memory_order_seq_cst) != 0;  // SYNC: as above
       break;

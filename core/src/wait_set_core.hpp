@@ -26,6 +26,9 @@ struct SleepWords {
   std::array<const std::atomic<std::uint32_t>*, kWaitWords> words{};
   std::array<std::uint32_t, kWaitWords> seen{};
   std::size_t count = 0;
+  // The longest one sleep may last: kUnsureSleepBound when the handshake's
+  // waiter_fence() could not reach every light notifier (handshake_fence.hpp).
+  std::chrono::nanoseconds bound = std::chrono::nanoseconds::max();
 };
 
 class WaitSetCore {

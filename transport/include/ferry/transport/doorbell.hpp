@@ -57,12 +57,12 @@ FutexResult futex_wait_any(const std::atomic<std::uint32_t>* const* words,
                            std::chrono::nanoseconds timeout) noexcept;
 
 // The waiter's half of the handshake, for callers that sleep on several
-// doorbells at once (WaitSet): announce on each, ONE seq_cst fence, then read
+// doorbells at once (WaitSet): announce on each, ONE waiter_fence(), then read
 // each seq (acquire, pairs with the release fetch_add in doorbell_notify)
 // before checking the condition.
 inline void doorbell_announce_sleep(DoorbellWord& bell) noexcept {
-  // SYNC: relaxed RMW; published by the waiter's seq_cst fence that follows,
-  // pairs with the relaxed load of `sleeping` after the fence in doorbell_notify.
+  // SYNC: relaxed RMW; published by the waiter_fence() that follows, pairs
+  // with the relaxed load of `sleeping` after notifier_fence() in doorbell_notify.
   bell.sleeping.fetch_add(1, std::memory_order_relaxed);
 }
 inline void doorbell_end_sleep(DoorbellWord& bell) noexcept {
@@ -83,16 +83,19 @@ template <class Ready>
 WaitResult doorbell_wait(DoorbellWord& bell, Ready&& ready,
                          std::chrono::nanoseconds timeout) noexcept {
   doorbell_announce_sleep(bell);
-  // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_notify.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // SYNC: pairs with notifier_fence() in doorbell_notify (handshake_fence.hpp).
+  const bool sure = waiter_fence();
   // SYNC: acquire, pairs with the release fetch_add in doorbell_notify. Read
   // BEFORE ready(): a notification after this point changes seq, so the
   // kernel refuses to sleep on the stale value.
   const std::uint32_t seen = bell.seq.load(std::memory_order_acquire);
   WaitResult result = WaitResult::Ready;
   if (!ready()) {
-    result = futex_wait(bell.seq, seen, timeout) == FutexResult::TimedOut ? WaitResult::TimedOut
-                                                                          : WaitResult::Woken;
+    // A handshake that may have missed a light notifier sleeps in short
+    // steps; the caller's loop looks again (Woken) until its own deadline.
+    const bool bounded = !sure && timeout > kUnsureSleepBound;
+    const auto slept = futex_wait(bell.seq, seen, bounded ? kUnsureSleepBound : timeout);
+    result = slept == FutexResult::TimedOut && !bounded ? WaitResult::TimedOut : WaitResult::Woken;
   }
   doorbell_end_sleep(bell);
   return result;

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ferry/transport/handshake_fence.hpp"
 #include "ferry/transport/platform.hpp"
 
 namespace ferry::transport {
@@ -37,10 +38,11 @@ static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
 // Call after publishing (the release store of an index). No system call
 // unless the waiter announced that it sleeps.
 inline void doorbell_notify(DoorbellWord& bell) noexcept {
-  // SYNC: seq_cst fence, pairs with the seq_cst fence in doorbell_wait
-  // (Dekker: orders our earlier index store before the load of `sleeping`).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  // SYNC: relaxed; ordered by the fence above against the waiter's
+  // SYNC: pairs with waiter_fence() in doorbell_wait and WaitSet (Dekker:
+  // orders our earlier index store before the load of `sleeping`; a
+  // compiler barrier here, a membarrier(2) there: handshake_fence.hpp).
+  notifier_fence();
+  // SYNC: relaxed; ordered by the fences above against the waiter's
   // `sleeping` store, which precedes its fence.
   if (bell.sleeping.load(std::memory_order_relaxed) != 0) {
     // SYNC: release, pairs with the acquire load of `seq` in doorbell_wait:

@@ -501,8 +501,8 @@ class RingConsumer {
     const std::uint32_t h = header_->consumer.head.load(std::memory_order_acquire);
     // Head past tail (signed distance < 0) is a tail read before the
     // producer moved on: false here is safe for a waiter, since that push's
-    // doorbell_notify comes after its seq_cst fence, which is then ordered
-    // after the waiter's (else our load of tail would have seen it), and so
+    // notifier_fence() is then ordered after the waiter's waiter_fence()
+    // (else our load of tail would have seen it), so its doorbell_notify
     // sees the waiter's `sleeping` and wakes it.
     const auto distance = static_cast<std::int32_t>(t - h);
     return distance > 0 && static_cast<std::uint32_t>(distance) <= capacity_;
