@@ -25,7 +25,8 @@ PublishResult PublisherPort::publish_many(const void* data, std::size_t count,
   next_sequence_ += count;
   // The lane (one queue, inline, no drop_oldest, no history): what fits
   // goes with one tail store; the rest, if any, by the policy below.
-  if (transport::RingProducer* lane = lane_->open()) [[likely]] {
+  // The lane's producer is a RingProducer (PublisherState::rebuild_lane).
+  if (auto* lane = static_cast<transport::RingProducer*>(lane_->open())) [[likely]] {
     const std::size_t n = lane->stage_many(bytes, count, size, kSlotInline, batch.info);
     lane->publish();
     result.delivered = static_cast<std::uint32_t>(n);  // n <= capacity

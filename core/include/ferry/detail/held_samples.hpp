@@ -29,8 +29,8 @@
 #include <memory>
 
 #include "ferry/sample_info.hpp"
-#include "ferry/transport/platform.hpp"     // FERRY_HOT
-#include "ferry/transport/ring_layout.hpp"  // SlotMeta
+#include "ferry/transport/platform.hpp"        // FERRY_HOT
+#include "ferry/transport/ring_fast_path.hpp"  // SlotMeta
 
 namespace ferry::detail {
 

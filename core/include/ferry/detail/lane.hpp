@@ -32,16 +32,14 @@
 #include <span>
 
 #include "ferry/detail/held_samples.hpp"
-#include "ferry/transport/ring_handles.hpp"
-#include "ferry/transport/slot_format.hpp"
+#include "ferry/transport/ring_fast_path.hpp"
 
 namespace ferry::detail {
 
-// What a ring slot carries (ferry/transport/slot_format.hpp), under the
+// What a ring slot carries (ferry/transport/ring_fast_path.hpp), under the
 // names core has always used.
 using transport::kSlotInline;
 using transport::kSlotPooled;
-using transport::PooledSlot;
 
 // Our node's slot state in the heartbeat table once ferryd declared it dead
 // (discovery::SlotState::DeclaredDead).
@@ -88,7 +86,8 @@ struct LaneGuard {
 // path.
 struct PublishLane {
   const LaneGuard* guard = nullptr;
-  transport::RingProducer* producer = nullptr;  // null: no shortcut now
+  // The queue's RingProducer, seen as its fast path; null: no shortcut now.
+  transport::ProducerFastPath* producer = nullptr;
 
   // Before try_publish, first thing in publish(): the ring starts fetching
   // the slot's lines while the publisher reads the clock. Measured on the
@@ -103,14 +102,14 @@ struct PublishLane {
   // general path (it repeats the attempt with the policy applied).
   [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size,
                                            const transport::SlotMeta& meta) const noexcept {
-    transport::RingProducer* ring = open();
+    transport::ProducerFastPath* ring = open();
     return ring != nullptr &&
            ring->try_push(std::span(static_cast<const std::byte*>(data), size), kSlotInline, meta)
                .has_value();
   }
   // The queue's producer when the shortcut applies now (publish_many stages
   // a batch into it), else null.
-  [[nodiscard]] FERRY_HOT transport::RingProducer* open() const noexcept {
+  [[nodiscard]] FERRY_HOT transport::ProducerFastPath* open() const noexcept {
     return producer != nullptr && guard->clear() ? producer : nullptr;
   }
 };
@@ -136,7 +135,8 @@ enum class LaneResult : std::uint8_t {
 // previous daemon's queue, not one waiting for another).
 struct TakeLane {
   const LaneGuard* guard = nullptr;
-  transport::RingConsumer* consumer = nullptr;  // null: no shortcut now
+  // The queue's RingConsumer, seen as its fast path; null: no shortcut now.
+  transport::ConsumerFastPath* consumer = nullptr;
   HeldSamples* held = nullptr;
   std::uint32_t slot_bytes = 0;   // a held buffer's size: the largest inline payload
   std::uint32_t sample_size = 0;  // what every inline sample of the topic measures
@@ -160,7 +160,7 @@ struct TakeLane {
     if (!consumer->try_pop_ready(std::span(buffer, slot_bytes), size, flags, meta)) [[unlikely]] {
       // Not the plain case (a corrupt slot, an overwriting producer's ring):
       // the ring's full pop decides.
-      const auto popped = consumer->try_pop(std::span(buffer, slot_bytes), &flags, &meta);
+      const auto popped = consumer->try_pop_general(std::span(buffer, slot_bytes), &flags, &meta);
       if (!popped) {
         held->unacquire(token);
         return LaneResult::General;
