@@ -15,6 +15,7 @@
 // forked while nobody held it keeps the parent's calibration and goes on.
 
 #include "ferry/detail/publish_clock.hpp"
+#include "ferry/detail/publish_clock_calibration.hpp"
 
 #include <fcntl.h>
 #if defined(__x86_64__)
