@@ -15,9 +15,10 @@
 // forked while nobody held it keeps the parent's calibration and goes on.
 
 #include "ferry/detail/publish_clock.hpp"
-#include "ferry/detail/publish_clock_calibration.hpp"
 
 #include <fcntl.h>
+
+#include "ferry/detail/publish_clock_calibration.hpp"
 #if defined(__x86_64__)
 #include <x86intrin.h>  // __rdtsc, _mm_lfence
 #endif

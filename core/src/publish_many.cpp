@@ -10,6 +10,12 @@
 
 namespace ferry::detail {
 
+// Publishes `count` samples of `size` bytes each, back to back at `data`,
+// in order (docs/batches.md): the topic's policy per sample, one tail store
+// and at most one wake-up per queue and batch where they fit a slot; larger
+// samples go one by one through the pool. Counts are samples x queues.
+// Sequences are one per sample; publish_time_ns is read once per batch.
+// count == 0: nothing happens.
 PublishResult PublisherPort::publish_many(const void* data, std::size_t count,
                                           std::uint32_t size) noexcept {
   PublishResult result;

@@ -22,8 +22,7 @@ namespace ferry::detail {
 }
 
 // The conversion the publishers read, written by publish_clock_tick() under
-// a sequence count (a seqlock: the writer makes `sequence` odd while it
-// writes). `ns_per_tick_q32` 0: not calibrated (or no usable TSC).
+// a seqlock (`sequence` odd while it writes). Rate 0: not calibrated.
 struct alignas(transport::kCacheLine) PublishClockAnchor {
   std::atomic<std::uint32_t> sequence{0};
   std::atomic<std::uint64_t> anchor_tsc{0};
@@ -31,10 +30,9 @@ struct alignas(transport::kCacheLine) PublishClockAnchor {
   std::atomic<std::uint64_t> ns_per_tick_q32{0};  // nanoseconds per tick x 2^32
 };
 
-// One per process.
-inline PublishClockAnchor g_publish_clock;
+inline PublishClockAnchor g_publish_clock;  // one per process
 
-// 64 x 64 -> 128-bit products for the tick conversion (GCC and Clang).
+// 64 x 64 -> 128-bit products (GCC and Clang).
 __extension__ using Uint128 = unsigned __int128;
 __extension__ using Int128 = __int128;
 
@@ -44,20 +42,16 @@ __extension__ using Int128 = __int128;
                                                                 std::uint64_t anchor_tsc,
                                                                 std::uint64_t anchor_ns,
                                                                 std::uint64_t rate) noexcept {
-  // Signed: a TSC read a little before the anchor (on another core, or
-  // just before the runtime thread published a new anchor) is a time a
-  // little before anchor_ns, not ~190 years after it. Two's complement
-  // wrap-around adds the negative offset (C++20 defines both the
-  // conversion and the arithmetic right shift).
+  // Signed: a TSC read a little before the anchor is a time a little before
+  // anchor_ns, not ~190 years after it (C++20 defines the wrap-around).
   const auto ticks = static_cast<std::int64_t>(tsc - anchor_tsc);
   const auto offset_ns =
       static_cast<std::int64_t>((static_cast<Int128>(ticks) * static_cast<Int128>(rate)) >> 32U);
   return anchor_ns + static_cast<std::uint64_t>(offset_ns);
 }
 
-// The realtime clock in nanoseconds, as publish() stamps it: never spins,
-// never calls the kernel; clock_gettime when there is no calibration or the
-// runtime thread is rewriting it right now.
+// The realtime clock as publish() stamps it: never spins; clock_gettime
+// when there is no calibration or the runtime thread is rewriting it now.
 [[nodiscard]] FERRY_HOT inline std::uint64_t publish_time_ns() noexcept {
 #if defined(__x86_64__)
   PublishClockAnchor& clock = g_publish_clock;
@@ -74,10 +68,8 @@ __extension__ using Int128 = __int128;
   const std::uint64_t anchor_ns = clock.anchor_ns.load(std::memory_order_acquire);
   if (rate != 0 && (before & 1U) == 0 && clock.sequence.load(std::memory_order_relaxed) == before)
       [[likely]] {
-    // No lfence: a publish time a few cycles early or late is still that
-    // publish's time.
-    // The builtin, not <x86intrin.h>'s __rdtsc(): that header is ~55,000
-    // lines (every AVX-512 intrinsic) in each file that includes ferry.hpp.
+    // No lfence: a few cycles early or late is still that publish's time.
+    // The builtin, not <x86intrin.h>'s __rdtsc() (~55,000 lines).
     return tsc_to_realtime_ns(__builtin_ia32_rdtsc(), anchor_tsc, anchor_ns, rate);
   }
 #endif

@@ -20,6 +20,15 @@
 // forked while a thread calibrated starts calibrating afresh. A step of the system clock
 // (settimeofday) shows in publish times at the next anchor, within a second.
 
+// tsc_to_realtime_ns() is signed: a TSC read a little before the anchor (on
+// another core, or just before the runtime thread published a new anchor)
+// is a time a little before anchor_ns, not ~190 years after it. Two's
+// complement wrap-around adds the negative offset (C++20 defines both the
+// conversion and the arithmetic right shift). publish_time_ns() reads the
+// TSC with the builtin, not <x86intrin.h>'s __rdtsc(): that header is
+// ~55,000 lines (every AVX-512 intrinsic) in each file that includes
+// ferry.hpp.
+//
 // This header: the calibration's side, for the runtime thread and the tests.
 
 namespace ferry::detail {

@@ -1,10 +1,9 @@
 #pragma once
 // The inline fast path of a ring's two ends: the state and the few functions
 // that a port with one queue compiles into the caller (ferry/detail/lane.hpp).
-// RingProducer and RingConsumer (ring_handles.hpp) are built on these
-// classes and use the same functions, so each path has one implementation;
-// everything else of them is out of <ferry/ferry.hpp>. The layout offsets
-// below are tied to ring_layout.hpp by static_asserts in ring.cpp.
+// RingProducer and RingConsumer (ring_handles.hpp, described there) are
+// built on these classes, so each path has one implementation. The offsets
+// are tied to ring_layout.hpp by static_asserts in ring.cpp.
 
 #include <atomic>
 #include <cstddef>
@@ -35,8 +34,7 @@ enum class RingError : std::uint8_t {
   Abandoned,        // push(): the caller's give-up flag was raised (the consumer is gone)
 };
 
-// Carried with every message, opaque to the ring: what the publisher says
-// about the sample (ferry::SampleInfo is this struct).
+// Carried with every message, opaque to the ring (ferry::SampleInfo).
 struct SlotMeta {
   std::uint64_t sequence = 0;         // per publisher, one per publish()
   std::uint64_t publisher_id = 0;     // unique in the domain while the publisher lives
@@ -44,8 +42,7 @@ struct SlotMeta {
   bool operator==(const SlotMeta&) const = default;
 };
 
-// What a slot's flags say it carries: ferry's ports give the ring's opaque
-// flags these meanings (the rest of a slot's format: slot_format.hpp).
+// What a slot's flags (opaque to the ring) say it carries (slot_format.hpp).
 inline constexpr std::uint32_t kSlotInline = 0;  // the sample's bytes
 inline constexpr std::uint32_t kSlotPooled = 1;  // a PooledSlot: a pool reference
 
@@ -56,7 +53,7 @@ enum class RingMode : std::uint32_t {
 
 namespace ring_layout {
 struct RingHeader;  // ring_layout.hpp
-// Bytes from the start of a RingHeader to the words the fast path touches.
+// Where the words the fast path touches are in a RingHeader.
 inline constexpr std::size_t kTailOffset = 64;              // producer.tail
 inline constexpr std::size_t kPushedOffset = 72;            // producer.pushed
 inline constexpr std::size_t kProducerBacklogOffset = 104;  // producer.max_backlog
@@ -95,8 +92,8 @@ void write_overwrite_slot(std::byte* slot, std::span<const std::byte> msg, std::
 
 }  // namespace detail
 
-// What both ends keep of a ring: where it is, and its geometry, checked once
-// at attach and never re-read from shared memory.
+// What both ends keep of a ring: where it is, and its geometry (checked at
+// attach, never re-read from shared memory).
 class RingEnd {
  protected:
   // The word of type T at `offset` bytes into the ring's header.
@@ -120,10 +117,9 @@ class RingEnd {
 // The producer's fast path. try_push is the one way in for one message.
 class ProducerFastPath : public RingEnd {
  public:
-  // Copies `msg` into the next slot and publishes it (with anything
-  // stage_many()d before), or fails with Full, TooLarge or CorruptIndices
-  // having written nothing. Full is not counted: call count_dropped() when
-  // the policy gives the message up.
+  // Copies `msg` into the next slot and publishes it (with anything staged
+  // before), or fails with Full, TooLarge or CorruptIndices having written
+  // nothing (Full is not counted: the caller's policy decides).
   [[nodiscard]] FERRY_HOT std::expected<void, RingError> try_push(
       std::span<const std::byte> msg, std::uint32_t flags = 0, const SlotMeta& meta = {}) noexcept {
     if (msg.size() > payload_max_) [[unlikely]]
@@ -138,9 +134,8 @@ class ProducerFastPath : public RingEnd {
   }
 
   // A hint for the try_push of `size` bytes that follows: starts taking the
-  // lines it will write (the slot's header and metadata and the first
-  // payload bytes) away from the consumer, which read them last. Reads no
-  // shared memory; does nothing when the ring looks full.
+  // lines it will write away from the consumer, which read them last. Reads
+  // no shared memory; does nothing when the ring looks full.
   FERRY_HOT void prefetch_next_slot(std::uint32_t size) const noexcept {
     if (next_ - cached_head_ >= capacity_) return;
     const std::byte* slot = slot_at(next_);
@@ -168,15 +163,13 @@ class ProducerFastPath : public RingEnd {
   }
 
  protected:
-  // A push that wrote nothing still publishes what stage_many() left
-  // staged, as it always did.
+  // A push that wrote nothing still publishes what was staged.
   [[nodiscard]] std::expected<void, RingError> refused(RingError e) noexcept {
     publish();
     return std::unexpected(e);
   }
 
-  // Room for one more message at next_? Re-reads head only when the cached
-  // value says full.
+  // Room at next_? Re-reads head only when the cached value says full.
   [[nodiscard]] std::expected<void, RingError> ensure_room() noexcept {
     if (next_ - cached_head_ < capacity_) return {};
     // SYNC: acquire, pairs with the consumer's release store (or CAS) of head:
@@ -190,8 +183,7 @@ class ProducerFastPath : public RingEnd {
     return {};
   }
 
-  // max_backlog is sampled when head is re-read, so it is exact at those
-  // moments and never over-estimated (staged messages count as backlog).
+  // Sampled when head is re-read: exact then, never over-estimated.
   void note_backlog(std::uint32_t used) noexcept {
     if (used <= max_backlog_) return;
     max_backlog_ = used;
@@ -200,10 +192,9 @@ class ProducerFastPath : public RingEnd {
         .store(used, std::memory_order_relaxed);
   }
 
-  // The one place the producer's protocol decides how a slot is written.
-  // Plain SPSC: plain copies. The consumer reads this slot only after the
-  // producer's release store of tail, and the producer reuses it only after
-  // the consumer's release store of head.
+  // The one place the protocol decides how a slot is written. Spsc: plain
+  // copies (the consumer reads the slot only after our release store of
+  // tail, we reuse it only after its release store of head).
   FERRY_HOT void write_slot(std::uint32_t index, std::span<const std::byte> msg,
                             std::uint32_t flags, const SlotMeta& meta) noexcept {
     std::byte* slot = slot_at(index);
@@ -216,12 +207,11 @@ class ProducerFastPath : public RingEnd {
   }
 
   DoorbellWord* data_bell_ = nullptr;  // the ring's own, or the consumer's shared one
-  // Private indices: published tail, next slot to write, cached head.
+  // Private: published tail, next slot to write, cached head.
   std::uint32_t tail_ = 0;
   std::uint32_t next_ = 0;
   std::uint32_t cached_head_ = 0;
-  // Shadows of the single-writer counters (stored, never read back).
-  std::uint64_t pushed_ = 0;
+  std::uint64_t pushed_ = 0;  // shadows of the counters (never read back)
   std::uint32_t max_backlog_ = 0;
 };
 
@@ -229,10 +219,9 @@ class ProducerFastPath : public RingEnd {
 class ConsumerFastPath : public RingEnd {
  public:
   // Polling: is a message waiting? Spsc: no shared load while the cached
-  // tail already says yes; else one acquire load of tail (and a prefetch of
-  // the next slot's line, so that it travels with tail). True also for
-  // corrupt indices until a try_pop reported them (and marked the queue
-  // broken); false for good after that.
+  // tail says yes; else one acquire load of tail (the slot's line prefetched
+  // to travel with it). True also for corrupt indices until a try_pop
+  // reported them (and marked the queue broken); false for good after that.
   [[nodiscard]] FERRY_HOT bool ready() noexcept {
     if (mode_ != RingMode::Spsc) return has_data();
     const std::uint32_t h = head_;
@@ -243,23 +232,21 @@ class ConsumerFastPath : public RingEnd {
     const std::uint32_t t =
         word<std::atomic<std::uint32_t>>(ring_layout::kTailOffset).load(std::memory_order_acquire);
     if (t == h) return false;
-    // Nothing is written here, not even max_backlog: a forked child's copy
-    // of an inherited port polls ready() before it learns that the node is
-    // not its own, and must leave the parent's queue untouched.
+    // Nothing is written here: a forked child's copy of an inherited port
+    // polls ready() before it learns that the node is not its own.
     if (t - h <= capacity_ && !broken_) [[likely]] {
       cached_tail_ = t;
       return true;
     }
-    // Impossible indices (a broken or hostile peer): ready once, so that the
-    // caller's pop marks the queue broken and counts it; never after that.
+    // Impossible indices: ready once, so that the caller's pop marks the
+    // queue broken and counts it.
     return !broken_;
   }
 
-  // The short way after ready() said yes (no std::expected, no re-check of
-  // what ready() established): copies the message into `out`, sets `length`
-  // and `flags`, and frees its slot. False, with nothing taken, in every
-  // other case (not Spsc, ready() not asked or said no, a length impossible
-  // or longer than `out`): try_pop then does what it always does.
+  // The short way after ready() said yes (no std::expected, no re-check):
+  // copies the message into `out` and frees its slot. False, with nothing
+  // taken, in every other case (not Spsc, ready() not asked or said no, a
+  // length impossible or longer than `out`): then try_pop decides.
   [[nodiscard]] FERRY_HOT bool try_pop_ready(std::span<std::byte> out, std::uint32_t& length,
                                              std::uint32_t& flags, SlotMeta& meta) noexcept {
     const std::uint32_t h = head_;
@@ -277,22 +264,18 @@ class ConsumerFastPath : public RingEnd {
     return true;
   }
 
-  // RingConsumer::try_pop, out of line (ring.cpp): what a caller of
-  // try_pop_ready does when it says no.
+  // RingConsumer::try_pop, out of line: after try_pop_ready said no.
   [[nodiscard]] std::expected<std::uint32_t, RingError> try_pop_general(std::span<std::byte> out,
                                                                         std::uint32_t* flags,
                                                                         SlotMeta* meta) noexcept;
 
-  // Fresh read of tail: is there a message? For waiting on a shared doorbell
-  // over several rings. False for impossible indices and for a broken
-  // queue: a waiter must sleep, not spin on them (ring.cpp).
+  // Fresh read of tail: is there a message? (ring.cpp)
   [[nodiscard]] bool has_data() const noexcept;
 
  protected:
   ConsumerFastPath() = default;  // only as a RingConsumer
-  // Spsc: the message at head_ was taken; its slot goes back to the producer.
-  // The backlog is noted here, when a message is taken, never by ready()
-  // (see there): cached_tail_ - head_ is what waited, this one included.
+  // Spsc: the message at head_ was taken; its slot goes back. The backlog
+  // is noted here, never by ready(): cached_tail_ - head_ is what waited.
   void release_slot() noexcept {
     note_backlog(cached_tail_ - head_);
     count_popped();
@@ -313,9 +296,8 @@ class ConsumerFastPath : public RingEnd {
     // The fence in there orders the head store before `sleeping`.
     doorbell_notify(word<DoorbellWord>(ring_layout::kSpaceBellOffset));
   }
-  // The producer samples the backlog only when the ring looks full; we do
-  // whenever we re-read tail, so a queue that grows without filling (a slow
-  // reader) is seen too. A store only when it grows: none in a steady state.
+  // Whenever we re-read tail (the producer only when full), so a slow
+  // reader's queue is seen too; a store only when it grows.
   void note_backlog(std::uint32_t waiting) noexcept {
     if (waiting <= max_backlog_) [[likely]]
       return;
@@ -325,7 +307,7 @@ class ConsumerFastPath : public RingEnd {
         .store(waiting, std::memory_order_relaxed);
   }
 
-  // Private indices: our head (Spsc; overwrite mode re-reads it), cached tail.
+  // Private: our head (Spsc; overwrite mode re-reads it), cached tail.
   std::uint32_t head_ = 0;
   std::uint32_t cached_tail_ = 0;
   std::uint64_t popped_ = 0;

@@ -23,6 +23,7 @@
 #include "ferry/transport/platform.hpp"
 #include "ferry/transport/ring_fast_path.hpp"
 #include "ferry/transport/ring_layout.hpp"
+#include "ferry/transport/spin.hpp"
 
 namespace ferry::transport {
 
