@@ -114,8 +114,21 @@ class RingProducer : public ProducerFastPath {
 
   // --- Pushing, either protocol --------------------------------------------
 
-  // try_push (the one way in for one message), prefetch_next_slot and
-  // publish are ProducerFastPath's (ring_fast_path.hpp).
+  // From ProducerFastPath (ring_fast_path.hpp), inline and forced so: they
+  // are the publish() of a port with one queue (ferry/detail/lane.hpp).
+  // - try_push(msg, flags, meta): the one way in for one message: copies it
+  //   into the next slot and publishes it (with anything stage_many()d
+  //   before), or fails with Full, TooLarge or CorruptIndices having written
+  //   nothing. Full is not counted: call count_dropped() when the policy
+  //   gives the message up.
+  // - prefetch_next_slot(size): a hint for the try_push of `size` bytes that
+  //   follows: starts taking the lines it will write (the slot's header and
+  //   metadata and the first payload bytes) away from the consumer, which
+  //   read them last, so that this transfer overlaps whatever the caller does
+  //   first instead of stalling the slot's stores. Reads no shared memory;
+  //   does nothing when the ring looks full (the next slot may still be the
+  //   consumer's to read).
+  // - publish(): publishes what stage_many() wrote; returns how many.
 
   // try_push that waits for room: spins (at most spin_limit() iterations,
   // fewer while spinning keeps failing, see detail::SpinBudget), then
@@ -262,8 +275,25 @@ class RingConsumer : public ConsumerFastPath {
       std::span<std::byte> out, std::uint32_t* flags, std::chrono::nanoseconds timeout,
       SlotMeta* meta = nullptr) noexcept;
 
-  // ready(), try_pop_ready() (the short way after ready() said yes) and
-  // has_data() are ConsumerFastPath's (ring_fast_path.hpp).
+  // From ConsumerFastPath (ring_fast_path.hpp), the first two inline and
+  // forced so: they are the take() of a port with one queue.
+  // - ready(): polling: is a message waiting? Cheaper than a try_pop that
+  //   finds nothing, and takes nothing. Spsc: no shared load while the
+  //   cached tail already says yes; else one acquire load of tail (and, like
+  //   try_pop, a prefetch of the next slot's line, so that it travels with
+  //   tail). True also for corrupt indices until a try_pop reported them
+  //   (and marked the queue broken); false for good after that.
+  // - try_pop_ready(out, length, flags, meta): the short way after ready()
+  //   said yes. The port's inline take() must not carry a std::expected and
+  //   must not re-check what ready() established: copies the message ready()
+  //   saw into `out`, sets `length` and `flags`, and frees its slot. False,
+  //   with nothing taken, in every other case (not Spsc, ready() not asked
+  //   or said no, a length that is impossible or longer than `out`): try_pop
+  //   then does what it always does (skips and counts a corrupt slot, ...).
+  // - has_data(): a fresh read of tail: is there a message? For waiting on a
+  //   shared doorbell over several rings (doorbell_wait's ready()). False for
+  //   impossible indices and for a broken queue: a waiter must sleep, not
+  //   spin on them.
 
   // A peer wrote indices that no producer and consumer can produce (more
   // than a capacity apart): the queue is broken for good. Counted once (as a
