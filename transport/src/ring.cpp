@@ -24,23 +24,6 @@ static_assert(ring_layout::kConsumerBacklogOffset ==
 static_assert(ring_layout::kSpaceBellOffset == offsetof(RingHeader, space_bell));
 static_assert(ring_layout::kSlotMetaOffset == 8 && ring_layout::kSlotHeaderBytes == 32);
 
-bool ConsumerFastPath::has_data() const noexcept {
-  if (broken_) [[unlikely]]
-    return false;
-  // SYNC: acquire, pairs with the producer's release store of tail.
-  const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
-  if (mode_ == RingMode::Spsc) return t != head_ && t - head_ <= capacity_;
-  // SYNC: acquire, pairs with the producer's CAS of head (overwrite mode).
-  const std::uint32_t h = header_->consumer.head.load(std::memory_order_acquire);
-  // Head past tail (signed distance < 0) is a tail read before the
-  // producer moved on: false here is safe for a waiter, since that push's
-  // doorbell_notify comes after its seq_cst fence, which is then ordered
-  // after the waiter's (else our load of tail would have seen it), and so
-  // sees the waiter's `sleeping` and wakes it.
-  const auto distance = static_cast<std::int32_t>(t - h);
-  return distance > 0 && static_cast<std::uint32_t>(distance) <= capacity_;
-}
-
 std::expected<std::uint32_t, RingError> ConsumerFastPath::try_pop_general(std::span<std::byte> out,
                                                                           std::uint32_t* flags,
                                                                           SlotMeta* meta) noexcept {

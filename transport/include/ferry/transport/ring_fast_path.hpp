@@ -269,8 +269,23 @@ class ConsumerFastPath : public RingEnd {
                                                                         std::uint32_t* flags,
                                                                         SlotMeta* meta) noexcept;
 
-  // Fresh read of tail: is there a message? (ring.cpp)
-  [[nodiscard]] bool has_data() const noexcept;
+  // Fresh read of tail: is there a message? For waiting on a shared doorbell
+  // over several rings; false for impossible indices and a broken queue.
+  [[nodiscard]] bool has_data() const noexcept {
+    if (broken_) [[unlikely]]
+      return false;
+    // SYNC: acquire, pairs with the producer's release store of tail.
+    const std::uint32_t t =
+        word<std::atomic<std::uint32_t>>(ring_layout::kTailOffset).load(std::memory_order_acquire);
+    if (mode_ == RingMode::Spsc) return t != head_ && t - head_ <= capacity_;
+    // SYNC: acquire, pairs with the producer's CAS of head (overwrite mode).
+    const std::uint32_t h =
+        word<std::atomic<std::uint32_t>>(ring_layout::kHeadOffset).load(std::memory_order_acquire);
+    // Head past tail (signed distance < 0): a tail read before the producer
+    // moved on; false is safe for a waiter (ring_handles.hpp, has_data()).
+    const auto distance = static_cast<std::int32_t>(t - h);
+    return distance > 0 && static_cast<std::uint32_t>(distance) <= capacity_;
+  }
 
  protected:
   ConsumerFastPath() = default;  // only as a RingConsumer

@@ -275,8 +275,8 @@ class RingConsumer : public ConsumerFastPath {
       std::span<std::byte> out, std::uint32_t* flags, std::chrono::nanoseconds timeout,
       SlotMeta* meta = nullptr) noexcept;
 
-  // From ConsumerFastPath (ring_fast_path.hpp), the first two inline and
-  // forced so: they are the take() of a port with one queue.
+  // From ConsumerFastPath (ring_fast_path.hpp), inline (the first two
+  // forced so): they are the take() of a port with one queue.
   // - ready(): polling: is a message waiting? Cheaper than a try_pop that
   //   finds nothing, and takes nothing. Spsc: no shared load while the
   //   cached tail already says yes; else one acquire load of tail (and, like
@@ -293,7 +293,11 @@ class RingConsumer : public ConsumerFastPath {
   // - has_data(): a fresh read of tail: is there a message? For waiting on a
   //   shared doorbell over several rings (doorbell_wait's ready()). False for
   //   impossible indices and for a broken queue: a waiter must sleep, not
-  //   spin on them.
+  //   spin on them. In overwrite mode, head past tail (signed distance < 0)
+  //   is a tail read before the producer moved on: false there is safe for a
+  //   waiter, since that push's doorbell_notify comes after its seq_cst
+  //   fence, which is then ordered after the waiter's (else our load of tail
+  //   would have seen it), and so sees the waiter's `sleeping` and wakes it.
 
   // A peer wrote indices that no producer and consumer can produce (more
   // than a capacity apart): the queue is broken for good. Counted once (as a
