@@ -1,3 +1,26 @@
+// Buffers for the samples a subscriber has taken and not yet released, at
+// most max_held of them. Inline samples are copied out of the ring into one of
+// these buffers, so the ring slot is free at once and the sample stays valid
+// until its Sample handle dies.
+//
+// The user's thread acquires buffers; a Sample may be released from any
+// thread, even after its Subscriber is gone.
+//
+// No read-modify-write on the hot path: a release is one release-store of
+// its buffer's `released_` flag (its last access to this object); the owner
+// keeps the buffers it knows free in a private mask and, only when that mask
+// is empty, collects the released flags (plain loads and stores, once per
+// max_held takes). An empty take() touches nothing here.
+//
+// Lifetime: the owner closes the object when its Subscriber goes. If every
+// buffer is back it is deleted then; otherwise it waits in a process-wide
+// list of closed objects that close() and create() sweep (a closed object
+// whose flags are all set has no releaser left inside it: each release's
+// flag store is its last access).
+//
+// acquire and release (ferry/detail/held_samples.hpp) are inline: a few
+// instructions each.
+
 #include "ferry/detail/held_samples.hpp"
 
 #include <pthread.h>
@@ -131,6 +154,25 @@ void HeldSamples::close() noexcept {
   } catch (...) {
     // No memory to remember it: leak it rather than free a buffer in use.
   }
+}
+
+// The held sample is a pool chunk (ChunkRef::pack()): release drops the
+// node's reference to it. Owner thread, between acquire and handing out.
+void HeldSamples::hold_chunk(std::uint32_t token, std::uint64_t ref) noexcept {
+  // SYNC: relaxed; published to a releasing thread with the Sample handle,
+  // and read back by release() on the thread that got that handle.
+  chunks_[token].store(ref, std::memory_order_relaxed);
+}
+
+bool HeldSamples::holds_from(std::uint64_t publisher_id) const noexcept {
+  for (std::uint32_t i = 0; i < count_; ++i) {
+    if ((free_ >> i & 1) != 0) continue;
+    // SYNC: acquire, pairs with the release store in release(): a sample
+    // released is no longer read through its token.
+    if (released_[i].load(std::memory_order_acquire) != 0) continue;
+    if (infos_[i].publisher_id == publisher_id) return true;
+  }
+  return false;
 }
 
 std::uint32_t HeldSamples::held_count() const noexcept {

@@ -17,6 +17,7 @@
 
 #include "checked.hpp"
 #include "ferry/transport/platform.hpp"
+#include "ferry/transport/spin.hpp"
 
 namespace ferry::detail {
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "domain_pool_view.hpp"
-#include "ferry/detail/publish_clock.hpp"
+#include "ferry/detail/publish_clock_calibration.hpp"
 #include "ferry/discovery/node_lock.hpp"
 #include "ferry/discovery/objects.hpp"
 #include "ferry/discovery/paths.hpp"

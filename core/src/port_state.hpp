@@ -152,12 +152,15 @@
 #include "ferry/transport/doorbell.hpp"
 #include "ferry/transport/ring.hpp"
 #include "ferry/transport/segment.hpp"
+#include "ferry/transport/slot_format.hpp"
 #include "history.hpp"
 #include "history_handoff.hpp"
 #include "lock_order.hpp"
 #include "previous_daemon_queues.hpp"
 
 namespace ferry::detail {
+
+using transport::PooledSlot;  // what a pooled slot carries (slot_format.hpp)
 
 // The port's session with ferryd (the table at the top).
 enum class PortSession : std::uint8_t {

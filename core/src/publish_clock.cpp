@@ -17,6 +17,8 @@
 #include "ferry/detail/publish_clock.hpp"
 
 #include <fcntl.h>
+
+#include "ferry/detail/publish_clock_calibration.hpp"
 #if defined(__x86_64__)
 #include <x86intrin.h>  // __rdtsc, _mm_lfence
 #endif

@@ -10,6 +10,12 @@
 
 namespace ferry::detail {
 
+// Publishes `count` samples of `size` bytes each, back to back at `data`,
+// in order (docs/batches.md): the topic's policy per sample, one tail store
+// and at most one wake-up per queue and batch where they fit a slot; larger
+// samples go one by one through the pool. Counts are samples x queues.
+// Sequences are one per sample; publish_time_ns is read once per batch.
+// count == 0: nothing happens.
 PublishResult PublisherPort::publish_many(const void* data, std::size_t count,
                                           std::uint32_t size) noexcept {
   PublishResult result;
@@ -25,7 +31,8 @@ PublishResult PublisherPort::publish_many(const void* data, std::size_t count,
   next_sequence_ += count;
   // The lane (one queue, inline, no drop_oldest, no history): what fits
   // goes with one tail store; the rest, if any, by the policy below.
-  if (transport::RingProducer* lane = lane_->open()) [[likely]] {
+  // The lane's producer is a RingProducer (PublisherState::rebuild_lane).
+  if (auto* lane = static_cast<transport::RingProducer*>(lane_->open())) [[likely]] {
     const std::size_t n = lane->stage_many(bytes, count, size, kSlotInline, batch.info);
     lane->publish();
     result.delivered = static_cast<std::uint32_t>(n);  // n <= capacity

@@ -22,6 +22,12 @@
 namespace ferry::detail {
 
 static_assert(transport::kMaxPoolClasses <= 128, "a ChunkRef never sets kScratchLoan's bit");
+// Loans that fit a ring slot are written into buffers of the publisher's
+// own and copied into the slots at publish: no pool chunk, no atomic
+// instruction (docs/loans.md). kScratchLoans buffers of scratch_stride_
+// bytes, 64-byte aligned; bit k of scratch_free_ set: buffer k is free.
+// LoanedChunk::ref of one is kScratchLoan | k: a bit no ChunkRef sets (its
+// class byte, the top one, stays below transport::kMaxPoolClasses = 32).
 static_assert(std::has_single_bit(PublisherPort::kScratchLoans) &&
                   PublisherPort::kScratchLoans <= 32,
               "scratch_free_ is a bit mask, k = ref & (kScratchLoans - 1)");
@@ -49,6 +55,12 @@ PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t siz
 
 }  // namespace
 
+// publisher_id_ is the port's first id from ferryd (its port identity): ids
+// are never reused in a domain (a restarted ferryd continues the count), and
+// this one stays the same when the port re-registers with a restarted daemon.
+// next_sequence() is the sequence the next publish carries: services number
+// their calls by it, and a server's response carries the sequence of the
+// call it answers (set_next_sequence; docs/services.md).
 PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
                              std::shared_ptr<PublisherState> state)
     : runtime_(std::move(runtime)),
@@ -188,6 +200,8 @@ std::uint32_t PublisherPort::observer_count() const noexcept {
   return state_->observers.load(std::memory_order_acquire);
 }
 
+// Polls subscriber_count() until it is at least `count` (true) or `timeout`
+// passed (false). Not for the hot path: it sleeps between polls.
 bool PublisherPort::wait_for_subscribers(std::uint32_t count,
                                          std::chrono::nanoseconds timeout) const noexcept {
   // Matching happens on the node's runtime thread; a poll every millisecond

@@ -47,7 +47,7 @@ PublisherPort* ServerCore::responder_for(std::uint64_t client) noexcept {
     std::erase_if(responders_, [&](const auto& r) {
       const std::uint64_t id = r.first;
       return r.second->subscriber_count() == 0 && r.second->loans_out() == 0 &&
-             !held()->any_held([id](const transport::SlotMeta& m) { return m.publisher_id == id; });
+             !held()->holds_from(id);
     });
     auto port = make_responder_(client);
     const auto deadline = std::chrono::steady_clock::now() + match_timeout_;

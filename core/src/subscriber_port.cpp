@@ -80,6 +80,8 @@ SubscriberPort::~SubscriberPort() {
   runtime_->destroy_port(*state_);
 }
 
+// The lane popped a slot that is not an inline sample: a pooled one is
+// accepted, anything else dropped (and the general path goes on).
 TakeStatus SubscriberPort::take_popped(const LaneTaken& popped, TakenSample& out, ErrorCode& error,
                                        std::chrono::nanoseconds timeout) noexcept {
   SubscriberState& state = *state_;
@@ -196,6 +198,11 @@ TakeStatus SubscriberPort::take_general(TakenSample& out, ErrorCode& error,
   return TakeStatus::Taken;
 }
 
+// For a WaitSet (user's thread): applies what the runtime thread handed
+// over; true while a sample is queued, the queues changed since the last call
+// (a publisher came or went), or the node was declared dead (then try_take()
+// says so). The port's wait_set and wait_index are written by that WaitSet
+// under its mutex.
 bool SubscriberPort::wait_ready() noexcept {
   SubscriberState& state = *state_;
   const std::uint32_t changes = state.changes_announced();

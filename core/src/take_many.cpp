@@ -100,6 +100,11 @@ void take_round(SubscriberState& state, Out& out) noexcept {
 
 }  // namespace
 
+// Copies up to `max` samples of `size` bytes (the topic's sample size) into
+// `out`, fairly from the queues as take() does, each queue's run with one
+// head store; waits up to `timeout` for the first one only. Returns how many
+// it copied (0: none came), or why it could not take: NodeDeclaredDead,
+// InheritedNode, InvalidArgument (`size` is not the topic's sample size).
 std::expected<std::size_t, ErrorCode> SubscriberPort::take_many(
     void* out_data, std::size_t max, std::uint32_t size,
     std::chrono::nanoseconds timeout) noexcept {

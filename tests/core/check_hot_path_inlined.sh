@@ -16,7 +16,8 @@ done
 hot='Publisher<probe::Pose>::publish|Subscriber<probe::Pose>::(take|try_take|make_sample)'
 hot+='|PublisherPort::publish\(|SubscriberPort::take\(|PublishLane::|TakeLane::|LaneGuard::'
 hot+='|node_state_says_dead|HeldSamples::(acquire|release)\('
-hot+='|RingProducer::(try_push|publish|write_slot)\(|SpscSlotWriter::write\(|RingConsumer::(try_pop_ready|ready)\('
+hot+='|(RingProducer|ProducerFastPath)::(try_push|prefetch_next_slot|publish|write_slot)\('
+hot+='|(RingConsumer|ConsumerFastPath)::(try_pop_ready|ready)\('
 if found=$(grep -E "$hot" <<<"$symbols"); then
   echo "FAIL: hot-path functions are not inlined into publish()/take():" >&2
   echo "$found" >&2

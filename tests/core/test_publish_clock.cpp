@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ferry/detail/publish_clock.hpp"
+#include "ferry/detail/publish_clock_calibration.hpp"
 
 using ferry::detail::clocksource_is_tsc;
 using ferry::detail::g_publish_clock;

@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "daemon_query.hpp"
 #include "ferry/config/service.hpp"
+#include "ferry/detail/service_core.hpp"
 #include "ferry/error_name.hpp"
 #include "sample_codec.hpp"
 #include "service_ports.hpp"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "ferry/transport/spin.hpp"
+
 namespace ferry::transport {
 
 std::uint32_t pauses_per_spin_step() noexcept {

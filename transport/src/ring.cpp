@@ -7,6 +7,30 @@ namespace ferry::transport {
 
 using ring_layout::RingHeader;
 
+// The fast path's offsets (ring_fast_path.hpp) are where the layout puts
+// those words.
+static_assert(ring_layout::kTailOffset ==
+              offsetof(RingHeader, producer) + offsetof(ring_layout::ProducerLine, tail));
+static_assert(ring_layout::kPushedOffset ==
+              offsetof(RingHeader, producer) + offsetof(ring_layout::ProducerLine, pushed));
+static_assert(ring_layout::kProducerBacklogOffset ==
+              offsetof(RingHeader, producer) + offsetof(ring_layout::ProducerLine, max_backlog));
+static_assert(ring_layout::kHeadOffset ==
+              offsetof(RingHeader, consumer) + offsetof(ring_layout::ConsumerLine, head));
+static_assert(ring_layout::kPoppedOffset ==
+              offsetof(RingHeader, consumer) + offsetof(ring_layout::ConsumerLine, popped));
+static_assert(ring_layout::kConsumerBacklogOffset ==
+              offsetof(RingHeader, consumer) + offsetof(ring_layout::ConsumerLine, max_backlog));
+static_assert(ring_layout::kSpaceBellOffset == offsetof(RingHeader, space_bell));
+static_assert(ring_layout::kSlotMetaOffset == 8 && ring_layout::kSlotHeaderBytes == 32);
+
+std::expected<std::uint32_t, RingError> ConsumerFastPath::try_pop_general(std::span<std::byte> out,
+                                                                          std::uint32_t* flags,
+                                                                          SlotMeta* meta) noexcept {
+  // Every ConsumerFastPath is a RingConsumer's (its only constructor is protected).
+  return static_cast<RingConsumer*>(this)->try_pop(out, flags, meta);
+}
+
 std::string_view to_string(RingError e) noexcept {
   switch (e) {
     case RingError::Full:

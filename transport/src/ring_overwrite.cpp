@@ -7,6 +7,29 @@
 
 namespace ferry::transport {
 
+// How a producer writes a message into an overwrite ring's slot (the
+// producer's write_slot): a consumer may still be copying this slot
+// speculatively (its CAS will fail), so word-sized atomic stores, and there
+// is no data race.
+void detail::write_overwrite_slot(std::byte* slot, std::span<const std::byte> msg,
+                                  std::uint32_t flags, const SlotMeta& meta) noexcept {
+  const auto length = static_cast<std::uint32_t>(msg.size());
+  store_word(slot, pack_header(length, flags));
+  store_meta(slot, meta);
+  std::byte* payload = slot + ring_layout::kSlotHeaderBytes;
+  std::size_t off = 0;
+  for (; off + 8 <= length; off += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, msg.data() + off, 8);
+    store_word(payload + off, w);
+  }
+  if (off < length) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, msg.data() + off, length - off);
+    store_word(payload + off, w);
+  }
+}
+
 // Overwrite mode. Why a successful CAS means the copy is not torn:
 //  - The producer rewrites the slot of index h (for message h + capacity)
 //    only after it observed head > h: by winning its own discard CAS on h, or

@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "ferry/detail/service_core.hpp"
+#include "ferry/detail/service_api.hpp"
 #include "ferry/error.hpp"
 #include "ferry/loan.hpp"
 #include "ferry/sample.hpp"
@@ -74,8 +74,8 @@ class Request {
   PublishResult respond(const Resp& response) noexcept {
     if (answered_) return PublishResult{};
     answered_ = true;
-    return detail::ServerCore::respond(responder_, sequence_, &response,
-                                       static_cast<std::uint32_t>(sizeof(Resp)));
+    return detail::server_respond(responder_, sequence_, &response,
+                                  static_cast<std::uint32_t>(sizeof(Resp)));
   }
   /// A response to write in place in the shared pool (large responses),
   /// then respond(std::move(loan)) without a copy.
@@ -90,7 +90,7 @@ class Request {
     if (answered_ || loan.port_ != responder_ || responder_ == nullptr) return PublishResult{};
     answered_ = true;
     loan.port_ = nullptr;
-    return detail::ServerCore::respond_loan(responder_, sequence_, loan.chunk_, sizeof(Resp));
+    return detail::server_respond_loan(responder_, sequence_, loan.chunk_, sizeof(Resp));
   }
   /// Whether respond() was called.
   [[nodiscard]] bool answered() const noexcept { return answered_; }
@@ -107,7 +107,7 @@ class Request {
         sequence_(held->info(taken.token).sequence) {}
   void reset() noexcept {
     if (held_ == nullptr) return;
-    if (!answered_) detail::ServerCore::respond_none(responder_, sequence_);
+    if (!answered_) detail::server_respond_none(responder_, sequence_);
     detail::release_held(std::exchange(held_, nullptr), token_);
   }
 
@@ -143,10 +143,10 @@ class Server {
     detail::TakenSample taken;
     detail::PublisherPort* responder = nullptr;
     ErrorCode error{};
-    switch (core_->take(taken, responder, error, timeout)) {
+    switch (detail::server_take(*core_, taken, responder, error, timeout)) {
       case detail::TakeStatus::Taken:
         return std::optional<Request<Req, Resp>>(
-            Request<Req, Resp>(core_->held(), taken, responder));
+            Request<Req, Resp>(detail::server_held(*core_), taken, responder));
       case detail::TakeStatus::Failed:
         return std::unexpected(error);
       case detail::TakeStatus::Empty:
@@ -156,10 +156,12 @@ class Server {
   }
   /// Clients matched now (their request queues).
   [[nodiscard]] std::uint32_t client_count() const noexcept {
-    return core_->requests().publisher_count();
+    return detail::server_client_count(*core_);
   }
   /// The service's name.
-  [[nodiscard]] const std::string& service() const noexcept { return core_->service(); }
+  [[nodiscard]] const std::string& service() const noexcept {
+    return detail::server_service(*core_);
+  }
 
  private:
   friend class Node;
@@ -201,13 +203,13 @@ class Pending {
     if (core_ == nullptr) return std::unexpected(ErrorCode::PortClosed);
     detail::TakenSample taken;
     ErrorCode error{};
-    switch (core_->take(sent_, timeout.count() > 0 ? timeout : std::chrono::nanoseconds(1), taken,
-                        error)) {
-      case detail::ClientCore::Outcome::Taken:
+    switch (detail::client_take(
+        *core_, sent_, timeout.count() > 0 ? timeout : std::chrono::nanoseconds(1), taken, error)) {
+      case detail::CallOutcome::Taken:
         return make(taken);
-      case detail::ClientCore::Outcome::Empty:
+      case detail::CallOutcome::Empty:
         return std::unexpected(ErrorCode::Timeout);
-      case detail::ClientCore::Outcome::Failed:
+      case detail::CallOutcome::Failed:
         break;
     }
     return std::unexpected(error);
@@ -218,12 +220,12 @@ class Pending {
     if (core_ == nullptr) return std::unexpected(ErrorCode::PortClosed);
     detail::TakenSample taken;
     ErrorCode error{};
-    switch (core_->take(sent_, std::chrono::nanoseconds::zero(), taken, error)) {
-      case detail::ClientCore::Outcome::Taken:
+    switch (detail::client_take(*core_, sent_, std::chrono::nanoseconds::zero(), taken, error)) {
+      case detail::CallOutcome::Taken:
         return std::optional<Sample<Resp>>(make(taken));
-      case detail::ClientCore::Outcome::Empty:
+      case detail::CallOutcome::Empty:
         return std::optional<Sample<Resp>>();
-      case detail::ClientCore::Outcome::Failed:
+      case detail::CallOutcome::Failed:
         break;
     }
     return std::unexpected(error);
@@ -233,16 +235,16 @@ class Pending {
 
  private:
   friend class Client<Req, Resp>;
-  Pending(detail::ClientCore* core, detail::ClientCore::Sent sent) noexcept
-      : core_(core), sent_(sent) {}
+  Pending(detail::ClientCore* core, detail::SentCall sent) noexcept : core_(core), sent_(sent) {}
   Sample<Resp> make(const detail::TakenSample& taken) const noexcept {
-    return Sample<Resp>(core_->held(), taken.token, static_cast<const Resp*>(taken.data));
+    return Sample<Resp>(detail::client_held(*core_), taken.token,
+                        static_cast<const Resp*>(taken.data));
   }
   void reset() noexcept {
-    if (core_ != nullptr) std::exchange(core_, nullptr)->abandon(sent_);
+    if (core_ != nullptr) detail::client_abandon(*std::exchange(core_, nullptr), sent_);
   }
   detail::ClientCore* core_;
-  detail::ClientCore::Sent sent_;
+  detail::SentCall sent_;
 };
 
 /// Calls a service (Node::client). Up to the service's `capacity` calls in
@@ -255,10 +257,10 @@ class Client {
  public:
   /// Waits up to `timeout` for a server; true once there is one.
   bool wait_for_server(std::chrono::nanoseconds timeout) const noexcept {
-    return core_->wait_for_server(timeout);
+    return detail::client_wait_for_server(*core_, timeout);
   }
   /// Whether the service has a server now.
-  [[nodiscard]] bool has_server() const noexcept { return core_->has_server(); }
+  [[nodiscard]] bool has_server() const noexcept { return detail::client_has_server(*core_); }
   /// Sends `request` and waits up to `timeout` for its response: NoServer,
   /// Timeout, ServerGone, TooManyPending, NoResponse are error values.
   std::expected<Sample<Resp>, ErrorCode> call(const Req& request,
@@ -269,19 +271,23 @@ class Client {
   }
   /// Sends `request` without waiting (NoServer, TooManyPending).
   std::expected<Pending<Req, Resp>, ErrorCode> send(const Req& request) noexcept {
-    auto sent = core_->send(&request, static_cast<std::uint32_t>(sizeof(Req)));
+    auto sent = detail::client_send(*core_, &request, static_cast<std::uint32_t>(sizeof(Req)));
     if (!sent) return std::unexpected(sent.error());
     return Pending<Req, Resp>(core_.get(), *sent);
   }
   /// Responses dropped because their call had ended (timed out, or its
   /// Pending destroyed untaken).
-  [[nodiscard]] std::uint64_t late_responses() const noexcept { return core_->late_responses(); }
+  [[nodiscard]] std::uint64_t late_responses() const noexcept {
+    return detail::client_late_responses(*core_);
+  }
   /// Calls in flight now.
-  [[nodiscard]] std::uint32_t pending() const noexcept { return core_->pending(); }
+  [[nodiscard]] std::uint32_t pending() const noexcept { return detail::client_pending(*core_); }
   /// Calls in flight at most: the service's `capacity`.
-  [[nodiscard]] std::uint32_t capacity() const noexcept { return core_->capacity(); }
+  [[nodiscard]] std::uint32_t capacity() const noexcept { return detail::client_capacity(*core_); }
   /// The service's name.
-  [[nodiscard]] const std::string& service() const noexcept { return core_->service(); }
+  [[nodiscard]] const std::string& service() const noexcept {
+    return detail::client_service(*core_);
+  }
 
  private:
   friend class Node;

@@ -117,25 +117,29 @@ class WaitSet {
   /// does (docs/services.md).
   template <class Req, class Resp>
   std::size_t attach(Server<Req, Resp>& server) {
-    return attach_port(&server.core_->requests());
+    return attach_port(&detail::server_requests(*server.core_));
   }
   template <class Req, class Resp>
   std::size_t attach(Client<Req, Resp>& client) {
-    return attach_port(&client.core_->responses());
+    return attach_port(&detail::client_responses(*client.core_));
   }
   /// The untyped service ports (Node::raw_server, Node::raw_client), as
   /// the typed ones.
-  std::size_t attach(detail::ServerCore& server) { return attach_port(&server.requests()); }
-  std::size_t attach(detail::ClientCore& client) { return attach_port(&client.responses()); }
-  void detach(detail::ServerCore& server) { detach_port(&server.requests()); }
-  void detach(detail::ClientCore& client) { detach_port(&client.responses()); }
+  std::size_t attach(detail::ServerCore& server) {
+    return attach_port(&detail::server_requests(server));
+  }
+  std::size_t attach(detail::ClientCore& client) {
+    return attach_port(&detail::client_responses(client));
+  }
+  void detach(detail::ServerCore& server) { detach_port(&detail::server_requests(server)); }
+  void detach(detail::ClientCore& client) { detach_port(&detail::client_responses(client)); }
   template <class Req, class Resp>
   void detach(Server<Req, Resp>& server) {
-    detach_port(&server.core_->requests());
+    detach_port(&detail::server_requests(*server.core_));
   }
   template <class Req, class Resp>
   void detach(Client<Req, Resp>& client) {
-    detach_port(&client.core_->responses());
+    detach_port(&detail::client_responses(*client.core_));
   }
   ///@}
   /// Detaches a subscriber. Throws ferry::Error when it is not attached here.

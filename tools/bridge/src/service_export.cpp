@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "ferry/detail/service_core.hpp"
 #include "ferry/error_name.hpp"
 #include "service_link.hpp"
 

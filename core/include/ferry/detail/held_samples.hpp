@@ -1,26 +1,9 @@
 #pragma once
 // Buffers for the samples a subscriber has taken and not yet released, at
-// most max_held of them. Inline samples are copied out of the ring into one of
-// these buffers, so the ring slot is free at once and the sample stays valid
-// until its Sample handle dies.
-//
-// The user's thread acquires buffers; a Sample may be released from any
-// thread, even after its Subscriber is gone.
-//
-// No read-modify-write on the hot path: a release is one release-store of
-// its buffer's `released_` flag (its last access to this object); the owner
-// keeps the buffers it knows free in a private mask and, only when that mask
-// is empty, collects the released flags (plain loads and stores, once per
-// max_held takes). An empty take() touches nothing here.
-//
-// Lifetime: the owner closes the object when its Subscriber goes. If every
-// buffer is back it is deleted then; otherwise it waits in a process-wide
-// list of closed objects that close() and create() sweep (a closed object
-// whose flags are all set has no releaser left inside it: each release's
-// flag store is its last access).
-//
-// A public detail header because take() and a Sample's release are inlined
-// into the caller (ports.hpp): acquire and release are a few instructions.
+// most max_held of them; inline samples are copied into one. A public detail
+// header because take() and a Sample's release are inlined into the caller
+// (ports.hpp). How acquire, release and the object's lifetime work:
+// held_samples.cpp.
 
 #include <atomic>
 #include <bit>
@@ -29,8 +12,8 @@
 #include <memory>
 
 #include "ferry/sample_info.hpp"
-#include "ferry/transport/platform.hpp"     // FERRY_HOT
-#include "ferry/transport/ring_layout.hpp"  // SlotMeta
+#include "ferry/transport/platform.hpp"        // FERRY_HOT
+#include "ferry/transport/ring_fast_path.hpp"  // SlotMeta
 
 namespace ferry::detail {
 
@@ -58,18 +41,14 @@ class HeldSamples {
   // Gives back a buffer that acquire handed out but that was not filled.
   // Owner thread only.
   void unacquire(std::uint32_t token) noexcept { free_ |= std::uint64_t{1} << token; }
-  // The held sample is a pool chunk (ChunkRef::pack()): release drops the
-  // node's reference to it. Owner thread, between acquire and handing out.
-  void hold_chunk(std::uint32_t token, std::uint64_t ref) noexcept {
-    // SYNC: relaxed; published to a releasing thread with the Sample handle,
-    // and read back by release() on the thread that got that handle.
-    chunks_[token].store(ref, std::memory_order_relaxed);
-  }
+  // The held sample is a pool chunk (ChunkRef::pack()). Owner thread.
+  void hold_chunk(std::uint32_t token, std::uint64_t ref) noexcept;
   // Any thread, once per acquired token. The object may be deleted by
   // another thread as soon as this returns.
   FERRY_HOT void release(std::uint32_t token) noexcept {
     if (token >= count_) return;
-    // SYNC: relaxed; see hold_chunk.
+    // SYNC: relaxed, pairs with the relaxed store in hold_chunk(): the
+    // reference travels with the Sample handle (held_samples.cpp).
     if (chunks_[token].load(std::memory_order_relaxed) != 0) release_chunk(token);
     // SYNC: release, pairs with the acquire loads in collect() and
     // all_released(): our reads of the buffer (and the chunk bookkeeping)
@@ -77,7 +56,8 @@ class HeldSamples {
     // our last access to the object.
     released_[token].store(1, std::memory_order_release);
   }
-  // The owner is gone: deletes now if nothing is held, else later (above).
+  // The owner is gone: deletes now if nothing is held, else later
+  // (held_samples.cpp).
   // On the owner's thread, or after it (its last acquire happens before).
   void close() noexcept;
 
@@ -85,9 +65,6 @@ class HeldSamples {
   // take (before the Sample exists), read through the Sample by whichever
   // thread holds it, unchanged until the token is released.
   [[nodiscard]] transport::SlotMeta& info(std::uint32_t token) noexcept { return infos_[token]; }
-  [[nodiscard]] const transport::SlotMeta& info(std::uint32_t token) const noexcept {
-    return infos_[token];
-  }
   // The same, as the public SampleInfo (a copy of three words).
   [[nodiscard]] SampleInfo sample_info(std::uint32_t token) const noexcept {
     const transport::SlotMeta& meta = infos_[token];
@@ -97,18 +74,8 @@ class HeldSamples {
   // Owner thread (a statistic).
   [[nodiscard]] std::uint32_t held_count() const noexcept;
   // Owner thread: whether a sample still held (acquired, not released)
-  // satisfies pred(its SlotMeta). Off the hot path: looks at every buffer.
-  template <class Pred>
-  [[nodiscard]] bool any_held(Pred&& pred) const noexcept {
-    for (std::uint32_t i = 0; i < count_; ++i) {
-      if ((free_ >> i & 1) != 0) continue;
-      // SYNC: acquire, pairs with the release store in release(): a sample
-      // released is no longer read through its token.
-      if (released_[i].load(std::memory_order_acquire) != 0) continue;
-      if (pred(infos_[i])) return true;
-    }
-    return false;
-  }
+  // came from publisher `publisher_id`. Off the hot path.
+  [[nodiscard]] bool holds_from(std::uint64_t publisher_id) const noexcept;
   [[nodiscard]] std::uint32_t capacity() const noexcept { return count_; }
 
  private:

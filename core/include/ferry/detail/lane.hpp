@@ -1,27 +1,11 @@
 #pragma once
-// The hot path's shortcut ("lane"), compiled into the caller's code.
-//
-// Most ports spend their life with one queue and nothing changing. For them
-// publish() is one ring push and take() one ring pop into a held buffer. The
-// lane holds exactly what those need; the port's user thread keeps it
-// current whenever it applies a change to its queues (rebuild_lane() in
-// publisher_state.cpp and subscriber_state.cpp), and
-// clears it whenever the shortcut would not do what the general path does.
-//
-// Why inline, and forced (FERRY_HOT): measured on the bench (issue 7), an
-// out-of-line call anywhere between the user's spin loop and the ring cost
-// about 100 ns of one-way latency at 64 B, far more than its instructions.
-// GCC declined to inline try_take() once it grew, then RawSubscriber::take()
-// when try_take() was forced: 64 B one-way went from 1.72x the bare ring to
-// 0.99x once every level from the public take()/publish() down was forced
-// inline (6 interleaved runs each; perf record showed which function the
-// poll loop sat in each time). The general path stays out of line.
-//
-// Also measured: what a take() does between seeing the message and
-// returning it costs 1.5-2x its own time in a spinning ping-pong (padding
-// the bare ring's loop), since it also shifts the peer's next poll; and an
-// empty poll that loads the ring's tail first, before the guard, gained
-// ~55 ns. So the tail comes first and the data path stays short.
+// The hot path's shortcut ("lane"), compiled into the caller's code: for a
+// port with one queue and nothing changing, publish() is one ring push and
+// take() one ring pop into a held buffer. The port's user thread keeps the
+// lane current whenever it applies a change to its queues (rebuild_lane()
+// in publisher_state.cpp and subscriber_state.cpp), and clears it whenever
+// the shortcut would not do what the general path does. Why it is inlined,
+// and forced (FERRY_HOT), as measured: docs/design/hot-path.md.
 //
 // Threads: everything here but `changes` (and the node's state word, which
 // ferryd writes) belongs to the port's user thread.
@@ -32,23 +16,19 @@
 #include <span>
 
 #include "ferry/detail/held_samples.hpp"
-#include "ferry/transport/ring_handles.hpp"
-#include "ferry/transport/slot_format.hpp"
+#include "ferry/transport/ring_fast_path.hpp"
 
 namespace ferry::detail {
 
-// What a ring slot carries (ferry/transport/slot_format.hpp), under the
-// names core has always used.
+// What a ring slot carries (ferry/transport/ring_fast_path.hpp).
 using transport::kSlotInline;
 using transport::kSlotPooled;
-using transport::PooledSlot;
 
-// Our node's slot state in the heartbeat table once ferryd declared it dead
+// Our node's heartbeat slot state once ferryd declared it dead
 // (discovery::SlotState::DeclaredDead).
 inline constexpr std::uint32_t kNodeDeclaredDead = 2;
 
-// Whether `node_state` (our node's slot state; null without a heartbeat
-// table) says ferryd declared our node dead.
+// Whether `node_state` (null without a heartbeat table) says so.
 [[nodiscard]] FERRY_HOT inline bool node_state_says_dead(
     const std::atomic<std::uint32_t>* node_state) noexcept {
   // SYNC: relaxed; ferryd's store happens before it reclaims anything of
@@ -58,11 +38,9 @@ inline constexpr std::uint32_t kNodeDeclaredDead = 2;
 
 // Whether the port's queues are as the user's thread last applied them.
 struct LaneGuard {
-  // Bumped by the runtime thread for every change it hands over.
-  std::atomic<std::uint32_t> changes{0};
-  std::uint32_t seen = 0;  // user's thread: `changes` when it last applied them
-  // Our node's slot state in the heartbeat table (null without one); only
-  // ferryd writes it. Fixed once the port exists.
+  std::atomic<std::uint32_t> changes{0};  // bumped by the runtime thread per change
+  std::uint32_t seen = 0;                 // user's thread: `changes` when it last applied them
+  // Our node's heartbeat slot state (null: none); only ferryd writes it.
   const std::atomic<std::uint32_t>* node_state = nullptr;
 
   [[nodiscard]] FERRY_HOT bool changed() const noexcept {
@@ -80,22 +58,17 @@ struct LaneGuard {
   }
 };
 
-// A publisher's lane: set when it has exactly one queue, the topic's
-// samples can travel inline (a fixed size that fits a slot, or a bytes
-// topic), the policy is not drop_oldest and there is no history. Then a
-// publish that fits a slot and finds room is one push; anything else (a
-// longer bytes sample, a full queue, a change, a death) goes the general
-// path.
+// A publisher's lane (when it is set: docs/design/hot-path.md): a publish
+// that fits a slot and finds room is one push; anything else (a longer
+// bytes sample, a full queue, a change, a death) goes the general path.
 struct PublishLane {
   const LaneGuard* guard = nullptr;
-  transport::RingProducer* producer = nullptr;  // null: no shortcut now
+  // The queue's RingProducer, seen as its fast path; null: no shortcut now.
+  transport::ProducerFastPath* producer = nullptr;
 
   // Before try_publish, first thing in publish(): the ring starts fetching
-  // the slot's lines while the publisher reads the clock. Measured on the
-  // 2-vCPU Xeon VM (issue 15): RDTSC alone costs ~35 ns there and, in front
-  // of the slot's stores, added ~75 ns to the bare ring's 64 B one-way p50;
-  // overlapped with the slot's transfer, ferry went from 1.39x to 1.19x
-  // the bare ring (medians of 8 interleaved runs). A hint: no check needed.
+  // the slot's lines while the publisher reads the clock (measured:
+  // docs/design/hot-path.md). A hint: no check needed.
   FERRY_HOT void prefetch(std::uint32_t size) const noexcept {
     if (producer != nullptr) producer->prefetch_next_slot(size);
   }
@@ -103,14 +76,13 @@ struct PublishLane {
   // general path (it repeats the attempt with the policy applied).
   [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size,
                                            const transport::SlotMeta& meta) const noexcept {
-    transport::RingProducer* ring = open();
+    transport::ProducerFastPath* ring = open();
     return ring != nullptr &&
            ring->try_push(std::span(static_cast<const std::byte*>(data), size), kSlotInline, meta)
                .has_value();
   }
-  // The queue's producer when the shortcut applies now (publish_many stages
-  // a batch into it), else null.
-  [[nodiscard]] FERRY_HOT transport::RingProducer* open() const noexcept {
+  // The queue's producer when the shortcut applies now, else null.
+  [[nodiscard]] FERRY_HOT transport::ProducerFastPath* open() const noexcept {
     return producer != nullptr && guard->clear() ? producer : nullptr;
   }
 };
@@ -131,12 +103,11 @@ enum class LaneResult : std::uint8_t {
   General,  // the shortcut does not apply now: take the general path
 };
 
-// A subscriber's lane: set when it has exactly one queue, fed by a publisher
-// of a fixed-size type that fits a slot, which it reads in turn (not a
-// previous daemon's queue, not one waiting for another).
+// A subscriber's lane (when it is set: docs/design/hot-path.md).
 struct TakeLane {
   const LaneGuard* guard = nullptr;
-  transport::RingConsumer* consumer = nullptr;  // null: no shortcut now
+  // The queue's RingConsumer, seen as its fast path; null: no shortcut now.
+  transport::ConsumerFastPath* consumer = nullptr;
   HeldSamples* held = nullptr;
   std::uint32_t slot_bytes = 0;   // a held buffer's size: the largest inline payload
   std::uint32_t sample_size = 0;  // what every inline sample of the topic measures
@@ -146,7 +117,7 @@ struct TakeLane {
   // lost to an overwriting producer) General, with nothing held.
   [[nodiscard]] FERRY_HOT LaneResult try_take(LaneTaken& out) const noexcept {
     if (consumer == nullptr) return LaneResult::General;
-    // The tail before the guard (see the top). A change waiting makes an
+    // The tail before the guard (docs/design/hot-path.md). A change waiting makes an
     // empty lane General, so a queue added meanwhile is still looked at.
     if (!consumer->ready()) return guard->clear() ? LaneResult::Empty : LaneResult::General;
     if (!guard->clear()) return LaneResult::General;
@@ -160,7 +131,7 @@ struct TakeLane {
     if (!consumer->try_pop_ready(std::span(buffer, slot_bytes), size, flags, meta)) [[unlikely]] {
       // Not the plain case (a corrupt slot, an overwriting producer's ring):
       // the ring's full pop decides.
-      const auto popped = consumer->try_pop(std::span(buffer, slot_bytes), &flags, &meta);
+      const auto popped = consumer->try_pop_general(std::span(buffer, slot_bytes), &flags, &meta);
       if (!popped) {
         held->unacquire(token);
         return LaneResult::General;

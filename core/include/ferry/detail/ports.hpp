@@ -1,6 +1,6 @@
 #pragma once
-// Untyped ports behind Publisher<T> and Subscriber<T>. The typed templates
-// are thin; what touches shared memory lives in core/src, except the
+// Untyped ports behind Publisher<T> and Subscriber<T>. What touches shared
+// memory lives in core/src (where the members are described), except the
 // shortcut of a port with one queue (lane.hpp), inlined here.
 
 #include <algorithm>
@@ -27,23 +27,20 @@ class PublisherState;
 class SubscriberState;
 class WaitSetCore;
 
-// How many times take(timeout) polls its queues (cpu_relax between polls)
-// before it sleeps on its doorbell, unless NodeOptions::take_spin or
-// Subscriber::set_take_spin say otherwise. 0: sleep at once.
+// take(timeout)'s polls of its queues before it sleeps on its doorbell,
+// unless NodeOptions::take_spin or Subscriber::set_take_spin say otherwise.
 inline constexpr std::uint32_t kDefaultTakeSpin = 1024;
 
 // A pool chunk loaned to the user: write up to `capacity` bytes at `data`.
 struct LoanedChunk {
   std::byte* data = nullptr;
   std::size_t capacity = 0;
-  // The chunk's reference (ChunkRef::pack()), or kScratchLoan | k for the
-  // publisher's own buffer k (a loan that fits a ring slot); 0 once
-  // published or returned.
+  // ChunkRef::pack(), or kScratchLoan | k for the publisher's own buffer k
+  // (a loan that fits a ring slot); 0 once published or returned.
   std::uint64_t ref = 0;
 };
 
-// LoanedChunk::ref of a scratch buffer: a bit no ChunkRef sets (its class
-// byte, the top one, stays below transport::kMaxPoolClasses = 32).
+// LoanedChunk::ref of a scratch buffer: a bit no ChunkRef sets.
 inline constexpr std::uint64_t kScratchLoan = std::uint64_t{1} << 63;
 
 class PublisherPort {
@@ -65,12 +62,7 @@ class PublisherPort {
     }
     return publish_general(data, size, info);
   }
-  // Publishes `count` samples of `size` bytes each, back to back at `data`,
-  // in order (docs/batches.md): the topic's policy per sample, one tail store
-  // and at most one wake-up per queue and batch where they fit a slot;
-  // larger samples go one by one through the pool. Counts are samples x
-  // queues. Sequences are one per sample; publish_time_ns is read once per
-  // batch. count == 0: nothing happens.
+  // `count` samples of `size` bytes each, back to back at `data`.
   PublishResult publish_many(const void* data, std::size_t count, std::uint32_t size) noexcept;
   // A chunk of at least `size` bytes (TooManyLoans, PoolExhausted, TooLarge).
   // A loan that fits a ring slot, while the lane is open, is one of our
@@ -112,8 +104,6 @@ class PublisherPort {
   void return_loan(LoanedChunk& chunk) noexcept;
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept;
   [[nodiscard]] std::uint32_t observer_count() const noexcept;
-  // Polls subscriber_count() until it is at least `count` (true) or
-  // `timeout` passed (false). Not for the hot path: it sleeps between polls.
   [[nodiscard]] bool wait_for_subscribers(std::uint32_t count,
                                           std::chrono::nanoseconds timeout) const noexcept;
   [[nodiscard]] const std::string& topic() const noexcept;
@@ -121,9 +111,7 @@ class PublisherPort {
   [[nodiscard]] std::size_t max_size() const noexcept;  // bytes topics
   // What every sample of this publisher says it came from.
   [[nodiscard]] std::uint64_t publisher_id() const noexcept { return publisher_id_; }
-  // The sequence the next publish carries. Services number their calls by
-  // it, and a server's response carries the sequence of the call it
-  // answers (set_next_sequence; docs/services.md).
+  // The sequence the next publish carries (services: docs/services.md).
   [[nodiscard]] std::uint64_t next_sequence() const noexcept { return next_sequence_; }
   void set_next_sequence(std::uint64_t sequence) noexcept { next_sequence_ = sequence; }
   // The topic's queue capacity.
@@ -157,17 +145,11 @@ class PublisherPort {
 
   std::shared_ptr<NodeRuntime> runtime_;  // keeps the connection while the port lives
   std::shared_ptr<PublisherState> state_;
-  const PublishLane* lane_;  // in *state_
-  // The port's first id from ferryd: ids are never reused in a domain (a
-  // restarted ferryd continues the count), and this one stays the same when
-  // the port re-registers with a restarted daemon.
-  std::uint64_t publisher_id_;
+  const PublishLane* lane_;          // in *state_
+  std::uint64_t publisher_id_;       // its port identity (docs/concepts/glossary.md)
   std::uint64_t next_sequence_ = 0;  // user's thread
-  // Loans that fit a ring slot are written into buffers of the publisher's
-  // own and copied into the slots at publish: no pool chunk, no atomic
-  // instruction (docs/loans.md). kScratchLoans buffers of scratch_stride_
-  // bytes, 64-byte aligned; bit k of scratch_free_ set: buffer k is free.
-  // User's thread only.
+                                     // The publisher's own buffers for loans that fit a ring slot
+                                     // (publisher_port.cpp). User's thread only.
  public:
   static constexpr std::uint32_t kScratchLoans = 4;
 
@@ -218,12 +200,7 @@ class SubscriberPort {
     }
     return take_general(out, error, timeout);
   }
-  // Copies up to `max` samples of `size` bytes (the topic's sample size)
-  // into `out`, fairly from the queues as take() does, each queue's run
-  // with one head store; waits up to `timeout` for the first one only.
-  // Returns how many it copied (0: none came), or why it could not take:
-  // NodeDeclaredDead, InheritedNode, InvalidArgument (`size` is not the
-  // topic's sample size).
+  // Copies up to `max` samples of `size` bytes into `out`.
   std::expected<std::size_t, ErrorCode> take_many(void* out, std::size_t max, std::uint32_t size,
                                                   std::chrono::nanoseconds timeout) noexcept;
   [[nodiscard]] std::uint32_t publisher_count() const noexcept;
@@ -233,31 +210,25 @@ class SubscriberPort {
   void set_take_spin(std::uint32_t polls) noexcept { take_spin_ = polls; }
   [[nodiscard]] std::uint32_t take_spin() const noexcept { return take_spin_; }
 
-  // For a WaitSet (user's thread): applies what the runtime thread handed
-  // over; true while a sample is queued, the queues changed since the last
-  // call (a publisher came or went), or the node was declared dead (then
-  // try_take() says so).
+  // For a WaitSet (user's thread): is there news?
   bool wait_ready() noexcept;
   // The doorbell our publishers and the runtime thread ring (shared memory).
   [[nodiscard]] transport::DoorbellWord& doorbell() noexcept;
-  // The WaitSet this port is attached to (null: none) and its index there;
-  // written by that WaitSet under its mutex.
+  // The WaitSet this port is attached to (null: none) and its index there.
   std::shared_ptr<WaitSetCore> wait_set;
   std::size_t wait_index = 0;
   // At attach: changes announced so far are not news to the WaitSet.
   void forget_changes() noexcept;
   // Whether the port's node belongs to the process this one was forked from.
   [[nodiscard]] bool inherited() const noexcept;
-  // Where taken samples are released (fixed for the port's life; inline:
-  // every take that returns a sample asks).
+  // Where taken samples are released (fixed for the port's life).
   [[nodiscard]] HeldSamples* held() const noexcept { return held_; }
 
  private:
   // Every case the lane does not cover: all queues, fairly; waits.
   TakeStatus take_general(TakenSample& out, ErrorCode& error,
                           std::chrono::nanoseconds timeout) noexcept;
-  // The lane popped a slot that is not an inline sample: a pooled one is
-  // accepted, anything else dropped (and the general path goes on).
+  // The lane popped a slot that is not an inline sample.
   TakeStatus take_popped(const LaneTaken& popped, TakenSample& out, ErrorCode& error,
                          std::chrono::nanoseconds timeout) noexcept;
 

@@ -1,23 +1,8 @@
 #pragma once
 // The time every publish() stamps on its sample (SampleInfo::publish_time_ns,
-// CLOCK_REALTIME), read in about half of what clock_gettime costs.
-//
-// clock_gettime(CLOCK_REALTIME) is answered by the vDSO, but it orders its
-// TSC read (lfence; rdtsc) and re-checks the kernel's sequence: ~52 ns a call
-// on the development VM against ~27 ns for a plain rdtsc, on a path whose
-// whole one-way cost is ~340 ns at 64 B (issue 15's budget is 1.2x the bare
-// ring). So the publisher converts the TSC itself: realtime = anchor_ns +
-// (tsc - anchor_tsc) x ns_per_tick, with the anchor and the rate measured
-// against clock_gettime by the node's runtime thread (publish_clock_tick(),
-// every beat; re-anchored every second, the rate taken over the last ~16 s).
-//
-// Used only where the kernel itself keeps time with the TSC (its current
-// clocksource is "tsc": it found the TSC one clock for every core that
-// never stops, and watches it); elsewhere (kvm-clock, hpet, a TSC the
-// kernel marked unstable), and until the first calibration (~20 ms after
-// the first node), publish_time_ns() is clock_gettime itself. A child
-// forked while a thread calibrated starts calibrating afresh. A step of the system clock
-// (settimeofday) shows in publish times at the next anchor, within a second.
+// CLOCK_REALTIME), read from the TSC in about half of what clock_gettime
+// costs. Why and how, and its calibration by the nodes' runtime threads:
+// ferry/detail/publish_clock_calibration.hpp.
 
 #include <time.h>
 
@@ -37,8 +22,7 @@ namespace ferry::detail {
 }
 
 // The conversion the publishers read, written by publish_clock_tick() under
-// a sequence count (a seqlock: the writer makes `sequence` odd while it
-// writes). `ns_per_tick_q32` 0: not calibrated (or no usable TSC).
+// a seqlock (`sequence` odd while it writes). Rate 0: not calibrated.
 struct alignas(transport::kCacheLine) PublishClockAnchor {
   std::atomic<std::uint32_t> sequence{0};
   std::atomic<std::uint64_t> anchor_tsc{0};
@@ -46,10 +30,9 @@ struct alignas(transport::kCacheLine) PublishClockAnchor {
   std::atomic<std::uint64_t> ns_per_tick_q32{0};  // nanoseconds per tick x 2^32
 };
 
-// One per process.
-inline PublishClockAnchor g_publish_clock;
+inline PublishClockAnchor g_publish_clock;  // one per process
 
-// 64 x 64 -> 128-bit products for the tick conversion (GCC and Clang).
+// 64 x 64 -> 128-bit products (GCC and Clang).
 __extension__ using Uint128 = unsigned __int128;
 __extension__ using Int128 = __int128;
 
@@ -59,20 +42,16 @@ __extension__ using Int128 = __int128;
                                                                 std::uint64_t anchor_tsc,
                                                                 std::uint64_t anchor_ns,
                                                                 std::uint64_t rate) noexcept {
-  // Signed: a TSC read a little before the anchor (on another core, or
-  // just before the runtime thread published a new anchor) is a time a
-  // little before anchor_ns, not ~190 years after it. Two's complement
-  // wrap-around adds the negative offset (C++20 defines both the
-  // conversion and the arithmetic right shift).
+  // Signed: a TSC read a little before the anchor is a time a little before
+  // anchor_ns, not ~190 years after it (C++20 defines the wrap-around).
   const auto ticks = static_cast<std::int64_t>(tsc - anchor_tsc);
   const auto offset_ns =
       static_cast<std::int64_t>((static_cast<Int128>(ticks) * static_cast<Int128>(rate)) >> 32U);
   return anchor_ns + static_cast<std::uint64_t>(offset_ns);
 }
 
-// The realtime clock in nanoseconds, as publish() stamps it: never spins,
-// never calls the kernel; clock_gettime when there is no calibration or the
-// runtime thread is rewriting it right now.
+// The realtime clock as publish() stamps it: never spins; clock_gettime
+// when there is no calibration or the runtime thread is rewriting it now.
 [[nodiscard]] FERRY_HOT inline std::uint64_t publish_time_ns() noexcept {
 #if defined(__x86_64__)
   PublishClockAnchor& clock = g_publish_clock;
@@ -89,29 +68,12 @@ __extension__ using Int128 = __int128;
   const std::uint64_t anchor_ns = clock.anchor_ns.load(std::memory_order_acquire);
   if (rate != 0 && (before & 1U) == 0 && clock.sequence.load(std::memory_order_relaxed) == before)
       [[likely]] {
-    // No lfence: a publish time a few cycles early or late is still that
-    // publish's time.
-    // The builtin, not <x86intrin.h>'s __rdtsc(): that header is ~55,000
-    // lines (every AVX-512 intrinsic) in each file that includes ferry.hpp.
+    // No lfence: a few cycles early or late is still that publish's time.
+    // The builtin, not <x86intrin.h>'s __rdtsc() (~55,000 lines).
     return tsc_to_realtime_ns(__builtin_ia32_rdtsc(), anchor_tsc, anchor_ns, rate);
   }
 #endif
   return realtime_ns();
 }
-
-// Called by every node's runtime thread on each beat (not the hot path):
-// measures the TSC against clock_gettime and rewrites the anchor when due.
-// Cheap when nothing is due; safe from several threads at once.
-void publish_clock_tick() noexcept;
-
-// Whether the kernel keeps time with the TSC: the clocksource file
-// (normally /sys/devices/system/clocksource/clocksource0/current_clocksource)
-// names "tsc". Only then is the TSC one clock for every core that never
-// stops, in the kernel's own judgement.
-[[nodiscard]] bool clocksource_is_tsc(const char* path) noexcept;
-
-// Tests: holds (true) or lets go of (false) the flag a runtime thread
-// holds while it calibrates, as if one were in the middle of a tick.
-void publish_clock_hold_for_test(bool held) noexcept;
 
 }  // namespace ferry::detail

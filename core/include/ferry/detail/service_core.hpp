@@ -1,8 +1,8 @@
 #pragma once
 // The untyped halves of Server<Req, Resp> and Client<Req, Resp>
-// (ferry/service.hpp). A service travels on topics (ferry/config/service.hpp
-// names them): every client publishes its requests on the service's request
-// topic, which the server subscribes, so each (client, server) pair has one
+// (ferry/service.hpp, which sees them through ferry/detail/service_api.hpp). A service travels on
+// topics (ferry/config/service.hpp names them): every client publishes its requests on the
+// service's request topic, which the server subscribes, so each (client, server) pair has one
 // request ring; the server answers each client on that client's response
 // topic, one ring per pair again. Large requests and responses travel by
 // pool reference, as any sample does.
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "ferry/detail/ports.hpp"
+#include "ferry/detail/service_api.hpp"
 #include "ferry/error.hpp"
 #include "ferry/publish_result.hpp"
 
@@ -88,18 +89,14 @@ class ClientCore {
   ClientCore(const ClientCore&) = delete;
   ClientCore& operator=(const ClientCore&) = delete;
 
-  struct Sent {
-    std::uint32_t slot = 0;
-    std::uint32_t generation = 0;
-    std::uint64_t sequence = 0;
-  };
+  using Sent = SentCall;
   // Sends `size` bytes at `data` as a call: NoServer, TooManyPending, or
   // the request publisher's error.
   std::expected<Sent, ErrorCode> send(const void* data, std::uint32_t size) noexcept;
   // Waits up to `timeout` for the response to `sent` (zero: looks once).
   // Empty: not yet (only when the timeout was zero and Timeout is not
   // wanted: `zero_is_empty`). The call is finished unless Empty.
-  enum class Outcome : std::uint8_t { Taken, Empty, Failed };
+  using Outcome = CallOutcome;
   Outcome take(const Sent& sent, std::chrono::nanoseconds timeout, TakenSample& out,
                ErrorCode& error) noexcept;
   // The call's answer will not be taken: it is dropped when it comes.

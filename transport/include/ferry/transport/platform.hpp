@@ -1,5 +1,6 @@
 #pragma once
-// Small platform facts the shared-memory layouts and spin loops rely on.
+// Small platform facts the shared-memory layouts and the hot path rely on
+// (spin loops: spin.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -16,18 +17,6 @@ inline constexpr std::size_t kCacheLine = 64;
 // measured to cost far more than its instructions (ferry/detail/lane.hpp).
 #define FERRY_HOT [[gnu::always_inline]]
 
-// Tells the CPU we are spinning (lowers power, frees the sibling hyperthread,
-// avoids the memory-order pipeline flush when the awaited line changes).
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#else
-  asm volatile("" ::: "memory");
-#endif
-}
-
 // Starts taking the cache line at `p` for writing (exclusive: other cores'
 // copies are invalidated) without waiting for it, so that a store to it a
 // little later finds the line owned. A hint: it never faults, on any
@@ -41,21 +30,6 @@ inline void prefetch_for_write(const void* p) noexcept {
 #else
   __builtin_prefetch(p, 1);
 #endif
-}
-
-// One step of a spin-wait: about kSpinStepNs of cpu_relax() between two
-// polls of a shared line. Polling the line the peer is about to write on
-// every pause slows the peer's write (each poll pulls the line back); on the
-// 2-vCPU Xeon VM ferry-bench-ring measured, one poll per ~16 ns pause vs one
-// per ~130 ns: ring throughput ~10.5 -> ~13.5 M msg/s and one-way p50
-// ~270 -> ~210 ns. PAUSE costs ~10 cycles on older x86 and ~140 on Skylake
-// and later, so the number of pauses per step is measured once per process.
-inline constexpr std::int64_t kSpinStepNs = 120;
-[[nodiscard]] std::uint32_t pauses_per_spin_step() noexcept;
-
-inline void spin_wait_step() noexcept {
-  static const std::uint32_t pauses = pauses_per_spin_step();
-  for (std::uint32_t i = 0; i < pauses; ++i) cpu_relax();
 }
 
 }  // namespace ferry::transport

@@ -19,7 +19,8 @@
 //
 // Two protocols, fixed per ring by its geometry's RingMode:
 // - Spsc (plain): the consumer alone moves head, the producer alone tail;
-//   slots are plain copies. Everything in ring_handles.hpp and below.
+//   slots are plain copies. Everything in ring_fast_path.hpp,
+//   ring_handles.hpp and below.
 // - Overwrite (drop_oldest): the producer never stores head. The consumer
 //   claims a slot by CAS on head after copying it out; the producer discards
 //   the oldest message by the same CAS; whoever wins owns the slot. Slot
@@ -27,13 +28,14 @@
 //   speculative and may race with the producer's rewrite). Its code is in
 //   ring_overwrite.hpp (producer) and ring_overwrite.cpp (consumer).
 // The handles decide between them in a few places only: how a slot is
-// written (RingProducer::write_slot), how a message is taken (try_pop,
+// written (ProducerFastPath::write_slot), how a message is taken (try_pop,
 // ready, try_pop_ready, has_data), and the WrongMode guard of each
 // protocol's own operations (consume_many; try_push_overwrite*).
 //
-// Files: ring_handles.hpp holds the handles and their inline fast path
-// (all <ferry/ferry.hpp> needs); this header adds geometry, formatting,
-// stats, waiting and batches; slot_format.hpp says what a slot carries.
+// Files: ring_fast_path.hpp holds the handles' inline fast path (all
+// <ferry/ferry.hpp> needs), ring_handles.hpp the handles built on it; this
+// header adds geometry, formatting, stats, waiting and batches;
+// slot_format.hpp says what a slot carries.
 //
 // Hot path: no heap allocation, no exception, no system call unless the peer
 // sleeps or we must sleep.

@@ -1,12 +1,13 @@
 #pragma once
-// The two ends of a ring (RingProducer, RingConsumer) and their inline fast
-// path: what `<ferry/ferry.hpp>` needs for the publish()/take() that a port
-// with one queue compiles into the caller (ferry/detail/lane.hpp). The rest
-// of the ring (geometry, format, attach, waiting, batches, the overwrite
-// protocol, stats) is declared here where it is a member and defined in
-// ferry/transport/ring.hpp or ring.cpp: include ring.hpp to call it (a member
-// marked `inline` below and called without it is a compile-time warning and
-// a link error).
+// The two ends of a ring (RingProducer, RingConsumer). Each is built on its
+// fast path (ring_fast_path.hpp: try_push, prefetch_next_slot and publish;
+// ready, try_pop_ready and has_data), the only part of them that
+// <ferry/ferry.hpp> compiles into the caller (ferry/detail/lane.hpp). The
+// rest of the ring (geometry, format, attach, waiting, batches, the
+// overwrite protocol, stats) is declared here where it is a member and
+// defined in ferry/transport/ring.hpp or ring.cpp: include ring.hpp to call
+// it (a member marked `inline` below and called without it is a
+// compile-time warning and a link error).
 //
 // How the ring works is described at the top of ring.hpp.
 
@@ -20,26 +21,11 @@
 
 #include "ferry/transport/doorbell_word.hpp"
 #include "ferry/transport/platform.hpp"
+#include "ferry/transport/ring_fast_path.hpp"
 #include "ferry/transport/ring_layout.hpp"
+#include "ferry/transport/spin.hpp"
 
 namespace ferry::transport {
-
-enum class RingError : std::uint8_t {
-  Full,             // no free slot (try_push, stage_many)
-  Empty,            // nothing to take (try_pop)
-  TooLarge,         // message longer than the slot payload (max_message_size())
-  BufferTooSmall,   // the caller's buffer is shorter than the message; it stays in the ring
-  CorruptSlot,      // a slot's length exceeds the slot: skipped and counted
-  CorruptIndices,   // tail - head > capacity: the peer (or the memory) is broken
-  Timeout,          // push()/pop() deadline passed
-  InvalidGeometry,  // format: capacity not a power of two, bad slot size, bad mode
-  BadLayout,        // attach: not a ring of this layout version, or bad geometry
-  TooSmall,         // the memory region is smaller than the ring needs
-  Misaligned,       // the memory region is not 64-byte aligned
-  WrongMode,        // operation not available in this ring's mode
-  Contended,        // overwrite mode: the producer discarded every message we tried to take
-  Abandoned,        // push(): the caller's give-up flag was raised (the consumer is gone)
-};
 
 enum class PushOutcome : std::uint8_t {
   Appended,   // there was room
@@ -52,13 +38,6 @@ inline constexpr std::uint32_t kDefaultSpinLimit = 100;
 
 namespace detail {
 
-inline std::uint64_t load_word(const std::byte* p) noexcept {
-  // atomic_ref needs a non-const object; this is a load only.
-  // SYNC: relaxed; ordering comes from the index acquire/CAS around the caller.
-  return std::atomic_ref<std::uint64_t>(
-             *reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(p)))
-      .load(std::memory_order_relaxed);
-}
 inline void store_word(std::byte* p, std::uint64_t v) noexcept {
   // SYNC: relaxed; published by the producer's release store of tail.
   std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(p))
@@ -69,11 +48,6 @@ inline std::uint64_t pack_header(std::uint32_t length, std::uint32_t flags) noex
   std::uint64_t w = 0;
   std::memcpy(&w, &h, sizeof w);
   return w;
-}
-inline ring_layout::SlotHeader unpack_header(std::uint64_t w) noexcept {
-  ring_layout::SlotHeader h{};
-  std::memcpy(&h, &w, sizeof h);
-  return h;
 }
 // A slot's SlotMeta, word by word (overwrite mode: the producer may be
 // rewriting it; a torn copy is thrown away with the rest of the message).
@@ -87,47 +61,6 @@ inline void store_meta(std::byte* slot, const SlotMeta& meta) noexcept {
   store_word(m + 8, meta.publisher_id);
   store_word(m + 16, meta.publish_time_ns);
 }
-
-// How each protocol writes a message into a slot. The only difference in
-// what the producer does per message; everything else of the overwrite
-// protocol is in its own section of ring.hpp.
-//
-// Plain SPSC: plain copies. The consumer reads this slot only after the
-// producer's release store of tail, and the producer reuses it only after
-// the consumer's release store of head.
-struct SpscSlotWriter {
-  FERRY_HOT static void write(std::byte* slot, std::span<const std::byte> msg, std::uint32_t flags,
-                              const SlotMeta& meta) noexcept {
-    const auto length = static_cast<std::uint32_t>(msg.size());
-    const ring_layout::SlotHeader h{length, flags};
-    std::memcpy(slot, &h, sizeof h);
-    std::memcpy(slot + ring_layout::kSlotMetaOffset, &meta, sizeof meta);
-    if (length != 0) std::memcpy(slot + ring_layout::kSlotHeaderBytes, msg.data(), length);
-  }
-};
-// Overwrite (drop_oldest): a consumer may still be copying this slot
-// speculatively (its CAS will fail): word-sized atomic stores, so there is
-// no data race.
-struct OverwriteSlotWriter {
-  static void write(std::byte* slot, std::span<const std::byte> msg, std::uint32_t flags,
-                    const SlotMeta& meta) noexcept {
-    const auto length = static_cast<std::uint32_t>(msg.size());
-    store_word(slot, pack_header(length, flags));
-    store_meta(slot, meta);
-    std::byte* payload = slot + ring_layout::kSlotHeaderBytes;
-    std::size_t off = 0;
-    for (; off + 8 <= length; off += 8) {
-      std::uint64_t w;
-      std::memcpy(&w, msg.data() + off, 8);
-      store_word(payload + off, w);
-    }
-    if (off < length) {
-      std::uint64_t w = 0;
-      std::memcpy(&w, msg.data() + off, length - off);
-      store_word(payload + off, w);
-    }
-  }
-};
 
 // How long push()/pop() spin before they sleep, adapted per handle: the
 // budget halves each time spinning did not pay off (we slept anyway: the peer
@@ -163,7 +96,7 @@ class SpinBudget {
 
 // ---------------------------------------------------------------------------
 // The producer side. One per ring at a time (the caller guarantees it).
-class RingProducer {
+class RingProducer : public ProducerFastPath {
  public:
   // Checks the ring in `mem` once (magic, version, power-of-two capacity,
   // mask, slot size, size, indices) and continues from its stored tail.
@@ -181,40 +114,21 @@ class RingProducer {
 
   // --- Pushing, either protocol --------------------------------------------
 
-  // The one way in for one message: copies it into the next slot and
-  // publishes it (with anything stage_many()d before), or fails with Full,
-  // TooLarge or CorruptIndices having written nothing. Full is not counted:
-  // call count_dropped() when the policy gives the message up. Inline and
-  // forced so (ferry/detail/lane.hpp): it is the publish() of a port with one
-  // queue.
-  [[nodiscard]] FERRY_HOT std::expected<void, RingError> try_push(
-      std::span<const std::byte> msg, std::uint32_t flags = 0, const SlotMeta& meta = {}) noexcept {
-    if (msg.size() > payload_max_) [[unlikely]]
-      return refused(RingError::TooLarge);
-    if (next_ - cached_head_ >= capacity_) {
-      if (auto room = ensure_room(); !room) return refused(room.error());
-    }
-    write_slot(next_, msg, flags, meta);
-    ++next_;
-    publish();
-    return {};
-  }
-
-  // A hint for the try_push of `size` bytes that follows (a port's
-  // publish(), ferry/detail/lane.hpp): starts taking the lines it will write
-  // (the slot's header and metadata and the first payload bytes) away from
-  // the consumer, which read them last, so that this transfer overlaps
-  // whatever the caller does first instead of stalling the slot's stores.
-  // Reads no shared memory; does nothing when the ring looks full (the next
-  // slot may still be the consumer's to read).
-  FERRY_HOT void prefetch_next_slot(std::uint32_t size) const noexcept {
-    if (next_ - cached_head_ >= capacity_) return;
-    const std::byte* slot = slot_at(next_);
-    prefetch_for_write(slot);
-    std::uint32_t head_bytes = size < payload_max_ ? size : payload_max_;
-    if (head_bytes > kCacheLine) head_bytes = kCacheLine;
-    if (head_bytes != 0) prefetch_for_write(slot + ring_layout::kSlotHeaderBytes + head_bytes - 1);
-  }
+  // From ProducerFastPath (ring_fast_path.hpp), inline and forced so: they
+  // are the publish() of a port with one queue (ferry/detail/lane.hpp).
+  // - try_push(msg, flags, meta): the one way in for one message: copies it
+  //   into the next slot and publishes it (with anything stage_many()d
+  //   before), or fails with Full, TooLarge or CorruptIndices having written
+  //   nothing. Full is not counted: call count_dropped() when the policy
+  //   gives the message up.
+  // - prefetch_next_slot(size): a hint for the try_push of `size` bytes that
+  //   follows: starts taking the lines it will write (the slot's header and
+  //   metadata and the first payload bytes) away from the consumer, which
+  //   read them last, so that this transfer overlaps whatever the caller does
+  //   first instead of stalling the slot's stores. Reads no shared memory;
+  //   does nothing when the ring looks full (the next slot may still be the
+  //   consumer's to read).
+  // - publish(): publishes what stage_many() wrote; returns how many.
 
   // try_push that waits for room: spins (at most spin_limit() iterations,
   // fewer while spinning keeps failing, see detail::SpinBudget), then
@@ -238,21 +152,6 @@ class RingProducer {
   [[nodiscard]] FERRY_HOT inline std::size_t stage_many(const std::byte* data, std::size_t count,
                                                         std::uint32_t size, std::uint32_t flags,
                                                         SlotMeta meta) noexcept;
-  // Publishes what stage_many() wrote; returns how many.
-  FERRY_HOT std::uint32_t publish() noexcept {
-    const std::uint32_t n = next_ - tail_;
-    if (n == 0) return 0;
-    tail_ = next_;
-    // SYNC: release, pairs with the acquire loads of tail in RingConsumer
-    // (try_pop, ready, has_data, consume_many): the slots written before are visible.
-    header_->producer.tail.store(tail_, std::memory_order_release);
-    pushed_ += n;
-    // SYNC: relaxed; single-writer counter, read by read_ring_stats.
-    header_->producer.pushed.store(pushed_, std::memory_order_relaxed);
-    doorbell_notify(*data_bell_);  // the fence in there orders the tail store before `sleeping`
-    return n;
-  }
-
   // Waits until a push would find room: spins (as push()), then sleeps on
   // the space doorbell, at most `timeout` from the moment it decides to
   // sleep. Timeout is not counted (the caller knows how many messages it
@@ -316,80 +215,22 @@ class RingProducer {
  private:
   RingProducer() = default;
 
-  [[nodiscard]] std::byte* slot_at(std::uint32_t index) const noexcept {
-    return slots_ + static_cast<std::size_t>(index & mask_) * slot_size_;
-  }
-
-  // A push that wrote nothing still publishes what stage_many() left
-  // staged, as it always did.
-  [[nodiscard]] std::expected<void, RingError> refused(RingError e) noexcept {
-    publish();
-    return std::unexpected(e);
-  }
-
-  // Room for one more message at next_? Re-reads head only when the cached
-  // value says full.
-  [[nodiscard]] std::expected<void, RingError> ensure_room() noexcept {
-    if (next_ - cached_head_ < capacity_) return {};
-    // SYNC: acquire, pairs with the consumer's release store (or CAS) of head:
-    // its reads of the slots it freed happen before we overwrite them.
-    cached_head_ = header_->consumer.head.load(std::memory_order_acquire);
-    const std::uint32_t used = next_ - cached_head_;
-    if (used > capacity_) return std::unexpected(RingError::CorruptIndices);
-    note_backlog(used);
-    if (used == capacity_) return std::unexpected(RingError::Full);
-    return {};
-  }
-
-  // max_backlog is sampled when head is re-read, so it is exact at those
-  // moments and never over-estimated (staged messages count as backlog).
-  void note_backlog(std::uint32_t used) noexcept {
-    if (used <= max_backlog_) return;
-    max_backlog_ = used;
-    // SYNC: relaxed; single-writer counter, read by read_ring_stats.
-    header_->producer.max_backlog.store(used, std::memory_order_relaxed);
-  }
-
-  // The one place the producer's protocol decides how a slot is written.
-  FERRY_HOT void write_slot(std::uint32_t index, std::span<const std::byte> msg,
-                            std::uint32_t flags, const SlotMeta& meta) noexcept {
-    if (mode_ == RingMode::Spsc)
-      detail::SpscSlotWriter::write(slot_at(index), msg, flags, meta);
-    else
-      detail::OverwriteSlotWriter::write(slot_at(index), msg, flags, meta);
-  }
-
   [[nodiscard]] std::expected<void, RingError> push_slow(std::span<const std::byte> msg,
                                                          std::uint32_t flags,
                                                          std::chrono::nanoseconds timeout,
                                                          const std::atomic<bool>* give_up,
                                                          const SlotMeta& meta) noexcept;
 
-  ring_layout::RingHeader* header_ = nullptr;
-  std::byte* slots_ = nullptr;
-  DoorbellWord* data_bell_ = nullptr;
-  // Geometry, checked once at attach; never re-read from shared memory.
-  std::uint32_t capacity_ = 0;
-  std::uint32_t mask_ = 0;
-  std::uint32_t slot_size_ = 0;
-  std::uint32_t payload_max_ = 0;
-  RingMode mode_ = RingMode::Spsc;
   detail::SpinBudget spin_;
-  // Private indices: published tail, next slot to write, cached head.
-  std::uint32_t tail_ = 0;
-  std::uint32_t next_ = 0;
-  std::uint32_t cached_head_ = 0;
   // Shadows of the single-writer counters (stored, never read back).
-  std::uint64_t pushed_ = 0;
   std::uint64_t dropped_ = 0;
   std::uint64_t overwritten_ = 0;
   std::uint64_t timed_out_ = 0;
-  std::uint32_t max_backlog_ = 0;
 };
 
 // ---------------------------------------------------------------------------
 // The consumer side. One per ring at a time (the caller guarantees it).
-class RingConsumer {
+class RingConsumer : public ConsumerFastPath {
  public:
   // Checks the ring once and continues from its stored head. Clears a stale
   // `sleeping` flag on the ring's own data doorbell (a consumer killed in
@@ -434,79 +275,30 @@ class RingConsumer {
       std::span<std::byte> out, std::uint32_t* flags, std::chrono::nanoseconds timeout,
       SlotMeta* meta = nullptr) noexcept;
 
-  // Polling: is a message waiting? Cheaper than a try_pop that finds
-  // nothing, and takes nothing. Spsc: no shared load while the cached tail
-  // already says yes; else one acquire load of tail (and, like try_pop, a
-  // prefetch of the next slot's line, so that it travels with tail). True
-  // also for corrupt indices until a try_pop reported them (and marked the
-  // queue broken); false for good after that.
-  [[nodiscard]] FERRY_HOT bool ready() noexcept {
-    if (mode_ != RingMode::Spsc) return has_data();
-    const std::uint32_t h = head_;
-    if (h != cached_tail_) return true;
-    __builtin_prefetch(slot_at(h));
-    // SYNC: acquire, pairs with the producer's release store of tail in
-    // publish(): the slots before it are fully written.
-    const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
-    if (t == h) return false;
-    // Nothing is written here, not even max_backlog: a forked child's copy
-    // of an inherited port polls ready() before it learns that the node is
-    // not its own (the guard, after this), and must leave the parent's
-    // queue untouched. The backlog is noted when a slot is taken.
-    if (t - h <= capacity_ && !broken_) [[likely]] {
-      cached_tail_ = t;
-      return true;
-    }
-    // Impossible indices (a broken or hostile peer): ready once, so that the
-    // caller's pop marks the queue broken and counts it; never after that.
-    return !broken_;
-  }
+  // From ConsumerFastPath (ring_fast_path.hpp), inline (the first two
+  // forced so): they are the take() of a port with one queue.
+  // - ready(): polling: is a message waiting? Cheaper than a try_pop that
+  //   finds nothing, and takes nothing. Spsc: no shared load while the
+  //   cached tail already says yes; else one acquire load of tail (and, like
+  //   try_pop, a prefetch of the next slot's line, so that it travels with
+  //   tail). True also for corrupt indices until a try_pop reported them
+  //   (and marked the queue broken); false for good after that.
+  // - try_pop_ready(out, length, flags, meta): the short way after ready()
+  //   said yes. The port's inline take() must not carry a std::expected and
+  //   must not re-check what ready() established: copies the message ready()
+  //   saw into `out`, sets `length` and `flags`, and frees its slot. False,
+  //   with nothing taken, in every other case (not Spsc, ready() not asked
+  //   or said no, a length that is impossible or longer than `out`): try_pop
+  //   then does what it always does (skips and counts a corrupt slot, ...).
+  // - has_data(): a fresh read of tail: is there a message? For waiting on a
+  //   shared doorbell over several rings (doorbell_wait's ready()). False for
+  //   impossible indices and for a broken queue: a waiter must sleep, not
+  //   spin on them. In overwrite mode, head past tail (signed distance < 0)
+  //   is a tail read before the producer moved on: false there is safe for a
+  //   waiter, since that push's notifier_fence() is then ordered after the
+  //   waiter's waiter_fence() (else our load of tail would have seen it), so
+  //   its doorbell_notify sees the waiter's `sleeping` and wakes it.
 
-  // The short way after ready() said yes. Stays beside try_pop because the
-  // port's inline take() (ferry/detail/lane.hpp) must not carry a
-  // std::expected and must not re-check what ready() established: copies
-  // the message ready() saw into `out`, sets `length` and `flags`, and
-  // frees its slot. False, with nothing taken, in every other case (not
-  // Spsc, ready() not asked or said no, a length that is impossible or
-  // longer than `out`): try_pop then does what it always does (skips and
-  // counts a corrupt slot, ...).
-  [[nodiscard]] FERRY_HOT bool try_pop_ready(std::span<std::byte> out, std::uint32_t& length,
-                                             std::uint32_t& flags, SlotMeta& meta) noexcept {
-    const std::uint32_t h = head_;
-    if (mode_ != RingMode::Spsc || h == cached_tail_) return false;
-    // The slot header is read ONCE, as in next_slot(): the producer may be
-    // broken or hostile and rewrite it behind our back. The tail it was
-    // published with was read by ready() (acquire).
-    const ring_layout::SlotHeader hdr = detail::unpack_header(detail::load_word(slot_at(h)));
-    if (hdr.length > payload_max_ || hdr.length > out.size()) [[unlikely]]
-      return false;
-    std::memcpy(out.data(), slot_at(h) + ring_layout::kSlotHeaderBytes, hdr.length);
-    std::memcpy(&meta, slot_at(h) + ring_layout::kSlotMetaOffset, sizeof meta);
-    release_slot();
-    length = hdr.length;
-    flags = hdr.flags;
-    return true;
-  }
-
-  // Fresh read of tail: is there a message? For waiting on a shared doorbell
-  // over several rings (doorbell_wait's ready()). False for impossible
-  // indices and for a broken queue: a waiter must sleep, not spin on them.
-  [[nodiscard]] bool has_data() const noexcept {
-    if (broken_) [[unlikely]]
-      return false;
-    // SYNC: acquire, pairs with the producer's release store of tail.
-    const std::uint32_t t = header_->producer.tail.load(std::memory_order_acquire);
-    if (mode_ == RingMode::Spsc) return t != head_ && t - head_ <= capacity_;
-    // SYNC: acquire, pairs with the producer's CAS of head (overwrite mode).
-    const std::uint32_t h = header_->consumer.head.load(std::memory_order_acquire);
-    // Head past tail (signed distance < 0) is a tail read before the
-    // producer moved on: false here is safe for a waiter, since that push's
-    // notifier_fence() is then ordered after the waiter's waiter_fence()
-    // (else our load of tail would have seen it), so its doorbell_notify
-    // sees the waiter's `sleeping` and wakes it.
-    const auto distance = static_cast<std::int32_t>(t - h);
-    return distance > 0 && static_cast<std::uint32_t>(distance) <= capacity_;
-  }
   // A peer wrote indices that no producer and consumer can produce (more
   // than a capacity apart): the queue is broken for good. Counted once (as a
   // corrupt slot: `ferry topic` shows it); nothing is taken from it again.
@@ -542,10 +334,6 @@ class RingConsumer {
  private:
   RingConsumer() = default;
 
-  [[nodiscard]] std::byte* slot_at(std::uint32_t index) const noexcept {
-    return slots_ + static_cast<std::size_t>(index & mask_) * slot_size_;
-  }
-
   // Spsc: the header of the slot at head_, validated; skips corrupt slots.
   [[nodiscard]] std::expected<ring_layout::SlotHeader, RingError> next_slot() noexcept {
     const std::uint32_t h = head_;
@@ -576,42 +364,10 @@ class RingConsumer {
     return hdr;
   }
 
-  // Spsc: the message at head_ was taken; its slot goes back to the producer.
-  // The backlog is noted here, when a message is taken, never by ready()
-  // (see there): cached_tail_ - head_ is what waited, this one included.
-  void release_slot() noexcept {
-    note_backlog(cached_tail_ - head_);
-    count_popped();
-    advance_head();
-  }
   void mark_broken() noexcept {
     if (broken_) return;
     broken_ = true;
     count_corrupt();
-  }
-  void advance_head() noexcept {
-    ++head_;
-    // SYNC: release, pairs with the producer's acquire load of head
-    // (ensure_room/has_room): our reads of the slot happen before its reuse.
-    header_->consumer.head.store(head_, std::memory_order_release);
-    doorbell_notify(
-        header_->space_bell);  // the fence in there orders the head store before `sleeping`
-  }
-
-  void count_popped() noexcept {
-    ++popped_;
-    // SYNC: relaxed; single-writer counter, read by read_ring_stats.
-    header_->consumer.popped.store(popped_, std::memory_order_relaxed);
-  }
-  // The producer samples the backlog only when the ring looks full; we do
-  // whenever we re-read tail, so a queue that grows without filling (a slow
-  // reader) is seen too. A store only when it grows: none in a steady state.
-  void note_backlog(std::uint32_t waiting) noexcept {
-    if (waiting <= max_backlog_) [[likely]]
-      return;
-    max_backlog_ = waiting;
-    // SYNC: relaxed; single-writer counter, read by read_ring_stats.
-    header_->consumer.max_backlog.store(waiting, std::memory_order_relaxed);
   }
   void count_corrupt() noexcept {
     ++corrupt_;
@@ -628,23 +384,9 @@ class RingConsumer {
                                                                  std::chrono::nanoseconds timeout,
                                                                  SlotMeta* meta) noexcept;
 
-  ring_layout::RingHeader* header_ = nullptr;
-  std::byte* slots_ = nullptr;
   DoorbellWord* data_bell_ = nullptr;
-  // Geometry, checked once at attach; never re-read from shared memory.
-  std::uint32_t capacity_ = 0;
-  std::uint32_t mask_ = 0;
-  std::uint32_t slot_size_ = 0;
-  std::uint32_t payload_max_ = 0;
-  RingMode mode_ = RingMode::Spsc;
   detail::SpinBudget spin_;
-  // Private indices: our head (Spsc; overwrite mode re-reads it), cached tail.
-  std::uint32_t head_ = 0;
-  std::uint32_t cached_tail_ = 0;
-  std::uint64_t popped_ = 0;
   std::uint64_t corrupt_ = 0;
-  std::uint32_t max_backlog_ = 0;
-  bool broken_ = false;  // impossible indices seen (broken())
 };
 
 }  // namespace ferry::transport

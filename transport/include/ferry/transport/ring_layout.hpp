@@ -23,6 +23,7 @@
 
 #include "ferry/transport/doorbell_word.hpp"
 #include "ferry/transport/platform.hpp"
+#include "ferry/transport/ring_fast_path.hpp"  // SlotMeta, RingMode, SlotHeader
 
 namespace ferry::transport {
 
@@ -30,20 +31,8 @@ inline constexpr std::uint32_t kRingMagic = 0x474e5246;  // "FRNG"
 // 2: slots carry a SlotMeta after {length, flags} (sample metadata).
 inline constexpr std::uint32_t kRingLayoutVersion = 2;
 
-// Carried with every message, opaque to the ring: what the publisher says
-// about the sample (ferry::SampleInfo is this struct).
-struct SlotMeta {
-  std::uint64_t sequence = 0;         // per publisher, one per publish()
-  std::uint64_t publisher_id = 0;     // unique in the domain while the publisher lives
-  std::uint64_t publish_time_ns = 0;  // CLOCK_REALTIME at publish()
-  bool operator==(const SlotMeta&) const = default;
-};
+// SlotMeta (carried with every message) and RingMode: ring_fast_path.hpp.
 static_assert(sizeof(SlotMeta) == 24);
-
-enum class RingMode : std::uint32_t {
-  Spsc = 1,       // plain single-producer/single-consumer: full means Full
-  Overwrite = 2,  // the producer may discard the oldest message (drop_oldest)
-};
 
 namespace ring_layout {
 
@@ -99,11 +88,6 @@ struct RingHeader {
   DoorbellWord space_bell;
 };
 
-struct SlotHeader {
-  std::uint32_t length;  // payload bytes used
-  std::uint32_t flags;   // opaque to the ring, carried with the message
-};
-
 static_assert(sizeof(GeometryLine) == kCacheLine);
 static_assert(sizeof(ProducerLine) == kCacheLine);
 static_assert(sizeof(ConsumerLine) == kCacheLine);
@@ -136,9 +120,6 @@ static_assert(std::atomic_ref<std::uint64_t>::is_always_lock_free);
 static_assert(std::atomic_ref<std::uint64_t>::required_alignment == 8);
 
 inline constexpr std::size_t kSlotsOffset = sizeof(RingHeader);
-// A slot: {length, flags} at 0, the SlotMeta at 8, the payload at 32.
-inline constexpr std::size_t kSlotMetaOffset = sizeof(SlotHeader);
-inline constexpr std::size_t kSlotHeaderBytes = sizeof(SlotHeader) + sizeof(SlotMeta);
 static_assert(kSlotHeaderBytes == 32);
 inline constexpr std::uint32_t kMinSlotSize = 40;                      // header + 8 bytes
 inline constexpr std::uint32_t kMaxSlotSize = std::uint32_t{1} << 24;  // 16 MiB

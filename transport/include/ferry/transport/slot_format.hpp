@@ -25,10 +25,6 @@ namespace ferry::transport {
 // Bytes before a slot's payload: {length, flags} and the sample's SlotMeta.
 inline constexpr auto kSlotHeader = static_cast<std::uint32_t>(ring_layout::kSlotHeaderBytes);
 
-// What a slot's flags say it carries.
-inline constexpr std::uint32_t kSlotInline = 0;  // the sample's bytes
-inline constexpr std::uint32_t kSlotPooled = 1;  // a PooledSlot: a pool reference
-
 // A pooled slot's payload.
 struct PooledSlot {
   std::uint64_t ref;   // ChunkRef::pack()

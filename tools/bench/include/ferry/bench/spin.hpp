@@ -6,6 +6,7 @@
 
 #include "ferry/bench/clock.hpp"
 #include "ferry/transport/platform.hpp"
+#include "ferry/transport/spin.hpp"
 
 namespace ferry::bench {
 
