@@ -380,8 +380,8 @@ Ready WaitSet::wait(std::chrono::nanoseconds timeout) {
     lock.unlock();
     const auto left_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
     const bool bounded = words.bound < left_ns;  // a short sleep: look again after it
-    const auto slept = transport::futex_wait_any(words.words.data(), words.seen.data(),
-                                                 words.count, bounded ? words.bound : left_ns);
+    const auto slept = transport::futex_wait_any(words.words.data(), words.seen.data(), words.count,
+                                                 bounded ? words.bound : left_ns);
     lock.lock();
     c.disarm(c.waiter_armed);
     if (slept == transport::FutexResult::TimedOut && !bounded) {

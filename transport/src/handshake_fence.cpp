@@ -1,3 +1,17 @@
+// The two fences of the doorbell handshake (docs/design/wait.md), made
+// asymmetric: the notifier, on every publish, pays a compiler barrier; the
+// waiter, about to sleep anyway, pays a membarrier(2) system call that puts
+// a full barrier on every CPU running a registered process.
+//
+// A process is a light notifier only once membarrier's
+// MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED succeeded for it (at load, and
+// again in a forked child); until then, and where the kernel or a seccomp
+// filter refuses it, and under ThreadSanitizer (which does not see
+// membarrier), it fences with seq_cst. Either kind of notifier pairs with
+// waiter_fence(). A waiter whose membarrier fails while the kernel offers it
+// (a seccomp filter of its own) cannot reach light notifiers: waiter_fence()
+// says so, and the caller sleeps at most kUnsureSleepBound at a time, so a
+// missed wake-up costs at most that delay, never a sample.
 #include "ferry/transport/handshake_fence.hpp"
 
 #include <linux/membarrier.h>
@@ -47,6 +61,8 @@ const bool g_kernel_offers = kernel_offers_global_expedited();
 
 namespace detail {
 // Dynamic initialisation: until it ran, every notify fences with seq_cst.
+// Written before any thread of ours publishes, read by every notify: a
+// plain bool.
 bool g_light_notifier = initialise_handshake_fence();
 }  // namespace detail
 
@@ -63,6 +79,8 @@ bool waiter_fence() noexcept {
   return call_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0;
 }
 
+// Whether this process notifies with the light fence, and whether its waits
+// reach light notifiers (for tests and diagnostics).
 bool light_notifier() noexcept { return detail::g_light_notifier; }
 bool waits_reach_light_notifiers() noexcept {
   return !g_kernel_offers || call_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0;

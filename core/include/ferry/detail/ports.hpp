@@ -65,12 +65,8 @@ class PublisherPort {
   // `count` samples of `size` bytes each, back to back at `data`.
   PublishResult publish_many(const void* data, std::size_t count, std::uint32_t size) noexcept;
   // A chunk of at least `size` bytes (TooManyLoans, PoolExhausted, TooLarge).
-  // A loan that fits a ring slot, while the lane is open, is one of our
-  // scratch buffers, taken here inline: returned through memory by an
-  // out-of-line call, the chunk's fields were read back before the stores
-  // that wrote them had left the store buffer, which then waited for the
-  // previous publish's stores (a cross-core transfer each) -- 64 B loan
-  // throughput was 0.4x the inline publish's.
+  // Inline while the lane is open and a scratch buffer will do (why:
+  // publisher_port.cpp, loan_general).
   FERRY_HOT std::expected<LoanedChunk, ErrorCode> loan(std::size_t size) noexcept {
     if (size <= scratch_capacity_ && scratch_free_ != 0 && loans_out_ < max_loans_ &&
         lane_->open() != nullptr) [[likely]] {
@@ -81,9 +77,8 @@ class PublisherPort {
     }
     return loan_general(size);
   }
-  // Sends the first `size` bytes of a loaned chunk without copying; the
-  // chunk is consumed (its ref becomes 0). A scratch buffer's bytes travel
-  // inline, through the lane when it is open (as publish() does).
+  // Sends the first `size` bytes of a loaned chunk; the chunk is consumed
+  // (its ref becomes 0). A scratch buffer goes inline, as publish() would.
   FERRY_HOT PublishResult publish_loan(LoanedChunk& chunk, std::size_t size) noexcept {
     if ((chunk.ref & kScratchLoan) == 0) [[unlikely]]
       return publish_pooled_loan(chunk, size);
@@ -129,8 +124,7 @@ class PublisherPort {
   std::expected<LoanedChunk, ErrorCode> loan_general(std::size_t size) noexcept;
   // publish_loan() of a pool chunk (or of an empty loan: nothing happens).
   PublishResult publish_pooled_loan(LoanedChunk& chunk, std::size_t size) noexcept;
-  // publish_loan() of a scratch buffer the lane did not take (loans_out_
-  // already counted down): the policy over all queues, then the buffer back.
+  // publish_loan() of a scratch buffer the lane did not take.
   PublishResult publish_scratch_general(const std::byte* data, std::uint32_t size,
                                         const transport::SlotMeta& info,
                                         std::uint64_t packed) noexcept;
