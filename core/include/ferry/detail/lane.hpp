@@ -77,9 +77,9 @@ struct PublishLane {
   [[nodiscard]] FERRY_HOT bool try_publish(const void* data, std::uint32_t size,
                                            const transport::SlotMeta& meta) const noexcept {
     transport::ProducerFastPath* ring = open();
-    return ring != nullptr &&
-           ring->try_push(std::span(static_cast<const std::byte*>(data), size), kSlotInline, meta)
-               .has_value();
+    return ring != nullptr && ring->try_push(std::span(static_cast<const std::byte*>(data), size),
+                                             kSlotInline, meta, transport::Flush::IfAlone)
+                                  .has_value();
   }
   // The queue's producer when the shortcut applies now, else null.
   [[nodiscard]] FERRY_HOT transport::ProducerFastPath* open() const noexcept {

@@ -66,7 +66,7 @@ class RawRingLatency final : public LatencyTransport {
         const RawRef ref{seq, mine, size};
         std::memcpy(msg.data(), &ref, sizeof ref);
       }
-      return raw_give(*out, msg, plan.wait, control, "raw-ring ping");
+      return raw_give(*out, msg, plan.wait, control, "raw-ring ping", transport::Flush::Now);
     };
     const bool ok = ping_loop(plan, control, [&](std::uint64_t seq) {
       if (!send(seq)) return false;
@@ -110,7 +110,7 @@ class RawRingLatency final : public LatencyTransport {
       if (inline_msg) {
         if (read_seq(buf.data()) == kStopSeq) break;
         if (!raw_give(*out, std::span(buf.data(), static_cast<std::size_t>(n)), plan.wait, control,
-                      "raw-ring echo")) {
+                      "raw-ring echo", transport::Flush::Now)) {
           return 3;
         }
         continue;
@@ -126,8 +126,8 @@ class RawRingLatency final : public LatencyTransport {
       write_seq(area_->at(mine), seq);
       const RawRef answer{seq, mine, ref.size};
       std::memcpy(buf.data(), &answer, sizeof answer);
-      if (!raw_give(*out, std::span(buf.data(), sizeof answer), plan.wait, control,
-                    "raw-ring echo"))
+      if (!raw_give(*out, std::span(buf.data(), sizeof answer), plan.wait, control, "raw-ring echo",
+                    transport::Flush::Now))
         return 3;
     }
     mark_finished(control);

@@ -16,14 +16,19 @@ namespace ferry::bench {
 
 // Pushes one message: spinning on a full ring, or push() (spin budget, then
 // the space doorbell). False (reported) on an error or after kPeerTimeoutNs.
+// `flush`: Now for a message its reader waits for (latency: ferry's lane
+// decides so by the gap since its previous publish), Later in a stream.
 inline bool raw_give(transport::RingProducer& ring, std::span<const std::byte> msg, Wait wait,
-                     RunControl& control, const char* who) {
+                     RunControl& control, const char* who,
+                     transport::Flush flush = transport::Flush::Later) {
   std::expected<void, transport::RingError> r;
   if (wait == Wait::Sleep) {
     r = ring.push(msg, 0, std::chrono::nanoseconds(kPeerTimeoutNs));
   } else {
     (void)spin_until(
-        [&] { return (r = ring.try_push(msg)) || r.error() != transport::RingError::Full; },
+        [&] {
+          return (r = ring.try_push(msg, 0, {}, flush)) || r.error() != transport::RingError::Full;
+        },
         kPeerTimeoutNs);
   }
   if (!r)

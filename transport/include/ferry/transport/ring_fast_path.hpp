@@ -114,6 +114,22 @@ class RingEnd {
   RingMode mode_ = RingMode::Spsc;
 };
 
+// Whether a publish drains the store buffer before it returns: a seq_cst
+// fence that orders nothing the handshake needs (notifier_fence does that)
+// but pushes the tail out at once. Measured at 64 B (ferry bench, pinned):
+// one-way p50 ~35 ns lower with it, throughput ~1.7x higher without it,
+// since in a stream every publish would wait for the consumer's core.
+enum class Flush : std::uint8_t {
+  Later,    // a stream or a batch: the next stores push it out
+  Now,      // a message that stands alone (its reader waits for it)
+  IfAlone,  // Now when the previous try_push's publish time is over
+            // kStreamGapNs before this one's, else Later
+};
+// Two publishes closer than this are a stream: a reader busy with the first
+// meets the second soon enough. Ping-pong publishes here are ~500 ns apart,
+// a stream's ~70 ns.
+inline constexpr std::uint64_t kStreamGapNs = 250;
+
 // The producer's fast path. try_push is the one way in for one message.
 class ProducerFastPath : public RingEnd {
  public:
@@ -121,7 +137,8 @@ class ProducerFastPath : public RingEnd {
   // before), or fails with Full, TooLarge or CorruptIndices having written
   // nothing (Full is not counted: the caller's policy decides).
   [[nodiscard]] FERRY_HOT std::expected<void, RingError> try_push(
-      std::span<const std::byte> msg, std::uint32_t flags = 0, const SlotMeta& meta = {}) noexcept {
+      std::span<const std::byte> msg, std::uint32_t flags = 0, const SlotMeta& meta = {},
+      Flush flush = Flush::Later) noexcept {
     if (msg.size() > payload_max_) [[unlikely]]
       return refused(RingError::TooLarge);
     if (next_ - cached_head_ >= capacity_) {
@@ -129,7 +146,12 @@ class ProducerFastPath : public RingEnd {
     }
     write_slot(next_, msg, flags, meta);
     ++next_;
-    publish();
+    if (flush == Flush::IfAlone) {
+      // Unsigned: a clock that stepped back counts as a gap (one fence more).
+      flush = meta.publish_time_ns - last_publish_ns_ > kStreamGapNs ? Flush::Now : Flush::Later;
+      last_publish_ns_ = meta.publish_time_ns;
+    }
+    publish(flush);
     return {};
   }
 
@@ -146,7 +168,7 @@ class ProducerFastPath : public RingEnd {
   }
 
   // Publishes what stage_many() wrote; returns how many.
-  FERRY_HOT std::uint32_t publish() noexcept {
+  FERRY_HOT std::uint32_t publish(Flush flush = Flush::Later) noexcept {
     const std::uint32_t n = next_ - tail_;
     if (n == 0) return 0;
     tail_ = next_;
@@ -158,6 +180,8 @@ class ProducerFastPath : public RingEnd {
     // SYNC: relaxed; single-writer counter, read by read_ring_stats.
     word<std::atomic<std::uint64_t>>(ring_layout::kPushedOffset)
         .store(pushed_, std::memory_order_relaxed);
+    // Not for ordering (Flush): drains our stores now.
+    if (flush == Flush::Now) std::atomic_thread_fence(std::memory_order_seq_cst);
     doorbell_notify(*data_bell_);  // the fence in there orders the tail store before `sleeping`
     return n;
   }
@@ -213,6 +237,7 @@ class ProducerFastPath : public RingEnd {
   std::uint32_t cached_head_ = 0;
   std::uint64_t pushed_ = 0;  // shadows of the counters (never read back)
   std::uint32_t max_backlog_ = 0;
+  std::uint64_t last_publish_ns_ = 0;  // Flush::IfAlone: the previous try_push's publish time
 };
 
 // The consumer's fast path: ready() then try_pop_ready().
