@@ -114,20 +114,14 @@ class RingEnd {
   RingMode mode_ = RingMode::Spsc;
 };
 
-// Whether a publish drains the store buffer before it returns: a seq_cst
-// fence that orders nothing the handshake needs (notifier_fence does that)
-// but pushes the tail out at once. Measured at 64 B (ferry bench, pinned):
-// one-way p50 ~35 ns lower with it, throughput ~1.7x higher without it,
-// since in a stream every publish would wait for the consumer's core.
+// Whether a publish drains its stores at once (a seq_cst fence the
+// handshake does not need): sooner for a reader that waits, slower in a
+// stream (measured: docs/design/hot-path.md).
 enum class Flush : std::uint8_t {
-  Later,    // a stream or a batch: the next stores push it out
-  Now,      // a message that stands alone (its reader waits for it)
-  IfAlone,  // Now when the previous try_push's publish time is over
-            // kStreamGapNs before this one's, else Later
+  Later,    // a stream or a batch
+  Now,      // a message that stands alone
+  IfAlone,  // Now when the previous try_push was published kStreamGapNs before
 };
-// Two publishes closer than this are a stream: a reader busy with the first
-// meets the second soon enough. Ping-pong publishes here are ~500 ns apart,
-// a stream's ~70 ns.
 inline constexpr std::uint64_t kStreamGapNs = 250;
 
 // The producer's fast path. try_push is the one way in for one message.
@@ -146,8 +140,7 @@ class ProducerFastPath : public RingEnd {
     }
     write_slot(next_, msg, flags, meta);
     ++next_;
-    if (flush == Flush::IfAlone) {
-      // Unsigned: a clock that stepped back counts as a gap (one fence more).
+    if (flush == Flush::IfAlone) {  // unsigned: a clock stepping back counts as a gap
       flush = meta.publish_time_ns - last_publish_ns_ > kStreamGapNs ? Flush::Now : Flush::Later;
       last_publish_ns_ = meta.publish_time_ns;
     }
@@ -180,7 +173,6 @@ class ProducerFastPath : public RingEnd {
     // SYNC: relaxed; single-writer counter, read by read_ring_stats.
     word<std::atomic<std::uint64_t>>(ring_layout::kPushedOffset)
         .store(pushed_, std::memory_order_relaxed);
-    // Not for ordering (Flush): drains our stores now.
     if (flush == Flush::Now) std::atomic_thread_fence(std::memory_order_seq_cst);
     doorbell_notify(*data_bell_);  // the fence in there orders the tail store before `sleeping`
     return n;
