@@ -66,7 +66,12 @@ inline std::vector<std::string> our_children() {
 
 // Runs `ferry bench ...` in a fresh TMPDIR (where it makes its private
 // runtime directory); checks it exited 0 and removed everything it made.
-inline std::vector<Json> run_bench(const std::vector<std::string>& args) {
+// `not_ours`: the start of a failure that is a comparator's own, not
+// ferry's (Fast DDS 2.9's keep-all stream stalls in about one run in five
+// here, with or without ferry's changes): such an invocation is repeated
+// once, and the test says so.
+inline std::vector<Json> run_bench(const std::vector<std::string>& args,
+                                   const std::string& not_ours = {}) {
   REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
   TestDomain domain;
   const auto tmp = domain.runtime_dir() / "tmp";
@@ -74,7 +79,11 @@ inline std::vector<Json> run_bench(const std::vector<std::string>& args) {
   ::setenv("TMPDIR", tmp.c_str(), 1);
   std::vector<std::string> argv{bin_path("ferry"), "bench"};
   argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = run_program(domain, argv, std::chrono::seconds(90));
+  auto r = run_program(domain, argv, std::chrono::seconds(90));
+  if (r.exit_code != 0 && !not_ours.empty() && r.err.find(not_ours) != std::string::npos) {
+    MESSAGE("repeated once after a comparator's failure: " << r.err);
+    r = run_program(domain, argv, std::chrono::seconds(90));
+  }
   ::unsetenv("TMPDIR");
   INFO("stderr: " << r.err);
   INFO("stdout: " << r.out);

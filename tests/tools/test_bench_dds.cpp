@@ -60,7 +60,8 @@ TEST_CASE("bench_measures_the_dds_comparators_next_to_ferry_and_the_floor" *
 
   const auto latency =
       run_bench({"latency", "--size", "64,3110400", "--transports", joined(expected), "--rounds",
-                 "300", "--max-run-seconds", "0.5", "--repeat", "1", "--json"});
+                 "300", "--max-run-seconds", "0.5", "--repeat", "1", "--json"},
+                "ferry bench: fastdds at ");
   REQUIRE(latency.size() == 2);
   CHECK(latency[1].at("size") == 3110400);
   for (const auto& line : latency) {
@@ -79,7 +80,8 @@ TEST_CASE("bench_measures_the_dds_comparators_next_to_ferry_and_the_floor" *
   std::vector<std::string> streamed{"ferry"};
   for (const auto& n : built_dds()) streamed.push_back(n);
   const auto throughput = run_bench({"throughput", "--size", "64", "--transports", joined(streamed),
-                                     "--seconds", "0.2", "--repeat", "1", "--json"});
+                                     "--seconds", "0.2", "--repeat", "1", "--json"},
+                                    "ferry bench: fastdds at ");
   REQUIRE(throughput.size() == 1);
   CAPTURE(throughput[0].dump());
   CHECK(transports_of(throughput[0]) == streamed);

@@ -173,6 +173,7 @@ class ProducerFastPath : public RingEnd {
     // SYNC: relaxed; single-writer counter, read by read_ring_stats.
     word<std::atomic<std::uint64_t>>(ring_layout::kPushedOffset)
         .store(pushed_, std::memory_order_relaxed);
+    // SYNC: pairs with nothing (Flush): a seq_cst fence here only drains our stores now.
     if (flush == Flush::Now) std::atomic_thread_fence(std::memory_order_seq_cst);
     doorbell_notify(*data_bell_);  // the fence in there orders the tail store before `sleeping`
     return n;
