@@ -54,8 +54,13 @@ bool initialise_handshake_fence() noexcept {
   return register_light_notifier();
 }
 
-// Whether any process here can be a light notifier.
-const bool g_kernel_offers = kernel_offers_global_expedited();
+// Whether any process here can be a light notifier. Asked once, on first
+// use: a wait made while the library is still being initialised must not
+// read a flag that is not set yet.
+bool kernel_offers() noexcept {
+  static const bool offers = kernel_offers_global_expedited();
+  return offers;
+}
 
 }  // namespace
 
@@ -70,7 +75,7 @@ bool waiter_fence() noexcept {
   // SYNC: seq_cst fence, pairs with the seq_cst fence of a notifier that
   // is not light (notifier_fence).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (!g_kernel_offers) return true;  // no notifier anywhere is light
+  if (!kernel_offers()) return true;  // no notifier anywhere is light
   // SYNC: membarrier, pairs with the compiler barrier of light notifiers:
   // every CPU running one executes a full barrier before this returns. If
   // its barrier came after its index store, that store is visible to the
@@ -82,8 +87,6 @@ bool waiter_fence() noexcept {
 // Whether this process notifies with the light fence, and whether its waits
 // reach light notifiers (for tests and diagnostics).
 bool light_notifier() noexcept { return detail::g_light_notifier; }
-bool waits_reach_light_notifiers() noexcept {
-  return !g_kernel_offers || call_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) == 0;
-}
+bool waits_reach_light_notifiers() noexcept { return waiter_fence(); }
 
 }  // namespace ferry::transport
