@@ -237,14 +237,15 @@ class ProducerFastPath : public RingEnd {
 class ConsumerFastPath : public RingEnd {
  public:
   // Polling: is a message waiting? Spsc: no shared load while the cached
-  // tail says yes; else one acquire load of tail (the slot's line prefetched
+  // tail says yes; else one acquire load of tail (the slot's lines prefetched
   // to travel with it). True also for corrupt indices until a try_pop
   // reported them (and marked the queue broken); false for good after that.
   [[nodiscard]] FERRY_HOT bool ready() noexcept {
     if (mode_ != RingMode::Spsc) return has_data();
     const std::uint32_t h = head_;
     if (h != cached_tail_) return true;
-    __builtin_prefetch(slot_at(h));
+    __builtin_prefetch(slot_at(h));               // the slot's two first lines (a 64 B
+    __builtin_prefetch(slot_at(h) + kCacheLine);  // sample spans both) travel with tail
     // SYNC: acquire, pairs with the producer's release store of tail in
     // publish(): the slots before it are fully written.
     const std::uint32_t t =
