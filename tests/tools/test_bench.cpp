@@ -46,6 +46,14 @@ TEST_CASE("bench_latency_reports_percentiles_of_every_transport_per_size_and_lea
       CHECK(r.at("p50_vs_floor").get<double>() ==
             doctest::Approx(static_cast<double>(r.at("p50_ns").get<std::int64_t>()) /
                             static_cast<double>(floor)));
+      // The same ratios taken within each repeat, then their median: every
+      // transport ran in both repeats, next to ferry and the floor.
+      const bool is_ferry = r.at("transport") == "ferry";
+      const bool is_floor = r.at("transport") == "cacheline";
+      CHECK(r.at("p50_vs_ferry_paired").get<double>() > 0);
+      CHECK(r.at("p50_vs_floor_paired").get<double>() > 0);
+      if (is_ferry) CHECK(r.at("p50_vs_ferry_paired").get<double>() == 1.0);
+      if (is_floor) CHECK(r.at("p50_vs_floor_paired").get<double>() == 1.0);
       for (const char* key : {"p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"}) {
         const auto& spread = r.at("spread").at(key);
         REQUIRE(spread.size() == 3);

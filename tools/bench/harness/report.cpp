@@ -101,6 +101,28 @@ std::int64_t p50_of(const std::vector<LatencyCell>& row, std::size_t t) {
   return t < row.size() && !row[t].runs.empty() ? median_of(row[t].runs).p50 : 0;
 }
 
+// The median over the repeats of cell a's p50 / cell b's p50 in the same
+// repeat (their runs were next to each other), 0 when no repeat has both.
+// Robust where the machine's speed drifts between repeats, which moves a
+// ratio of medians when the two medians come from different repeats.
+double paired_p50_ratio(const LatencyCell& a, const LatencyCell& b) {
+  std::vector<double> ratios;
+  for (std::size_t i = 0; i < a.runs.size(); ++i) {
+    for (std::size_t j = 0; j < b.runs.size(); ++j) {
+      if (a.repeats[i] != b.repeats[j] || b.runs[j].p50 <= 0) continue;
+      ratios.push_back(static_cast<double>(a.runs[i].p50) / static_cast<double>(b.runs[j].p50));
+    }
+  }
+  return ratios.empty() ? 0.0 : median(ratios);
+}
+double paired_p50_ratio(const std::vector<LatencyCell>& row, std::size_t a, std::size_t b) {
+  return a < row.size() && b < row.size() ? paired_p50_ratio(row[a], row[b]) : 0.0;
+}
+Json ratio_json(double r) { return r > 0 ? Json(r) : Json(); }
+std::string paired(double r) {
+  return r >= 10 ? fmt::format("x {:.0f}", r) : fmt::format("x {:.2f}", r);
+}
+
 std::string range_ns(const Spread& sp) {
   return sp.min.p50 == sp.max.p50
              ? human_ns(sp.min.p50)
@@ -138,6 +160,8 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
              ferry.p50 > 0 ? static_cast<double>(m.p50) / static_cast<double>(ferry.p50) : 0.0},
             {"p50_vs_floor",
              floor > 0 ? Json(static_cast<double>(m.p50) / static_cast<double>(floor)) : Json()},
+            {"p50_vs_ferry_paired", ratio_json(paired_p50_ratio(row, t, fi))},
+            {"p50_vs_floor_paired", ratio_json(paired_p50_ratio(row, t, floor_i))},
             {"spread", spread_json(spread_of(row[t].runs))}});
       }
       const Json line{{"kind", "latency"},
@@ -187,6 +211,19 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
                  ratio(static_cast<double>(m.p50), static_cast<double>(ferry.p50)),
                  ratio(static_cast<double>(m.p50), static_cast<double>(floor)), note);
     }
+    // The same ratios within each repeat: what a drifting machine leaves of them.
+    std::string pairs;
+    for (std::size_t t = 0; t < row.size(); ++t) {
+      const double vs_ferry = t == fi ? 0.0 : paired_p50_ratio(row, t, fi);
+      const double vs_floor = t == floor_i ? 0.0 : paired_p50_ratio(row, t, floor_i);
+      if (vs_ferry <= 0 && vs_floor <= 0) continue;
+      pairs += fmt::format("{}{} {}", pairs.empty() ? "" : "; ", s.transports[t],
+                           vs_ferry > 0 ? paired(vs_ferry) + " ferry" : "");
+      if (vs_floor > 0)
+        pairs += fmt::format("{}{} floor", vs_ferry > 0 ? ", " : "", paired(vs_floor));
+    }
+    if (!pairs.empty() && s.repeat > 1)
+      fmt::print(out, "  within each repeat (median of the repeats' ratios): {}\n", pairs);
   }
   if (floor_i == s.transports.size()) {
     fmt::print(out,
@@ -205,10 +242,11 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
     if (!a.empty() && !b.empty()) {
       const std::int64_t p_lo = median_of(a).p50;
       const std::int64_t p_hi = median_of(b).p50;
-      fmt::print(out, "\nferry p50 at {} is {} its p50 at {} ({} vs {})\n",
+      fmt::print(out, "\nferry p50 at {} is {} its p50 at {} ({} vs {}; {} within each repeat)\n",
                  size_label(table.sizes[hi]),
                  ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)),
-                 size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo));
+                 size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo),
+                 paired(paired_p50_ratio(table.cells[hi][fi], table.cells[lo][fi])));
     }
   }
   fmt::print(out,

@@ -41,6 +41,7 @@ struct Failures {
 
 struct LatencyCell {
   std::vector<Percentiles> runs;  // successful runs only
+  std::vector<int> repeats;       // the repeat each of `runs` came from
   Failures failed;
 };
 struct LatencyTable {
