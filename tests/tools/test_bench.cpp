@@ -93,6 +93,8 @@ TEST_CASE("bench_throughput_reports_rates_of_every_transport_and_leaves_nothing"
     CHECK(spread == Json::array({msgs, msgs, msgs}));
     CHECK(r.at("bytes_per_s").get<double>() == doctest::Approx(msgs * 64));
     CHECK(r.at("sequence_errors") == 0);
+    // One repeat: the ratio within it is the ratio of the medians.
+    CHECK(r.at("vs_ferry_paired").get<double>() == doctest::Approx(r.at("vs_ferry").get<double>()));
   }
 }
 

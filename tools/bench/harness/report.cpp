@@ -105,15 +105,24 @@ std::int64_t p50_of(const std::vector<LatencyCell>& row, std::size_t t) {
 // repeat (their runs were next to each other), 0 when no repeat has both.
 // Robust where the machine's speed drifts between repeats, which moves a
 // ratio of medians when the two medians come from different repeats.
-double paired_p50_ratio(const LatencyCell& a, const LatencyCell& b) {
+template <class Cell, class Value>
+double paired_ratio(const Cell& a, const Cell& b, Value value) {
   std::vector<double> ratios;
   for (std::size_t i = 0; i < a.runs.size(); ++i) {
     for (std::size_t j = 0; j < b.runs.size(); ++j) {
-      if (a.repeats[i] != b.repeats[j] || b.runs[j].p50 <= 0) continue;
-      ratios.push_back(static_cast<double>(a.runs[i].p50) / static_cast<double>(b.runs[j].p50));
+      const double below = value(b.runs[j]);
+      if (a.repeats[i] != b.repeats[j] || below <= 0) continue;
+      ratios.push_back(value(a.runs[i]) / below);
     }
   }
   return ratios.empty() ? 0.0 : median(ratios);
+}
+double paired_p50_ratio(const LatencyCell& a, const LatencyCell& b) {
+  return paired_ratio(a, b, [](const Percentiles& p) { return static_cast<double>(p.p50); });
+}
+double paired_rate_ratio(const std::vector<ThroughputCell>& row, std::size_t a, std::size_t b) {
+  if (a >= row.size() || b >= row.size()) return 0.0;
+  return paired_ratio(row[a], row[b], [](const ThroughputRun& r) { return r.msgs_per_s; });
 }
 double paired_p50_ratio(const std::vector<LatencyCell>& row, std::size_t a, std::size_t b) {
   return a < row.size() && b < row.size() ? paired_p50_ratio(row[a], row[b]) : 0.0;
@@ -293,6 +302,7 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
                                {"runs", row[t].runs.size()},
                                {"failed_runs", row[t].failed.count},
                                {"vs_ferry", ferry > 0 ? m.msgs_per_s / ferry : 0.0},
+                               {"vs_ferry_paired", ratio_json(paired_rate_ratio(row, t, fi))},
                                {"spread", Json{{"msgs_per_s",
                                                 {rate_range(row[t]).first, m.msgs_per_s,
                                                  rate_range(row[t]).second}}}}});
@@ -343,6 +353,15 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
           fmt::format("{}-{}", human_rate(lo), human_rate(hi)),
           row[t].failed.count > 0 ? fmt::format("   ({} runs failed)", row[t].failed.count) : "");
     }
+    // vs ferry within each repeat: what a drifting machine leaves of it.
+    std::string pairs;
+    for (std::size_t t = 0; t < row.size(); ++t) {
+      const double r = t == fi ? 0.0 : paired_rate_ratio(row, t, fi);
+      if (r > 0)
+        pairs += fmt::format("{}{} {}", pairs.empty() ? "" : "; ", s.transports[t], paired(r));
+    }
+    if (!pairs.empty() && s.repeat > 1)
+      fmt::print(out, "  vs ferry within each repeat (median of the repeats' ratios): {}\n", pairs);
   }
   fmt::print(
       out,

@@ -57,6 +57,7 @@ struct ThroughputRun {
 };
 struct ThroughputCell {
   std::vector<ThroughputRun> runs;
+  std::vector<int> repeats;  // the repeat each of `runs` came from
   Failures failed;
 };
 struct ThroughputTable {

@@ -86,6 +86,8 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
                 result.errors += rx.errors;
               }
               cell.runs.push_back(result);
+              cell.repeats.push_back(
+                  static_cast<int>(run.run / (o.sizes.size() * transports.size())));
               return true;
             });
       });
