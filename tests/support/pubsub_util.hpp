@@ -43,7 +43,10 @@ inline std::string seq_config(const std::string& topics, const std::string& extr
 }
 
 // A publisher and a subscriber of `topic` on `node`, made in that order and
-// matched by ferryd (the running test fails after 10 s otherwise):
+// matched by ferryd on both sides (the running test fails after 10 s
+// otherwise): the publisher sees the subscriber's queue, and the subscriber
+// has been handed it, so a poll right after a delivered publish finds the
+// sample (the two ports learn of the match one after the other):
 //   auto [pub, sub] = matched_ports<Seq>(node, "t");
 template <class T>
 struct MatchedPorts {
@@ -54,6 +57,7 @@ template <class T>
 MatchedPorts<T> matched_ports(ferry::Node& node, const std::string& topic) {
   MatchedPorts<T> ports{node.publisher<T>(topic), node.subscriber<T>(topic)};
   REQUIRE(ports.pub.wait_for_subscribers(1, std::chrono::seconds(10)));
+  REQUIRE(eventually([&] { return ports.sub.publisher_count() >= 1; }, std::chrono::seconds(10)));
   return ports;
 }
 
