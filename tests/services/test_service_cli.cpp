@@ -7,6 +7,7 @@
 
 #include "daemon_fixture.hpp"
 #include "eventually.hpp"
+#include "json_text.hpp"
 #include "service_types.hpp"
 #include "temp_files.hpp"
 #include "test_domain.hpp"
@@ -41,7 +42,7 @@ TEST_CASE_FIXTURE(Served, "ferry service list, info and call; servers and client
   auto list = ferry_cli(domain, {"service", "list", "--json"});
   INFO(list.err);
   REQUIRE(list.exit_code == 0);
-  const auto services = nlohmann::json::parse(list.out);
+  const auto services = ferry::test::parse_json(list.out);
   REQUIRE(services.size() == 2);
   const auto& add = services[0]["name"] == "calc/add" ? services[0] : services[1];
   CHECK(add["request"] == "AddRequest");
@@ -65,7 +66,7 @@ TEST_CASE_FIXTURE(Served, "ferry service list, info and call; servers and client
   CHECK(call.out == "client: 0\nn: 7\nsum: 42\n");
   const auto json = ferry_cli(domain, {"service", "call", "calc/add", "{a: 1, b: 2}", "--json"});
   CHECK(json.exit_code == 0);
-  CHECK(nlohmann::json::parse(json.out)["sum"] == 3);
+  CHECK(ferry::test::parse_json(json.out)["sum"] == 3);
   const auto bad = ferry_cli(domain, {"service", "call", "calc/add", "{a: 1, c: 2}"});
   CHECK(bad.exit_code == 2);
   CHECK(bad.err.find("'c'") != std::string::npos);
@@ -78,7 +79,8 @@ TEST_CASE_FIXTURE(Served, "ferry service list, info and call; servers and client
   CHECK(nodes.out.find("serves calc/add") != std::string::npos);
   CHECK(nodes.out.find("client calc/add") != std::string::npos);
   CHECK(nodes.out.find("_srv/") == std::string::npos);
-  const auto nodes_json = nlohmann::json::parse(ferry_cli(domain, {"node", "list", "--json"}).out);
+  const auto nodes_json =
+      ferry::test::parse_json(ferry_cli(domain, {"node", "list", "--json"}).out);
   bool found = false;
   for (const auto& n : nodes_json) {
     if (n["name"] == "adder") {
@@ -118,7 +120,7 @@ TEST_CASE("ferry bench rpc measures ferry against a Unix socket") {
   const auto r = ferry_cli(domain, {"bench", "rpc", "--rounds", "500", "--repeat", "1", "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = ferry::test::parse_json(r.out);
   CHECK(j["rounds"] == 500);
   REQUIRE(j["results"].size() >= 2);
   CHECK(j["results"][0]["transport"] == "ferry");

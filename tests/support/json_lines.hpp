@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "json_text.hpp"
+
 namespace ferry::test {
 
 // Throws nlohmann::json::parse_error on a line that is not JSON.
@@ -14,7 +16,7 @@ inline std::vector<nlohmann::json> json_lines(const std::string& text) {
   std::vector<nlohmann::json> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
-    if (!line.empty()) lines.push_back(nlohmann::json::parse(line));
+    if (!line.empty()) lines.push_back(parse_json(line));
   }
   return lines;
 }

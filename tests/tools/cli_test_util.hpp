@@ -23,6 +23,7 @@
 
 #include "daemon_fixture.hpp"
 #include "eventually.hpp"
+#include "json_text.hpp"
 #include "temp_files.hpp"
 #include "test_domain.hpp"
 
@@ -149,7 +150,7 @@ inline nlohmann::json ferry_json(const TestDomain& domain, std::vector<std::stri
   if (r.exit_code != 0) {
     throw std::runtime_error("ferry exited " + std::to_string(r.exit_code) + ": " + r.err);
   }
-  return nlohmann::json::parse(r.out);
+  return ferry::test::parse_json(r.out);
 }
 
 }  // namespace ferry::test

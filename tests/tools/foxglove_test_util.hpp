@@ -18,6 +18,7 @@
 #include "eventually.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry/config/ros2msg.hpp"
+#include "json_text.hpp"
 #include "pool_probe.hpp"
 #include "test_domain.hpp"
 
@@ -142,7 +143,7 @@ struct Client {
   Background program;
   Client(const TestDomain& domain, const std::string& mode, const json& options)
       : program(domain, {FERRY_NODE, std::string(FERRY_FOXGLOVE_CLIENT_DIR) + "/client.js", mode,
-                         options.dump()}) {}
+                         ferry::test::json_text(options)}) {}
   [[nodiscard]] bool subscribed() const { return program.out_contains("subscribed\n", 20s); }
   // Waits for it to exit 0 and returns its result.
   json result(std::chrono::milliseconds timeout = 30s) {
@@ -152,7 +153,7 @@ struct Client {
     const std::string out = program.out();
     const auto at = out.find("result ");
     REQUIRE(at != std::string::npos);
-    return json::parse(out.substr(at + 7));
+    return ferry::test::parse_json(out.substr(at + 7));
   }
 };
 

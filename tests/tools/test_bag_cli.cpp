@@ -9,6 +9,7 @@
 #include "bag_test_util.hpp"
 #include "daemon_fixture.hpp"
 #include "ferry/bag/mcap_reader.hpp"
+#include "json_text.hpp"
 #include "test_domain.hpp"
 
 using namespace std::chrono_literals;
@@ -26,7 +27,7 @@ TEST_CASE("ferry bag info: topics, types, counts, start, end and size") {
   const auto r = run_program(domain, {bin_path("ferry"), "bag", "info", path.string(), "--json"});
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = ferry::test::parse_json(r.out);
   CHECK(j["file"] == path.string());
   CHECK(j["size"] == std::filesystem::file_size(path));
   CHECK(j["messages"] == 100);
@@ -76,7 +77,7 @@ TEST_CASE("ferry bag info: a file cut short shows its complete chunks and exits 
                      std::to_string(chunk.chunk_start_offset) +
                      ": the file is cut short (its recorder did not finish); shown above is what "
                      "its complete chunks hold\n");
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = ferry::test::parse_json(r.out);
   CHECK(j["complete"] == false);
   CHECK(j["truncated_at"] == chunk.chunk_start_offset);
   CHECK(j["chunks"] == 2);

@@ -11,6 +11,7 @@
 #include "bag_test_util.hpp"
 #include "daemon_fixture.hpp"
 #include "hex.hpp"
+#include "json_text.hpp"
 #include "record_test_util.hpp"
 #include "test_domain.hpp"
 
@@ -29,7 +30,7 @@ nlohmann::json read_with_reference(const ferry::test::TestDomain& domain,
   const auto r = ferry::test::run_program(domain, argv);
   INFO("read.js stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
-  return nlohmann::json::parse(r.out);
+  return ferry::test::parse_json(r.out);
 }
 
 }  // namespace

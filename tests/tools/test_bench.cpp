@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bench_test_util.hpp"
+#include "json_text.hpp"
 
 using namespace ferry::test;
 using namespace ferry::test::bench;
@@ -34,7 +35,7 @@ TEST_CASE("bench_latency_reports_percentiles_of_every_transport_per_size_and_lea
   CHECK(lines[0].at("size") == 64);
   CHECK(lines[1].at("size") == 1048576);
   for (const auto& line : lines) {
-    CAPTURE(line.dump());
+    CAPTURE(ferry::test::json_text(line));
     CHECK(line.at("rounds") == 500);
     CHECK(transports_of(line) == kLatencyTransports);
     CHECK(line.at("pinned") == false);  // no --cpus: the scheduler places the sides
@@ -82,7 +83,7 @@ TEST_CASE("bench_throughput_reports_rates_of_every_transport_and_leaves_nothing"
   const auto lines = run_bench({"throughput", "--seconds", "0.5", "--repeat", "1", "--json"});
   REQUIRE(lines.size() == 1);
   const Json& line = lines[0];
-  CAPTURE(line.dump());
+  CAPTURE(ferry::test::json_text(line));
   CHECK(line.at("size") == 64);
   CHECK(line.at("seconds") == 0.5);
   CHECK(transports_of(line) == kTransports);
@@ -106,7 +107,7 @@ TEST_CASE("bench_throughput_batch_measures_ferry_and_raw_ring_in_batches_without
                                 "--transports", "ferry,raw-ring", "--json"});
   REQUIRE(lines.size() == 1);
   const Json& line = lines[0];
-  CAPTURE(line.dump());
+  CAPTURE(ferry::test::json_text(line));
   CHECK(line.at("batch") == 64);
   CHECK(transports_of(line) == std::vector<std::string>{"ferry", "raw-ring"});
   for (const auto& r : line.at("results")) {
@@ -123,7 +124,7 @@ TEST_CASE("bench_measures_ferry_copy_and_ferry_loan_on_request") {
                  "--transports", "ferry-loan,ferry,ferry-copy", "--json"});
   REQUIRE(lines.size() == 2);
   for (const auto& line : lines) {
-    CAPTURE(line.dump());
+    CAPTURE(ferry::test::json_text(line));
     CHECK(transports_of(line) == std::vector<std::string>{"ferry", "ferry-copy", "ferry-loan"});
     for (const auto& r : line.at("results")) CHECK(r.at("p50_ns").get<std::int64_t>() > 0);
   }
@@ -139,7 +140,7 @@ TEST_CASE("bench_measures_ferry_c_beside_ferry_and_only_for_latency") {
                    "--wait", wait, "--transports", "ferry-c,ferry", "--json"});
     REQUIRE(lines.size() == 2);
     for (const auto& line : lines) {
-      CAPTURE(line.dump());
+      CAPTURE(ferry::test::json_text(line));
       CHECK(transports_of(line) == std::vector<std::string>{"ferry", "ferry-c"});
       for (const auto& r : line.at("results")) CHECK(r.at("p50_ns").get<std::int64_t>() > 0);
     }
@@ -186,7 +187,7 @@ TEST_CASE("bench_latency_pins_each_side_to_its_own_cpu_with_cpus") {
   const auto lines = run_bench({"latency", "--rounds", "300", "--repeat", "1", "--size", "64",
                                 "--transports", "ferry,cacheline", "--cpus", "0,1", "--json"});
   REQUIRE(lines.size() == 1);
-  CAPTURE(lines[0].dump());
+  CAPTURE(ferry::test::json_text(lines[0]));
   CHECK(lines[0].at("pinned") == true);
   CHECK(lines[0].at("cpus") == Json::array({0, 1}));
   CHECK(transports_of(lines[0]) == std::vector<std::string>{"ferry", "cacheline"});

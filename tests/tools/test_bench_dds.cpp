@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench_test_util.hpp"
+#include "json_text.hpp"
 
 using namespace ferry::test;
 using namespace ferry::test::bench;
@@ -65,7 +66,7 @@ TEST_CASE("bench_measures_the_dds_comparators_next_to_ferry_and_the_floor" *
   REQUIRE(latency.size() == 2);
   CHECK(latency[1].at("size") == 3110400);
   for (const auto& line : latency) {
-    CAPTURE(line.dump());
+    CAPTURE(ferry::test::json_text(line));
     CHECK(transports_of(line) == expected);
     CHECK(line.at("floor_p50_ns").get<std::int64_t>() > 0);
     for (const auto& r : line.at("results")) {
@@ -83,7 +84,7 @@ TEST_CASE("bench_measures_the_dds_comparators_next_to_ferry_and_the_floor" *
                                      "--seconds", "0.2", "--repeat", "1", "--json"},
                                     "ferry bench: fastdds at ");
   REQUIRE(throughput.size() == 1);
-  CAPTURE(throughput[0].dump());
+  CAPTURE(ferry::test::json_text(throughput[0]));
   CHECK(transports_of(throughput[0]) == streamed);
   for (const auto& r : throughput[0].at("results")) {
     CHECK(r.at("msgs_per_s").get<double>() > 0);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bench_test_util.hpp"
+#include "json_text.hpp"
 
 using namespace ferry::test::bench;
 
@@ -16,7 +17,7 @@ TEST_CASE("bench_scale_matches_every_pair_and_reports_ferryd_costs") {
                                 "--traffic-seconds", "0.6", "--repeat", "2", "--json"});
   REQUIRE(lines.size() == 1);
   const Json& j = lines.front();
-  CAPTURE(j.dump());
+  CAPTURE(ferry::test::json_text(j));
   CHECK(j.at("bench") == "scale");
   CHECK(j.at("nodes") == 6);
   CHECK(j.at("topics") == 3);
@@ -50,7 +51,7 @@ TEST_CASE("bench_fanout_times_the_publisher_and_the_first_and_last_subscriber_pe
   CHECK(lines[0].at("subscribers") == 1);
   CHECK(lines[1].at("subscribers") == 3);
   for (const auto& line : lines) {
-    CAPTURE(line.dump());
+    CAPTURE(ferry::test::json_text(line));
     CHECK(line.at("bench") == "fanout");
     CHECK(line.at("size") == 64);
     CHECK(line.at("samples") == 50);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench_test_util.hpp"
+#include "json_text.hpp"
 
 using namespace ferry::test;
 using namespace ferry::test::bench;
@@ -66,7 +67,7 @@ TEST_CASE("bench_measures_iceoryx_next_to_ferry_and_stops_its_roudi" *
   CHECK(latency[0].at("size") == 64);
   CHECK(latency[1].at("size") == 3110400);
   for (const auto& line : latency) {
-    CAPTURE(line.dump());
+    CAPTURE(ferry::test::json_text(line));
     CHECK(transports_of(line) == std::vector<std::string>{"ferry", "iceoryx"});
     for (const auto& r : line.at("results")) {
       const auto p50 = r.at("p50_ns").get<std::int64_t>();
@@ -81,7 +82,7 @@ TEST_CASE("bench_measures_iceoryx_next_to_ferry_and_stops_its_roudi" *
   const auto throughput = run_bench({"throughput", "--size", "64", "--transports", "ferry,iceoryx",
                                      "--seconds", "0.2", "--repeat", "1", "--json"});
   REQUIRE(throughput.size() == 1);
-  CAPTURE(throughput[0].dump());
+  CAPTURE(ferry::test::json_text(throughput[0]));
   CHECK(transports_of(throughput[0]) == std::vector<std::string>{"ferry", "iceoryx"});
   for (const auto& r : throughput[0].at("results")) {
     CHECK(r.at("msgs_per_s").get<double>() > 0);

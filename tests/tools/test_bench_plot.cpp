@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "bench_test_util.hpp"
+#include "json_text.hpp"
 
 using namespace ferry::test;
 using namespace ferry::test::bench;
@@ -18,7 +19,7 @@ namespace {
 
 void write_lines(const std::filesystem::path& path, const std::vector<Json>& lines) {
   std::ofstream out(path, std::ios::app);
-  for (const auto& line : lines) out << line.dump() << '\n';
+  for (const auto& line : lines) out << ferry::test::json_text(line) << '\n';
 }
 
 std::string slurp(const std::filesystem::path& path) {

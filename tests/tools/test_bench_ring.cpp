@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon_fixture.hpp"
+#include "json_text.hpp"
 #include "test_domain.hpp"
 
 using namespace ferry::test;
@@ -44,7 +45,7 @@ TEST_CASE("bench_ring_json_has_every_key_of_every_transport") {
   INFO("stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
   const Json doc = Json::parse(r.out);  // one document: throws (fails the test) if not JSON
-  CAPTURE(doc.dump());
+  CAPTURE(ferry::test::json_text(doc));
 
   for (const char* key : {"cpu", "cores", "kernel", "clocksource", "compiler"}) {
     CHECK(doc.at("machine").contains(key));
@@ -65,7 +66,7 @@ TEST_CASE("bench_ring_json_has_every_key_of_every_transport") {
                                                                       "raw-ring-futex",
                                                                       "unix-socket", "pipe"});
   for (const auto& t : tput.at("results")) {
-    CAPTURE(t.dump());
+    CAPTURE(ferry::test::json_text(t));
     CHECK(t.at("msgs_per_s").is_number_integer());
     CHECK(t.at("msgs_per_s").get<std::int64_t>() > 0);
     CHECK(t.at("bytes_per_s").get<std::int64_t>() > t.at("msgs_per_s").get<std::int64_t>());
@@ -82,7 +83,7 @@ TEST_CASE("bench_ring_json_has_every_key_of_every_transport") {
                                                                      "raw-ring-sleep",
                                                                      "unix-socket", "pipe"});
   for (const auto& l : lat.at("results")) {
-    CAPTURE(l.dump());
+    CAPTURE(ferry::test::json_text(l));
     const auto p50 = l.at("p50_ns").get<std::int64_t>();
     CHECK(p50 > 0);
     CHECK(p50 <= l.at("p90_ns").get<std::int64_t>());
@@ -100,7 +101,7 @@ TEST_CASE("bench_ring_only_runs_the_named_transports_and_keeps_the_shape") {
   INFO("stderr: " << r.err);
   REQUIRE(r.exit_code == 0);
   const Json doc = Json::parse(r.out);
-  CAPTURE(doc.dump());
+  CAPTURE(ferry::test::json_text(doc));
   CHECK(doc.at("cpus") == Json::array({1, 0}));
   CHECK(transports_of(doc.at("throughput").at("results")) == std::vector<std::string>{"pipe"});
   CHECK(transports_of(doc.at("latency").at("results")) == std::vector<std::string>{"pipe"});

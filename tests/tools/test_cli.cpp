@@ -15,6 +15,7 @@
 
 #include "daemon_fixture.hpp"
 #include "ferry/transport/names.hpp"
+#include "json_text.hpp"
 #include "pubsub_util.hpp"
 #include "temp_files.hpp"
 #include "test_domain.hpp"
@@ -169,7 +170,7 @@ TEST_CASE("ferry topic list shows declared and live topics, as a table and as JS
 
   const auto json_run = run_program(domain, {bin_path("ferry"), "topic", "list", "--json"});
   REQUIRE(json_run.exit_code == 0);
-  const auto topics = nlohmann::json::parse(json_run.out);
+  const auto topics = ferry::test::parse_json(json_run.out);
   REQUIRE(topics.is_array());
   REQUIRE(topics.size() == 1);
   CHECK(topics[0]["name"] == "robot/pose");
@@ -267,8 +268,8 @@ TEST_CASE(
     const auto r = ferry_elsewhere(domain, c.args);
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
-    REQUIRE_NOTHROW(nlohmann::json::parse(r.out));
-    CHECK(c.ok(nlohmann::json::parse(r.out)));
+    REQUIRE_NOTHROW(ferry::test::parse_json(r.out));
+    CHECK(c.ok(ferry::test::parse_json(r.out)));
   }
 
   // clean after the verb reaches the served domain: refused, it is alive.
@@ -279,7 +280,7 @@ TEST_CASE(
   // ... and a domain nobody serves has nothing to clean.
   const auto dead = run_program(domain, {bin_path("ferry"), "clean", "--domain", wrong, "--json"});
   CHECK(dead.exit_code == 0);
-  CHECK(nlohmann::json::parse(dead.out)["domain"] == wrong);
+  CHECK(ferry::test::parse_json(dead.out)["domain"] == wrong);
 
   // A wrong domain after the verb fails as before the verb: exit 1 naming its socket.
   for (const std::vector<std::string>& args : {std::vector<std::string>{"topic", "list"},

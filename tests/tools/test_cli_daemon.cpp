@@ -23,6 +23,7 @@
 #include "ferry/discovery/pid_file.hpp"
 #include "ferry/discovery/socket.hpp"
 #include "ferry/transport/names.hpp"
+#include "json_text.hpp"
 #include "privileges.hpp"
 #include "pubsub_util.hpp"
 #include "temp_files.hpp"
@@ -265,7 +266,7 @@ TEST_CASE("ferry clean removes what a killed ferryd left and then finds nothing 
   const auto again =
       run_program(domain, {bin_path("ferry"), "--domain", domain.name(), "clean", "--json"});
   CHECK(again.exit_code == 0);
-  const auto json = nlohmann::json::parse(again.out);
+  const auto json = ferry::test::parse_json(again.out);
   CHECK(json["domain"] == domain.name());
   CHECK(json["objects"].empty());
   CHECK(json["socket"].is_null());

@@ -323,7 +323,7 @@ TEST_CASE("pool shows every size class with its chunks accounted for") {
                                    "  - { chunk_size: 4KiB, count: 16 }\n"
                                    "  - { chunk_size: 64KiB, count: 4 }\n"));
   const json pool = ferry_json(domain, {"pool"});
-  CAPTURE(pool.dump());
+  CAPTURE(ferry::test::json_text(pool));
   REQUIRE(pool["classes"].is_array());
   REQUIRE(pool["classes"].size() == 2);
   const std::uint64_t sizes[] = {4096, 65536};
@@ -479,7 +479,7 @@ TEST_CASE(
         0);  // observers are not counted
 
   REQUIRE(js.wait() == 0);
-  const json v = json::parse(js.out());
+  const json v = ferry::test::parse_json(js.out());
   CHECK(v["size"] == 40);
   CHECK(v["hex"].get<std::string>().substr(0, 8) == "a0a1a2a3");
   CHECK(v["hex"].get<std::string>().size() == 64);  // the first 32 bytes

@@ -9,6 +9,7 @@
 
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
+#include "json_text.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
 
@@ -82,7 +83,7 @@ TEST_CASE("topic echo shows a loaned sample's values, small and larger than a sl
   CHECK(shots.publish(std::move(*shot)).error == std::nullopt);
 
   REQUIRE(pose_json.wait() == 0);
-  const json p = json::parse(pose_json.out());
+  const json p = ferry::test::parse_json(pose_json.out());
   CHECK(p["stamp_ns"] == 123456789);
   CHECK(p["x"] == 1.5);
   CHECK(p["y"] == -2.25);
@@ -96,7 +97,7 @@ TEST_CASE("topic echo shows a loaned sample's values, small and larger than a sl
   CHECK(text.find("frame: \"map\"\n") != std::string::npos);
 
   REQUIRE(shot_json.wait() == 0);
-  const json s = json::parse(shot_json.out());
+  const json s = ferry::test::parse_json(shot_json.out());
   CHECK(s["id"] == 42);
   CHECK(s["exposure"] == 0.125);
   CHECK(s["tag"] == "cam0");

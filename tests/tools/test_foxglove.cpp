@@ -4,6 +4,7 @@
 // decoding with the schemas the server advertises. Every process's exit
 // status is checked. The stalled client is test_foxglove_stall.cpp.
 #include "foxglove_test_util.hpp"
+#include "json_text.hpp"
 
 using namespace std::chrono_literals;
 using namespace fox_test;
@@ -140,7 +141,7 @@ TEST_CASE_FIXTURE(Served,
     // a machine busy with other tests: keeping up is a figure for the
     // benchmarks, not a test's assertion), a status saying so.
     if (!r["statuses"].empty()) {
-      MESSAGE("a client fell behind and was told: " << r["statuses"].dump());
+      MESSAGE("a client fell behind and was told: " << ferry::test::json_text(r["statuses"]));
       dropped = true;
       continue;
     }
@@ -200,7 +201,7 @@ TEST_CASE_FIXTURE(Served,
   for (const auto& refusal : r["refused"]) {
     const std::string what = refusal["what"];
     CAPTURE(what);
-    CAPTURE(refusal.dump());
+    CAPTURE(ferry::test::json_text(refusal));
     REQUIRE(refusal["status"].size() >= 1);
     CHECK(refusal["status"][0]["level"] == 2);
     CHECK(refusal["status"][0]["message"].get<std::string>().find(expected.at(what)) !=
@@ -216,7 +217,7 @@ TEST_CASE_FIXTURE(Served,
   Client hostile(domain, "hostile",
                  {{"url", fox.url}, {"max_clients", 3}, {"alive_topic", "robot/pose"}});
   const json r = hostile.result();
-  CAPTURE(r.dump());
+  CAPTURE(ferry::test::json_text(r));
   CHECK(r["plain_http"]["status"] == 426);
   CHECK(r["no_subprotocol"]["status"] == 400);
   CHECK(r["wrong_subprotocol"]["status"] == 400);

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "events.hpp"
+#include "json_text.hpp"
 #include "protocol.hpp"
 #include "send_queue.hpp"
 
@@ -29,7 +30,7 @@ OutMessage message(ChannelId channel, std::size_t size, std::uint64_t stamp = 0)
 }  // namespace
 
 TEST_CASE("serverInfo declares clientPublish and the cdr encoding") {
-  const json j = json::parse(server_info_json("ferry foxglove", "42", "demo"));
+  const json j = ferry::test::parse_json(server_info_json("ferry foxglove", "42", "demo"));
   CHECK(j["op"] == "serverInfo");
   CHECK(j["capabilities"] == json::array({"clientPublish"}));
   CHECK(j["supportedEncodings"] == json::array({"cdr"}));
@@ -40,7 +41,7 @@ TEST_CASE("serverInfo declares clientPublish and the cdr encoding") {
 TEST_CASE("advertise carries cdr, the schema name, ros2msg and the schema text") {
   const std::vector<ChannelDescription> channels = {
       {3, "robot/pose", "geo/msg/Pose", "float64 x\n"}};
-  const json j = json::parse(advertise_json(channels));
+  const json j = ferry::test::parse_json(advertise_json(channels));
   CHECK(j["op"] == "advertise");
   REQUIRE(j["channels"].size() == 1);
   CHECK(j["channels"][0] == json{{"id", 3},
@@ -50,12 +51,13 @@ TEST_CASE("advertise carries cdr, the schema name, ros2msg and the schema text")
                                  {"schema", "float64 x\n"},
                                  {"schemaEncoding", "ros2msg"}});
   const std::vector<ChannelId> gone = {3, 4};
-  CHECK(json::parse(unadvertise_json(gone)) == json{{"op", "unadvertise"}, {"channelIds", {3, 4}}});
+  CHECK(ferry::test::parse_json(unadvertise_json(gone)) ==
+        json{{"op", "unadvertise"}, {"channelIds", {3, 4}}});
 }
 
 TEST_CASE("a status quoting invalid UTF-8 is still valid JSON") {
   const std::string bad = "op '\xff\xfe'";
-  const json j = json::parse(status_json(StatusLevel::Warning, bad, "id1"));
+  const json j = ferry::test::parse_json(status_json(StatusLevel::Warning, bad, "id1"));
   CHECK(j["level"] == 1);
   CHECK(j["id"] == "id1");
 }

@@ -16,6 +16,7 @@
 
 #include "daemon_fixture.hpp"
 #include "image_pattern.hpp"
+#include "json_text.hpp"
 #include "test_domain.hpp"
 
 using namespace ferry::test;
@@ -85,7 +86,7 @@ TEST_CASE("echo and pub: strings as strings, sequences as lists, bounds refused 
   r = run_program(domain, {ferry, "topic", "echo", "camera/info", "--count", "1", "--json"},
                   std::chrono::seconds(10));
   REQUIRE(r.exit_code == 0);
-  const auto j = nlohmann::json::parse(r.out);
+  const auto j = ferry::test::parse_json(r.out);
   CHECK(j["header"]["frame_id"] == "cam0");
   CHECK(j["distortion_model"] == "plumb_bob");
   CHECK(j["d"] == nlohmann::json::array({0.5, -1.25}));
@@ -118,14 +119,14 @@ TEST_CASE("echo and pub: strings as strings, sequences as lists, bounds refused 
   r = run_program(domain, {ferry, "topic", "echo", "camera/image", "--count", "1", "--json"},
                   std::chrono::seconds(10));
   REQUIRE(r.exit_code == 0);
-  auto image = nlohmann::json::parse(r.out);
+  auto image = ferry::test::parse_json(r.out);
   CHECK(image["encoding"] == "mono8");
   CHECK(image["data"]["size"] == 300);
   r = run_program(domain,
                   {ferry, "topic", "echo", "camera/image", "--count", "1", "--json", "--full"},
                   std::chrono::seconds(10));
   REQUIRE(r.exit_code == 0);
-  image = nlohmann::json::parse(r.out);
+  image = ferry::test::parse_json(r.out);
   REQUIRE(image["data"].size() == 300);
   CHECK(image["data"][299] == 7);
   images.kill(SIGKILL);

@@ -24,6 +24,7 @@
 #include "ferry/config/load.hpp"
 #include "ferry/config/ros2msg.hpp"
 #include "hex.hpp"
+#include "json_text.hpp"
 #include "sensor_msgs.hpp"
 #include "test_domain.hpp"
 
@@ -184,12 +185,12 @@ TEST_CASE("the shipped definitions equal ROS 2's, and their CDR the reference se
                          {"cdr", hex(cdr)}});
   }
   const auto file = temp_file("cases.json");
-  std::ofstream(file) << cases.dump();
+  std::ofstream(file) << ferry::test::json_text(cases);
   const auto results = run_messages_js(domain, {file.string()});
   std::filesystem::remove(file);
   REQUIRE(results.size() == std::size(kShipped));
   for (const Json& r : results) {
-    INFO(r.dump());
+    INFO(ferry::test::json_text(r));
     CHECK(r["ok"] == true);
   }
 }
@@ -257,7 +258,7 @@ TEST_CASE("an MCAP recording of sensor_msgs/msg/Image decodes with ROS 2's own d
   REQUIRE(results.size() == kImages);
   for (std::uint32_t i = 0; i < kImages; ++i) {
     const Json& m = results[i];
-    INFO(m.dump().substr(0, 400));
+    INFO(ferry::test::json_text(m).substr(0, 400));
     CHECK(m["schema_name"] == "sensor_msgs/msg/Image");
     const bool big = i % 2 == 1;
     CHECK(m["header"]["stamp"]["sec"] == 100 + i);

@@ -16,6 +16,7 @@
 
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
+#include "json_text.hpp"
 #include "pool_probe.hpp"
 #include "pubsub_util.hpp"
 #include "test_domain.hpp"
@@ -83,7 +84,7 @@ json first_json_line(const std::string& out) {
   std::istringstream in(out);
   std::string line;
   std::getline(in, line);
-  return json::parse(line);
+  return ferry::test::parse_json(line);
 }
 
 }  // namespace

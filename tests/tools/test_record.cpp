@@ -21,6 +21,7 @@
 #include "cli_test_util.hpp"
 #include "daemon_fixture.hpp"
 #include "ferry/bag/mcap_reader.hpp"
+#include "json_text.hpp"
 #include "record_test_util.hpp"
 #include "test_domain.hpp"
 
@@ -96,7 +97,7 @@ bool subscribed(const TestDomain& domain, const std::string& topic) {
   const auto give_up = Clock::now() + std::chrono::seconds(5);
   while (Clock::now() < give_up) {
     const auto r = run_program(domain, {bin_path("ferry"), "topic", "info", topic, "--json"});
-    if (r.exit_code == 0 && !nlohmann::json::parse(r.out)["subscribers"].empty()) return true;
+    if (r.exit_code == 0 && !ferry::test::parse_json(r.out)["subscribers"].empty()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
@@ -136,7 +137,7 @@ TEST_CASE("ferry record: three topics while they publish; play gives every sampl
   const auto info =
       run_program(served.domain, {bin_path("ferry"), "bag", "info", file.string(), "--json"});
   REQUIRE(info.exit_code == 0);
-  const auto j = nlohmann::json::parse(info.out);
+  const auto j = ferry::test::parse_json(info.out);
   CHECK(j["messages"] == total);
   CHECK(j["complete"] == true);
   std::map<std::string, std::uint64_t> counts;
@@ -322,8 +323,8 @@ TEST_CASE("ferry record: Ctrl-C ends with a complete file; kill -9 leaves its co
       const auto info =
           run_program(served.domain, {bin_path("ferry"), "bag", "info", file.string(), "--json"});
       CHECK(info.exit_code == (reader.summary().truncated_at ? 1 : 0));
-      CHECK(nlohmann::json::parse(info.out)["complete"] == false);
-      CHECK(nlohmann::json::parse(info.out)["messages"] == n);
+      CHECK(ferry::test::parse_json(info.out)["complete"] == false);
+      CHECK(ferry::test::parse_json(info.out)["messages"] == n);
     } else {
       INFO(recorder.err());
       CHECK(code == 0);
@@ -563,7 +564,7 @@ TEST_CASE("ferry record --observe: a stopped recorder never holds a block topic'
     const auto r =
         run_program(served.domain, {bin_path("ferry"), "topic", "info", "all", "--json"});
     if (r.exit_code != 0) return false;
-    const auto info = nlohmann::json::parse(r.out);  // named: the loop reads into it
+    const auto info = ferry::test::parse_json(r.out);  // named: the loop reads into it
     for (const auto& q : info["queues"])
       if (q.value("observer", false) && q.value("taken", 0) >= 1) return true;
     return false;
