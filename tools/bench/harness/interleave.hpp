@@ -37,6 +37,7 @@ template <class Transport, class Run>
   Progress progress(show_progress);
   RunPlan plan{.wait = wait, .run = 0, .domain = &domain, .all_sizes = sizes};
   for (int r = 0; r < repeat; ++r) {
+    plan.repeat = r;
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       for (std::size_t t = 0; t < transports.size(); ++t) {
         if (signals.interrupted()) return false;

@@ -98,7 +98,7 @@ Json spread_json(const Spread& sp) {
 
 // The median p50 of a row's cell `t`, 0 when it has none.
 std::int64_t p50_of(const std::vector<LatencyCell>& row, std::size_t t) {
-  return t < row.size() && !row[t].runs.empty() ? median_of(row[t].runs).p50 : 0;
+  return t < row.size() && !row[t].runs.empty() ? median_of(row[t].one_ways()).p50 : 0;
 }
 
 // The median over the repeats of cell a's p50 / cell b's p50 in the same
@@ -111,14 +111,14 @@ double paired_ratio(const Cell& a, const Cell& b, Value value) {
   for (std::size_t i = 0; i < a.runs.size(); ++i) {
     for (std::size_t j = 0; j < b.runs.size(); ++j) {
       const double below = value(b.runs[j]);
-      if (a.repeats[i] != b.repeats[j] || below <= 0) continue;
+      if (a.runs[i].repeat != b.runs[j].repeat || below <= 0) continue;
       ratios.push_back(value(a.runs[i]) / below);
     }
   }
   return ratios.empty() ? 0.0 : median(ratios);
 }
 double paired_p50_ratio(const LatencyCell& a, const LatencyCell& b) {
-  return paired_ratio(a, b, [](const Percentiles& p) { return static_cast<double>(p.p50); });
+  return paired_ratio(a, b, [](const LatencyRun& r) { return static_cast<double>(r.one_way.p50); });
 }
 double paired_rate_ratio(const std::vector<ThroughputCell>& row, std::size_t a, std::size_t b) {
   if (a >= row.size() || b >= row.size()) return 0.0;
@@ -128,9 +128,8 @@ double paired_p50_ratio(const std::vector<LatencyCell>& row, std::size_t a, std:
   return a < row.size() && b < row.size() ? paired_p50_ratio(row[a], row[b]) : 0.0;
 }
 Json ratio_json(double r) { return r > 0 ? Json(r) : Json(); }
-std::string paired(double r) {
-  return r >= 10 ? fmt::format("x {:.0f}", r) : fmt::format("x {:.2f}", r);
-}
+// A ratio already divided (paired_*_ratio), as ratio() prints it: n/a when there is none.
+std::string ratio_text(double r) { return ratio(r, 1.0); }
 
 std::string range_ns(const Spread& sp) {
   return sp.min.p50 == sp.max.p50
@@ -139,6 +138,13 @@ std::string range_ns(const Spread& sp) {
 }
 
 }  // namespace
+
+std::vector<Percentiles> LatencyCell::one_ways() const {
+  std::vector<Percentiles> out;
+  out.reserve(runs.size());
+  for (const LatencyRun& r : runs) out.push_back(r.one_way);
+  return out;
+}
 
 std::string size_label(std::uint64_t bytes) { return config::format_size(bytes); }
 
@@ -150,11 +156,11 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
       Json results = Json::array();
       const auto& row = table.cells[i];
       const Percentiles ferry =
-          fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
+          fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].one_ways()) : Percentiles{};
       const std::int64_t floor = p50_of(row, floor_i);
       for (std::size_t t = 0; t < row.size(); ++t) {
         if (row[t].runs.empty()) continue;  // every run failed: reported on stderr
-        const Percentiles m = median_of(row[t].runs);
+        const Percentiles m = median_of(row[t].one_ways());
         results.push_back(Json{
             {"transport", s.transports[t]},
             {"p50_ns", m.p50},
@@ -171,7 +177,7 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
              floor > 0 ? Json(static_cast<double>(m.p50) / static_cast<double>(floor)) : Json()},
             {"p50_vs_ferry_paired", ratio_json(paired_p50_ratio(row, t, fi))},
             {"p50_vs_floor_paired", ratio_json(paired_p50_ratio(row, t, floor_i))},
-            {"spread", spread_json(spread_of(row[t].runs))}});
+            {"spread", spread_json(spread_of(row[t].one_ways()))}});
       }
       const Json line{{"kind", "latency"},
                       {"size", table.sizes[i]},
@@ -198,7 +204,7 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
   for (std::size_t i = 0; i < table.sizes.size(); ++i) {
     const auto& row = table.cells[i];
     const Percentiles ferry =
-        fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].runs) : Percentiles{};
+        fi < row.size() && !row[fi].runs.empty() ? median_of(row[fi].one_ways()) : Percentiles{};
     const std::int64_t floor = p50_of(row, floor_i);
     fmt::print(out, "\n{:<26} {:>9} {:>9} {:>9} {:>9} {:>9}  {:>18} {:>9} {:>9}\n",
                fmt::format("{} ({} rounds)", size_label(table.sizes[i]), table.rounds[i]), "p50",
@@ -208,7 +214,7 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
         fmt::print(out, "  {:<24} every run FAILED (see below)\n", s.transports[t]);
         continue;
       }
-      const Percentiles m = median_of(row[t].runs);
+      const Percentiles m = median_of(row[t].one_ways());
       const std::string note =
           row[t].failed.count > 0
               ? fmt::format("   ({} of {} runs failed)", row[t].failed.count,
@@ -216,7 +222,7 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
               : "";
       fmt::print(out, "  {:<24} {:>9} {:>9} {:>9} {:>9} {:>9}  {:>18} {:>9} {:>9}{}\n",
                  s.transports[t], human_ns(m.p50), human_ns(m.p90), human_ns(m.p99),
-                 human_ns(m.p999), human_ns(m.max), range_ns(spread_of(row[t].runs)),
+                 human_ns(m.p999), human_ns(m.max), range_ns(spread_of(row[t].one_ways())),
                  ratio(static_cast<double>(m.p50), static_cast<double>(ferry.p50)),
                  ratio(static_cast<double>(m.p50), static_cast<double>(floor)), note);
     }
@@ -227,9 +233,9 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
       const double vs_floor = t == floor_i ? 0.0 : paired_p50_ratio(row, t, floor_i);
       if (vs_ferry <= 0 && vs_floor <= 0) continue;
       pairs += fmt::format("{}{} {}", pairs.empty() ? "" : "; ", s.transports[t],
-                           vs_ferry > 0 ? paired(vs_ferry) + " ferry" : "");
+                           vs_ferry > 0 ? ratio_text(vs_ferry) + " ferry" : "");
       if (vs_floor > 0)
-        pairs += fmt::format("{}{} floor", vs_ferry > 0 ? ", " : "", paired(vs_floor));
+        pairs += fmt::format("{}{} floor", vs_ferry > 0 ? ", " : "", ratio_text(vs_floor));
     }
     if (!pairs.empty() && s.repeat > 1)
       fmt::print(out, "  within each repeat (median of the repeats' ratios): {}\n", pairs);
@@ -246,8 +252,8 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
       if (table.sizes[i] < table.sizes[lo]) lo = i;
       if (table.sizes[i] > table.sizes[hi]) hi = i;
     }
-    const auto& a = table.cells[lo][fi].runs;
-    const auto& b = table.cells[hi][fi].runs;
+    const auto a = table.cells[lo][fi].one_ways();
+    const auto b = table.cells[hi][fi].one_ways();
     if (!a.empty() && !b.empty()) {
       const std::int64_t p_lo = median_of(a).p50;
       const std::int64_t p_hi = median_of(b).p50;
@@ -255,7 +261,7 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
                  size_label(table.sizes[hi]),
                  ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)),
                  size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo),
-                 paired(paired_p50_ratio(table.cells[hi][fi], table.cells[lo][fi])));
+                 ratio_text(paired_p50_ratio(table.cells[hi][fi], table.cells[lo][fi])));
     }
   }
   fmt::print(out,
@@ -274,7 +280,8 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
       total.push_back(r.total_msgs_per_s);
       errors += r.errors;
     }
-    return ThroughputRun{median(m), median(total), errors};
+    return ThroughputRun{
+        .msgs_per_s = median(m), .total_msgs_per_s = median(total), .errors = errors};
   };
   auto rate_range = [](const ThroughputCell& c) {
     double lo = 0, hi = 0;
@@ -358,7 +365,7 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
     for (std::size_t t = 0; t < row.size(); ++t) {
       const double r = t == fi ? 0.0 : paired_rate_ratio(row, t, fi);
       if (r > 0)
-        pairs += fmt::format("{}{} {}", pairs.empty() ? "" : "; ", s.transports[t], paired(r));
+        pairs += fmt::format("{}{} {}", pairs.empty() ? "" : "; ", s.transports[t], ratio_text(r));
     }
     if (!pairs.empty() && s.repeat > 1)
       fmt::print(out, "  vs ferry within each repeat (median of the repeats' ratios): {}\n", pairs);

@@ -39,10 +39,15 @@ struct Failures {
   }
 };
 
+struct LatencyRun {
+  int repeat = 0;  // RunPlan::repeat
+  Percentiles one_way;
+};
 struct LatencyCell {
-  std::vector<Percentiles> runs;  // successful runs only
-  std::vector<int> repeats;       // the repeat each of `runs` came from
+  std::vector<LatencyRun> runs;  // successful runs only
   Failures failed;
+  // Each run's one-way percentiles, in run order.
+  [[nodiscard]] std::vector<Percentiles> one_ways() const;
 };
 struct LatencyTable {
   std::vector<std::uint64_t> sizes;
@@ -51,13 +56,13 @@ struct LatencyTable {
 };
 
 struct ThroughputRun {
+  int repeat = 0;               // RunPlan::repeat
   double msgs_per_s = 0;        // the slowest receiver's rate: the stream every subscriber got
   double total_msgs_per_s = 0;  // summed over receivers
   std::uint64_t errors = 0;
 };
 struct ThroughputCell {
-  std::vector<ThroughputRun> runs;
-  std::vector<int> repeats;  // the repeat each of `runs` came from
+  std::vector<ThroughputRun> runs;  // successful runs only
   Failures failed;
 };
 struct ThroughputTable {

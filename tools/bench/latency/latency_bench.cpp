@@ -62,9 +62,7 @@ int run_latency(LatencyOptions o, std::FILE* out) {
                             },
                             [&] {
                               if (control.get().latency.ok == 0) return false;
-                              cell.runs.push_back(control.get().latency.one_way);
-                              cell.repeats.push_back(
-                                  static_cast<int>(run.run / (o.sizes.size() * transports.size())));
+                              cell.runs.push_back({run.repeat, control.get().latency.one_way});
                               return true;
                             });
                       });

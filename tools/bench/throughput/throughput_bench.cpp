@@ -85,9 +85,8 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
                 result.total_msgs_per_s += rate;
                 result.errors += rx.errors;
               }
+              result.repeat = run.repeat;
               cell.runs.push_back(result);
-              cell.repeats.push_back(
-                  static_cast<int>(run.run / (o.sizes.size() * transports.size())));
               return true;
             });
       });
