@@ -93,8 +93,11 @@ class Publisher {
   }
   /// Waits until at least `count` subscribers are matched (subscriber_count()
   /// >= count; observers are not counted) or `timeout` passed. True when they
-  /// are: a publish() after that reaches them. For start-up, before the first
-  /// publish; it polls, so keep it off the hot path.
+  /// are: a publish() after that reaches them. The subscriber's side may
+  /// learn of the match a moment later: the sample waits in its queue, but a
+  /// take() made at once can still find nothing (Subscriber::publisher_count()
+  /// says when it can). For start-up, before the first publish; it polls, so
+  /// keep it off the hot path.
   [[nodiscard]] bool wait_for_subscribers(std::uint32_t count,
                                           std::chrono::nanoseconds timeout) const noexcept {
     return port_->wait_for_subscribers(count, timeout);
