@@ -7,6 +7,7 @@
 
 #include "ferry/discovery/objects.hpp"
 #include "fork_guard.hpp"
+#include "log_gate.hpp"
 
 namespace ferry::detail {
 
@@ -74,8 +75,9 @@ void DomainPoolView::settle_if_done(transport::NodeSlot peer, PeerQueues& entry)
   }
   if (entry.dead) {
     if (const std::uint64_t settled = pool.settle_pending(owner, peer); settled > 0) {
-      spdlog::debug("settled {} reference(s) the dead node (owner {}) gave but never queued",
-                    settled, peer);
+      log_line(spdlog::level::debug,
+               "settled {} reference(s) the dead node (owner {}) gave but never queued", settled,
+               peer);
     }
   }
   // ferryd reuses an owner id only after we acknowledged its node's death:

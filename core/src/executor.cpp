@@ -12,6 +12,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "log_gate.hpp"
+
 namespace ferry {
 
 namespace {
@@ -83,7 +85,8 @@ std::size_t Executor::run_due_timers() {
     const Tick tick{t.due(), now, missed, t.next};
     ++t.next;  // before the call: a throwing callback does not repeat its tick
     if (missed > 0)
-      spdlog::debug("ferry executor: a {} ns timer missed {} ticks", t.period.count(), missed);
+      detail::log_line(spdlog::level::debug, "ferry executor: a {} ns timer missed {} ticks",
+                       t.period.count(), missed);
     t.callback(tick);
     ++ran;
   }

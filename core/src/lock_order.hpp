@@ -17,7 +17,9 @@
 //
 // Leaves, not ranked: ClosedHeldSamples::mutex (held_samples.cpp; taken
 // under 3 when a SubscriberState ends there), g_signals_mutex (executor.cpp;
-// taken alone), spdlog's own (logging under any of these). Each takes no
+// taken alone), log_gate() (shared, by every log line of ours, and around
+// it spdlog's own: logging under any of these; exclusive only in fork()'s
+// prepare handler, by a user's thread that holds none of ours). Each takes no
 // other mutex while held, so it closes no cycle whatever is held when it is
 // taken: plain std::mutex.
 // Lock-free by design, so outside the order: everything on the hot path

@@ -21,6 +21,7 @@
 #include "ferry/discovery/protocol.hpp"
 #include "ferry/error.hpp"
 #include "fork_guard.hpp"
+#include "log_gate.hpp"
 #include "publisher_state.hpp"
 #include "subscriber_state.hpp"
 
@@ -63,14 +64,15 @@ NodeRuntime::Session NodeRuntime::open_session(const std::string& name, const st
     session.pool->lock = std::move(sent);
   } else {
     if (!session.client.welcome_lock_error().empty()) {
-      spdlog::warn("node '{}': {}", name, session.client.welcome_lock_error());
+      log_line(spdlog::level::warn, "node '{}': {}", name, session.client.welcome_lock_error());
     }
     if (auto lock =
             discovery::NodeLock::take(domain, welcome.node_slot, discovery::runtime_dir())) {
       session.pool->lock = std::move(*lock);
     } else {
-      spdlog::warn("node '{}': {}; ferryd will judge this node's liveness by its pid", name,
-                   lock.error());
+      log_line(spdlog::level::warn,
+               "node '{}': {}; ferryd will judge this node's liveness by its pid", name,
+               lock.error());
     }
   }
   if (!welcome.registry_shm.empty()) {
@@ -110,6 +112,7 @@ std::shared_ptr<NodeRuntime> NodeRuntime::start(std::string name, const NodeOpti
   // thread exists, so that threads logging for the first time at once do
   // not race on it (TSan saw two runtime threads do so).
   (void)spdlog::default_logger_raw();
+  (void)log_gate();  // and the fork handlers that keep our log lines out of a child
   Session session = open_session(name, *domain, options.request_timeout);
   std::shared_ptr<NodeRuntime> runtime(
       new NodeRuntime(std::move(name), *domain, options.request_timeout, std::move(session)));
@@ -203,7 +206,7 @@ void NodeRuntime::rejoin() {
     dead_reason_.clear();
     replied_.notify_all();
   }
-  spdlog::info("node '{}' joined domain '{}' again", name_, domain_);
+  log_line(spdlog::level::info, "node '{}' joined domain '{}' again", name_, domain_);
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -401,7 +404,7 @@ void NodeRuntime::mark_dead(const std::string& why) {
     }
     replied_.notify_all();
   }
-  spdlog::error("node '{}': {}", name_, why);
+  log_line(spdlog::level::err, "node '{}': {}", name_, why);
   for (auto& port : ports) port->mark_dead();
 }
 
@@ -440,8 +443,8 @@ void NodeRuntime::serve() {
       }
       // The daemon is gone. Established flows keep going without it; new
       // ports wait until a daemon is back.
-      spdlog::warn("node '{}': lost the connection to ferryd of domain '{}': {}", name_, domain_,
-                   received.error().message);
+      log_line(spdlog::level::warn, "node '{}': lost the connection to ferryd of domain '{}': {}",
+               name_, domain_, received.error().message);
       {
         std::lock_guard lock(mutex_);
         connected_ = false;
@@ -452,8 +455,8 @@ void NodeRuntime::serve() {
     }
     auto envelope = discovery::decode(std::span<const std::byte>(buffer.data(), *received));
     if (!envelope) {
-      spdlog::error("node '{}': malformed message from ferryd: {}", name_,
-                    envelope.error().message);
+      log_line(spdlog::level::err, "node '{}': malformed message from ferryd: {}", name_,
+               envelope.error().message);
       continue;
     }
     on_message(envelope->request_id, std::move(envelope->message));
@@ -526,8 +529,9 @@ bool NodeRuntime::reconnect(std::uint64_t& last_beat_ms) {
       connected_ = true;
       replied_.notify_all();
     }
-    spdlog::info("node '{}' reconnected to ferryd of domain '{}' and re-registered {} port(s)",
-                 name_, domain_, ports.size());
+    log_line(spdlog::level::info,
+             "node '{}' reconnected to ferryd of domain '{}' and re-registered {} port(s)", name_,
+             domain_, ports.size());
     return true;
   }
   return false;
@@ -595,7 +599,7 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
       if (error->code == discovery::RefusalCode::NodeExpired) {
         mark_dead(error->message);
       } else {
-        spdlog::error("node '{}': ferryd says: {}", name_, error->message);
+        log_line(spdlog::level::err, "node '{}': ferryd says: {}", name_, error->message);
       }
     }
     return;
@@ -604,8 +608,9 @@ void NodeRuntime::on_message(std::uint32_t request_id, discovery::Message messag
   destroying_bells_.erase(request_id);  // ferryd handled that DestroyPort
   if (auto r = resuming_.find(request_id); r != resuming_.end()) {
     if (const auto* error = std::get_if<discovery::Error>(&message)) {
-      spdlog::error("node '{}': could not re-register a port with the restarted ferryd: {}", name_,
-                    error->message);
+      log_line(spdlog::level::err,
+               "node '{}': could not re-register a port with the restarted ferryd: {}", name_,
+               error->message);
     }
     resuming_.erase(r);
     return;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "ferry/discovery/objects.hpp"
+#include "log_gate.hpp"
 
 namespace ferry::detail {
 
@@ -37,10 +38,10 @@ PublisherState::~PublisherState() {
 
 void PublisherState::revoke_given_to_dead(transport::NodeSlot dead_owner) noexcept {
   if (const std::uint64_t n = pool->pool.revoke_given(pool->owner, dead_owner); n > 0) {
-    spdlog::debug(
-        "publisher on '{}': revoked {} reference(s) given to the dead node (owner {}) "
-        "after ferryd reclaimed it",
-        topic, n, dead_owner);
+    log_line(spdlog::level::debug,
+             "publisher on '{}': revoked {} reference(s) given to the dead node (owner {}) "
+             "after ferryd reclaimed it",
+             topic, n, dead_owner);
   }
 }
 
@@ -137,12 +138,12 @@ void PublisherState::on_matched(const discovery::Matched& m) {
     end.reset(new PublisherQueueEnd{m.peer_port_id, m.peer_owner, std::move(ring), std::move(bell),
                                     std::move(*producer), 0, m.peer_observer});
   } catch (const std::exception& e) {
-    spdlog::error("publisher on '{}': cannot reach subscriber '{}' (pid {}): {}", topic,
-                  m.peer_node, m.peer_pid, e.what());
+    log_line(spdlog::level::err, "publisher on '{}': cannot reach subscriber '{}' (pid {}): {}",
+             topic, m.peer_node, m.peer_pid, e.what());
     return;
   }
-  spdlog::debug("publisher on '{}' matched {} '{}' (pid {})", topic,
-                m.peer_observer ? "observer" : "subscriber", m.peer_node, m.peer_pid);
+  log_line(spdlog::level::debug, "publisher on '{}' matched {} '{}' (pid {})", topic,
+           m.peer_observer ? "observer" : "subscriber", m.peer_node, m.peer_pid);
   PublisherQueueEnd* const added = end.get();
   const std::uint64_t subscriber = m.peer_identity;
   peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, subscriber};

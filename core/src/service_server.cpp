@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "ferry/detail/service_core.hpp"
+#include "log_gate.hpp"
 
 namespace ferry::detail {
 
@@ -53,10 +54,10 @@ PublisherPort* ServerCore::responder_for(std::uint64_t client) noexcept {
     const auto deadline = std::chrono::steady_clock::now() + match_timeout_;
     while (port->subscriber_count() == 0) {
       if (std::chrono::steady_clock::now() >= deadline) {
-        spdlog::warn(
-            "service '{}': client {} did not match its response queue within {} ms; "
-            "its call is not answered",
-            service_, client, match_timeout_.count());
+        log_line(spdlog::level::warn,
+                 "service '{}': client {} did not match its response queue within {} ms; "
+                 "its call is not answered",
+                 service_, client, match_timeout_.count());
         return nullptr;
       }
       std::this_thread::sleep_for(
@@ -66,7 +67,8 @@ PublisherPort* ServerCore::responder_for(std::uint64_t client) noexcept {
     last_ = responders_.size() - 1;
     return responders_.back().second.get();
   } catch (const std::exception& e) {
-    spdlog::warn("service '{}': cannot answer client {}: {}", service_, client, e.what());
+    log_line(spdlog::level::warn, "service '{}': cannot answer client {}: {}", service_, client,
+             e.what());
     return nullptr;
   }
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "ferry/discovery/objects.hpp"
+#include "log_gate.hpp"
 
 namespace ferry::detail {
 
@@ -65,12 +66,12 @@ void SubscriberState::on_matched(const discovery::Matched& m) {
     queue->peer_identity = m.peer_identity;
     queue->match_order = ++matched_so_far_;
   } catch (const std::exception& e) {
-    spdlog::error("subscriber on '{}': cannot reach publisher '{}' (pid {}): {}", topic,
-                  m.peer_node, m.peer_pid, e.what());
+    log_line(spdlog::level::err, "subscriber on '{}': cannot reach publisher '{}' (pid {}): {}",
+             topic, m.peer_node, m.peer_pid, e.what());
     return;
   }
-  spdlog::debug("subscriber on '{}' matched publisher '{}' (pid {})", topic, m.peer_node,
-                m.peer_pid);
+  log_line(spdlog::level::debug, "subscriber on '{}' matched publisher '{}' (pid {})", topic,
+           m.peer_node, m.peer_pid);
   pool->queue_opened(m.peer_owner);
   peer_owners_[m.peer_port_id] = PeerOf{m.peer_owner, queue->peer_identity};
   const bool replaces = replaces_old_queue(*queue);

@@ -3,11 +3,17 @@
 // its parent are its parent's: using them in the child is a clear error and
 // never touches the parent's queues.
 #include <doctest/doctest.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stop_token>
+#include <string_view>
 #include <thread>
 
 #include "daemon_fixture.hpp"
@@ -215,4 +221,65 @@ TEST_CASE_FIXTURE(Served,
   REQUIRE(s->has_value());
   CHECK((**s)->seq == 10);
   CHECK(consumer.max_backlog.load(std::memory_order_relaxed) == 20);
+}
+
+namespace {
+
+// A sink that holds its mutex for 300 ms while it writes a node's "matched"
+// line (its first one), and says when it started: a runtime thread caught
+// inside spdlog.
+class SlowMatchSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  std::atomic<bool> entered{false};
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    const std::string_view text(msg.payload.data(), msg.payload.size());
+    if (text.find("matched") != std::string_view::npos && !entered.exchange(true)) {
+      std::this_thread::sleep_for(300ms);
+    }
+  }
+  void flush_() override {}
+};
+
+// Makes `logger` spdlog's default logger for a scope (before any node of
+// the scope exists, after the last is gone: runtime threads read it).
+struct DefaultLoggerScope {
+  explicit DefaultLoggerScope(std::shared_ptr<spdlog::logger> logger)
+      : previous(spdlog::default_logger()) {
+    spdlog::set_default_logger(std::move(logger));
+  }
+  ~DefaultLoggerScope() { spdlog::set_default_logger(previous); }
+  DefaultLoggerScope(const DefaultLoggerScope&) = delete;
+  DefaultLoggerScope& operator=(const DefaultLoggerScope&) = delete;
+  std::shared_ptr<spdlog::logger> previous;
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Served,
+                  "a fork() while a node's runtime thread is inside spdlog leaves the child free "
+                  "to log") {
+  // spdlog's sinks write under a mutex: a child forked while another thread
+  // held it would inherit it held, and its first log line would never
+  // return. ferry's threads log through a gate that fork() closes, so
+  // fork() waits for the line to be written.
+  auto sink = std::make_shared<SlowMatchSink>();
+  auto logger = std::make_shared<spdlog::logger>("fork-test", sink);
+  logger->set_level(spdlog::level::debug);  // the match lines are debug
+  DefaultLoggerScope scope(logger);
+  {
+    ferry::Node node{"logging"};
+    auto pub = node.publisher<Seq>("f_spsc");
+    auto sub = node.subscriber<Seq>("f_spsc");
+    // Not matched_ports(): the runtime thread logs a match before it makes
+    // it known, so waiting for the match would wait for the line.
+    REQUIRE(eventually([&] { return sink->entered.load(); }, 10s));
+    // A runtime thread is in the sink now, for up to 300 ms.
+    Child child([] {
+      spdlog::info("the child logs");
+      return 0;
+    });
+    CHECK(child.wait(10s) == 0);  // -1: it hung on the sink's mutex (and was killed)
+  }
 }
