@@ -4,9 +4,10 @@
 // another thread at that moment would leave the child that mutex held for
 // good, and the child's first log line would never return. So ferry logs
 // through this gate, which pthread_atfork handlers close around fork():
-// fork() waits until no ferry thread is inside spdlog. (A user's own
-// threads logging at that moment are the user's to guard, like any lock
-// of theirs.) Not the hot path: nothing there logs.
+// fork() waits until no ferry thread is inside spdlog, and the child
+// starts with a new gate. (A user's own threads logging at that moment are
+// the user's to guard, like any lock of theirs.) Not the hot path: nothing
+// there logs.
 
 #include <spdlog/spdlog.h>
 
