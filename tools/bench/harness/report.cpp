@@ -245,24 +245,30 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
                "\n(vs floor: n/a; add cacheline to --transports for the floor of a cross-core "
                "hand-off)\n");
   }
-  // ferry's promise: a large sample costs what a small one does.
+  // ferry's promise: a large sample costs what a small one does. The raw
+  // ring passing a reference shows what of the growth the hardware makes
+  // (the payload's line follows the slot's).
   if (fi < s.transports.size() && table.sizes.size() > 1) {
     std::size_t lo = 0, hi = 0;
     for (std::size_t i = 0; i < table.sizes.size(); ++i) {
       if (table.sizes[i] < table.sizes[lo]) lo = i;
       if (table.sizes[i] > table.sizes[hi]) hi = i;
     }
-    const auto a = table.cells[lo][fi].one_ways();
-    const auto b = table.cells[hi][fi].one_ways();
-    if (!a.empty() && !b.empty()) {
+    std::string lines;
+    for (const std::size_t t : {fi, index_of(s, kRawRing)}) {
+      if (t >= s.transports.size()) continue;
+      const auto a = table.cells[lo][t].one_ways();
+      const auto b = table.cells[hi][t].one_ways();
+      if (a.empty() || b.empty()) continue;
       const std::int64_t p_lo = median_of(a).p50;
       const std::int64_t p_hi = median_of(b).p50;
-      fmt::print(out, "\nferry p50 at {} is {} its p50 at {} ({} vs {}; {} within each repeat)\n",
-                 size_label(table.sizes[hi]),
-                 ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)),
-                 size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo),
-                 ratio_text(paired_p50_ratio(table.cells[hi][fi], table.cells[lo][fi])));
+      lines += fmt::format("{} p50 at {} is {} its p50 at {} ({} vs {}; {} within each repeat)\n",
+                           s.transports[t], size_label(table.sizes[hi]),
+                           ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)),
+                           size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo),
+                           ratio_text(paired_p50_ratio(table.cells[hi][t], table.cells[lo][t])));
     }
+    if (!lines.empty()) fmt::print(out, "\n{}", lines);
   }
   fmt::print(out,
              "\n(each sample includes one clock read; a run stops measuring after its time budget, "
