@@ -49,7 +49,7 @@ struct Shared {
   std::atomic<std::uint64_t> pushed{0};
   std::atomic<std::uint64_t> push_timeouts{0};
   std::atomic<std::uint64_t> calls{0};
-  std::atomic<std::uint64_t> stalls{0};  // single push/pop calls longer than 100 ms
+  std::atomic<std::uint64_t> stalls{0};  // single pop calls longer than kStallNs (1 s)
   std::atomic<std::int64_t> max_wait_ns{0};
   std::atomic<std::uint32_t> go{0};
   // A flag set with no notify (a missed wake-up, made on purpose), how long
@@ -93,6 +93,32 @@ int consume_in_order(const std::string& domain, std::uint64_t first, std::uint64
     v.shared().last_taken.store(i, std::memory_order_release);
   }
   return kOk;
+}
+
+// A pop longer than this is a stall: a lost wake-up leaves a sleeping side
+// asleep until its 2 s timeout. (Not 100 ms: this VM's host pauses both
+// processes at once for ~100 ms now and then.)
+constexpr std::int64_t kStallNs = 1'000'000'000;
+
+// A consumer child that never spins: pops messages 0.. in order, each with
+// a 2 s timeout, until the stop flag; counts its stalls and its longest
+// pop in `shared`, and publishes its progress in shared.last_taken.
+int consume_sleeping(RingConsumer& c, Shared& shared) {
+  c.set_spin_limit(0);
+  std::array<std::byte, kPayload> out{};
+  for (std::uint64_t i = 0;; ++i) {
+    const std::int64_t t0 = now_ns();
+    std::uint32_t flags = 0;
+    auto got = c.pop(out, &flags, 2s);
+    const std::int64_t waited = now_ns() - t0;
+    if (waited > kStallNs) shared.stalls.fetch_add(1);
+    if (waited > shared.max_wait_ns.load()) shared.max_wait_ns.store(waited);
+    if (!got) return kPopFailed;
+    if (flags == kStopFlag) return kOk;
+    if (check_message({out.data(), *got}) != i) return kWrongMessage;
+    // SYNC: release, pairs with the parent's acquire load (test bookkeeping).
+    shared.last_taken.store(i, std::memory_order_release);
+  }
 }
 
 void run_ordered_across_processes(std::uint32_t capacity, std::uint64_t n) {
@@ -151,25 +177,12 @@ TEST_CASE("processes: producer and consumer that sleep as often as possible lose
   Shared& shared = shared_of(shared_seg);
   const std::string name = domain.name();
   const auto budget = std::chrono::milliseconds(static_cast<std::int64_t>(scaled(3'000, 2)));
-  constexpr std::int64_t kStallNs = 1'000'000'000;
 
   Child consumer([&] {
     ChildView v(name);
     auto c = RingConsumer::attach(v.ring.payload(), v.ring.payload_size());
     if (!c) return kAttachFailed;
-    c->set_spin_limit(0);
-    std::array<std::byte, kPayload> out{};
-    for (std::uint64_t i = 0;; ++i) {
-      const std::int64_t t0 = now_ns();
-      std::uint32_t flags = 0;
-      auto got = c->pop(out, &flags, 2s);
-      const std::int64_t waited = now_ns() - t0;
-      if (waited > kStallNs) v.shared().stalls.fetch_add(1);
-      if (waited > v.shared().max_wait_ns.load()) v.shared().max_wait_ns.store(waited);
-      if (!got) return kPopFailed;
-      if (flags == kStopFlag) return kOk;
-      if (check_message({out.data(), *got}) != i) return kWrongMessage;
-    }
+    return consume_sleeping(*c, v.shared());
   });
 
   auto producer = RingProducer::attach(ring.payload(), ring.payload_size());
@@ -274,7 +287,6 @@ TEST_CASE(
   auto shared_seg = create_shared(domain);
   Shared& shared = shared_of(shared_seg);
   const std::string name = domain.name();
-  constexpr std::int64_t kStallNs = 1'000'000'000;  // as above: not the VM's 100 ms pauses
   const std::uint64_t rounds = scaled(3'000, 2);
 
   Child consumer([&] {
@@ -282,21 +294,7 @@ TEST_CASE(
     auto c = RingConsumer::attach(v.ring.payload(), v.ring.payload_size());
     if (!c) return kAttachFailed;
     if (!refuse_membarrier() || waits_reach_light_notifiers()) return kNotDegraded;
-    c->set_spin_limit(0);
-    std::array<std::byte, kPayload> out{};
-    for (std::uint64_t i = 0;; ++i) {
-      const std::int64_t t0 = now_ns();
-      std::uint32_t flags = 0;
-      auto got = c->pop(out, &flags, 2s);
-      const std::int64_t waited = now_ns() - t0;
-      if (waited > kStallNs) v.shared().stalls.fetch_add(1);
-      if (waited > v.shared().max_wait_ns.load()) v.shared().max_wait_ns.store(waited);
-      if (!got) return kPopFailed;
-      if (flags == kStopFlag) break;
-      if (check_message({out.data(), *got}) != i) return kWrongMessage;
-      // SYNC: release, pairs with the parent's acquire load (test bookkeeping).
-      v.shared().last_taken.store(i, std::memory_order_release);
-    }
+    if (const int taken = consume_sleeping(*c, v.shared()); taken != kOk) return taken;
     // The wake-up missed for sure: the parent sets the flag and never
     // notifies. Sleeping in short steps, we see it within milliseconds
     // (a sure handshake would sleep the whole 2 s timeout here).
