@@ -152,7 +152,8 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
   return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
 }
 
-std::expected<ChunkRef, PoolError> Pool::allocate(std::size_t size, OwnerId owner) noexcept {
+FERRY_FLATTEN std::expected<ChunkRef, PoolError> Pool::allocate(std::size_t size,
+                                                                OwnerId owner) noexcept {
   return allocate_impl(size, owner, NeverStop{});
 }
 

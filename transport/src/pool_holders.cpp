@@ -318,7 +318,8 @@ std::expected<void, PoolError> Pool::give(ChunkRef ref, OwnerId from, OwnerId to
   return give_impl(ref, from, to, n, NeverStop{});
 }
 
-std::expected<void, PoolError> Pool::transfer(ChunkRef ref, OwnerId from, OwnerId to) noexcept {
+FERRY_FLATTEN std::expected<void, PoolError> Pool::transfer(ChunkRef ref, OwnerId from,
+                                                            OwnerId to) noexcept {
   if (from == kNoOwner || to == kNoOwner || from == to)
     return std::unexpected(PoolError::InvalidOwner);
   return update_live(ref, [&](ChunkMeta& m, std::uint64_t s) -> std::expected<Outcome, PoolError> {
@@ -347,7 +348,8 @@ std::expected<void, PoolError> Pool::transfer(ChunkRef ref, OwnerId from, OwnerI
   });
 }
 
-std::expected<void, PoolError> Pool::accept(ChunkRef ref, OwnerId to, OwnerId from) noexcept {
+FERRY_FLATTEN std::expected<void, PoolError> Pool::accept(ChunkRef ref, OwnerId to,
+                                                          OwnerId from) noexcept {
   if (to == kNoOwner || from == kNoOwner) return std::unexpected(PoolError::InvalidOwner);
   return update_live(ref, [&](ChunkMeta& m, std::uint64_t s) -> std::expected<Outcome, PoolError> {
     OpenHolders walk(nodes_, m, s, ref.pack());
@@ -421,7 +423,7 @@ std::expected<void, PoolError> Pool::drop_impl(ChunkRef ref, OwnerId owner, bool
   });
 }
 
-std::expected<void, PoolError> Pool::release(ChunkRef ref, OwnerId owner) noexcept {
+FERRY_FLATTEN std::expected<void, PoolError> Pool::release(ChunkRef ref, OwnerId owner) noexcept {
   return drop_impl(ref, owner, false, kNoOwner, NeverStop{});
 }
 
@@ -429,7 +431,8 @@ std::expected<void, PoolError> Pool::revoke(ChunkRef ref, OwnerId from, OwnerId 
   return drop_impl(ref, to, true, from, NeverStop{});
 }
 
-std::expected<std::span<std::byte>, PoolError> Pool::resolve(ChunkRef ref) const noexcept {
+FERRY_FLATTEN std::expected<std::span<std::byte>, PoolError> Pool::resolve(
+    ChunkRef ref) const noexcept {
   auto loc = locate(ref);
   if (!loc) return std::unexpected(loc.error());
   auto s = live_state(*loc->meta, ref.generation);
