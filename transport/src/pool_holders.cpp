@@ -7,6 +7,7 @@
 
 #include "ferry/transport/pool.hpp"
 #include "pool_counters.hpp"
+#include "pool_flatten.hpp"
 #include "pool_hints.hpp"
 #include "pool_prefetch.hpp"
 #include "pool_test_hooks.hpp"

@@ -17,15 +17,6 @@ inline constexpr std::size_t kCacheLine = 64;
 // measured to cost far more than its instructions (ferry/detail/lane.hpp).
 #define FERRY_HOT [[gnu::always_inline]]
 
-// Everything this function calls is inlined into it (recursively), so one
-// call does the whole operation. For the pool's per-sample operations: their
-// helpers return std::expected values that, out of line, go through the
-// stack and are read back wider than they were written, a store-forwarding
-// stall each; inlined they stay in registers. With this on allocate,
-// release, transfer, accept and resolve, one loan-publish-take-release of a
-// pooled sample measured about 80 ns less on one thread.
-#define FERRY_FLATTEN [[gnu::flatten]]
-
 // Starts taking the cache line at `p` for writing (exclusive: other cores'
 // copies are invalidated) without waiting for it, so that a store to it a
 // little later finds the line owned. A hint: it never faults, on any
