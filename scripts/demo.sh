@@ -6,9 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Only what the demo runs: the daemon, the CLI (without `ferry bench`) and
-# the two hello programs.
-scripts/build.sh --no-tests --no-bench --target ferryd --target ferry_cli \
+# Only what the demo runs: the daemon, the CLI (without `ferry bench`,
+# `ferry foxglove` and `ferry bridge`, half of its compile) and the two hello
+# programs.
+scripts/build.sh --no-tests --no-bench --no-foxglove --no-bridge --target ferryd --target ferry_cli \
   --target hello_publisher --target hello_subscriber
 bin=build/bin
 export FERRY_RUNTIME_DIR

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ferry builds with, only those that are missing.
-# Usage: scripts/install-deps.sh [--for run|test|docs]
-#   run   what the programs need (the demo): compiler, cmake and the libraries
+# Usage: scripts/install-deps.sh [--for demo|run|test|docs]
+#   demo  what the demo's programs need: compiler, cmake and the libraries
+#   run   what every program needs: also Cyclone DDS (`ferry bridge`)
 #   test  (default) also the test framework and the optional comparators
 #   docs  what the programs need, and what scripts/docs.sh builds the docs with
 # Called by both quick-start commands, scripts/docs.sh and CI, so each works on
@@ -15,12 +16,14 @@ if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run, test or docs}"; f
 # ninja-build: the build's generator (scripts/build.sh).
 # liblz4-dev, libzstd-dev, zlib1g-dev, libdeflate-dev: MCAP chunk compression and CRC-32
 # (tools/bag/).
-# cyclonedds-dev: Eclipse Cyclone DDS, the network side of `ferry bridge` (tools/bridge/).
 packages=(build-essential cmake ninja-build pkg-config libboost-dev libyaml-cpp-dev libspdlog-dev
           libfmt-dev libcli11-dev nlohmann-json3-dev libsystemd-dev liblz4-dev libzstd-dev zlib1g-dev
-          libdeflate-dev cyclonedds-dev)
+          libdeflate-dev)
+# cyclonedds-dev: Eclipse Cyclone DDS, the network side of `ferry bridge`
+# (tools/bridge/), which the demo's build leaves out (scripts/build.sh --no-bridge).
+[ "$purpose" = demo ] || packages+=(cyclonedds-dev)
 case "$purpose" in
-  run) ;;
+  demo | run) ;;
   # doctest: the test suite. iceoryx (RouDi and the posh/hoofs libraries): the
   # optional comparator of `ferry bench`, built when CMake finds it; installed
   # so that CI measures it.
@@ -45,7 +48,7 @@ case "$purpose" in
   # reference of the public headers; python3-matplotlib: plots of `ferry bench
   # --json` results.
   docs) packages+=(mkdocs mkdocs-material doxygen python3-matplotlib) ;;
-  *) echo "install-deps.sh: --for takes run, test or docs, not '$purpose'" >&2; exit 2 ;;
+  *) echo "install-deps.sh: --for takes demo, run, test or docs, not '$purpose'" >&2; exit 2 ;;
 esac
 
 missing=()
