@@ -192,3 +192,29 @@ TEST_CASE("bench_latency_pins_each_side_to_its_own_cpu_with_cpus") {
   CHECK(lines[0].at("cpus") == Json::array({0, 1}));
   CHECK(transports_of(lines[0]) == std::vector<std::string>{"ferry", "cacheline"});
 }
+
+// raw-ring-owned, the floor of a zero-copy hand-off that records its holder:
+// above 4 KiB both sides move the buffer's owner word through its four CASes
+// (a step that finds the word in another state fails the run); at 64 B it
+// is raw-ring. The text report gives its large p50 against ferry's small one.
+TEST_CASE("bench_latency_raw_ring_owned_hands_over_a_recorded_reference_and_compares_with_ferry") {
+  const auto lines = run_bench({"latency", "--rounds", "300", "--repeat", "1", "--size", "64,64KiB",
+                                "--transports", "ferry,raw-ring-owned", "--json"});
+  REQUIRE(lines.size() == 2);
+  for (const auto& line : lines) {
+    CAPTURE(ferry::test::json_text(line));
+    CHECK(transports_of(line) == std::vector<std::string>{"ferry", "raw-ring-owned"});
+    for (const auto& r : line.at("results")) CHECK(r.at("p50_ns").get<std::int64_t>() > 0);
+  }
+  TestDomain domain;
+  auto r =
+      run_program(domain, {bin_path("ferry"), "bench", "latency", "--rounds", "300", "--repeat",
+                           "1", "--size", "64,64KiB", "--transports", "ferry,raw-ring-owned"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("raw-ring-owned p50 at 64 KiB is x ") != std::string::npos);
+  CHECK(r.out.find("ferry's p50 at 64 B") != std::string::npos);
+  r = run_program(domain,
+                  {bin_path("ferry"), "bench", "throughput", "--transports", "raw-ring-owned"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("raw-ring-owned") != std::string::npos);
+}

@@ -58,7 +58,8 @@ std::string bench_transports_help() {
   const std::string inline_max = config::format_size(config::kMaxInlineSample);
   return fmt::format(
       "Transports to measure, in a list: ferry, ferry-copy, ferry-loan, ferry-waitset, "
-      "ferry-fd, ferry-c, ferry-image, raw-ring, cacheline, unix-socket, pipe, iceoryx, fastdds, "
+      "ferry-fd, ferry-c, ferry-image, raw-ring, raw-ring-owned, cacheline, unix-socket, pipe, "
+      "iceoryx, fastdds, "
       "cyclonedds "
       "(default "
       "ferry, raw-ring, unix-socket, pipe and iceoryx; latency adds cacheline). ferry is "
@@ -71,6 +72,9 @@ std::string bench_transports_help() {
       "sleep; ferry-c (latency only) is ferry-copy with the ping side through the C API; "
       "ferry-image (latency only) is ferry-loan with a sensor_msgs/msg/Image holding the "
       "message in its data sequence (docs/messages.md); "
+      "raw-ring-owned (latency only) is raw-ring passing a reference to one buffer whose "
+      "owner word four CASes move (claim, hand-over, accept, release), the floor of a "
+      "zero-copy hand-off that records its holder; "
       "cacheline (latency only) is one cache line passed between the two sides, the "
       "floor of a cross-core hand-off that latency reports compare every transport with; "
       "iceoryx is iceoryx 2.x loan / publish "

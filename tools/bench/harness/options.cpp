@@ -93,10 +93,10 @@ bool cyclonedds_built() noexcept {
 const std::vector<std::string>& known_transports() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n{
-        std::string(kFerry),        std::string(kFerryCopy), std::string(kFerryLoan),
-        std::string(kFerryWaitSet), std::string(kFerryFd),   std::string(kFerryC),
-        std::string(kRawRing),      std::string(kCacheline), std::string(kUnixSocket),
-        std::string(kPipe),         std::string(kFerryImage)};
+        std::string(kFerry),        std::string(kFerryCopy),    std::string(kFerryLoan),
+        std::string(kFerryWaitSet), std::string(kFerryFd),      std::string(kFerryC),
+        std::string(kRawRing),      std::string(kRawRingOwned), std::string(kCacheline),
+        std::string(kUnixSocket),   std::string(kPipe),         std::string(kFerryImage)};
     if (iceoryx_built()) n.emplace_back(kIceoryx);
     if (fastdds_built()) n.emplace_back(kFastDds);
     if (cyclonedds_built()) n.emplace_back(kCycloneDds);

@@ -268,6 +268,22 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
                            size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo),
                            ratio_text(paired_p50_ratio(table.cells[hi][t], table.cells[lo][t])));
     }
+    // The floor of that promise: a reference whose holder is recorded as a
+    // pool must (raw-ring-owned), against ferry's own small sample.
+    if (const std::size_t t = index_of(s, kRawRingOwned); t < s.transports.size()) {
+      const auto a = table.cells[lo][fi].one_ways();
+      const auto b = table.cells[hi][t].one_ways();
+      if (!a.empty() && !b.empty()) {
+        const std::int64_t p_lo = median_of(a).p50;
+        const std::int64_t p_hi = median_of(b).p50;
+        lines +=
+            fmt::format("{} p50 at {} is {} ferry's p50 at {} ({} vs {}; {} within each repeat)\n",
+                        s.transports[t], size_label(table.sizes[hi]),
+                        ratio(static_cast<double>(p_hi), static_cast<double>(p_lo)),
+                        size_label(table.sizes[lo]), human_ns(p_hi), human_ns(p_lo),
+                        ratio_text(paired_p50_ratio(table.cells[hi][t], table.cells[lo][fi])));
+      }
+    }
     if (!lines.empty()) fmt::print(out, "\n{}", lines);
   }
   fmt::print(out,

@@ -57,6 +57,7 @@ enum class FerryWake : std::uint8_t { Take, WaitSet, Fd };
 // ferry-copy with the ping side through the C API (transports/ferry_c/).
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_ferry_c_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_latency();
+[[nodiscard]] std::unique_ptr<LatencyTransport> make_raw_ring_owned_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_unix_socket_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_pipe_latency();
 [[nodiscard]] std::unique_ptr<LatencyTransport> make_cacheline_latency();

@@ -11,6 +11,7 @@ std::unique_ptr<LatencyTransport> make_latency_transport(std::string_view name) 
   if (name == kFerryC) return make_ferry_c_latency();
   if (name == kFerryImage) return make_ferry_image_latency();
   if (name == kRawRing) return make_raw_ring_latency();
+  if (name == kRawRingOwned) return make_raw_ring_owned_latency();
   if (name == kUnixSocket) return make_unix_socket_latency();
   if (name == kPipe) return make_pipe_latency();
   if (name == kCacheline) return make_cacheline_latency();

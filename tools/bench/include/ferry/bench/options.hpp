@@ -40,6 +40,11 @@ inline constexpr std::string_view kFerryC = "ferry-c";
 // fixed-size frame of the same size.
 inline constexpr std::string_view kFerryImage = "ferry-image";
 inline constexpr std::string_view kRawRing = "raw-ring";
+// Latency only: raw-ring passing a reference, plus an owner word that four
+// CASes move (claim, hand-over, accept, release): the floor of a zero-copy
+// hand-off that knows at every moment who holds the buffer. Up to 4 KiB the
+// same as raw-ring.
+inline constexpr std::string_view kRawRingOwned = "raw-ring-owned";
 inline constexpr std::string_view kUnixSocket = "unix-socket";
 inline constexpr std::string_view kPipe = "pipe";
 // The optional comparator: iceoryx 2.x through a RouDi of its own, known
