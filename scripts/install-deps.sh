@@ -10,7 +10,7 @@
 set -euo pipefail
 
 purpose=test
-if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs run, test or docs}"; fi
+if [ "${1:-}" = "--for" ]; then purpose="${2:?--for needs demo, run, test or docs}"; fi
 
 # libsystemd-dev: ferryd's sd_notify (Type=notify readiness and watchdog).
 # ninja-build: the build's generator (scripts/build.sh).
