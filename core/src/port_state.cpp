@@ -59,8 +59,4 @@ PortState::PortState(std::string domain_name, std::string topic_name,
   guard_.node_state = pool->node_state;
 }
 
-bool PortState::samples_fit_slot() const noexcept {
-  return config.sample_size != 0 && config.sample_size <= inline_max;
-}
-
 }  // namespace ferry::detail

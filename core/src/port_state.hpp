@@ -214,9 +214,6 @@ class PortState {
   // Largest sample that travels inline in a ring slot; larger ones go
   // through the pool.
   const std::uint32_t inline_max;
-  // A fixed-size type whose samples travel inline (a loan of one still
-  // travels pooled).
-  [[nodiscard]] bool samples_fit_slot() const noexcept;
 
   // Matched peers right now, as ferryd says (runtime thread writes); a
   // publisher's observers are counted apart, in `observers`. SYNC: counts

@@ -53,6 +53,35 @@ PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t siz
   return result;
 }
 
+// The lane's pooled publish: one queue, no history, no observer, and room
+// for the slot, so the publisher's reference is handed to the subscriber's
+// node (Pool::transfer, one CAS) and the slot pushed as the lane pushes an
+// inline sample (Flush::IfAlone: a reader waiting for it sees it sooner).
+// The general path does the same through the policy engine, with a give
+// before and a publish without the flush after. False: nothing happened
+// (no lane now, no room, the transfer refused); the general path decides.
+bool hand_over_pooled(PublisherState& state, std::uint64_t packed, std::size_t used,
+                      const transport::SlotMeta& info, PublishResult& result) noexcept {
+  if (state.lane()->open() == nullptr) return false;
+  PublisherQueueEnd& q = *state.lane_queue();
+  if (!q.producer.room_for_next()) return false;
+  const ChunkRef ref = ChunkRef::unpack(packed);
+  if (!state.pool->pool.transfer(ref, state.pool->owner, q.peer_owner)) return false;
+  const PooledSlot slot{packed, used};
+  if (q.producer.try_push(std::as_bytes(std::span(&slot, 1)), kSlotPooled, info,
+                          transport::Flush::IfAlone)) [[likely]] {
+    result.delivered = 1;
+    return true;
+  }
+  // Not with room ensured by this, the ring's one producer; should the ring
+  // refuse anyway (its indices broken meanwhile), the subscriber never sees
+  // the reference: it goes back, and the sample counts as dropped.
+  (void)state.pool->pool.revoke(ref, state.pool->owner, q.peer_owner);
+  q.producer.count_dropped(1);
+  result.dropped = 1;
+  return true;
+}
+
 }  // namespace
 
 // publisher_id_ is the port's first id from ferryd (its port identity): ids
@@ -150,7 +179,11 @@ PublishResult PublisherPort::publish_pooled_loan(LoanedChunk& chunk, std::size_t
   const std::uint64_t packed = std::exchange(chunk.ref, 0);
   const std::size_t used = std::min(size, chunk.capacity);
   if (used > state_->inline_max) {
-    return deliver_chunk(*state_, ChunkRef::unpack(packed), used, next_info());
+    lane_->prefetch(transport::kPooledSlotBytes);  // overlaps the clock read, as publish()
+    const transport::SlotMeta info = next_info();
+    PublishResult result;
+    if (hand_over_pooled(*state_, packed, used, info, result)) return result;
+    return deliver_chunk(*state_, ChunkRef::unpack(packed), used, info);
   }
   // A pool chunk that fits a slot (all our scratch buffers were out when it
   // was loaned) travels inline, as publish() would send it: copying a few

@@ -254,7 +254,8 @@ void PublisherState::rebuild_lane() noexcept {
                        config.sample_size <= inline_max &&
                        config.policy != discovery::Policy::DropOldest && !history_.enabled();
   lane_.guard = &guard_;
-  lane_.producer = applies ? &active.front()->producer : nullptr;
+  lane_queue_ = applies ? active.front().get() : nullptr;
+  lane_.producer = applies ? &lane_queue_->producer : nullptr;
 }
 
 void PublisherState::take_back_queued(PublisherQueueEnd& c) noexcept {

@@ -45,6 +45,8 @@ class PublisherState final : public PortState {
   // active queue (reserved when queues change, not on the hot path).
   std::vector<PublisherQueueEnd*>& full_queues() noexcept { return full_; }
   [[nodiscard]] const PublishLane* lane() const noexcept { return &lane_; }
+  // User's thread: the queue behind the lane (null while it has none).
+  [[nodiscard]] PublisherQueueEnd* lane_queue() const noexcept { return lane_queue_; }
 
  private:
   void apply_changes();
@@ -81,8 +83,9 @@ class PublisherState final : public PortState {
   // The queues: handed over, applied, leaving (the runtime thread's and the
   // user's, publisher_queue_set.hpp).
   PublisherQueueSet queues_;
-  std::vector<PublisherQueueEnd*> full_;  // user's thread
-  PublishLane lane_;                      // user's thread
+  std::vector<PublisherQueueEnd*> full_;     // user's thread
+  PublishLane lane_;                         // user's thread
+  PublisherQueueEnd* lane_queue_ = nullptr;  // user's thread: lane_'s
 };
 
 }  // namespace ferry::detail

@@ -151,11 +151,22 @@ void SubscriberState::rebuild_lane() noexcept {
   lane_.guard = &guard_;
   lane_.held = held_;
   lane_.slot_bytes = inline_max;
-  lane_.sample_size = 0;
+  lane_.min_size = 0;
+  lane_.max_size = 0;
   lane_.consumer = nullptr;
   lane_queue_ = nullptr;
-  if (active_.size() != 1 || dead_seen || !samples_fit_slot()) return;
-  lane_.sample_size = static_cast<std::uint32_t>(config.sample_size);  // fits: <= inline_max
+  if (active_.size() != 1 || dead_seen) return;
+  // Any topic: a sample that is not a plausible inline one (a pool
+  // reference, a bytes sample longer than a slot sent by reference) comes
+  // back Popped and is accepted out of line; the poll stays inline
+  // (docs/design/hot-path.md).
+  if (config.sample_size != 0) {
+    lane_.min_size = lane_.max_size = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>(config.sample_size, std::uint64_t{UINT32_MAX}));
+  } else {
+    lane_.max_size =
+        static_cast<std::uint32_t>(std::min<std::uint64_t>(config.max_size, inline_max));
+  }
   // Only a Live queue: a Closed one is dropped once drained, an Old one
   // once finished (QueueSet::round), which the lane does not look for.
   SubscriberQueueEnd* q = active_.lone_live();

@@ -109,12 +109,12 @@ struct TakeLane {
   // The queue's RingConsumer, seen as its fast path; null: no shortcut now.
   transport::ConsumerFastPath* consumer = nullptr;
   HeldSamples* held = nullptr;
-  std::uint32_t slot_bytes = 0;   // a held buffer's size: the largest inline payload
-  std::uint32_t sample_size = 0;  // what every inline sample of the topic measures
+  std::uint32_t slot_bytes = 0;  // a held buffer's size: the largest inline payload
+  std::uint32_t min_size = 0;    // an inline sample's sizes: a typed topic's one,
+  std::uint32_t max_size = 0;    // a bytes topic's 0 to its max_size
 
-  // A slot that is not a plausible inline sample (a pooled one, a broken
-  // peer's) comes back Popped; a failed pop (a corrupt slot skipped, a race
-  // lost to an overwriting producer) General, with nothing held.
+  // A slot that is not a plausible inline sample comes back Popped; a failed
+  // pop (a corrupt slot, a race lost to an overwriting producer) General.
   [[nodiscard]] FERRY_HOT LaneResult try_take(LaneTaken& out) const noexcept {
     if (consumer == nullptr) return LaneResult::General;
     // The tail before the guard (docs/design/hot-path.md). A change waiting makes an
@@ -139,7 +139,7 @@ struct TakeLane {
       size = *popped;
     }
     out = LaneTaken{buffer, size, token, flags};
-    if (flags == kSlotInline && size == sample_size) [[likely]]
+    if (flags == kSlotInline && size >= min_size && size <= max_size) [[likely]]
       return LaneResult::Taken;
     return LaneResult::Popped;
   }

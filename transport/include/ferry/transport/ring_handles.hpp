@@ -158,6 +158,10 @@ class RingProducer : public ProducerFastPath {
   // gives up); Abandoned when `give_up` is raised; CorruptIndices.
   [[nodiscard]] std::expected<void, RingError> wait_room(
       std::chrono::nanoseconds timeout, const std::atomic<bool>* give_up = nullptr) noexcept;
+  // Whether the next try_push finds room: the cached head, re-read only when
+  // it says full. Only this producer fills the ring, so a yes holds until
+  // that push (Spsc). False when full or the indices are corrupt.
+  [[nodiscard]] bool room_for_next() noexcept { return ensure_room().has_value(); }
   // Re-reads head: true when a push would find room (or the indices are
   // corrupt, so that a waiter stops waiting and sees the error). The
   // predicate of wait_room's sleep; polled by callers that spin instead.
