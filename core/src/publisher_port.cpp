@@ -70,6 +70,9 @@ bool hand_over_pooled(PublisherState& state, std::uint64_t packed, std::size_t u
   const PooledSlot slot{packed, used};
   if (q.producer.try_push(std::as_bytes(std::span(&slot, 1)), kSlotPooled, info,
                           transport::Flush::IfAlone)) [[likely]] {
+    // The transfer demoted the chunk's lines; the slot follows them. Not
+    // for inline samples: in a stream it cost their throughput.
+    q.producer.demote_last_slot();
     result.delivered = 1;
     return true;
   }

@@ -47,5 +47,14 @@ for op in 'Pool::allocate(unsigned long, unsigned short)' \
     status=1
   fi
 done
-[ "$status" -eq 0 ] && echo "pool inlined: allocate, transfer, accept, resolve and release call no helper"
+# transfer hands the chunk's lines to the shared cache for the receiver
+# (docs/design/hot-path.md, Demoting what the reader reads next).
+transfer=$(awk -v f="<ferry::transport::Pool::transfer(ferry::transport::ChunkRef, unsigned short, unsigned short)>:" '
+  /^[0-9a-f]+ </ { inside = index($0, f) > 0; next }
+  inside { print }' <<<"$listing")
+if [ "$(grep -c cldemote <<<"$transfer" || true)" -lt 2 ]; then
+  echo "FAIL: ferry::transport::Pool::transfer does not demote the chunk's two lines (cldemote)" >&2
+  status=1
+fi
+[ "$status" -eq 0 ] && echo "pool inlined: allocate, transfer, accept, resolve and release call no helper; transfer demotes"
 exit "$status"

@@ -5,6 +5,7 @@
 // docs/design/pool.md explains the design.
 #include <bit>
 
+#include "ferry/transport/cache_demote.hpp"
 #include "ferry/transport/pool.hpp"
 #include "pool_counters.hpp"
 #include "pool_flatten.hpp"
@@ -345,7 +346,14 @@ FERRY_FLATTEN std::expected<void, PoolError> Pool::transfer(ChunkRef ref, OwnerI
     // A link in the chain of count changes like any other (as give's pending
     // +1 and release's close would be); the slot stays Live, so the state
     // word does not change.
-    return write_holder(mine, hw::encode(f)) ? Outcome::Done : Outcome::Retry;
+    if (!write_holder(mine, hw::encode(f))) return Outcome::Retry;
+    // The receiver's accept and its read come next, on another core: the
+    // metadata line and the payload's first go to the shared cache (the
+    // CAS above completed every store to them).
+    cache_demote(&m);
+    const ClassView& cv = classes_[ref.size_class];
+    cache_demote(cv.payload + static_cast<std::size_t>(ref.index) * cv.chunk_size);
+    return Outcome::Done;
   });
 }
 

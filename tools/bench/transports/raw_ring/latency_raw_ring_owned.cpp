@@ -9,7 +9,9 @@
 //   hand-over Owned(me) -> Pending(peer) before the push
 //   accept    Pending(me) -> Owned(me)   after the pop, before reading
 //   release   Owned(me) -> Free          once read
-// Only the accept finds the owner line on the other core. Up to 4 KiB the
+// Only the accept finds the owner line on the other core; the hand-over
+// demotes it and the payload's first line to the shared cache, as the
+// pool's transfer does. Up to 4 KiB the
 // messages are copied into the slot, as raw-ring's are (no buffer, no owner).
 // docs/benchmarks.md.
 #include <fmt/format.h>
@@ -21,6 +23,7 @@
 #include <optional>
 #include <vector>
 
+#include "ferry/transport/cache_demote.hpp"
 #include "harness/seq.hpp"
 #include "latency/latency_transport.hpp"
 #include "latency/ping_loop.hpp"
@@ -146,8 +149,13 @@ class RawRingOwnedLatency final : public LatencyTransport {
     }
 
     bool claim(std::uint64_t buffer) { return step(buffer, kOwnerFree, owned_by(side_), "claim"); }
+    // As the pool's transfer: the owner line and the payload's first line go
+    // to the shared cache for the peer (CLDEMOTE; a NOP without it).
     bool hand_over(std::uint64_t buffer) {
-      return step(buffer, owned_by(side_), pending_for(1 - side_), "hand over");
+      if (!step(buffer, owned_by(side_), pending_for(1 - side_), "hand over")) return false;
+      transport::cache_demote(area_.at(buffer) + kOwnerWordOffset);
+      transport::cache_demote(area_.at(buffer));
+      return true;
     }
     bool accept(std::uint64_t buffer) {
       return step(buffer, pending_for(side_), owned_by(side_), "accept");

@@ -19,6 +19,7 @@
 #include <expected>
 #include <span>
 
+#include "ferry/transport/cache_demote.hpp"
 #include "ferry/transport/doorbell_word.hpp"
 #include "ferry/transport/platform.hpp"
 #include "ferry/transport/ring_fast_path.hpp"
@@ -162,6 +163,10 @@ class RingProducer : public ProducerFastPath {
   // it says full. Only this producer fills the ring, so a yes holds until
   // that push (Spsc). False when full or the indices are corrupt.
   [[nodiscard]] bool room_for_next() noexcept { return ensure_room().has_value(); }
+  // The last published slot's first line goes to the shared cache, where
+  // its consumer reads it next (cache_demote.hpp): after a push that
+  // flushed, for a message whose reader waits for it.
+  void demote_last_slot() const noexcept { cache_demote(slot_at(tail_ - 1)); }
   // Re-reads head: true when a push would find room (or the indices are
   // corrupt, so that a waiter stops waiting and sees the error). The
   // predicate of wait_room's sleep; polled by callers that spin instead.
