@@ -7,8 +7,8 @@
 
 namespace ferry::transport {
 
-// A hint, after the stores to the line are done (a locked instruction or a
-// fence drained them); it never faults and orders nothing.
+// A hint on a line this thread just wrote, once the stores to it are done
+// (a locked instruction or a fence drained them); it orders nothing.
 inline void cache_demote(const void* p) noexcept {
 #if defined(__x86_64__)
   // CLDEMOTE (0F 1C /0): a NOP on x86-64 CPUs without it.
