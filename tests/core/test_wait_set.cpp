@@ -83,14 +83,15 @@ bool asleep(pid_t tid, std::chrono::milliseconds timeout = std::chrono::seconds(
       timeout);
 }
 
-// Drains the WaitSet until its descriptor stays clear (the fd() helper may
-// write once more after a wake-up it shared); false after `timeout`.
+// Drains the WaitSet until its descriptor stays clear for 50 ms (the fd()
+// helper may write once more after a wake-up it shared, later under a
+// sanitizer and a loaded machine); false after `timeout`.
 bool drained(ferry::WaitSet& ws, int fd,
              std::chrono::milliseconds timeout = std::chrono::seconds(2)) {
   return eventually(
       [&] {
         (void)ws.wait(std::chrono::milliseconds(0));
-        return !readable(fd, 10);
+        return !readable(fd, 50);
       },
       timeout);
 }
@@ -571,7 +572,9 @@ TEST_CASE(
     std::optional<ferry::WaitSet> ws(std::in_place);
     ws->attach(*sub);
     const int fd = ws->fd();
-    settle(*ws);
+    // The helper started by fd() reports the attach when it runs: wait for
+    // that before the child, whose notify() must leave the descriptor clear.
+    REQUIRE(drained(*ws, fd));
     Child child([&] {
       // The child's copies are its parent's: using them is an error, and
       // letting go of them must touch nothing the parent shares (doorbell
