@@ -158,6 +158,16 @@ inline std::size_t RingProducer::stage_many(const std::byte* data, std::size_t c
     note_backlog(used);
   }
   const std::size_t n = std::min<std::size_t>(count, capacity_ - used);
+  // The consumer read these slots last: ask for every line the batch writes
+  // at once (PREFETCHW), so that the transfers overlap instead of each store
+  // waiting for its own line in turn. 64 B batches of 64: 25 -> 30 M msg/s
+  // (docs/design/hot-path.md, Batches).
+  const std::size_t written = ring_layout::kSlotHeaderBytes + size;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::byte* slot = slot_at(next_ + static_cast<std::uint32_t>(k));
+    prefetch_for_write(slot);
+    prefetch_for_write(slot + written - 1);
+  }
   for (std::size_t k = 0; k < n; ++k) {
     write_slot(next_, std::span(data + k * size, size), flags, meta);
     ++meta.sequence;
