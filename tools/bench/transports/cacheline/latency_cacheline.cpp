@@ -52,6 +52,7 @@ void put(Line& line, std::uint32_t value, Wait wait) noexcept {
   // As ferry's rings publish a message that stands alone: the store drained
   // (a fence), then the line moved to the shared cache, where the peer's
   // load finds it sooner than in our core's (CLDEMOTE; a NOP without it).
+  // SYNC: pairs with nothing (as Flush::Now): it only drains the store now.
   std::atomic_thread_fence(std::memory_order_seq_cst);
   transport::cache_demote(&line.word);
   if (wait == Wait::Sleep) (void)transport::futex_wake(line.word, 1);
