@@ -3,11 +3,15 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -39,11 +43,45 @@ bool sh(const std::vector<std::string>& argv) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// The ids whose fixed ports are outside the ephemeral range (see the class).
+constexpr std::uint32_t kLowIds = 101;                      // 1..101: ports up to 32651
+constexpr std::uint32_t kHighFirst = 215, kHighLast = 232;  // ports 61150..65401
+constexpr std::uint32_t kIds = kLowIds + (kHighLast - kHighFirst + 1);
+
+std::uint32_t nth_id(std::uint32_t n) { return n < kLowIds ? 1 + n : kHighFirst + (n - kLowIds); }
+
 }  // namespace
+
+DdsDomainClaim::DdsDomainClaim() {
+  // Start where this process's pid points, so that concurrent tests rarely
+  // probe the same ids.
+  const auto start = static_cast<std::uint32_t>(::getpid()) % kIds;
+  for (std::uint32_t k = 0; k < kIds; ++k) {
+    const std::uint32_t id = nth_id((start + k) % kIds);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) throw std::runtime_error("cannot create a Unix socket to claim a DDS domain id");
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    const std::string name = "ferry-test-dds-domain-" + std::to_string(id);
+    std::memcpy(addr.sun_path + 1, name.data(), name.size());  // sun_path[0] = 0: abstract
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) == 0) {
+      id_ = id;
+      socket_ = fd;
+      return;
+    }
+    ::close(fd);
+  }
+  throw std::runtime_error("all " + std::to_string(kIds) +
+                           " test DDS domain ids are held by other test processes");
+}
+
+DdsDomainClaim::~DdsDomainClaim() {
+  if (socket_ >= 0) ::close(socket_);
+}
 
 NetPair::NetPair() {
   const int n = g_counter.fetch_add(1, std::memory_order_relaxed);
-  dds_domain_ = 1 + static_cast<std::uint32_t>((::getpid() * 7 + n) % 200);
   if (std::getenv("FERRY_TEST_NO_NETNS") != nullptr) return;  // asked for: the host's network
   if (::geteuid() != 0) {
     skip_test("network namespaces need root: the two bridges share the host's network");

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -14,6 +15,28 @@
 #include "test_domain.hpp"
 
 namespace ferry::test {
+
+// A DDS domain id this test process holds alone until destroyed: an abstract
+// Unix socket named after the id, bound exclusively (the kernel frees it when
+// the process dies, and it leaves no file behind). The ids are those whose
+// fixed Cyclone ports (7400 + 250 * id, and + 1) lie outside Linux's
+// ephemeral range (32768-60999): with its default ParticipantIndex "none",
+// Cyclone binds its unicast sockets to ephemeral ports, and one of them can
+// take the domain's multicast data port before Cyclone binds that ("failed to
+// bind to ANY:44401: address in use", domain 148).
+class DdsDomainClaim {
+ public:
+  DdsDomainClaim();
+  ~DdsDomainClaim();
+  DdsDomainClaim(const DdsDomainClaim&) = delete;
+  DdsDomainClaim& operator=(const DdsDomainClaim&) = delete;
+
+  [[nodiscard]] std::uint32_t id() const noexcept { return id_; }
+
+ private:
+  std::uint32_t id_ = 0;
+  int socket_ = -1;
+};
 
 // Namespaces named "fbr<pid>-<n>{a,b}", deleted by the destructor (even when
 // the test fails); deleting a namespace deletes its end of the veth pair and
@@ -30,12 +53,12 @@ class NetPair {
   [[nodiscard]] bool isolated() const noexcept { return !ns_[0].empty(); }
   // `argv` run inside machine `side` (0 or 1).
   [[nodiscard]] std::vector<std::string> on(int side, std::vector<std::string> argv) const;
-  // A DDS domain id no other test run uses at the same time.
-  [[nodiscard]] std::uint32_t dds_domain() const noexcept { return dds_domain_; }
+  // A DDS domain id no other test process uses at the same time.
+  [[nodiscard]] std::uint32_t dds_domain() const noexcept { return dds_domain_.id(); }
 
  private:
   std::string ns_[2];
-  std::uint32_t dds_domain_ = 0;
+  DdsDomainClaim dds_domain_;
 };
 
 // A program running in the background with a test domain's environment

@@ -48,8 +48,11 @@ const char* const kYaml =
     "  - { name: calc/remote, request: AddTwoIntsRequest, response: AddTwoIntsResponse, "
     "capacity: 8 }\n";
 
-// A DDS domain of this test process alone (the topic tests use 1..200).
-std::string dds_domain() { return std::to_string(201 + ::getpid() % 30); }
+// A DDS domain of this test process alone, claimed for its whole life.
+std::string dds_domain() {
+  static const ferry::test::DdsDomainClaim claim;
+  return std::to_string(claim.id());
+}
 
 struct World {
   ferry::test::TestDomain domain;
