@@ -135,7 +135,8 @@ def main():
         matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: searchable, smaller
         matplotlib.rcParams["svg.hashsalt"] = "ferry-bench"  # the same input, the same file
     except ImportError:
-        fail("matplotlib is missing; install python3-matplotlib")
+        fail(f"matplotlib is missing for {sys.executable}; install python3-matplotlib "
+             "and run this with Debian's /usr/bin/python3")
 
     panels = ([l for l in lines if kind_of(l) == "latency"]
               + [l for l in lines if kind_of(l) == "throughput"])

@@ -177,10 +177,43 @@ TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
   r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--cpus", "4000"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("--cpus 4000: CPU 4000 is not available") != std::string::npos);
-  // cacheline measures latency only.
-  r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--transports", "cacheline"});
+  // cacheline's throughput floor polls, and streams up to 4 KiB.
+  r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--transports", "cacheline",
+                           "--wait", "sleep"});
   CHECK(r.exit_code == 2);
-  CHECK(r.err.find("cacheline") != std::string::npos);
+  CHECK(r.err.find("cacheline's throughput floor polls; measure it with --wait spin") !=
+        std::string::npos);
+  r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--transports",
+                           "ferry,cacheline", "--size", "64,8KiB"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("cacheline's throughput floor streams up to 4096 B, not 8192 B") !=
+        std::string::npos);
+  // raw-ring-owned measures latency only.
+  r = run_program(domain,
+                  {bin_path("ferry"), "bench", "throughput", "--transports", "raw-ring-owned"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("raw-ring-owned") != std::string::npos);
+}
+
+TEST_CASE("bench_throughput_cacheline_streams_every_message_in_order_beside_ferry") {
+  // The throughput floor: every sequence number checked, at one line per
+  // message (64 B), at a message of several lines whose sequence word is
+  // stored last (200 B), and with two receivers reading their own rings.
+  for (const char* receivers : {"1", "2"}) {
+    CAPTURE(receivers);
+    const auto lines =
+        run_bench({"throughput", "--seconds", "0.3", "--repeat", "1", "--size", "64,200",
+                   "--subscribers", receivers, "--transports", "ferry,cacheline", "--json"});
+    REQUIRE(lines.size() == 2);
+    for (const auto& line : lines) {
+      CAPTURE(ferry::test::json_text(line));
+      CHECK(transports_of(line) == std::vector<std::string>{"ferry", "cacheline"});
+      for (const auto& r : line.at("results")) {
+        CHECK(r.at("msgs_per_s").get<double>() > 0);
+        CHECK(r.at("sequence_errors") == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("bench_latency_pins_each_side_to_its_own_cpu_with_cpus") {

@@ -229,6 +229,16 @@ void finalize(ThroughputOptions& o) {
   if (o.batch < 1 || o.batch > kMaxBatch) {
     throw UsageError(fmt::format("--batch must be between 1 and {}", kMaxBatch));
   }
+  if (std::find(o.transports.begin(), o.transports.end(), kCacheline) != o.transports.end()) {
+    if (o.wait != Wait::Spin)
+      throw UsageError("cacheline's throughput floor polls; measure it with --wait spin");
+    for (const auto size : o.sizes) {
+      if (size > kCachelineStreamMax) {
+        throw UsageError(fmt::format("cacheline's throughput floor streams up to {} B, not {} B",
+                                     kCachelineStreamMax, size));
+      }
+    }
+  }
   finalize_common(o, 1 + o.subscribers);
 }
 

@@ -2,6 +2,7 @@
 // The sender's and the receivers' loops, shared by every throughput transport.
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -15,9 +16,11 @@
 namespace ferry::bench {
 
 // Messages between two clock reads: few for small messages (a clock read is
-// ~25 ns, a 64-byte message ~70 ns), every one for large ones.
+// ~25 ns, a batched 64-byte message ~25 ns), every one for large ones. A
+// power of two, tested with a mask: a division per message (the loops'
+// `seq % every`) cost a batched 64 B stream a tenth of its rate.
 [[nodiscard]] inline std::uint64_t clock_every(std::uint64_t size) noexcept {
-  return std::max<std::uint64_t>(1, 16384 / size);
+  return std::bit_floor(std::max<std::uint64_t>(1, 16384 / size));
 }
 
 // After the start barrier, sends 0, 1, 2, ... for warmup + measure, then the
@@ -34,7 +37,7 @@ bool send_loop(const ThroughputPlan& plan, RunControl& control, SendOne&& send_o
   const std::int64_t end = now_ns() + plan.warmup_ns + plan.measure_ns;
   for (std::uint64_t seq = 0;; ++seq) {
     if (!send_one(seq)) return false;
-    if (seq % every == 0 && now_ns() >= end) break;
+    if ((seq & (every - 1)) == 0 && now_ns() >= end) break;
   }
   if (!send_one(kStopSeq)) return false;
   if (!wait_finished(control, plan.receivers, kPeerTimeoutNs)) {
@@ -67,7 +70,7 @@ bool receive_loop(const ThroughputPlan& plan, RunControl& control, std::uint32_t
     if (seq != expected) ++errors;
     expected = seq + 1;
     if (++count == 1) t0 = t_first = now_ns();
-    if (!counting && count % every == 0) {
+    if (!counting && (count & (every - 1)) == 0) {
       const std::int64_t now = now_ns();
       if (now - t_first >= plan.warmup_ns) {
         counting = true;

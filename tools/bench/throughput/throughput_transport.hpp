@@ -46,6 +46,8 @@ class ThroughputTransport {
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_ferry_loan_throughput(
     std::string_view name = kFerryLoan);
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_raw_ring_throughput();
+// The floor: messages straight into a ring of cache lines (up to 4 KiB, polled).
+[[nodiscard]] std::unique_ptr<ThroughputTransport> make_cacheline_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_unix_socket_throughput();
 [[nodiscard]] std::unique_ptr<ThroughputTransport> make_pipe_throughput();
 // Defined only when iceoryx was built (FERRY_BENCH_HAVE_ICEORYX).

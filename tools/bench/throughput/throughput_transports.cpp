@@ -7,6 +7,7 @@ std::unique_ptr<ThroughputTransport> make_throughput_transport(std::string_view 
   if (name == kFerryCopy) return make_ferry_copy_throughput();
   if (name == kFerryLoan) return make_ferry_loan_throughput();
   if (name == kRawRing) return make_raw_ring_throughput();
+  if (name == kCacheline) return make_cacheline_throughput();
   if (name == kUnixSocket) return make_unix_socket_throughput();
   if (name == kPipe) return make_pipe_throughput();
 #ifdef FERRY_BENCH_HAVE_ICEORYX

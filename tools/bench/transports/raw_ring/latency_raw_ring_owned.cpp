@@ -89,10 +89,14 @@ class RawRingOwnedLatency final : public LatencyTransport {
         report_error(control, fmt::format("raw-ring-owned ping: bad answer to {}", seq));
         return false;
       }
-      const bool good = read_seq(area_->at(buffer)) == seq;
+      const std::uint64_t carried = read_seq(area_->at(buffer));
       if (!side.release(buffer)) return false;
-      if (!good) report_error(control, fmt::format("raw-ring-owned ping: pong {} not read", seq));
-      return good;
+      if (carried != seq) {
+        report_error(control, fmt::format("raw-ring-owned ping: the buffer of pong {} holds {}",
+                                          seq, carried));
+        return false;
+      }
+      return true;
     });
     // The stop carries its sequence number in the reference: no hand-over.
     (void)side.give(RawRef{kStopSeq, buffer, plan.size});

@@ -62,6 +62,8 @@ inline constexpr std::string_view kCycloneDds = "cyclonedds";
 // Latency only: one cache line passed between the two sides, the floor of a
 // cross-core hand-off; latency reports give every transport's multiple of it.
 inline constexpr std::string_view kCacheline = "cacheline";
+// The largest message cacheline's throughput floor streams (its ring is 64 KiB).
+inline constexpr std::uint64_t kCachelineStreamMax = 4096;
 // ferry, ferry-copy or ferry-loan: measured through the private ferryd.
 [[nodiscard]] constexpr bool is_ferry(std::string_view transport) noexcept {
   return transport == kFerry || transport == kFerryCopy || transport == kFerryLoan ||
