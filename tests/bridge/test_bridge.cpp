@@ -20,6 +20,7 @@
 #include "daemon_fixture.hpp"
 #include "pool_probe.hpp"
 #include "signal_pipe.hpp"
+#include "skip.hpp"
 
 using namespace std::chrono_literals;
 using ferry::test::All;
@@ -617,6 +618,33 @@ TEST_CASE(
     CHECK(spin.exit_code == 2);
     CHECK(spin.err.find("--export-spin-us") != std::string::npos);
   }
+}
+
+TEST_CASE(
+    "a bridge in a DDS domain whose fixed port lies in the ephemeral port range warns, naming "
+    "the domains that do not") {
+  ferry::test::TestDomain d;
+  ferry::test::Daemon daemon{d, ferry::test::bridge_yaml()};
+  // Domain 150 (ports 44900, 44901): in a namespace of its own, nobody else's.
+  ferry::test::NetPair net;
+  if (ferry::test::skip_requested()) return;
+  Background bridge(d, net.on(0, {ferry::test::bin_path("ferry"), "bridge", "--export",
+                                  "bridge/seq", "--dds-domain", "150"}));
+  INFO("bridge: " << bridge.err());
+  REQUIRE(bridge.wait_for("bridge: running as node", 10s));
+  // The range is the namespace's own (Linux's default there: 32768-60999).
+  CHECK(bridge.err().find("[warning] bridge: DDS domain 150's fixed port 44900 lies in this "
+                          "machine's ephemeral port range (") != std::string::npos);
+  CHECK(bridge.err().find("), where another socket may hold it first; domains 0 to 101 keep "
+                          "their ports below that range") != std::string::npos);
+  CHECK(bridge.interrupt() == 0);
+  // A domain whose ports lie below the range: no warning.
+  Background quiet(d, net.on(0, {ferry::test::bin_path("ferry"), "bridge", "--export", "bridge/seq",
+                                 "--dds-domain", "7"}));
+  INFO("quiet bridge: " << quiet.err());
+  REQUIRE(quiet.wait_for("bridge: running as node", 10s));
+  CHECK(quiet.err().find("ephemeral") == std::string::npos);
+  CHECK(quiet.interrupt() == 0);
 }
 
 TEST_CASE(

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bridge_types.hpp"
+#include "dds_ports.hpp"
 #include "dds_type.hpp"
 #include "ferry/config/load.hpp"
 #include "ferry_types.h"
@@ -105,4 +106,28 @@ TEST_CASE("a service's request and response are rmw_cyclonedds' header, then the
   same_as_idlc(ferry::bridge::DdsType::with_request_header(config.schema, plan.request_index,
                                                            plan_names.request_type),
                example_interfaces_srv_dds__Plan_Request__desc);
+}
+
+TEST_CASE("a DDS domain's fixed ports are checked against the ephemeral port range") {
+  using ferry::bridge::PortRange;
+  CHECK(ferry::bridge::cyclone_first_port(0) == 7400);
+  CHECK(ferry::bridge::cyclone_first_port(148) == 44400);
+  const PortRange linux_default{32768, 60999};
+  CHECK_FALSE(ferry::bridge::port_in_range(0, linux_default));
+  CHECK_FALSE(ferry::bridge::port_in_range(101, linux_default));  // 32650, 32651
+  CHECK(ferry::bridge::port_in_range(102, linux_default) == 32900u);
+  CHECK(ferry::bridge::port_in_range(148, linux_default) == 44400u);
+  CHECK(ferry::bridge::port_in_range(214, linux_default) == 60900u);
+  CHECK_FALSE(ferry::bridge::port_in_range(215, linux_default));  // 61150
+  // Only the second port inside: it is the one named.
+  CHECK(ferry::bridge::port_in_range(148, PortRange{44401, 50000}) == 44401u);
+
+  const auto parsed = ferry::bridge::parse_port_range("32768\t60999\n");
+  REQUIRE(parsed);
+  CHECK(parsed->low == 32768);
+  CHECK(parsed->high == 60999);
+  for (const char* bad : {"", "32768", "60999 32768", "0 100", "1 65536", "1 2 3", "a b"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(ferry::bridge::parse_port_range(bad));
+  }
 }

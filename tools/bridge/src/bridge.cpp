@@ -16,6 +16,7 @@
 #include <string>
 #include <thread>
 
+#include "dds_ports.hpp"
 #include "ferry/config/ros2msg.hpp"
 #include "import_qos.hpp"
 #include "qos.hpp"
@@ -183,8 +184,15 @@ std::vector<TopicCounts> run(const config::Config& config, const Options& option
         "--import-service NAME");
 
   const dds_domainid_t dds_domain = options.dds_domain.value_or(0);
-  const DdsEntity domain(dds_create_domain(dds_domain, cyclone_config().c_str()),
-                         "domain " + std::to_string(dds_domain));
+  const std::string port_note = ephemeral_port_note(dds_domain);
+  if (!port_note.empty()) spdlog::warn("bridge: {}", port_note);
+  const dds_entity_t domain_handle = dds_create_domain(dds_domain, cyclone_config().c_str());
+  if (domain_handle < 0) {
+    throw BridgeError(fmt::format("cannot create the DDS domain {}: {}{}", dds_domain,
+                                  dds_strretcode(domain_handle),
+                                  port_note.empty() ? "" : " (" + port_note + ")"));
+  }
+  const DdsEntity domain(domain_handle, "domain " + std::to_string(dds_domain));
   const DdsEntity participant(dds_create_participant(dds_domain, nullptr, nullptr), "participant");
   // The exporters sleep at once when their queue is empty: on the 2-CPU
   // test VM, spinning first (the default 1024 polls) took the CPU the next
