@@ -114,9 +114,8 @@ class RingEnd {
   RingMode mode_ = RingMode::Spsc;
 };
 
-// Whether a publish drains its stores at once (a seq_cst fence the
-// handshake does not need): sooner for a reader that waits, slower in a
-// stream (measured: docs/design/hot-path.md).
+// Whether a publish drains its stores at once (a seq_cst fence the handshake
+// does not need): sooner for a reader that waits, slower in a stream (hot-path.md).
 enum class Flush : std::uint8_t {
   Later,    // a stream or a batch
   Now,      // a message that stands alone
@@ -148,9 +147,9 @@ class ProducerFastPath : public RingEnd {
     return {};
   }
 
-  // A hint for the try_push of `size` bytes that follows: starts taking the
-  // lines it will write away from the consumer, which read them last. Reads
-  // no shared memory; does nothing when the ring looks full.
+  // A hint for the try_push of `size` bytes that follows: takes the slot's
+  // lines and the tail line from the consumer, which read them last (both
+  // transfers at once: hot-path.md). Reads no shared memory; nothing if full.
   FERRY_HOT void prefetch_next_slot(std::uint32_t size) const noexcept {
     if (next_ - cached_head_ >= capacity_) return;
     const std::byte* slot = slot_at(next_);
@@ -158,6 +157,7 @@ class ProducerFastPath : public RingEnd {
     std::uint32_t head_bytes = size < payload_max_ ? size : payload_max_;
     if (head_bytes > kCacheLine) head_bytes = kCacheLine;
     if (head_bytes != 0) prefetch_for_write(slot + ring_layout::kSlotHeaderBytes + head_bytes - 1);
+    prefetch_for_write(&word<std::atomic<std::uint32_t>>(ring_layout::kTailOffset));
   }
 
   // Publishes what stage_many() wrote; returns how many.
