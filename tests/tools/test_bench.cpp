@@ -197,13 +197,14 @@ TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
 
 TEST_CASE("bench_throughput_cacheline_streams_every_message_in_order_beside_ferry") {
   // The throughput floor: every sequence number checked, at one line per
-  // message (64 B), at a message of several lines whose sequence word is
-  // stored last (200 B), and with two receivers reading their own rings.
-  for (const char* receivers : {"1", "2"}) {
+  // message (64 B) and at several (200 B), with two receivers reading
+  // their own rings, and with batches as long as the ring (no stall).
+  for (const auto& [receivers, batch] : {std::pair{"1", "1"}, {"2", "64"}, {"1", "1023"}}) {
     CAPTURE(receivers);
-    const auto lines =
-        run_bench({"throughput", "--seconds", "0.3", "--repeat", "1", "--size", "64,200",
-                   "--subscribers", receivers, "--transports", "ferry,cacheline", "--json"});
+    CAPTURE(batch);
+    const auto lines = run_bench({"throughput", "--seconds", "0.3", "--repeat", "1", "--size",
+                                  "64,200", "--subscribers", receivers, "--batch", batch,
+                                  "--transports", "ferry,cacheline", "--json"});
     REQUIRE(lines.size() == 2);
     for (const auto& line : lines) {
       CAPTURE(ferry::test::json_text(line));

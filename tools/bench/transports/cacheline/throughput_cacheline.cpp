@@ -67,7 +67,10 @@ class LineRing {
         stride_(slot_bytes(size)),
         count_(kRingBytes / stride_),
         end_(slots_ + count_ * stride_),
-        batch_(batch < count_ ? batch : count_),
+        // At most the ring less the receiver's stride of progress: a longer
+        // batch could fill the ring before it is published while the
+        // receiver's last progress lags behind what it read (both wait).
+        batch_(batch < count_ - count_ / 8 ? batch : count_ - count_ / 8),
         taken_every_(count_ / 8),
         put_at_(slots_),
         take_at_(slots_),
