@@ -19,7 +19,6 @@
 #include <fmt/format.h>
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -28,6 +27,7 @@
 #include <vector>
 
 #include "ferry/bench/spin.hpp"
+#include "ferry/transport/platform.hpp"
 #include "harness/bench_config.hpp"
 #include "harness/seq.hpp"
 #include "throughput/stream_loops.hpp"
@@ -37,7 +37,7 @@ namespace ferry::bench {
 
 namespace {
 
-constexpr std::size_t kLine = 64;
+constexpr std::size_t kLine = transport::kCacheLine;
 // Each receiver's ring: 64 KiB of slots, in every core's L2.
 constexpr std::size_t kRingBytes = 64 * 1024;
 static_assert(kRingBytes / kCachelineStreamMax >= 8, "a ring holds at least 8 messages");
@@ -101,7 +101,7 @@ class LineRing {
       if (!room) return false;
     }
     const std::byte* ahead = advance(put_at_, kPrefetchSlots);
-    for (std::size_t b = 0; b < stride_; b += kLine) prefetch_for_write(ahead + b);
+    for (std::size_t b = 0; b < stride_; b += kLine) transport::prefetch_for_write(ahead + b);
     std::memcpy(put_at_, msg, size_);
     put_at_ = advance(put_at_, 1);
     if (--batch_left_ == 0 || last) {
@@ -138,13 +138,6 @@ class LineRing {
   }
 
  private:
-  static void prefetch_for_write(const std::byte* p) noexcept {
-#if defined(__x86_64__)
-    asm volatile("prefetchw %0" : : "m"(*reinterpret_cast<const char*>(p)));
-#else
-    __builtin_prefetch(p, 1);
-#endif
-  }
   // The slot k slots after `p`, wrapping at the ring's end.
   [[nodiscard]] std::byte* advance(std::byte* p, std::size_t k) const noexcept {
     p += k * stride_;
