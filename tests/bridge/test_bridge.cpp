@@ -600,8 +600,8 @@ TEST_CASE("a bridge carries on through a restart of its local ferryd") {
 }
 
 TEST_CASE(
-    "ferry bridge refuses an undeclared topic, an empty command line and a bad --export-spin-us "
-    "in one sentence") {
+    "ferry bridge refuses an undeclared topic, an empty command line, a bad --export-spin-us and "
+    "a DDS domain without ports in one sentence") {
   ferry::test::TestDomain d;
   ferry::test::Daemon daemon{d, ferry::test::bridge_yaml()};
   const auto ferry = ferry::test::bin_path("ferry");
@@ -618,6 +618,23 @@ TEST_CASE(
     CHECK(spin.exit_code == 2);
     CHECK(spin.err.find("--export-spin-us") != std::string::npos);
   }
+  // Refused before Cyclone DDS is asked (it would log its own line first).
+  const auto domain = ferry::test::run_program(
+      d, {ferry, "bridge", "--export", "bridge/all", "--dds-domain", "233"}, 10s);
+  CHECK(domain.exit_code == 1);
+  CHECK(domain.err.find("DDS domain 233 is out of range: Cyclone DDS's ports for it (7400 + 250 x "
+                        "233 = 65650) lie above 65535; use a domain from 0 to 232") !=
+        std::string::npos);
+  CHECK(domain.err.find("ddsi") == std::string::npos);
+  // Both refused before ferryd is asked: the same sentence with none running.
+  ferry::test::TestDomain no_daemon;
+  const auto early = ferry::test::run_program(
+      no_daemon, {ferry, "bridge", "--export", "bridge/all", "--dds-domain", "233"}, 10s);
+  CHECK(early.exit_code == 1);
+  CHECK(early.err.find("DDS domain 233 is out of range") != std::string::npos);
+  const auto early_nothing = ferry::test::run_program(no_daemon, {ferry, "bridge"}, 10s);
+  CHECK(early_nothing.exit_code == 1);
+  CHECK(early_nothing.err.find("nothing to bridge") != std::string::npos);
 }
 
 TEST_CASE(

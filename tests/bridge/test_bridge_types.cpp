@@ -4,6 +4,8 @@
 // alignment and type name, so both write the same CDR.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <cstdlib>
 #include <vector>
 
 #include "bridge_types.hpp"
@@ -108,6 +110,22 @@ TEST_CASE("a service's request and response are rmw_cyclonedds' header, then the
                example_interfaces_srv_dds__Plan_Request__desc);
 }
 
+TEST_CASE("a DDS domain whose fixed ports lie above 65535 is refused in one sentence") {
+  ::unsetenv("CYCLONEDDS_URI");
+  CHECK(ferry::bridge::cyclone_max_domain() == 232);  // ports 65400, 65401
+  CHECK(ferry::bridge::domain_range_error(0).empty());
+  CHECK(ferry::bridge::domain_range_error(232).empty());
+  CHECK(ferry::bridge::domain_range_error(233) ==
+        "DDS domain 233 is out of range: Cyclone DDS's ports for it (7400 + 250 x 233 = 65650) lie "
+        "above 65535; use a domain from 0 to 232, or set Discovery/Ports in CYCLONEDDS_URI");
+  CHECK(ferry::bridge::domain_range_error(UINT32_MAX).find("= 1073741831150)") !=
+        std::string::npos);
+  // The user's own port mapping: Cyclone decides.
+  ::setenv("CYCLONEDDS_URI", "<Discovery><Ports><Base>1000</Base></Ports></Discovery>", 1);
+  CHECK(ferry::bridge::domain_range_error(233).empty());
+  ::unsetenv("CYCLONEDDS_URI");
+}
+
 TEST_CASE("a DDS domain's fixed ports are checked against the ephemeral port range") {
   using ferry::bridge::PortRange;
   CHECK(ferry::bridge::cyclone_first_port(0) == 7400);
@@ -121,6 +139,10 @@ TEST_CASE("a DDS domain's fixed ports are checked against the ephemeral port ran
   CHECK_FALSE(ferry::bridge::port_in_range(215, linux_default));  // 61150
   // Only the second port inside: it is the one named.
   CHECK(ferry::bridge::port_in_range(148, PortRange{44401, 50000}) == 44401u);
+
+  // No domain id wraps into a port (250 x 2^32 does not fit 32 bits).
+  CHECK(ferry::bridge::cyclone_first_port(UINT32_MAX) == 7400 + 250 * std::uint64_t{UINT32_MAX});
+  CHECK_FALSE(ferry::bridge::port_in_range(UINT32_MAX, PortRange{1, 65535}));
 
   const auto parsed = ferry::bridge::parse_port_range("32768\t60999\n");
   REQUIRE(parsed);

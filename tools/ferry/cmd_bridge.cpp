@@ -29,6 +29,11 @@ void bridge(const Context& context, const BridgeCliOptions& o) {
   options.export_services = o.export_services;
   options.import_services = o.import_services;
   options.service_timeout = std::chrono::milliseconds(o.service_timeout_ms);
+  try {
+    bridge::check_options(options);  // before ferryd is asked: a wrong flag says so first
+  } catch (const bridge::BridgeError& e) {
+    throw Failure(kExitRuntime, e.what());
+  }
   config::Config config;
   {
     auto client = connect_daemon(context);

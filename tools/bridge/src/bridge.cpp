@@ -172,16 +172,24 @@ class DaemonWatch {
 
 }  // namespace
 
+void check_options(const Options& options) {
+  if (options.exports.empty() && options.imports.empty() && options.export_services.empty() &&
+      options.import_services.empty())
+    throw BridgeError(
+        "nothing to bridge: give --export TOPIC, --import TOPIC, --export-service NAME or "
+        "--import-service NAME");
+  if (const std::string range_error = domain_range_error(options.dds_domain.value_or(0));
+      !range_error.empty())
+    throw BridgeError(range_error);
+}
+
 std::vector<TopicCounts> run(const config::Config& config, const Options& options,
                              const std::function<bool()>& stop_requested) {
+  check_options(options);
   // Every topic named, once, with what it does.
   std::map<std::string, std::pair<bool, bool>> wanted;  // name -> (export, import)
   for (const auto& name : options.exports) wanted[name].first = true;
   for (const auto& name : options.imports) wanted[name].second = true;
-  if (wanted.empty() && options.export_services.empty() && options.import_services.empty())
-    throw BridgeError(
-        "nothing to bridge: give --export TOPIC, --import TOPIC, --export-service NAME or "
-        "--import-service NAME");
 
   const dds_domainid_t dds_domain = options.dds_domain.value_or(0);
   const std::string port_note = ephemeral_port_note(dds_domain);

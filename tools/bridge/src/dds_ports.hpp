@@ -19,8 +19,12 @@ struct PortRange {
   std::uint32_t high = 0;  // inclusive
 };
 
-// The first of domain's two fixed ports (the second is the next one).
-[[nodiscard]] std::uint32_t cyclone_first_port(std::uint32_t domain) noexcept;
+// The first of domain's two fixed ports (the second is the next one); 64
+// bits, so that no domain id wraps it into a port.
+[[nodiscard]] std::uint64_t cyclone_first_port(std::uint32_t domain) noexcept;
+
+// The largest domain whose fixed ports are ports (below 65536): 232.
+[[nodiscard]] std::uint32_t cyclone_max_domain() noexcept;
 
 // The first of domain's fixed ports that lies in `ephemeral`, if any.
 [[nodiscard]] std::optional<std::uint32_t> port_in_range(std::uint32_t domain,
@@ -34,5 +38,10 @@ struct PortRange {
 // or an error; empty when its fixed ports lie outside the ephemeral range,
 // when the range cannot be read, or when CYCLONEDDS_URI maps ports itself.
 [[nodiscard]] std::string ephemeral_port_note(std::uint32_t domain);
+
+// Why `domain` cannot start at all, as a sentence for an error: its fixed
+// ports lie above 65535. Empty when they do not, or when CYCLONEDDS_URI maps
+// ports itself.
+[[nodiscard]] std::string domain_range_error(std::uint32_t domain);
 
 }  // namespace ferry::bridge
