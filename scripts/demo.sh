@@ -3,14 +3,25 @@
 # programs, starts ferryd for the hello example, runs a subscriber and a
 # publisher in two processes, shows them with `ferry topic list`, then stops
 # everything and checks nothing is left behind.
+#
+# Usage: scripts/demo.sh [--no-build]
+#   --no-build  runs the programs build/bin already holds (CI runs the demo
+#               that way after the test suite built everything)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Only what the demo runs: the daemon, the CLI (without `ferry bench`,
-# `ferry foxglove` and `ferry bridge`, half of its compile) and the two hello
-# programs.
-scripts/build.sh --no-tests --no-bench --no-foxglove --no-bridge --target ferryd --target ferry_cli \
-  --target hello_publisher --target hello_subscriber
+case "${1:-}" in
+  "") build=yes ;;
+  --no-build) build=no ;;
+  *) echo "demo.sh: unknown option '$1' (the only one is --no-build)" >&2; exit 2 ;;
+esac
+if [ "$build" = yes ]; then
+  # Only what the demo runs: the daemon, the CLI (without `ferry bench`,
+  # `ferry foxglove` and `ferry bridge`, half of its compile) and the two
+  # hello programs.
+  scripts/build.sh --no-tests --no-bench --no-foxglove --no-bridge --target ferryd --target ferry_cli \
+    --target hello_publisher --target hello_subscriber
+fi
 bin=build/bin
 export FERRY_RUNTIME_DIR
 FERRY_RUNTIME_DIR=$(mktemp -d /tmp/ferry-demo.XXXXXX)
