@@ -193,6 +193,30 @@ TEST_CASE("bench_refuses_bad_options_with_exit_code_2") {
                   {bin_path("ferry"), "bench", "throughput", "--transports", "raw-ring-owned"});
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("raw-ring-owned") != std::string::npos);
+  // Durations: NaN fails every comparison, so it is refused by name (it ran
+  // "nan s per run"); a count is digits (-1 was read as 2^64 - 1).
+  for (const char* bad : {"nan", "0", "-1", "3601"}) {
+    CAPTURE(bad);
+    r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--max-run-seconds", bad});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--max-run-seconds must be above 0 and at most 3600 (seconds), not ") !=
+          std::string::npos);
+    r = run_program(domain, {bin_path("ferry"), "bench", "throughput", "--seconds", bad});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--seconds must be above 0 and at most 3600 (seconds), not ") !=
+          std::string::npos);
+  }
+  r = run_program(domain, {bin_path("ferry"), "bench", "scale", "--idle-seconds", "nan"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--idle-seconds must be above 0 and at most 600 (seconds), not nan") !=
+        std::string::npos);
+  r = run_program(domain, {bin_path("ferry"), "bench", "latency", "--rounds", "-1"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--rounds: expected a count (0 or more), got '-1'") != std::string::npos);
+  // Its range in the sentence, not 1.8e308 written out.
+  r = run_program(domain, {bin_path("ferry"), "bench", "rpc", "--rounds", "0"});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("--rounds: Value 0 not in range 1 to 100000000") != std::string::npos);
 }
 
 TEST_CASE("bench_throughput_cacheline_streams_every_message_in_order_beside_ferry") {

@@ -366,6 +366,28 @@ TEST_CASE(
                 "--rate",
                 "see 'ferry topic pub --help'"},
            Case{{"topic", "list", "--domain"}, "--domain", "see 'ferry topic list --help'"},
+           // A negative count was read as 2^64 - 1 (forever), inf as a rate.
+           Case{{"topic", "pub", "t", "{}", "--count", "-1"},
+                "--count: expected a count (0 or more), got '-1'",
+                "see 'ferry topic pub --help'"},
+           Case{{"topic", "echo", "t", "-n", "-2"},
+                "expected a count (0 or more), got '-2'",
+                "see 'ferry topic echo --help'"},
+           Case{{"top", "--count", "1.5"},
+                "expected a count (0 or more), got '1.5'",
+                "see 'ferry top --help'"},
+           Case{{"topic", "pub", "t", "{}", "--rate", "inf"},
+                "--rate: expected a number, got 'inf'",
+                "see 'ferry topic pub --help'"},
+           Case{{"topic", "hz", "t", "--duration", "nan"},
+                "--duration: expected a number, got 'nan'",
+                "see 'ferry topic hz --help'"},
+           Case{{"service", "call", "s", "{}", "--timeout", "0"},
+                "--timeout: must be above 0, got 0",
+                "see 'ferry service call --help'"},
+           Case{{"service", "call", "s", "{}", "--timeout", "-1"},
+                "--timeout: expected a count (1 or more), got '-1'",
+                "see 'ferry service call --help'"},
        }) {
     const std::string command = joined(c.args);
     CAPTURE(command);

@@ -71,6 +71,14 @@ CLI::Validator zero_or_more() {
   return CLI::Validator([](std::string& text) { return check_number(text, true); }, "NONNEGATIVE");
 }
 
+CLI::Validator a_count() {
+  return CLI::Validator([](std::string& text) { return check_count(text); }, "COUNT");
+}
+
+CLI::Validator a_count_above_zero() {
+  return CLI::Validator([](std::string& text) { return check_count(text, false); }, "COUNT");
+}
+
 // Adds `--domain NAME` to `app`, storing into the context.
 CLI::Option* add_domain_option(CLI::App& app, Context& context, const std::string& help) {
   return app
@@ -122,7 +130,8 @@ void add_echo(CLI::App& topic, EchoOptions& o, Run& run) {
   auto* cmd =
       topic.add_subcommand("echo", "Print the samples published on a topic, decoded with its type");
   cmd->add_option("TOPIC", o.topic, "The topic")->required();
-  cmd->add_option("--count,-n", o.count, "Stop after N samples (default: until Ctrl-C)");
+  cmd->add_option("--count,-n", o.count, "Stop after N samples (default: until Ctrl-C)")
+      ->check(a_count());
   cmd->add_flag("--json", o.json, "One JSON object per line, keyed by field name");
   cmd->add_flag("--full", o.full,
                 "Print arrays and sequences longer than 256 elements in full (else their count "
@@ -145,6 +154,7 @@ void add_pub(CLI::App& topic, PubOptions& o, Run& run) {
                   "fields are zero")
       ->required();
   cmd->add_option("--count,-n", o.count, "Samples to publish (0: until Ctrl-C)")
+      ->check(a_count())
       ->capture_default_str();
   cmd->add_option("--rate,-r", o.rate, "Samples per second")
       ->check(above_zero())
@@ -152,7 +162,8 @@ void add_pub(CLI::App& topic, PubOptions& o, Run& run) {
   cmd->add_option("--wait-subscribers", o.wait_subscribers,
                   "Subscribers to wait for (up to 2 s) before the first sample; 0: none "
                   "(default: every subscriber and observer ferryd reports when the publisher "
-                  "is created, at least one)");
+                  "is created, at least one)")
+      ->check(a_count());
   cmd->footer(
       "The value is checked against the topic's type first: an unknown field, a wrong type or a\n"
       "number out of range is an error (exit 2) naming the field. Before the first sample it\n"
@@ -257,7 +268,7 @@ void add_service_commands(CLI::App& app, Verbs& v, Run& run) {
       ->required();
   call->add_option("--timeout", v.service_call.timeout_ms,
                    "Milliseconds to wait for a server and for the response (default 1000)")
-      ->check(CLI::PositiveNumber);
+      ->check(a_count_above_zero());
   call->add_flag("--json", v.service_call.json, "Print the response as one JSON object");
   call->footer(
       "The request is checked against the service's request type first: an unknown field, a\n"
@@ -286,7 +297,8 @@ void add_pool_command(CLI::App& app, PoolOptions& o, Run& run) {
 void add_top_command(CLI::App& app, TopOptions& o, Run& run) {
   auto* cmd =
       app.add_subcommand("top", "Live table of every topic: rate, bandwidth, backlog, drops");
-  cmd->add_option("--count,-n", o.count, "Stop after N refreshes (default: until q or Ctrl-C)");
+  cmd->add_option("--count,-n", o.count, "Stop after N refreshes (default: until q or Ctrl-C)")
+      ->check(a_count());
   cmd->footer(
       "Columns: P/S publishers/subscribers; RATE/s samples published per second; BW/s bytes per\n"
       "second (rate x sample size); BACKLOG samples waiting in the queues; DROPPED (drop_new),\n"
@@ -358,9 +370,11 @@ void add_bench_commands(CLI::App& app, Verbs& v, Run& run) {
   add_bench_common(*latency, lat.common,
                    "Message sizes: 64, 4KiB, 3110400 ... (repeat the flag or give a list; default "
                    "64,4KiB,64KiB,1MiB,3110400)");
-  latency->add_option(
-      "--rounds", lat.rounds,
-      "Measured round trips per run (default 20000 up to 16 KiB, fewer above, at least 300)");
+  latency
+      ->add_option(
+          "--rounds", lat.rounds,
+          "Measured round trips per run (default 20000 up to 16 KiB, fewer above, at least 300)")
+      ->check(a_count());
   latency
       ->add_option("--max-run-seconds", lat.max_run_seconds,
                    "A run stops measuring after this long (fewer samples)")
@@ -375,7 +389,7 @@ void add_bench_commands(CLI::App& app, Verbs& v, Run& run) {
       "iceoryx 2.0's Client/Server (when built in): p50, p90, p99, p99.9, max");
   rpc_cmd->add_option("--rounds", rpc.rounds, "Measured calls per run")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{100'000'000}));
   rpc_cmd->add_option("--repeat", rpc.repeat, "Runs per transport; the median is reported")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
@@ -610,7 +624,7 @@ void add_record_command(CLI::App& app, RecordOptions& o, Run& run) {
   cmd->add_option("--output,-o", o.output, "The .mcap file to write")->required();
   cmd->add_option("--duration,-d", o.duration, "Stop after S seconds (default: until Ctrl-C)")
       ->check(above_zero());
-  cmd->add_option("--count,-n", o.count, "Stop after N messages in all");
+  cmd->add_option("--count,-n", o.count, "Stop after N messages in all")->check(a_count());
   cmd->add_option("--compression", o.compression, "Chunk compression: none, lz4 or zstd")
       ->capture_default_str();
   cmd->add_flag("--observe", o.observe,

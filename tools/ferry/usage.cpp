@@ -49,11 +49,20 @@ std::string cli11_message(const std::string& message) {
 std::string check_number(const std::string& text, bool zero_ok) {
   char* end = nullptr;
   const double value = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || std::isnan(value)) {
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(value)) {
     return fmt::format("expected a number, got '{}'", text);
   }
   if (zero_ok ? value < 0 : value <= 0)
     return fmt::format("must be {}, got {}", zero_ok ? "0 or more" : "above 0", text);
+  return {};
+}
+
+std::string check_count(const std::string& text, bool zero_ok) {
+  const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
+                                                   [](char c) { return c >= '0' && c <= '9'; });
+  if (!digits) return fmt::format("expected a count ({} or more), got '{}'", zero_ok ? 0 : 1, text);
+  if (!zero_ok && text.find_first_not_of('0') == std::string::npos)
+    return fmt::format("must be above 0, got {}", text);
   return {};
 }
 

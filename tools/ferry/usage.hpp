@@ -29,8 +29,13 @@ enum class ParseErrorKind { Required, Extras, Other };
 std::string usage_error(const std::vector<ParsedLevel>& chain, ParseErrorKind kind,
                         const std::string& message);
 
-// Checks for numeric options: an empty string when `text` is a number above 0
-// (or 0 or more, when `zero_ok`), else why not ("must be above 0, got 0").
+// Checks for numeric options: an empty string when `text` is a finite number
+// above 0 (or 0 or more, when `zero_ok`), else why not ("must be above 0,
+// got 0"; "expected a number, got 'inf'").
 std::string check_number(const std::string& text, bool zero_ok);
+
+// The same for a count: digits only, so that "-1" is not read as 2^64 - 1
+// (an unsigned option would otherwise take it).
+std::string check_count(const std::string& text, bool zero_ok = true);
 
 }  // namespace ferry::cli

@@ -195,6 +195,19 @@ Wait parse_wait(std::string_view value) {
   throw UsageError(fmt::format("--wait '{}' is not a wait mode; expected spin or sleep", value));
 }
 
+namespace {
+
+// A duration option: above 0 and at most `max` seconds. Written so that NaN
+// (which every comparison fails) is refused too.
+void check_seconds(const char* option, double seconds, double max) {
+  if (!(seconds > 0 && seconds <= max)) {
+    throw UsageError(
+        fmt::format("{} must be above 0 and at most {} (seconds), not {}", option, max, seconds));
+  }
+}
+
+}  // namespace
+
 std::uint64_t auto_rounds(std::uint64_t size) noexcept {
   constexpr std::uint64_t kFull = 16 * 1024;
   if (size <= kFull) return kDefaultRounds;
@@ -211,9 +224,7 @@ void finalize(LatencyOptions& o) {
       return n;
     }());
   }
-  if (o.max_run_seconds <= 0 || o.max_run_seconds > 3600) {
-    throw UsageError("--max-run-seconds must be between 0 and 3600");
-  }
+  check_seconds("--max-run-seconds", o.max_run_seconds, 3600);
   if (o.rounds > 100'000'000) throw UsageError("--rounds must be at most 100000000");
   finalize_common(o, 2);
 }
@@ -222,7 +233,7 @@ void finalize(ThroughputOptions& o) {
   if (o.sizes.empty()) o.sizes = {64};
   if (std::find(o.transports.begin(), o.transports.end(), kFerryImage) != o.transports.end())
     throw UsageError("ferry-image is a latency transport; expected it with `ferry bench latency`");
-  if (o.seconds <= 0 || o.seconds > 3600) throw UsageError("--seconds must be between 0 and 3600");
+  check_seconds("--seconds", o.seconds, 3600);
   if (o.subscribers < 1 || o.subscribers > kMaxSubscribers) {
     throw UsageError(fmt::format("--subscribers must be between 1 and {}", kMaxSubscribers));
   }
@@ -251,12 +262,8 @@ void finalize(ScaleOptions& o) {
     throw UsageError(
         fmt::format("--topics must be between 1 and {}, not {}", kMaxScaleTopics, o.topics));
   }
-  if (o.idle_seconds <= 0 || o.idle_seconds > 600) {
-    throw UsageError("--idle-seconds must be between 0 and 600");
-  }
-  if (o.traffic_seconds <= 0 || o.traffic_seconds > 600) {
-    throw UsageError("--traffic-seconds must be between 0 and 600");
-  }
+  check_seconds("--idle-seconds", o.idle_seconds, 600);
+  check_seconds("--traffic-seconds", o.traffic_seconds, 600);
   if (o.rate_hz < 1 || o.rate_hz > 10'000) throw UsageError("--rate must be between 1 and 10000");
   if (o.repeat < 1 || o.repeat > 100) {
     throw UsageError(fmt::format("--repeat must be between 1 and 100, not {}", o.repeat));
