@@ -56,14 +56,14 @@ struct TopicCounts {
   std::uint64_t too_large = 0;
 };
 
-// Runs until `stop()` returns true (polled every 100 ms), printing the
-// counts to stdout every stats_interval and once at the end. `config` is
-// the configuration ferryd serves: each topic must be declared there.
 // Throws BridgeError, in one sentence, when the options cannot work whatever
 // ferryd serves: nothing to bridge, a DDS domain without ports. run() checks
 // them too; a caller checks them first to refuse before connecting.
 void check_options(const Options& options);
 
+// Runs until `stop()` returns true (polled every 100 ms), printing the
+// counts to stdout every stats_interval and once at the end. `config` is
+// the configuration ferryd serves: each topic must be declared there.
 // Throws BridgeError when a topic or a DDS entity cannot be set up.
 std::vector<TopicCounts> run(const config::Config& config, const Options& options,
                              const std::function<bool()>& stop);
