@@ -37,7 +37,7 @@ discovery::TopicInfo topic(const std::string& name, std::uint64_t sample_size,
 transport::LiveChunk chunk(std::uint32_t index, transport::NodeSlot origin,
                            std::vector<transport::ChunkHolder> holders, std::uint64_t size = 1024) {
   transport::LiveChunk c;
-  c.ref = transport::ChunkRef{0, index, 1};
+  c.ref = transport::ChunkRef::of(0, index, 1);
   c.chunk_size = size;
   c.origin = origin;
   c.holder_count = static_cast<std::uint32_t>(holders.size());

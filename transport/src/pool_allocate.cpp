@@ -114,7 +114,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_again(std::uint32_t c, std::ui
   if (!live) return std::unexpected(live.error());
   if (stop(PoolCrashStep::AllocateLive)) return std::unexpected(PoolError::Aborted);
   count_allocation(cv, c, static_cast<std::uint32_t>(index), *claimed, owner, false);
-  return ChunkRef{static_cast<std::uint16_t>(c), static_cast<std::uint32_t>(index), *claimed};
+  return ChunkRef::of(c, static_cast<std::uint32_t>(index), *claimed);
 }
 
 template <class Stop>
@@ -150,7 +150,7 @@ std::expected<ChunkRef, PoolError> Pool::allocate_from(std::uint32_t c, OwnerId 
   const auto [i, gen] = *found;
   if (stop(PoolCrashStep::AllocateLive)) return std::unexpected(PoolError::Aborted);
   count_allocation(cv, c, i, gen, owner, true);
-  return ChunkRef{static_cast<std::uint16_t>(c), i, gen};
+  return ChunkRef::of(c, i, gen);
 }
 
 FERRY_FLATTEN std::expected<ChunkRef, PoolError> Pool::allocate(std::size_t size,

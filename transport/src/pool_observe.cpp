@@ -31,7 +31,7 @@ OwnerHoldings Pool::holdings(OwnerId owner) const noexcept {
   OwnerHoldings out;
   for_each_live_chunk([&](std::uint32_t c, std::uint32_t i, ChunkMeta& m, std::uint64_t s) {
     bool has = false;
-    const ChunkRef ref{static_cast<std::uint16_t>(c), i, st::generation(s)};
+    const ChunkRef ref = ChunkRef::of(c, i, st::generation(s));
     OpenHolders walk(nodes_, m, s, ref.pack(), Malformed::Skip);
     for (HolderRead h; walk.next(h);) {
       if (h.fields.owner == owner) {
@@ -50,7 +50,7 @@ std::vector<LiveChunk> Pool::live_chunks() const {
   std::vector<LiveChunk> out;
   for_each_live_chunk([&](std::uint32_t c, std::uint32_t i, ChunkMeta& m, std::uint64_t s) {
     LiveChunk chunk;
-    chunk.ref = ChunkRef{static_cast<std::uint16_t>(c), i, st::generation(s)};
+    chunk.ref = ChunkRef::of(c, i, st::generation(s));
     chunk.chunk_size = classes_[c].chunk_size;
     chunk.origin = origin_of(m, s);
     OpenHolders walk(nodes_, m, s, chunk.ref.pack(), Malformed::Skip);
@@ -101,7 +101,7 @@ AccountingReport Pool::check_accounting() const noexcept {
           // Every Live slot of every node of the chain, closed ones included
           // (they are counted).
           std::uint32_t open = 0;
-          const ChunkRef ref{static_cast<std::uint16_t>(c), i, st::generation(s)};
+          const ChunkRef ref = ChunkRef::of(c, i, st::generation(s));
           Chain chain(nodes_, m, s, ref.pack());
           for (NodeView node; chain.next(node);) {
             if (node.id != kChunkNode) ++r.nodes_linked;
@@ -246,7 +246,7 @@ PoolStats read_pool_stats(const void* mem, std::size_t bytes, bool scan_chunks) 
       // Loaned: only its allocator holds it, nothing pending.
       const OwnerId origin = origin_of(m, s);
       bool loaned = origin != kNoOwner;
-      const ChunkRef ref{static_cast<std::uint16_t>(c), i, st::generation(s)};
+      const ChunkRef ref = ChunkRef::of(c, i, st::generation(s));
       OpenHolders walk(nodes, m, s, ref.pack(), Malformed::Skip);
       for (HolderRead h; loaned && walk.next(h);) {
         loaned = h.fields.owner == origin && h.fields.pending == 0;

@@ -23,7 +23,7 @@ std::uint64_t Pool::settle_impl(Receiver is_receiver, OwnerId from, OwnerId clos
   std::uint64_t dropped = 0;
   bool aborted = false;
   for_each_live_chunk([&](std::uint32_t c, std::uint32_t i, ChunkMeta& m, std::uint64_t s) {
-    const ChunkRef ref{static_cast<std::uint16_t>(c), i, st::generation(s)};
+    const ChunkRef ref = ChunkRef::of(c, i, st::generation(s));
     // Walks the chunk's chain until a walk changes nothing: after a change
     // (or a lost race) it starts again from the chunk, so that it never goes
     // on in a node that the change freed.
@@ -246,7 +246,7 @@ ReclaimReport Pool::reclaim_owner(OwnerId dead, bool process_gone,
         // and the link at the chain's end if `dead` was closing it or it is
         // stale. After a change the walk starts again from the chunk (it
         // never goes on in a node the change freed).
-        const ChunkRef ref{static_cast<std::uint16_t>(c), i, st::generation(s)};
+        const ChunkRef ref = ChunkRef::of(c, i, st::generation(s));
         for (std::uint32_t pass = 0; pass < kPoolMaxRetries; ++pass) {
           bool again = false;
           bool chunk_freed = false;

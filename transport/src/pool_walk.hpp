@@ -376,8 +376,8 @@ std::expected<bool, PoolError> Pool::unlink(const ClassView& cv, std::uint32_t i
         pool_layout::state::mode(s) != pool_layout::state::kModeLive) {
       return false;  // someone else closed the link and freed the chunk
     }
-    const ChunkRef ref{static_cast<std::uint16_t>(&cv - classes_.data()), index,
-                       pool_layout::state::generation(s)};
+    const ChunkRef ref = ChunkRef::of(static_cast<std::uint32_t>(&cv - classes_.data()), index,
+                                      pool_layout::state::generation(s));
     // A freed node has no link of its own (a Live link slot would have kept
     // it), so it was the chain's last: the walk ends at the link to it.
     detail::Chain chain(nodes_, m, s, ref.pack());

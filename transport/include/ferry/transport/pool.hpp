@@ -117,9 +117,13 @@ inline constexpr OwnerId kNoOwner = kNoNodeSlot;
 inline constexpr std::uint32_t kPoolMaxRetries = 1U << 20;
 
 struct ChunkRef {
-  std::uint16_t size_class = 0;
-  std::uint32_t index = 0;
-  std::uint32_t generation = 0;  // never 0 for a real chunk
+  // Eight bytes, so that a reference travels in one register: passed or
+  // returned as a 12-byte struct, GCC assembled it on the stack from narrow
+  // stores and read it back wide, a failed store forward that waited for
+  // every older store (a ring slot's, from the other core) to commit.
+  std::uint32_t size_class : 8 = 0;  // < kMaxPoolClasses
+  std::uint32_t index : 24 = 0;      // < kMaxChunksPerClass
+  std::uint32_t generation = 0;      // never 0 for a real chunk
 
   // bits 0..31 generation, 32..55 index, 56..63 class. 0 is "no reference".
   [[nodiscard]] constexpr std::uint64_t pack() const noexcept {
@@ -127,12 +131,17 @@ struct ChunkRef {
            (std::uint64_t{size_class & 0xFFU} << 56);
   }
   [[nodiscard]] static constexpr ChunkRef unpack(std::uint64_t w) noexcept {
-    return ChunkRef{static_cast<std::uint16_t>(w >> 56),
-                    static_cast<std::uint32_t>((w >> 32) & 0xFF'FFFFU),
-                    static_cast<std::uint32_t>(w & 0xFFFF'FFFFU)};
+    return of(static_cast<std::uint32_t>(w >> 56), static_cast<std::uint32_t>(w >> 32),
+              static_cast<std::uint32_t>(w));
+  }
+  // From its parts, each cut to its field's width (as pack() cut them).
+  [[nodiscard]] static constexpr ChunkRef of(std::uint32_t size_class, std::uint32_t index,
+                                             std::uint32_t generation) noexcept {
+    return ChunkRef{size_class & 0xFFU, index & 0xFF'FFFFU, generation};
   }
   friend constexpr bool operator==(const ChunkRef&, const ChunkRef&) = default;
 };
+static_assert(sizeof(ChunkRef) == 8);
 
 enum class PoolError : std::uint8_t {
   Exhausted,         // no free chunk in any class large enough
