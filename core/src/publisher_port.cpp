@@ -58,31 +58,37 @@ PublishResult deliver_chunk(PublisherState& state, ChunkRef ref, std::size_t siz
 // node (Pool::transfer, one CAS) and the slot pushed as the lane pushes an
 // inline sample (Flush::IfAlone: a reader waiting for it sees it sooner).
 // The general path does the same through the policy engine, with a give
-// before and a publish without the flush after. False: nothing happened
+// before and a publish without the flush after. NotHere: nothing happened
 // (no lane now, no room, the transfer refused); the general path decides.
-bool hand_over_pooled(PublisherState& state, std::uint64_t packed, std::size_t used,
-                      const transport::SlotMeta& info, PublishResult& result) noexcept {
-  if (state.lane()->open() == nullptr) return false;
+enum class HandOver : std::uint8_t { Delivered, Dropped, NotHere };
+HandOver hand_over_pooled(PublisherState& state, std::uint64_t packed, std::size_t used,
+                          const transport::SlotMeta& info) noexcept {
+  if (state.lane()->open() == nullptr) return HandOver::NotHere;
   PublisherQueueEnd& q = *state.lane_queue();
-  if (!q.producer.room_for_next()) return false;
+  if (!q.producer.room_for_next()) return HandOver::NotHere;
   const ChunkRef ref = ChunkRef::unpack(packed);
-  if (!state.pool->pool.transfer(ref, state.pool->owner, q.peer_owner)) return false;
+  if (!state.pool->pool.transfer(ref, state.pool->owner, q.peer_owner)) return HandOver::NotHere;
   const PooledSlot slot{packed, used};
   if (q.producer.try_push(std::as_bytes(std::span(&slot, 1)), kSlotPooled, info,
                           transport::Flush::IfAlone)) [[likely]] {
     // The transfer demoted the chunk's lines; the slot follows them. Not
     // for inline samples: in a stream it cost their throughput.
     q.producer.demote_last_slot();
-    result.delivered = 1;
-    return true;
+    return HandOver::Delivered;
   }
   // Not with room ensured by this, the ring's one producer; should the ring
   // refuse anyway (its indices broken meanwhile), the subscriber never sees
   // the reference: it goes back, and the sample counts as dropped.
   (void)state.pool->pool.revoke(ref, state.pool->owner, q.peer_owner);
   q.producer.count_dropped(1);
-  result.dropped = 1;
-  return true;
+  return HandOver::Dropped;
+}
+
+// A result that counts one queue in `field`.
+PublishResult one_result(std::uint32_t PublishResult::*field) noexcept {
+  PublishResult r;
+  r.*field = 1;
+  return r;
 }
 
 }  // namespace
@@ -184,8 +190,18 @@ PublishResult PublisherPort::publish_pooled_loan(LoanedChunk& chunk, std::size_t
   if (used > state_->inline_max) {
     lane_->prefetch(transport::kPooledSlotBytes);  // overlaps the clock read, as publish()
     const transport::SlotMeta info = next_info();
-    PublishResult result;
-    if (hand_over_pooled(*state_, packed, used, info, result)) return result;
+    // Each result is built where it is returned: a PublishResult assembled
+    // on the stack from narrow stores and copied out wide was a failed
+    // store forward, which waited for the slot's stores to reach the other
+    // core (3 MB ping-pong p50 310 -> 250 ns, AMD EPYC).
+    switch (hand_over_pooled(*state_, packed, used, info)) {
+      case HandOver::Delivered:
+        return one_result(&PublishResult::delivered);
+      case HandOver::Dropped:
+        return one_result(&PublishResult::dropped);
+      case HandOver::NotHere:
+        break;
+    }
     return deliver_chunk(*state_, ChunkRef::unpack(packed), used, info);
   }
   // A pool chunk that fits a slot (all our scratch buffers were out when it

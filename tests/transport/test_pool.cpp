@@ -231,15 +231,15 @@ TEST_CASE(
   Pool& pool = hp.pool;
   std::vector<ChunkRef> refs;
   for (int i = 0; i < 8; ++i) refs.push_back(*pool.allocate(10, kPub));
-  for (auto r : refs) CHECK(std::uint32_t{r.size_class} == 0);
+  for (auto r : refs) CHECK(std::uint64_t{r.size_class} == 0);
   auto next = pool.allocate(10, kPub);
   REQUIRE(next.has_value());
-  CHECK(std::uint32_t{next->size_class} == 1);
+  CHECK(std::uint64_t{next->size_class} == 1);
   refs.push_back(*next);
   for (int i = 0; i < 3; ++i) refs.push_back(*pool.allocate(10, kPub));
   auto big = pool.allocate(10, kPub);
   REQUIRE(big.has_value());
-  CHECK(std::uint32_t{big->size_class} == 2);
+  CHECK(std::uint64_t{big->size_class} == 2);
   refs.push_back(*big);
   const PoolStats s = pool.stats();
   CHECK(s.classes[1].fallbacks == 4);
@@ -274,9 +274,9 @@ TEST_CASE("an exhausted pool gives Exhausted and recovers after a release") {
   REQUIRE(pool.release(refs[3], kPub).has_value());  // a 64-byte chunk
   auto again = pool.allocate(1, kPub);
   REQUIRE(again.has_value());
-  CHECK(std::uint32_t{again->size_class} == 0);
-  CHECK(std::uint32_t{again->index} == std::uint32_t{refs[3].index});
-  CHECK(again->generation == refs[3].generation + 1);
+  CHECK(std::uint64_t{again->size_class} == 0);
+  CHECK(std::uint64_t{again->index} == std::uint64_t{refs[3].index});
+  CHECK(std::uint64_t{again->generation} == refs[3].generation + 1);
   refs[3] = *again;
   for (auto r : refs) REQUIRE(pool.release(r, kPub).has_value());
   check_all_free(pool);
@@ -350,7 +350,7 @@ TEST_CASE(
     else
       REQUIRE(pool.release(r, kOther).has_value());
   }
-  CHECK(again.generation == ref.generation + 1);
+  CHECK(std::uint64_t{again.generation} == ref.generation + 1);
   CHECK(pool.resolve(ref).error() == PoolError::StaleReference);
   CHECK(pool.release(ref, kOther).error() == PoolError::StaleReference);
   REQUIRE(pool.release(again, kOther).has_value());
@@ -821,8 +821,8 @@ TEST_CASE(
          auto r = Hooks::allocate(p, 64, kDead, step);
          if (step == None) {
            REQUIRE(r.has_value());
-           CHECK(std::uint32_t{r->index} == std::uint32_t{refs[1].index});
-           CHECK(r->generation == refs[1].generation + 1);
+           CHECK(std::uint64_t{r->index} == std::uint64_t{refs[1].index});
+           CHECK(std::uint64_t{r->generation} == refs[1].generation + 1);
          } else {
            REQUIRE(r.error() == PoolError::Aborted);
          }
@@ -1136,7 +1136,7 @@ TEST_CASE(
     REQUIRE(ping.release(back, kPub).has_value());
     out = *ping.allocate(64, kPub);
     ping_chunks.push_back(out.index);
-    CHECK(std::uint32_t{out.index} == back.index);  // the chunk ping freed just now
+    CHECK(std::uint64_t{out.index} == back.index);  // the chunk ping freed just now
     if (round == 1) hints_steady = hint_word(hp.mem(), 0, 0).load();
   }
   for (int round = 2; round < kRounds; ++round) {
@@ -1169,7 +1169,7 @@ TEST_CASE("a hint bit set for a chunk in use is skipped: a chunk is never handed
   hint_word(hp.mem(), 0, 0).store(0xFF);  // "all free", a lie
   auto r = pool.allocate(64, kPub);
   REQUIRE(r.has_value());
-  CHECK(std::uint32_t{r->size_class} == 1);      // fell back: class 0 really is full
+  CHECK(std::uint64_t{r->size_class} == 1);      // fell back: class 0 really is full
   CHECK(hint_word(hp.mem(), 0, 0).load() == 0);  // the lies were cleared on the way
   refs.push_back(*r);
   for (auto ref : refs) REQUIRE(pool.release(ref, kPub).has_value());
@@ -1185,13 +1185,13 @@ TEST_CASE("hint bits beyond a class are ignored and counted") {
   for (int i = 0; i < 8; ++i) {
     auto r = pool.allocate(64, kPub);
     REQUIRE(r.has_value());
-    CHECK(std::uint32_t{r->size_class} == 0);
-    CHECK(std::uint32_t{r->index} < 8);
+    CHECK(std::uint64_t{r->size_class} == 0);
+    CHECK(std::uint64_t{r->index} < 8);
     refs.push_back(*r);
   }
   auto ninth = pool.allocate(64, kPub);
   REQUIRE(ninth.has_value());
-  CHECK(std::uint32_t{ninth->size_class} == 1);  // no phantom ninth chunk in class 0
+  CHECK(std::uint64_t{ninth->size_class} == 1);  // no phantom ninth chunk in class 0
   CHECK(pool.stats().corrupt == 56);
   refs.push_back(*ninth);
   for (auto ref : refs) REQUIRE(pool.release(ref, kPub).has_value());

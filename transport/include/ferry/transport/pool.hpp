@@ -121,9 +121,10 @@ struct ChunkRef {
   // returned as a 12-byte struct, GCC assembled it on the stack from narrow
   // stores and read it back wide, a failed store forward that waited for
   // every older store (a ring slot's, from the other core) to commit.
-  std::uint32_t size_class : 8 = 0;  // < kMaxPoolClasses
-  std::uint32_t index : 24 = 0;      // < kMaxChunksPerClass
-  std::uint32_t generation = 0;      // never 0 for a real chunk
+  // One 64-bit unit: as two 32-bit words it was still built in halves.
+  std::uint64_t size_class : 8 = 0;   // < kMaxPoolClasses
+  std::uint64_t index : 24 = 0;       // < kMaxChunksPerClass
+  std::uint64_t generation : 32 = 0;  // never 0 for a real chunk
 
   // bits 0..31 generation, 32..55 index, 56..63 class. 0 is "no reference".
   [[nodiscard]] constexpr std::uint64_t pack() const noexcept {
