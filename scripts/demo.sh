@@ -5,8 +5,8 @@
 # everything and checks nothing is left behind.
 #
 # Usage: scripts/demo.sh [--no-build]
-#   --no-build  runs the programs build/bin already holds (CI runs the demo
-#               that way after the test suite built everything)
+#   --no-build  runs the programs build/bin already holds (a full build's
+#               will do; CI runs the demo with its own build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
