@@ -42,6 +42,9 @@ TEST_CASE("bench_latency_reports_percentiles_of_every_transport_per_size_and_lea
     CHECK(line.at("cpus").empty());
     const auto floor = line.at("floor_p50_ns").get<std::int64_t>();
     CHECK(floor > 0);
+    // The spin loops' polling period, measured: what the p50s' steps follow.
+    CHECK(line.at("spin_pauses").get<std::int64_t>() >= 1);
+    CHECK(line.at("spin_step_ns").get<std::int64_t>() > 0);
     for (const auto& r : line.at("results")) {
       // The floor's multiple, and each percentile's range over the repeats.
       CHECK(r.at("p50_vs_floor").get<double>() ==

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <fstream>
 
 #include "ferry/bench/clock.hpp"
+#include "ferry/transport/spin.hpp"
 
 namespace ferry::bench {
 
@@ -73,6 +75,21 @@ UnpinnedScope::UnpinnedScope() noexcept {
 
 UnpinnedScope::~UnpinnedScope() {
   if (cpu_ >= 0) (void)pin_to_cpu(cpu_);
+}
+
+SpinStep spin_step() {
+  SpinStep step;
+  step.pauses = transport::pauses_per_spin_step();
+  // The fastest of a few rounds of 64 steps: a preemption only slows one.
+  constexpr int kSteps = 64;
+  std::int64_t best = INT64_MAX;
+  for (int round = 0; round < 5; ++round) {
+    const std::int64_t t0 = now_ns();
+    for (int i = 0; i < kSteps; ++i) transport::spin_wait_step();
+    best = std::min(best, now_ns() - t0);
+  }
+  step.ns = best / kSteps;
+  return step;
 }
 
 std::int64_t clock_read_cost_ns() {

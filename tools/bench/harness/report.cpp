@@ -20,6 +20,7 @@ RunSetup describe_run(const CommonOptions& options) {
   setup.repeat = options.repeat;
   setup.transports = options.transports;
   setup.clock_read_ns = clock_read_cost_ns();
+  setup.spin = spin_step();
   return setup;
 }
 
@@ -56,8 +57,8 @@ Json machine_json(const Machine& m) {
 void header(std::FILE* out, const RunSetup& s, const std::string& title, const std::string& roles) {
   fmt::print(out, "{}\n", title);
   fmt::print(out, "machine: {}\n", to_string(s.machine));
-  fmt::print(out, "setup:   {}; private domain {}; clock read {} ns\n", roles, s.domain,
-             s.clock_read_ns);
+  fmt::print(out, "setup:   {}; private domain {}; clock read {} ns; spin step {} ns ({} pauses)\n",
+             roles, s.domain, s.clock_read_ns, s.spin.ns, s.spin.pauses);
   for (std::size_t t = 0; t < s.transports.size(); ++t) {
     fmt::print(out, "  {:<12} {}\n", s.transports[t], s.described[t]);
   }
@@ -190,6 +191,8 @@ void print_latency(std::FILE* out, const RunSetup& s, const LatencyTable& table,
                       {"cpus", json_cpus(s)},
                       {"domain", s.domain},
                       {"clock_read_ns", s.clock_read_ns},
+                      {"spin_step_ns", s.spin.ns},
+                      {"spin_pauses", s.spin.pauses},
                       {"machine", machine_json(s.machine)}};
       fmt::print(out, "{}\n", line.dump());
     }

@@ -22,6 +22,7 @@ struct RunSetup {
   int repeat = 0;
   std::string domain;
   std::int64_t clock_read_ns = 0;
+  SpinStep spin;                        // the spin loops' polling period
   std::vector<std::string> transports;  // names, in order
   std::vector<std::string> described;   // one line per transport
 };

@@ -46,4 +46,14 @@ class UnpinnedScope {
 // The cost of one now_ns() call, measured (each latency sample includes one).
 [[nodiscard]] std::int64_t clock_read_cost_ns();
 
+// The spin loops' polling period (spin_until: a poll, then
+// transport::spin_wait_step()): its pauses, and how long they take,
+// measured. A spinning side sees a message up to one step after it lands,
+// so on a slow PAUSE the latency p50s fall on steps of about half of it.
+struct SpinStep {
+  std::uint32_t pauses = 0;
+  std::int64_t ns = 0;
+};
+[[nodiscard]] SpinStep spin_step();
+
 }  // namespace ferry::bench
