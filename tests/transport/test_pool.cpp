@@ -385,6 +385,20 @@ TEST_CASE(
   check_all_free(pool);
 }
 
+TEST_CASE("a ChunkRef packs and unpacks every field at its extremes, in one 64-bit word") {
+  // The bit-fields' widths and the packed word's layout (generation 0..31,
+  // index 32..55, class 56..63) must agree: slots and history carry the word.
+  const ChunkRef max = ChunkRef::of(0xFF, 0xFF'FFFF, 0xFFFF'FFFF);
+  CHECK(max.pack() == ~std::uint64_t{0});
+  CHECK(ChunkRef::unpack(~std::uint64_t{0}) == max);
+  const ChunkRef one = ChunkRef::of(1, 1, 1);
+  CHECK(one.pack() == ((std::uint64_t{1} << 56) | (std::uint64_t{1} << 32) | 1));
+  CHECK(ChunkRef::unpack(one.pack()) == one);
+  // of() cuts each part to its field, as pack() always did.
+  CHECK(ChunkRef::of(0x1FF, 0x100'0002, 7) == ChunkRef::of(0xFF, 2, 7));
+  static_assert(sizeof(ChunkRef) == sizeof(std::uint64_t));
+}
+
 TEST_CASE(
     "operations on a reference the owner does not hold are refused with NotHeld and counted") {
   HeapPool hp(small_geometry());
