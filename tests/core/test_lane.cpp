@@ -168,7 +168,10 @@ TEST_CASE_FIXTURE(Served,
   auto sub = reader.subscriber<ferry::Bytes>("lossy");
   CHECK(pub.wait() == 0);
   for (std::uint64_t i = 0; i < 4; ++i) {
-    auto s = sub.take();
+    // With a timeout: the publisher saw the match, but our node's runtime
+    // thread may not have attached the queue yet (under load it lags), and
+    // take() without one does not wait for it.
+    auto s = sub.take(5s);
     REQUIRE(s);
     CHECK(blob_intact(**s, i));
   }
