@@ -115,6 +115,18 @@ PublisherPort::PublisherPort(std::shared_ptr<NodeRuntime> runtime,
         ::operator new (scratch_stride_* kScratchLoans, std::align_val_t{transport::kCacheLine})));
     scratch_free_ = (1U << kScratchLoans) - 1;
   }
+  // loan_many's room (loan_many.cpp): a batch buffer of one queue's worth
+  // when samples fit a slot, a chunk array of max_loans when they do not.
+  // A large buffer is mapped, not touched: its pages cost nothing unless used.
+  const std::uint64_t sample = state_->config.sample_size;
+  if (sample != 0 && sample <= state_->inline_max) {
+    batch_capacity_ = state_->config.capacity;
+    batch_buffer_.reset(static_cast<std::byte*>(
+        ::operator new (batch_capacity_* sample, std::align_val_t{transport::kCacheLine})));
+  } else if (sample > state_->inline_max) {
+    batch_capacity_ = max_loans_;
+    batch_chunks_ = std::make_unique<LoanedChunk[]>(max_loans_);
+  }
 }
 
 void PublisherPort::AlignedFree::operator()(std::byte* p) const noexcept {

@@ -81,7 +81,8 @@ TEST_CASE("loaned small samples: publish, take and release allocate nothing (blo
   run_loop("block", true);
 }
 
-// Batches (publish_many / take_many) on every policy, with a pooled sample
+// Batches (publish_many of spans and of loaned batches, take_many) on
+// every policy, with a pooled sample
 // (a loan) among them so that take_many copies one out of the pool too.
 static void run_batches(const char* policy) {
   OneTopic t(policy, 64);
@@ -98,8 +99,18 @@ static void run_batches(const char* policy) {
   {
     ferry::test::CountThreadAllocations guard;
     for (int round = 0; round < 2000; ++round) {
-      for (auto& s : batch) s = make_seq(0, next++);
-      if (pub.publish_many(batch).delivered != batch.size()) ++bad;
+      if (round % 2 == 0) {
+        for (auto& s : batch) s = make_seq(0, next++);
+        if (pub.publish_many(batch).delivered != batch.size()) ++bad;
+      } else {  // a loaned batch
+        auto loaned = pub.loan_many(batch.size());
+        if (!loaned) {
+          ++bad;
+          break;
+        }
+        for (auto& s : *loaned) s = make_seq(0, next++);
+        if (pub.publish_many(std::move(*loaned)).delivered != batch.size()) ++bad;
+      }
       if (round % 16 == 0) {
         auto loan = pub.loan();
         if (!loan) break;
@@ -116,9 +127,13 @@ static void run_batches(const char* policy) {
   CHECK(bad == 0);
 }
 
-TEST_CASE("publish_many and take_many allocate nothing (block)") { run_batches("block"); }
-TEST_CASE("publish_many and take_many allocate nothing (drop_new)") { run_batches("drop_new"); }
-TEST_CASE("publish_many and take_many allocate nothing (drop_oldest)") {
+TEST_CASE("publish_many, loan_many and take_many allocate nothing (block)") {
+  run_batches("block");
+}
+TEST_CASE("publish_many, loan_many and take_many allocate nothing (drop_new)") {
+  run_batches("drop_new");
+}
+TEST_CASE("publish_many, loan_many and take_many allocate nothing (drop_oldest)") {
   run_batches("drop_oldest");
 }
 

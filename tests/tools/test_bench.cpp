@@ -103,19 +103,23 @@ TEST_CASE("bench_throughput_reports_rates_of_every_transport_and_leaves_nothing"
 }
 
 TEST_CASE("bench_throughput_batch_measures_ferry_and_raw_ring_in_batches_without_a_gap") {
-  // --batch N: publish_many / take_many (ferry), stage_many / consume_many
-  // (raw-ring); every sequence number is still checked, including those of
-  // the last, shorter batch that carries the stop message.
+  // --batch N: publish_many / take_many (ferry), loan_many / publish_many
+  // (ferry-loan: samples that fit a slot at 64 B, a pool chunk each at
+  // 8 KiB), stage_many / consume_many (raw-ring); every sequence number is
+  // still checked, including those of the last, shorter batch that carries
+  // the stop message, at both of two subscribers.
   const auto lines = run_bench({"throughput", "--seconds", "0.3", "--repeat", "1", "--batch", "64",
-                                "--transports", "ferry,raw-ring", "--json"});
-  REQUIRE(lines.size() == 1);
-  const Json& line = lines[0];
-  CAPTURE(ferry::test::json_text(line));
-  CHECK(line.at("batch") == 64);
-  CHECK(transports_of(line) == std::vector<std::string>{"ferry", "raw-ring"});
-  for (const auto& r : line.at("results")) {
-    CHECK(r.at("msgs_per_s").get<double>() > 0);
-    CHECK(r.at("sequence_errors") == 0);
+                                "--size", "64,8KiB", "--subscribers", "2", "--transports",
+                                "ferry,ferry-loan,raw-ring", "--json"});
+  REQUIRE(lines.size() == 2);
+  for (const Json& line : lines) {
+    CAPTURE(ferry::test::json_text(line));
+    CHECK(line.at("batch") == 64);
+    CHECK(transports_of(line) == std::vector<std::string>{"ferry", "ferry-loan", "raw-ring"});
+    for (const auto& r : line.at("results")) {
+      CHECK(r.at("msgs_per_s").get<double>() > 0);
+      CHECK(r.at("sequence_errors") == 0);
+    }
   }
 }
 

@@ -412,7 +412,8 @@ void add_bench_commands(CLI::App& app, Verbs& v, Run& run) {
       ->capture_default_str();
   throughput
       ->add_option("--batch", tput.batch,
-                   "Messages per publish_many / take_many (ferry up to 4 KiB, raw-ring); 1: singly")
+                   "Messages per publish_many / take_many (ferry up to 4 KiB, ferry-loan: "
+                   "loan_many, raw-ring); 1: singly")
       ->capture_default_str();
   add_domain_option(*throughput, run.context, "")->group("");
   throughput->callback([&tput, &run] { run.code = run_bench_throughput(tput, run.context); });

@@ -17,6 +17,7 @@
 #include "ferry/error.hpp"
 #include "ferry/executor.hpp"
 #include "ferry/loan.hpp"
+#include "ferry/loan_batch.hpp"
 #include "ferry/node.hpp"
 #include "ferry/publish_result.hpp"
 #include "ferry/publisher.hpp"

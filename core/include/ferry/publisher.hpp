@@ -12,6 +12,7 @@
 #include "ferry/bytes.hpp"
 #include "ferry/detail/ports.hpp"
 #include "ferry/loan.hpp"
+#include "ferry/loan_batch.hpp"
 #include "ferry/publish_result.hpp"
 #include "ferry/type_name.hpp"
 
@@ -77,6 +78,42 @@ class Publisher {
     } else {
       return port_->publish_loan(loan.chunk_, sizeof(T));
     }
+  }
+  /// `count` samples to write in place, then publish together with
+  /// publish_many(std::move(batch)) (docs/batches.md). Samples that fit a
+  /// ring slot lie back to back in the publisher's own batch buffer, made
+  /// with the publisher (up to the topic's capacity; the batch counts as one
+  /// loan toward max_loans) and copied into the slots as publish_many copies
+  /// a span; larger ones are one pool chunk each (up to max_loans, each a
+  /// loan), never copied. One batch at a time. `count` 0 gives an empty
+  /// batch. Error values: TooManyLoans (a batch is out, or max_loans would
+  /// be passed), InvalidArgument (count > loan_many_capacity()),
+  /// PoolExhausted (then nothing is loaned). Never allocates or throws.
+  std::expected<LoanBatch<T>, ErrorCode> loan_many(std::size_t count) noexcept
+      requires(!std::is_same_v<T, Bytes>) {
+    auto batch = port_->loan_many(count, static_cast<std::uint32_t>(sizeof(T)));
+    if (!batch) return std::unexpected(batch.error());
+    return LoanBatch<T>(port_.get(), *batch);
+  }
+  /// Publishes a loaned batch as publish_many(span) publishes its samples
+  /// (in order, the policy per sample, counts samples x queues); the batch
+  /// is consumed. Another publisher's batch, or a moved-from one, is refused
+  /// (InvalidArgument, nothing sent; the batch goes back to its publisher).
+  PublishResult publish_many(LoanBatch<T>&& batch) noexcept requires(!std::is_same_v<T, Bytes>) {
+    if (batch.port_ != port_.get()) [[unlikely]] {
+      const LoanBatch<T> returned = std::move(batch);
+      PublishResult refused;
+      refused.error = ErrorCode::InvalidArgument;
+      return refused;
+    }
+    batch.port_ = nullptr;
+    return port_->publish_loan_many(batch.batch_);
+  }
+  /// The most samples one loan_many() can take: the topic's capacity when a
+  /// T fits a ring slot, else its max_loans.
+  [[nodiscard]] std::size_t loan_many_capacity() const noexcept
+      requires(!std::is_same_v<T, Bytes>) {
+    return port_->loan_many_capacity();
   }
   /// Bytes topics: copies `bytes` into a loan and publishes it.
   PublishResult publish(

@@ -68,6 +68,31 @@ class RawPublisher {
     taken.port_ = nullptr;
     return port_->publish_loan(taken.chunk_, size);
   }
+  /// `count` samples of sample_size() bytes to write in place, then
+  /// publish_many(std::move(batch)): Publisher<T>::loan_many for raw ports.
+  /// A bytes topic is refused (TooLarge).
+  std::expected<RawLoanBatch, ErrorCode> loan_many(std::size_t count) noexcept {
+    if (sample_size_ == 0) return std::unexpected(ErrorCode::TooLarge);
+    auto batch = port_->loan_many(count, static_cast<std::uint32_t>(sample_size_));
+    if (!batch) return std::unexpected(batch.error());
+    return RawLoanBatch(port_.get(), *batch);
+  }
+  /// Publishes a loaned batch, as Publisher<T>::publish_many(LoanBatch&&).
+  /// Another publisher's batch or a moved-from one is refused (InvalidArgument).
+  PublishResult publish_many(RawLoanBatch&& batch) noexcept {
+    if (batch.port_ != port_.get()) [[unlikely]] {
+      const RawLoanBatch returned = std::move(batch);
+      PublishResult refused;
+      refused.error = ErrorCode::InvalidArgument;
+      return refused;
+    }
+    batch.port_ = nullptr;
+    return port_->publish_loan_many(batch.batch_);
+  }
+  /// The most samples one loan_many() can take (Publisher<T>::loan_many_capacity).
+  [[nodiscard]] std::size_t loan_many_capacity() const noexcept {
+    return port_->loan_many_capacity();
+  }
   /// The topic's sample size in bytes (0 on a bytes topic).
   [[nodiscard]] std::size_t sample_size() const noexcept { return sample_size_; }
   /// Bytes topics: the largest payload.

@@ -80,10 +80,12 @@ TopicSet latency_topics(std::uint64_t size, FerryPath path) {
           BenchTopic{latency_pong_topic(size, path), size, fixed, kLatencyCapacity, 1, 1}};
 }
 
-TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, FerryPath path) {
+TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers, FerryPath path,
+                           std::uint32_t batch) {
   const std::uint32_t capacity = throughput_capacity(size);
-  return {BenchTopic{throughput_topic(size, path), size, path == FerryPath::Copy, capacity,
-                     subscribers, capacity}};
+  // The loan path's batches are loan_many's, which a fixed-size type needs.
+  const bool fixed = path == FerryPath::Copy || (path == FerryPath::Loan && batch > 1);
+  return {BenchTopic{throughput_topic(size, path), size, fixed, capacity, subscribers, capacity}};
 }
 
 std::string bench_yaml(const std::vector<TopicSet>& sets) {

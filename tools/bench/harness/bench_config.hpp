@@ -93,8 +93,10 @@ inline constexpr std::uint32_t kLatencyCapacity = 64;
 [[nodiscard]] std::uint32_t throughput_capacity(std::uint64_t size) noexcept;
 
 [[nodiscard]] TopicSet latency_topics(std::uint64_t size, FerryPath path);
+// `batch` > 1: the Loan path's topic has a fixed-size type (ferry-loan's
+// batches are loan_many's).
 [[nodiscard]] TopicSet throughput_topics(std::uint64_t size, std::uint32_t subscribers,
-                                         FerryPath path);
+                                         FerryPath path, std::uint32_t batch = 1);
 
 // The configuration text: every set's topics in every slot; `pool:` with one
 // class per power-of-two chunk size, holding twice what the most demanding

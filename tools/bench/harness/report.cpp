@@ -361,8 +361,9 @@ void print_throughput(std::FILE* out, const RunSetup& s, const ThroughputTable& 
              "interleaved repeats (medians shown, and their range){}",
              table.subscribers, table.subscribers == 1 ? "" : "s", table.seconds, to_string(s.wait),
              s.repeat,
-             table.batch == 1 ? std::string()
-                              : fmt::format(", batches of {} (ferry, raw-ring)", table.batch)),
+             table.batch == 1
+                 ? std::string()
+                 : fmt::format(", batches of {} (ferry, ferry-loan, raw-ring)", table.batch)),
          cpu_roles(s, "publisher", "subscribers"));
   for (std::size_t i = 0; i < table.sizes.size(); ++i) {
     const auto& row = table.cells[i];

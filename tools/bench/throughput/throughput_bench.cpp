@@ -39,7 +39,7 @@ int run_throughput(ThroughputOptions o, std::FILE* out) {
   setup.domain = domain.name();
   const auto sets =
       ferry_topic_sets(o.transports, o.sizes, [&](std::uint64_t size, FerryPath path) {
-        return throughput_topics(size, o.subscribers, path);
+        return throughput_topics(size, o.subscribers, path, o.batch);
       });
   if (!sets.empty()) domain.start_daemon(bench_yaml(sets));
 

@@ -43,6 +43,23 @@ struct LoanedChunk {
 // LoanedChunk::ref of a scratch buffer: a bit no ChunkRef sets.
 inline constexpr std::uint64_t kScratchLoan = std::uint64_t{1} << 63;
 
+// A batch of loans (loan_many, docs/batches.md): `count` samples of `size`
+// bytes. Inline: back to back at `data`, the publisher's batch buffer (they
+// fit a ring slot and are copied into the slots at publish, as small loans
+// are). Pooled: one pool chunk each, `chunks[i]` (the port's array). Empty:
+// nothing loaned (count 0), and nothing to give back.
+struct LoanedBatch {
+  enum class Kind : std::uint8_t { Empty, Inline, Pooled };
+  std::byte* data = nullptr;
+  LoanedChunk* chunks = nullptr;
+  std::size_t count = 0;
+  std::uint32_t size = 0;
+  Kind kind = Kind::Empty;
+  [[nodiscard]] std::byte* sample(std::size_t i) const noexcept {
+    return kind == Kind::Pooled ? chunks[i].data : data + i * size;
+  }
+};
+
 class PublisherPort {
  public:
   PublisherPort(std::shared_ptr<NodeRuntime> runtime, std::shared_ptr<PublisherState> state);
@@ -97,6 +114,20 @@ class PublisherPort {
   }
   // An unpublished loan goes back to the pool.
   void return_loan(LoanedChunk& chunk) noexcept;
+  // `count` loans of `size` bytes at once (loan_many.cpp): TooManyLoans
+  // (a batch is out already, or max_loans would be passed), InvalidArgument
+  // (more samples than the batch buffer holds), PoolExhausted, TooLarge.
+  std::expected<LoanedBatch, ErrorCode> loan_many(std::size_t count, std::uint32_t size) noexcept;
+  // Publishes every sample of a batch, in order, as publish_many would; the
+  // batch is consumed (its kind becomes Empty).
+  PublishResult publish_loan_many(LoanedBatch& batch) noexcept;
+  // Keeps a batch's first `count` samples; the others go back.
+  void shrink_loan_many(LoanedBatch& batch, std::size_t count) noexcept;
+  // An unpublished batch goes back.
+  void return_loan_many(LoanedBatch& batch) noexcept;
+  // The most samples one loan_many() can take: the topic's capacity when
+  // its samples fit a slot, max_loans when they do not, 0 on a bytes topic.
+  [[nodiscard]] std::size_t loan_many_capacity() const noexcept { return batch_capacity_; }
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept;
   [[nodiscard]] std::uint32_t observer_count() const noexcept;
   [[nodiscard]] bool wait_for_subscribers(std::uint32_t count,
@@ -157,6 +188,15 @@ class PublisherPort {
   std::uint32_t scratch_capacity_ = 0;  // bytes a scratch loan offers: the topic's inline_max
   std::uint32_t loans_out_ = 0;         // user's thread: loans not yet published or returned
   std::uint32_t max_loans_ = 0;         // the topic's limits.max_loans
+  // loan_many (loan_many.cpp), user's thread only: the batch buffer for
+  // samples that fit a slot (batch_capacity_ samples of the topic's sample
+  // size, made with the port so that no loan allocates), the chunks of a
+  // pooled batch (max_loans_ entries), and whether a batch is out (one at a
+  // time: it counts as one loan when inline, one per chunk when pooled).
+  std::unique_ptr<std::byte[], AlignedFree> batch_buffer_;
+  std::size_t batch_capacity_ = 0;
+  std::unique_ptr<LoanedChunk[]> batch_chunks_;
+  bool batch_out_ = false;
 };
 
 // One sample taken out of a queue and held by the user.

@@ -53,7 +53,7 @@ class FerryCopyThroughput final : public ThroughputTransport {
     ferry::Node node = join_domain(*plan.domain, fmt::format("subscriber{}", index), plan.wait);
     ferry::RawSubscriber sub =
         node.raw_subscriber(slot_topic(throughput_topic(plan.size, kPath), plan.run));
-    if (plan.batch > 1) return receive_batches(sub, plan, control, index);
+    if (plan.batch > 1) return receive_batches(sub, plan, control, index, name_);
     return receive_samples(sub, plan, control, index, name_);
   }
 
@@ -72,30 +72,6 @@ class FerryCopyThroughput final : public ThroughputTransport {
     });
     return ok ? 0 : 3;
   }
-  // take_many of up to N: polled (spin) or waiting for the first (sleep).
-  int receive_batches(ferry::RawSubscriber& sub, const ThroughputPlan& plan, RunControl& control,
-                      std::uint32_t index) {
-    const std::string who = fmt::format("{} subscriber", name_);
-    if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
-      report_error(control, who + ": ferryd did not match the publisher within 10 s");
-      return 2;
-    }
-    BatchReader reader(plan.size, plan.batch);
-    auto refill = [&](std::span<std::byte> out, std::size_t) -> std::size_t {
-      std::size_t n = 0;
-      if (plan.wait == Wait::Sleep) {
-        n = sub.take_many(out, std::chrono::nanoseconds(kPeerTimeoutNs)).value_or(0);
-      } else {
-        (void)spin_until([&] { return (n = sub.take_many(out).value_or(0)) != 0; }, kPeerTimeoutNs);
-      }
-      if (n == 0) report_error(control, who + ": no sample within the peer timeout");
-      return n;
-    };
-    const bool ok = receive_loop(plan, control, index,
-                                 [&](std::uint64_t& seq) { return reader.next(seq, refill); });
-    return ok ? 0 : 3;
-  }
-
   static constexpr FerryPath kPath = FerryPath::Copy;
   std::string_view name_;
 };

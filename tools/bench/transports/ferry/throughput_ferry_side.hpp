@@ -44,4 +44,29 @@ int receive_samples(Sub& sub, const ThroughputPlan& plan, RunControl& control, s
   return ok ? 0 : 3;
 }
 
+// --batch N: take_many of up to N, polled (spin) or waiting for the first
+// (sleep), handed to receive_loop one message at a time.
+inline int receive_batches(ferry::RawSubscriber& sub, const ThroughputPlan& plan,
+                           RunControl& control, std::uint32_t index, std::string_view name) {
+  const std::string who = fmt::format("{} subscriber", name);
+  if (!wait_matched([&] { return sub.publisher_count() == 1; })) {
+    report_error(control, who + ": ferryd did not match the publisher within 10 s");
+    return 2;
+  }
+  BatchReader reader(plan.size, plan.batch);
+  auto refill = [&](std::span<std::byte> out, std::size_t) -> std::size_t {
+    std::size_t n = 0;
+    if (plan.wait == Wait::Sleep) {
+      n = sub.take_many(out, std::chrono::nanoseconds(kPeerTimeoutNs)).value_or(0);
+    } else {
+      (void)spin_until([&] { return (n = sub.take_many(out).value_or(0)) != 0; }, kPeerTimeoutNs);
+    }
+    if (n == 0) report_error(control, who + ": no sample within the peer timeout");
+    return n;
+  };
+  const bool ok = receive_loop(plan, control, index,
+                               [&](std::uint64_t& seq) { return reader.next(seq, refill); });
+  return ok ? 0 : 3;
+}
+
 }  // namespace ferry::bench

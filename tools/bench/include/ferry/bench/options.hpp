@@ -106,7 +106,7 @@ struct ThroughputOptions : CommonOptions {
   double seconds = 1.0;           // measured time per run
   std::uint32_t subscribers = 1;  // receivers (fan-out), each its own process
   // Messages per publish_many / take_many for the transports that batch
-  // (ferry's copy path, raw-ring); 1: one at a time.
+  // (ferry's copy path, ferry-loan with loan_many, raw-ring); 1: one at a time.
   std::uint32_t batch = 1;
 };
 inline constexpr std::uint32_t kMaxBatch = 4096;
