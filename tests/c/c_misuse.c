@@ -123,8 +123,42 @@ static void publishing(ferry_publisher_t* pub, ferry_publisher_t* other) {
   EXPECT_ERROR(ferry_loan_return(pub, loans[0]), INVALID, "published or returned");
   for (int i = 1; i < 8; ++i) EXPECT(ferry_loan_return(pub, loans[i]) == FERRY_OK);
   EXPECT_ERROR(ferry_loan_return(pub, loans[1]), INVALID, "published or returned");
-  /* Two loans left unpublished: destroying the publisher returns them. */
+
+  /* Batches of loans: one at a time, at most the topic's capacity (64). */
+  ferry_loan_batch_t* lb = NULL;
+  ferry_loan_batch_t* second = NULL;
+  EXPECT_ERROR(ferry_loan_many(NULL, 4, &lb, &data), INVALID, "publisher is NULL");
+  EXPECT_ERROR(ferry_loan_many(pub, 4, NULL, &data), INVALID, "batch out-pointer");
+  EXPECT_ERROR(ferry_loan_many(pub, 4, &lb, NULL), INVALID, "data out-pointer");
+  EXPECT_ERROR(ferry_loan_many(pub, 65, &lb, &data), INVALID, "holds at most 64");
+  EXPECT(lb == NULL && data == NULL);
+  EXPECT(ferry_loan_many(pub, 4, &lb, &data) == FERRY_OK && lb != NULL && data != NULL);
+  EXPECT(ferry_loan_batch_size(lb) == 4);
+  EXPECT(ferry_loan_batch_sample(lb, 3) == (char*)data + 3 * SIZE);
+  EXPECT(ferry_loan_batch_sample(lb, 4) == NULL);
+  EXPECT_ERROR(ferry_loan_many(pub, 1, &second, &data), FERRY_ERROR_TOO_MANY_LOANS, "out already");
+  EXPECT(second == NULL && data == NULL);
+  EXPECT_ERROR(ferry_publish_loan_many(other, lb, &result), INVALID, "another publisher");
+  EXPECT_ERROR(ferry_loan_batch_return(other, lb), INVALID, "another publisher");
+  EXPECT_ERROR(ferry_publish_loan_many(pub, NULL, &result), INVALID, "batch is NULL");
+  EXPECT(ferry_loan_batch_shrink(lb, 9) == FERRY_OK && ferry_loan_batch_size(lb) == 4);
+  EXPECT(ferry_loan_batch_shrink(lb, 2) == FERRY_OK && ferry_loan_batch_size(lb) == 2);
+  memset(ferry_loan_batch_sample(lb, 0), 0, 2 * SIZE);
+  EXPECT(ferry_publish_loan_many(pub, lb, &result) == FERRY_OK);
+  EXPECT_ERROR(ferry_publish_loan_many(pub, lb, &result), INVALID, "published or returned");
+  EXPECT_ERROR(ferry_loan_batch_return(pub, lb), INVALID, "published or returned");
+  EXPECT_ERROR(ferry_loan_batch_shrink(lb, 1), INVALID, "not out");
+  EXPECT_ERROR(ferry_loan_batch_shrink(NULL, 1), INVALID, "batch is NULL");
+  EXPECT(ferry_loan_batch_size(lb) == 0 && ferry_loan_batch_sample(lb, 0) == NULL);
+  EXPECT(ferry_loan_batch_size(NULL) == 0 && ferry_loan_batch_sample(NULL, 0) == NULL);
+  EXPECT(ferry_loan_many(pub, 3, &lb, &data) == FERRY_OK);
+  EXPECT(ferry_loan_batch_return(pub, lb) == FERRY_OK);
+  EXPECT(ferry_loan_many(pub, 0, &lb, &data) == FERRY_OK && ferry_loan_batch_size(lb) == 0);
+  EXPECT(ferry_publish_loan_many(pub, lb, &result) == FERRY_OK && result.delivered == 0);
+
+  /* Two loans and a batch left unpublished: destroying the publisher returns them. */
   for (int i = 0; i < 2; ++i) EXPECT(ferry_loan(pub, &loans[i], &data) == FERRY_OK);
+  EXPECT(ferry_loan_many(pub, 5, &lb, &data) == FERRY_OK);
 }
 
 static void taking(ferry_publisher_t* pub, ferry_subscriber_t* sub) {
@@ -222,6 +256,8 @@ static void bytes_topic(ferry_node_t* node) {
   ferry_loan_t* loan = NULL;
   void* data = NULL;
   EXPECT_ERROR(ferry_loan(pub, &loan, &data), INVALID, "bytes topic");
+  ferry_loan_batch_t* lb = NULL;
+  EXPECT_ERROR(ferry_loan_many(pub, 1, &lb, &data), INVALID, "bytes topic");
   EXPECT_ERROR(ferry_publish_many(pub, big, 1, 10, &r), INVALID, "bytes topic");
   size_t got = 0;
   EXPECT_ERROR(ferry_take_many(sub, big, 1, 10, 0, &got), INVALID, "bytes topic");

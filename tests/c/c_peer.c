@@ -1,5 +1,6 @@
 /* One side of the C API's multi-process tests (test_c_api), in C11:
-     c_peer publish|publish-loan|publish-many TOPIC N   sends readings 0..N-1
+     c_peer publish|publish-loan|publish-many|publish-loan-many TOPIC N
+                                                        sends readings 0..N-1
      c_peer take|take-many|poll TOPIC N                 takes readings 0..N-1 in order
      c_peer waitset TOPIC1 TOPIC2 N                     N from each, through one waitset
      c_peer dead TOPIC READY_FILE                       creates READY_FILE once subscribed,
@@ -103,6 +104,28 @@ static int publish_many(const char* topic, uint64_t n) {
     ferry_publish_result_t r;
     CHECK_OK(ferry_publish_many(pub, batch, count, sizeof(Reading), &r));
     EXPECT(r.delivered == count);
+  }
+  ferry_publisher_destroy(pub);
+  return 0;
+}
+
+/* Readings 0..n-1 in loaned batches of up to 16, written in place; the
+   last one is loaned whole and shrunk to what is left. */
+static int publish_loan_many(const char* topic, uint64_t n) {
+  ferry_publisher_t* pub = NULL;
+  if (make_pub(topic, &pub) != 0) return 1;
+  for (uint64_t i = 0; i < n;) {
+    ferry_loan_batch_t* batch = NULL;
+    void* data = NULL;
+    CHECK_OK(ferry_loan_many(pub, 16, &batch, &data));
+    EXPECT(data != NULL && (uintptr_t)data % _Alignof(Reading) == 0);
+    Reading* samples = (Reading*)data;
+    size_t count = 0;
+    for (; count < 16 && i < n; ++count, ++i) samples[count] = reading(i);
+    CHECK_OK(ferry_loan_batch_shrink(batch, count));
+    ferry_publish_result_t r;
+    CHECK_OK(ferry_publish_loan_many(pub, batch, &r));
+    EXPECT(r.delivered == count && r.timed_out == 0);
   }
   ferry_publisher_destroy(pub);
   return 0;
@@ -292,6 +315,7 @@ static int run(int argc, char** argv) {
   if (strcmp(mode, "publish") == 0) return publish(topic, n, 0);
   if (strcmp(mode, "publish-loan") == 0) return publish(topic, n, 1);
   if (strcmp(mode, "publish-many") == 0) return publish_many(topic, n);
+  if (strcmp(mode, "publish-loan-many") == 0) return publish_loan_many(topic, n);
   if (strcmp(mode, "take") == 0) return take(topic, n);
   if (strcmp(mode, "take-many") == 0) return take_many(topic, n);
   if (strcmp(mode, "poll") == 0) return poll_fd(topic, n);

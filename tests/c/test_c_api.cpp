@@ -122,18 +122,23 @@ TEST_CASE_FIXTURE(CDomain, "a C++ publisher to a C subscriber, inline and by loa
   }
 }
 
-TEST_CASE_FIXTURE(CDomain, "batches between C and C++: publish_many to take_many, both ways") {
+TEST_CASE_FIXTURE(CDomain,
+                  "batches between C and C++: publish_many and loan_many to take_many, both ways") {
   ferry::Node node{"cpp"};
   auto sub = node.subscriber<Reading>("c/out");
-  Child publisher = run({FERRY_TEST_C_PEER, "publish-many", "c/out", std::to_string(kCount)});
-  std::array<Reading, 40> out{};
-  std::uint64_t next = 0;
-  while (next < kCount) {
-    const std::size_t n = sub.take_many(std::span(out), 5s).value();
-    REQUIRE(n > 0);
-    for (std::size_t k = 0; k < n; ++k) CHECK(same(out[k], next++));
+  for (const char* mode : {"publish-many", "publish-loan-many"}) {
+    CAPTURE(mode);
+    Child publisher = run({FERRY_TEST_C_PEER, mode, "c/out", std::to_string(kCount)});
+    std::array<Reading, 40> out{};
+    std::uint64_t next = 0;
+    while (next < kCount) {
+      const std::size_t n = sub.take_many(std::span(out), 5s).value();
+      REQUIRE(n > 0);
+      for (std::size_t k = 0; k < n; ++k) CHECK(same(out[k], next++));
+    }
+    CHECK(publisher.wait() == 0);
+    REQUIRE(eventually([&] { return sub.publisher_count() == 0; }));
   }
-  CHECK(publisher.wait() == 0);
 
   auto pub = node.publisher<Reading>("c/in");
   Child taker = run({FERRY_TEST_C_PEER, "take-many", "c/in", std::to_string(kCount)});

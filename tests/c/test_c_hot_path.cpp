@@ -60,7 +60,8 @@ struct Ports {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(Ports, "C publish, loan, take, release and batches allocate nothing") {
+TEST_CASE_FIXTURE(
+    Ports, "C publish, loan, take, release and batches (copied and loaned) allocate nothing") {
   std::array<Reading, 8> batch{};
   std::array<Reading, 8> out{};
   std::size_t got = 0;
@@ -103,6 +104,17 @@ TEST_CASE_FIXTURE(Ports, "C publish, loan, take, release and batches allocate no
       if (i % 64 == 0) {
         if (ferry_publish_many(pub, batch.data(), batch.size(), sizeof(Reading), &result) !=
                 FERRY_OK ||
+            ferry_take_many(sub, out.data(), out.size(), sizeof(Reading), 0, &got) != FERRY_OK ||
+            got != batch.size())
+          ++bad;
+        ferry_loan_batch_t* loaned = nullptr;
+        void* samples = nullptr;
+        if (ferry_loan_many(pub, batch.size(), &loaned, &samples) != FERRY_OK) {
+          ++bad;
+          break;
+        }
+        std::memcpy(samples, batch.data(), sizeof batch);
+        if (ferry_publish_loan_many(pub, loaned, &result) != FERRY_OK ||
             ferry_take_many(sub, out.data(), out.size(), sizeof(Reading), 0, &got) != FERRY_OK ||
             got != batch.size())
           ++bad;

@@ -25,8 +25,15 @@ struct ferry_loan_s {
   ferry_loan_t* next_free = nullptr;
 };
 
+// The publisher's one batch of loans (ferry_loan_many): on its thread only,
+// as RawLoanBatch is.
+struct ferry_loan_batch_s {
+  std::optional<ferry::RawLoanBatch> batch;  // empty: none out
+  ferry_publisher_t* owner = nullptr;
+};
+
 struct ferry_publisher_s {
-  explicit ferry_publisher_s(ferry::RawPublisher&& p) : port(std::move(p)) {}
+  explicit ferry_publisher_s(ferry::RawPublisher&& p) : port(std::move(p)) { batch.owner = this; }
   ferry::RawPublisher port;
   // Loan slots in blocks of kLoanBlock that never move (a handle is a
   // pointer into one). The first block comes with the publisher; another is
@@ -38,6 +45,8 @@ struct ferry_publisher_s {
   ferry_loan_t* free_loans = nullptr;
   // Adds kLoanBlock free slots (loan.cpp); throws std::bad_alloc.
   void add_loan_block();
+  // Its batch of loans (loan_many.cpp); after `port` too, for the same reason.
+  ferry_loan_batch_t batch;
 };
 
 struct ferry_subscriber_s {

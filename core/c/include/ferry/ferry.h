@@ -13,16 +13,18 @@
 /// is an error value, never a crash.
 ///
 /// Hot path (ferry_publish(), ferry_publish_many(), ferry_loan(),
-/// ferry_publish_loan(), ferry_take(), ferry_take_many(),
-/// ferry_sample_release()): no heap allocation, no lock, no system call
-/// unless a sleeping peer must be woken or the caller asked to wait.
+/// ferry_publish_loan(), ferry_loan_many(), ferry_publish_loan_many(),
+/// ferry_take(), ferry_take_many(), ferry_sample_release()): no heap allocation, no lock, no system
+/// call unless a sleeping peer must be woken or the caller asked to wait.
 ///
 /// Ownership, in one line each (the user guide, docs/c-api.md, says more):
 /// a node, publisher, subscriber or waitset is the caller's until its
 /// `_destroy`; a sample is the caller's until ferry_sample_release() (any
 /// thread, also after its subscriber is destroyed); a loan is the caller's
 /// until ferry_publish_loan() or ferry_loan_return() on its publisher's
-/// thread, and goes back to the pool when its publisher is destroyed.
+/// thread, and goes back to the pool when its publisher is destroyed; a
+/// batch of loans likewise, until ferry_publish_loan_many() or
+/// ferry_loan_batch_return().
 #ifndef FERRY_FERRY_H
 #define FERRY_FERRY_H
 
@@ -99,6 +101,9 @@ typedef struct ferry_subscriber_s ferry_subscriber_t;
 typedef struct ferry_sample_s ferry_sample_t;
 /// A pool chunk to write a sample into, then ferry_publish_loan().
 typedef struct ferry_loan_s ferry_loan_t;
+/// Many samples to write in place, then ferry_publish_loan_many(); a
+/// publisher has at most one out at a time.
+typedef struct ferry_loan_batch_s ferry_loan_batch_t;
 /// Waits on up to 64 subscribers at once (ferry::WaitSet).
 typedef struct ferry_waitset_s ferry_waitset_t;
 
@@ -236,6 +241,63 @@ FERRY_C_API ferry_error_t ferry_publish_loan(ferry_publisher_t* publisher, ferry
 /// @param loan The loan.
 /// @return FERRY_OK, or the error (see ferry_last_error()).
 FERRY_C_API ferry_error_t ferry_loan_return(ferry_publisher_t* publisher, ferry_loan_t* loan);
+
+/// Loans `count` samples of the topic's sample size to write in place, then
+/// publish them with ferry_publish_loan_many() as ferry_publish_many()
+/// publishes an array (docs/batches.md). Samples that fit a ring slot lie
+/// back to back in the publisher's own batch buffer (`*data` is then an
+/// array of `count` samples; up to the topic's capacity; the batch counts
+/// as one loan); larger ones are a pool chunk each (`*data` is NULL: use
+/// ferry_loan_batch_sample(); up to max_loans, each a loan). One batch at a
+/// time per publisher. FERRY_ERROR_TOO_MANY_LOANS (a batch is out, or
+/// max_loans would be passed), FERRY_ERROR_INVALID_ARGUMENT (more samples
+/// than the batch can hold; a bytes topic), FERRY_ERROR_POOL_EXHAUSTED
+/// (then nothing is loaned). `count` 0 gives an empty batch.
+/// @param publisher The publisher.
+/// @param count How many samples.
+/// @param batch Receives the batch handle (NULL on failure).
+/// @param data Receives the samples' array, or NULL (pooled samples, or failure).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
+FERRY_C_API ferry_error_t ferry_loan_many(ferry_publisher_t* publisher, size_t count,
+                                          ferry_loan_batch_t** batch, void** data);
+
+/// Where to write sample `index` of a batch (aligned for the type); NULL
+/// when `index` is not below its size or the batch is not out.
+/// @param batch The batch.
+/// @param index The sample's index.
+/// @return The sample's memory, or NULL.
+FERRY_C_API void* ferry_loan_batch_sample(const ferry_loan_batch_t* batch, size_t index);
+
+/// How many samples a batch holds (0 when it is not out).
+/// @param batch The batch.
+/// @return The number of samples.
+FERRY_C_API size_t ferry_loan_batch_size(const ferry_loan_batch_t* batch);
+
+/// Keeps a batch's first `count` samples and gives the others back (pooled
+/// samples' chunks return to the pool); a count of its size or more keeps all.
+/// @param batch The batch.
+/// @param count How many samples to keep.
+/// @return FERRY_OK, or FERRY_ERROR_INVALID_ARGUMENT (no batch out).
+FERRY_C_API ferry_error_t ferry_loan_batch_shrink(ferry_loan_batch_t* batch, size_t count);
+
+/// Publishes a batch of this publisher in order, the policy per sample;
+/// `result` (may be NULL) counts samples times queues. The batch is
+/// consumed, also when the call fails; one not out, or of another
+/// publisher, is FERRY_ERROR_INVALID_ARGUMENT.
+/// @param publisher The publisher.
+/// @param batch The batch.
+/// @param result Receives what became of the samples (may be NULL).
+/// @return FERRY_OK, or the error (see ferry_last_error()).
+FERRY_C_API ferry_error_t ferry_publish_loan_many(ferry_publisher_t* publisher,
+                                                  ferry_loan_batch_t* batch,
+                                                  ferry_publish_result_t* result);
+
+/// Gives an unpublished batch back, unsent.
+/// @param publisher The publisher.
+/// @param batch The batch.
+/// @return FERRY_OK, or the error (see ferry_last_error()).
+FERRY_C_API ferry_error_t ferry_loan_batch_return(ferry_publisher_t* publisher,
+                                                  ferry_loan_batch_t* batch);
 
 /// Subscribers whose queues this publisher has attached: a publish after
 /// this returned N reaches those N. 0 for NULL (and an error sentence).
