@@ -143,6 +143,24 @@ PYBIND11_MODULE(ferry, m) {
         if (!self.done()) self.discard();
       });
 
+  py::class_<LoanBatch>(m, "LoanBatch",
+                        "Records loaned by Publisher.loan_many(n): write them in place, then "
+                        "publish() (docs/batches.md). A `with` block discards it unless published.")
+      .def_property_readonly("array", &LoanBatch::array,
+                             "The records as one writable numpy structured array (samples that "
+                             "fit a ring slot); pooled samples raise: use record(i).")
+      .def("record", &LoanBatch::record, py::arg("i"), "Record i as a writable numpy view.")
+      .def("__len__", &LoanBatch::size)
+      .def("shrink", &LoanBatch::shrink, py::arg("n"),
+           "Keeps the first n records; the others go back.")
+      .def("publish", &LoanBatch::publish,
+           "Publishes the records in order, as publish_many; counts are samples x queues.")
+      .def("discard", &LoanBatch::discard)
+      .def("__enter__", [](py::object self) { return self; })
+      .def("__exit__", [](LoanBatch& self, py::args) {
+        if (!self.done()) self.discard();
+      });
+
   py::class_<Publisher>(m, "Publisher")
       .def("publish", &Publisher::publish, py::arg("sample"),
            "Publishes a dict (missing fields zero), a numpy record of the topic's dtype, or bytes "
@@ -151,6 +169,9 @@ PYBIND11_MODULE(ferry, m) {
            "Publishes a numpy array of records of the topic's dtype, in order, with one index "
            "store per queue; counts are samples x queues.")
       .def("loan", &Publisher::loan, py::arg("size") = py::none())
+      .def("loan_many", &Publisher::loan_many, py::arg("n"),
+           "n records to write in place (a LoanBatch), published together; one batch at a "
+           "time per publisher.")
       .def_property_readonly("subscriber_count", &Publisher::subscriber_count)
       .def("wait_for_subscribers", &Publisher::wait_for_subscribers, py::arg("n"),
            py::arg("timeout"),

@@ -217,6 +217,91 @@ void Loan::discard() noexcept {
   hold_.reset();  // the chunk goes back once no view holds it
 }
 
+// --- LoanBatch ---
+
+LoanBatch::LoanBatch(std::shared_ptr<LoanBatchHold> hold, std::shared_ptr<const TopicSchema> schema)
+    : hold_(std::move(hold)), schema_(std::move(schema)) {}
+
+RawLoanBatch& LoanBatch::batch() const {
+  if (hold_ == nullptr) {
+    throw Error(fmt::format("this loaned batch on topic '{}' was published or discarded already",
+                            schema_->topic));
+  }
+  return *hold_->batch;
+}
+
+void LoanBatch::refuse_while_viewed(const char* what) const {
+  if (hold_.use_count() > 1) {
+    throw Error(
+        fmt::format("{} of this loaned batch on topic '{}' is refused while {} numpy "
+                    "view(s) of it are alive; delete them first",
+                    what, schema_->topic, hold_.use_count() - 1));
+  }
+}
+
+py::object LoanBatch::array() {
+  RawLoanBatch& b = batch();
+  if (b.data() == nullptr && b.size() != 0) {
+    throw Error(
+        fmt::format("samples of topic '{}' are larger than a ring slot, a pool chunk "
+                    "each: write them with batch.record(i)",
+                    schema_->topic));
+  }
+  if (!array_) {
+    const py::ssize_t n = static_cast<py::ssize_t>(b.size());
+    const py::ssize_t stride = static_cast<py::ssize_t>(b.sample_size());
+    py::capsule base(new std::shared_ptr<void>(hold_),
+                     [](void* owner) { delete static_cast<std::shared_ptr<void>*>(owner); });
+    array_ =
+        py::array(py::reinterpret_borrow<py::dtype>(schema_->dtype), std::vector<py::ssize_t>{n},
+                  std::vector<py::ssize_t>{stride}, b.data(), base);
+  }
+  return array_;
+}
+
+py::object LoanBatch::record(std::size_t index) {
+  RawLoanBatch& b = batch();
+  if (index >= b.size()) {
+    throw Error(fmt::format("record {} of a loaned batch of {} on topic '{}'", index, b.size(),
+                            schema_->topic));
+  }
+  return make_view(hold_, schema_->dtype, b.sample(index), b.sample_size(), true);
+}
+
+std::size_t LoanBatch::size() const { return hold_ == nullptr ? 0 : hold_->batch->size(); }
+
+void LoanBatch::shrink(std::size_t count) {
+  RawLoanBatch& b = batch();
+  array_ = py::object();
+  refuse_while_viewed("shrink()");
+  b.shrink(count);
+}
+
+PublishResult LoanBatch::publish() {
+  (void)batch();
+  array_ = py::object();
+  refuse_while_viewed("publish()");
+  const InUse in_use(hold_->publisher->busy, "publish()",
+                     schema_->topic);  // before: keeps the batch
+  const std::shared_ptr<LoanBatchHold> hold = std::move(hold_);
+  PublishResult result;
+  {
+    const py::gil_scoped_release unlocked;
+    result = hold->publisher->port.publish_many(std::move(*hold->batch));
+  }
+  hold->batch.reset();
+  if (result.error) {
+    throw Error(fmt::format("publishing on topic '{}' failed: {}", schema_->topic,
+                            to_string(*result.error)));
+  }
+  return result;
+}
+
+void LoanBatch::discard() noexcept {
+  array_ = py::object();
+  hold_.reset();  // the batch goes back once no view holds it
+}
+
 // --- Publisher ---
 
 Publisher::Publisher(RawPublisher publisher, TopicSchema described)
@@ -346,6 +431,26 @@ Loan Publisher::loan(std::optional<std::size_t> size) {
     throw Error(fmt::format("loan on topic '{}' failed: {}", s.topic, to_string(loan.error())));
   }
   return Loan(std::make_shared<LoanHold>(port_, std::move(*loan)), schema_, bytes);
+}
+
+LoanBatch Publisher::loan_many(std::size_t count) {
+  const TopicSchema& s = *schema_;
+  const InUse in_use(port_->busy, "loan_many()", s.topic);
+  if (s.bytes) {
+    throw Error(fmt::format(
+        "topic '{}' carries bytes: loan_many() needs samples of one size; loan() each", s.topic));
+  }
+  auto batch = port_->port.loan_many(count);
+  if (!batch) {
+    std::string why = to_string(batch.error());
+    if (batch.error() == ErrorCode::InvalidArgument) {
+      why = fmt::format("a batch holds at most {} samples", port_->port.loan_many_capacity());
+    } else if (batch.error() == ErrorCode::TooManyLoans) {
+      why = "a loaned batch is out already (one at a time), or max_loans would be passed";
+    }
+    throw Error(fmt::format("loan_many({}) on topic '{}' failed: {}", count, s.topic, why));
+  }
+  return LoanBatch(std::make_shared<LoanBatchHold>(port_, std::move(*batch)), schema_);
 }
 
 // --- Subscriber ---

@@ -116,6 +116,42 @@ class Loan {
   pybind11::object array_;  // cached .array view
 };
 
+// An unpublished batch of loans, shared by a LoanBatch and its views.
+struct LoanBatchHold {
+  LoanBatchHold(std::shared_ptr<SharedPublisher> p, RawLoanBatch b)
+      : publisher(std::move(p)), batch(std::move(b)) {}
+  std::shared_ptr<SharedPublisher> publisher;  // declared first: outlives the batch
+  std::optional<RawLoanBatch> batch;
+};
+
+// pub.loan_many(n) (docs/batches.md): n records to write in place, then
+// publish() as publish_many publishes an array.
+class LoanBatch {
+ public:
+  LoanBatch(std::shared_ptr<LoanBatchHold> hold, std::shared_ptr<const TopicSchema> schema);
+
+  // The records as one writable structured array (samples that fit a ring
+  // slot lie back to back); raises for pooled samples (use record(i)).
+  [[nodiscard]] pybind11::object array();
+  // Record i as a writable view (any batch).
+  [[nodiscard]] pybind11::object record(std::size_t index);
+  [[nodiscard]] std::size_t size() const;
+  // Keeps the first n records; the others go back. Refused while views live.
+  void shrink(std::size_t count);
+  PublishResult publish();
+  void discard() noexcept;
+  [[nodiscard]] bool done() const noexcept { return hold_ == nullptr; }
+
+ private:
+  [[nodiscard]] RawLoanBatch& batch() const;  // throws once published or discarded
+  // Raises when numpy views of the batch are alive (`what` is the call).
+  void refuse_while_viewed(const char* what) const;
+
+  std::shared_ptr<LoanBatchHold> hold_;
+  std::shared_ptr<const TopicSchema> schema_;
+  pybind11::object array_;  // cached .array view
+};
+
 class Publisher {
  public:
   Publisher(RawPublisher publisher, TopicSchema described);
@@ -125,6 +161,7 @@ class Publisher {
   // (docs/batches.md: counts are samples x queues).
   PublishResult publish_many(const pybind11::handle& records);
   Loan loan(std::optional<std::size_t> size);
+  LoanBatch loan_many(std::size_t count);
   [[nodiscard]] std::uint32_t subscriber_count() const noexcept {
     return port_->port.subscriber_count();
   }

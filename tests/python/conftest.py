@@ -208,6 +208,12 @@ def finish(process, timeout=10.0):
     assert process.returncode == 0, process.stderr.read()
 
 
+def pool_in_use(domain):
+    """Chunks of the domain's pool that are not free, as `ferry pool --json` counts them."""
+    classes = domain.ferry_json("pool")["classes"]
+    return sum(c["total"] - c["free"] for c in classes)
+
+
 def ports(topic="pose"):
     """A node with a publisher and a subscriber of `topic`, matched."""
     node = ferry.Node("py-test")

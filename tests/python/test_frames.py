@@ -8,7 +8,7 @@ import textwrap
 import numpy as np
 
 import ferry
-from conftest import finish, peer_path, read_line, wait_until
+from conftest import finish, peer_path, pool_in_use, read_line, wait_until
 
 PIXELS = 1920 * 1080 * 3 // 2
 
@@ -54,11 +54,6 @@ HOLDER = textwrap.dedent("""
     print("held", flush=True)
     time.sleep(30)
 """)
-
-
-def pool_in_use(domain):
-    classes = domain.ferry_json("pool")["classes"]
-    return sum(c["total"] - c["free"] for c in classes)
 
 
 def test_killed_python_subscriber_gives_its_frames_back(domain):
