@@ -42,9 +42,12 @@ class LoanBatch {
   /// Gives the batch back unless it was published.
   ~LoanBatch() { reset(); }
 
-  /// How many samples the batch holds (0 once published or moved from).
+  /// How many samples the batch holds (0 once published or moved from),
+  /// and whether that is none.
+  ///@{
   [[nodiscard]] std::size_t size() const noexcept { return batch_.count; }
   [[nodiscard]] bool empty() const noexcept { return batch_.count == 0; }
+  ///@}
   /// Keeps the first `count` samples and gives the others back (a pooled
   /// batch's chunks return to the pool): for a batch loaned at its largest
   /// and filled with what there was. A count of size() or more keeps all.
@@ -65,14 +68,23 @@ class LoanBatch {
   /// Iterates over the samples: `for (Pose& p : batch)`.
   class iterator {
    public:
+    /// A forward iterator's traits.
+    ///@{
     using iterator_category = std::forward_iterator_tag;
     using value_type = T;
     using difference_type = std::ptrdiff_t;
     using pointer = T*;
     using reference = T&;
+    ///@}
+    /// An iterator of no batch.
     iterator() = default;
+    /// The sample it is at.
+    ///@{
     reference operator*() const noexcept { return (*batch_)[i_]; }
     pointer operator->() const noexcept { return &(*batch_)[i_]; }
+    ///@}
+    /// To the next sample.
+    ///@{
     iterator& operator++() noexcept {
       ++i_;
       return *this;
@@ -82,6 +94,8 @@ class LoanBatch {
       ++i_;
       return before;
     }
+    ///@}
+    /// Whether two iterators of one batch are at the same sample.
     friend bool operator==(const iterator& a, const iterator& b) noexcept { return a.i_ == b.i_; }
 
    private:
@@ -90,8 +104,11 @@ class LoanBatch {
     const LoanBatch* batch_ = nullptr;
     std::size_t i_ = 0;
   };
+  /// The first sample, and one past the last.
+  ///@{
   [[nodiscard]] iterator begin() const noexcept { return iterator(this, 0); }
   [[nodiscard]] iterator end() const noexcept { return iterator(this, size()); }
+  ///@}
 
  private:
   friend class Publisher<T>;
