@@ -70,6 +70,15 @@ PublishResult unlocked_publish(RawPublisher& port, Args&&... args) {
   return port.publish(std::forward<Args>(args)...);
 }
 
+// The result of a publish on `topic`, or ferry.Error when it was not sent.
+PublishResult checked_result(const PublishResult& result, const std::string& topic) {
+  if (result.error) {
+    throw Error(
+        fmt::format("publishing on topic '{}' failed: {}", topic, to_string(*result.error)));
+  }
+  return result;
+}
+
 }  // namespace
 
 InUse::InUse(bool& busy, const char* what, const std::string& topic) : busy_(busy) {
@@ -205,11 +214,7 @@ PublishResult Loan::publish() {
   const PublishResult result =
       unlocked_publish(hold->publisher->port, std::move(*hold->loan), size_);
   hold->loan.reset();
-  if (result.error) {
-    throw Error(fmt::format("publishing on topic '{}' failed: {}", schema_->topic,
-                            to_string(*result.error)));
-  }
-  return result;
+  return checked_result(result, schema_->topic);
 }
 
 void Loan::discard() noexcept {
@@ -290,11 +295,7 @@ PublishResult LoanBatch::publish() {
     result = hold->publisher->port.publish_many(std::move(*hold->batch));
   }
   hold->batch.reset();
-  if (result.error) {
-    throw Error(fmt::format("publishing on topic '{}' failed: {}", schema_->topic,
-                            to_string(*result.error)));
-  }
-  return result;
+  return checked_result(result, schema_->topic);
 }
 
 void LoanBatch::discard() noexcept {
@@ -309,11 +310,7 @@ Publisher::Publisher(RawPublisher publisher, TopicSchema described)
       schema_(for_port(std::move(described), port_->port.sample_size())) {}
 
 PublishResult Publisher::checked(PublishResult result) const {
-  if (result.error) {
-    throw Error(fmt::format("publishing on topic '{}' failed: {}", schema_->topic,
-                            to_string(*result.error)));
-  }
-  return result;
+  return checked_result(result, schema_->topic);
 }
 
 PublishResult Publisher::publish_bytes(const std::byte* data, std::size_t size) {

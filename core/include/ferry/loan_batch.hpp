@@ -8,7 +8,7 @@
 #include <iterator>
 #include <utility>
 
-#include "ferry/detail/ports.hpp"
+#include "ferry/raw_loan.hpp"
 
 namespace ferry {
 
@@ -24,46 +24,30 @@ class Publisher;
 template <class T>
 class LoanBatch {
  public:
-  /// Move-only: the moved-from batch holds nothing.
+  /// Move-only (the moved-from batch holds nothing); destroying an
+  /// unpublished batch gives it back.
   ///@{
-  LoanBatch(LoanBatch&& other) noexcept
-      : port_(std::exchange(other.port_, nullptr)), batch_(std::exchange(other.batch_, {})) {}
-  LoanBatch& operator=(LoanBatch&& other) noexcept {
-    if (this != &other) {
-      reset();
-      port_ = std::exchange(other.port_, nullptr);
-      batch_ = std::exchange(other.batch_, {});
-    }
-    return *this;
-  }
-  LoanBatch(const LoanBatch&) = delete;
-  LoanBatch& operator=(const LoanBatch&) = delete;
+  LoanBatch(LoanBatch&&) noexcept = default;
+  LoanBatch& operator=(LoanBatch&&) noexcept = default;
   ///@}
-  /// Gives the batch back unless it was published.
-  ~LoanBatch() { reset(); }
 
   /// How many samples the batch holds (0 once published or moved from),
   /// and whether that is none.
   ///@{
-  [[nodiscard]] std::size_t size() const noexcept { return batch_.count; }
-  [[nodiscard]] bool empty() const noexcept { return batch_.count == 0; }
+  [[nodiscard]] std::size_t size() const noexcept { return raw_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return raw_.size() == 0; }
   ///@}
   /// Keeps the first `count` samples and gives the others back (a pooled
   /// batch's chunks return to the pool): for a batch loaned at its largest
   /// and filled with what there was. A count of size() or more keeps all.
-  void shrink(std::size_t count) noexcept {
-    if (port_ != nullptr) port_->shrink_loan_many(batch_, count);
-  }
+  void shrink(std::size_t count) noexcept { raw_.shrink(count); }
   /// Sample `i` (< size()), to write.
   [[nodiscard]] T& operator[](std::size_t i) const noexcept {
-    return *reinterpret_cast<T*>(batch_.sample(i));
+    return *reinterpret_cast<T*>(raw_.sample(i));
   }
   /// The samples as one array when they are back to back (samples that fit
   /// a ring slot), else null (pooled samples: use operator[]).
-  [[nodiscard]] T* data() const noexcept {
-    return batch_.kind == detail::LoanedBatch::Kind::Inline ? reinterpret_cast<T*>(batch_.data)
-                                                            : nullptr;
-  }
+  [[nodiscard]] T* data() const noexcept { return reinterpret_cast<T*>(raw_.data()); }
 
   /// Iterates over the samples: `for (Pose& p : batch)`.
   class iterator {
@@ -112,15 +96,9 @@ class LoanBatch {
 
  private:
   friend class Publisher<T>;
-  LoanBatch(detail::PublisherPort* port, detail::LoanedBatch batch) noexcept
-      : port_(port), batch_(batch) {}
-  void reset() noexcept {
-    if (port_ != nullptr) std::exchange(port_, nullptr)->return_loan_many(batch_);
-    batch_ = {};
-  }
+  explicit LoanBatch(RawLoanBatch raw) noexcept : raw_(std::move(raw)) {}
 
-  detail::PublisherPort* port_;
-  detail::LoanedBatch batch_;
+  RawLoanBatch raw_;  // the untyped batch: ownership, shrink, publish
 };
 
 }  // namespace ferry

@@ -93,21 +93,14 @@ class Publisher {
       requires(!std::is_same_v<T, Bytes>) {
     auto batch = port_->loan_many(count, static_cast<std::uint32_t>(sizeof(T)));
     if (!batch) return std::unexpected(batch.error());
-    return LoanBatch<T>(port_.get(), *batch);
+    return LoanBatch<T>(RawLoanBatch(port_.get(), *batch));
   }
   /// Publishes a loaned batch as publish_many(span) publishes its samples
   /// (in order, the policy per sample, counts samples x queues); the batch
   /// is consumed. Another publisher's batch, or a moved-from one, is refused
   /// (InvalidArgument, nothing sent; the batch goes back to its publisher).
   PublishResult publish_many(LoanBatch<T>&& batch) noexcept requires(!std::is_same_v<T, Bytes>) {
-    if (batch.port_ != port_.get()) [[unlikely]] {
-      const LoanBatch<T> returned = std::move(batch);
-      PublishResult refused;
-      refused.error = ErrorCode::InvalidArgument;
-      return refused;
-    }
-    batch.port_ = nullptr;
-    return port_->publish_loan_many(batch.batch_);
+    return std::move(batch.raw_).publish_on(port_.get());
   }
   /// The most samples one loan_many() can take: the topic's capacity when a
   /// T fits a ring slot, else its max_loans.

@@ -50,11 +50,11 @@ class RawLoan {
   detail::LoanedChunk chunk_;
 };
 
-/// A batch of loans made by RawPublisher::loan_many (Publisher<T>::loan_many,
-/// ferry/loan_batch.hpp): size() samples of sample_size() bytes each, to
-/// write at sample(i), then RawPublisher::publish_many(std::move(batch)).
-/// Move-only; destroying an unpublished batch gives it back. Use it on the
-/// publisher's thread, while the publisher lives.
+/// A batch of loans made by RawPublisher::loan_many (and, typed, inside
+/// Publisher<T>::loan_many's LoanBatch<T>, ferry/loan_batch.hpp): size() samples of sample_size()
+/// bytes each, to write at sample(i), then RawPublisher::publish_many(std::move(batch)). Move-only;
+/// destroying an unpublished batch gives it back. Use it on the publisher's thread, while the
+/// publisher lives.
 class RawLoanBatch {
  public:
   /// Move-only: the moved-from batch holds nothing.
@@ -92,11 +92,26 @@ class RawLoanBatch {
 
  private:
   friend class RawPublisher;
+  template <class>
+  friend class Publisher;
   RawLoanBatch(detail::PublisherPort* port, detail::LoanedBatch batch) noexcept
       : port_(port), batch_(batch) {}
   void reset() noexcept {
     if (port_ != nullptr) std::exchange(port_, nullptr)->return_loan_many(batch_);
     batch_ = {};
+  }
+  // Publishes the batch on `port`, consuming it; a batch of another port,
+  // or a moved-from one, is refused (InvalidArgument, nothing sent) and
+  // goes back to its own publisher.
+  PublishResult publish_on(detail::PublisherPort* port) && noexcept {
+    if (port_ != port) [[unlikely]] {
+      reset();
+      PublishResult refused;
+      refused.error = ErrorCode::InvalidArgument;
+      return refused;
+    }
+    port_ = nullptr;
+    return port->publish_loan_many(batch_);
   }
   detail::PublisherPort* port_;
   detail::LoanedBatch batch_;

@@ -80,14 +80,7 @@ class RawPublisher {
   /// Publishes a loaned batch, as Publisher<T>::publish_many(LoanBatch&&).
   /// Another publisher's batch or a moved-from one is refused (InvalidArgument).
   PublishResult publish_many(RawLoanBatch&& batch) noexcept {
-    if (batch.port_ != port_.get()) [[unlikely]] {
-      const RawLoanBatch returned = std::move(batch);
-      PublishResult refused;
-      refused.error = ErrorCode::InvalidArgument;
-      return refused;
-    }
-    batch.port_ = nullptr;
-    return port_->publish_loan_many(batch.batch_);
+    return std::move(batch).publish_on(port_.get());
   }
   /// The most samples one loan_many() can take (Publisher<T>::loan_many_capacity).
   [[nodiscard]] std::size_t loan_many_capacity() const noexcept {

@@ -33,12 +33,7 @@ class FerryCopyThroughput final : public ThroughputTransport {
     ferry::Node node = join_domain(*plan.domain, "publisher", plan.wait);
     ferry::RawPublisher pub =
         node.raw_publisher(slot_topic(throughput_topic(plan.size, kPath), plan.run));
-    if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
-      report_error(
-          control,
-          fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name_));
-      return 2;
-    }
+    if (!publisher_matched(pub, plan, control, name_)) return 2;
     if (plan.batch > 1) return send_batches(plan, control, pub);
     std::vector<std::byte> msg(plan.size, std::byte{0x5a});
     const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {

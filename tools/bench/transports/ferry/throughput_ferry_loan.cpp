@@ -37,12 +37,7 @@ class FerryLoanThroughput final : public ThroughputTransport {
     if (plan.batch > 1) return send_batches(plan, control, node);
     auto pub =
         node.publisher<ferry::Bytes>(slot_topic(throughput_topic(plan.size, kPath), plan.run));
-    if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
-      report_error(
-          control,
-          fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name_));
-      return 2;
-    }
+    if (!publisher_matched(pub, plan, control, name_)) return 2;
     const std::uint64_t size = plan.size;
     const bool ok = send_loop(plan, control, [&](std::uint64_t seq) {
       auto loan = pub.loan(size);
@@ -78,12 +73,7 @@ class FerryLoanThroughput final : public ThroughputTransport {
   int send_batches(const ThroughputPlan& plan, RunControl& control, ferry::Node& node) {
     ferry::RawPublisher pub =
         node.raw_publisher(slot_topic(throughput_topic(plan.size, kPath), plan.run));
-    if (!wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) {
-      report_error(
-          control,
-          fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name_));
-      return 2;
-    }
+    if (!publisher_matched(pub, plan, control, name_)) return 2;
     const std::size_t per_batch = std::min<std::size_t>(plan.batch, pub.loan_many_capacity());
     std::optional<ferry::RawLoanBatch> batch;
     std::size_t filled = 0;

@@ -23,6 +23,18 @@ namespace ferry::bench {
   return {s->data(), s->size()};
 }
 
+// Whether ferryd matched publisher `pub` with every receiver of the plan
+// within 10 s; reports it when not.
+template <class Pub>
+bool publisher_matched(const Pub& pub, const ThroughputPlan& plan, RunControl& control,
+                       std::string_view name) {
+  if (wait_matched([&] { return pub.subscriber_count() == plan.receivers; })) return true;
+  report_error(
+      control,
+      fmt::format("{} publisher: ferryd did not match every subscriber within 10 s", name));
+  return false;
+}
+
 // Waits until ferryd matched `sub` with the publisher, then counts samples
 // (receive_loop); one of the wrong size counts as a sequence error. The
 // side's exit code: 0, 2 (never matched) or 3 (the stream failed).
